@@ -1,0 +1,43 @@
+/*
+ * allocrr.c - the command table and dispatch (git/perf style).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const struct cli_command commands[] = {
+	{"record", cmd_record, "run a command and record its allocation calls"},
+	{"info", cmd_info, "summarise traces: metadata, counts, bytes, how they ended"},
+	{"dump", cmd_dump, "print a trace's events in time order (text or JSON lines)"},
+};
+
+static void usage(FILE *f)
+{
+	fputs("usage: allocrr [--help] [--version] COMMAND [ARGS]\n\n"
+	      "Record every heap allocation of a program, replay it into allocators,\n"
+	      "and analyse it.\n\ncommands:\n", f);
+	for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
+	fputs("\n'allocrr COMMAND --help' tells more about a command.\n", f);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	const char *name = argv[1];
+	if (!strcmp(name, "--help") || !strcmp(name, "-h") || !strcmp(name, "help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(name, "--version") || !strcmp(name, "-V"))
+		return cli_version();
+	for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+		if (!strcmp(name, commands[i].name))
+			return commands[i].run(argc - 1, argv + 1);
+	cli_error("'%s' is not a command; see 'allocrr --help'", name);
+	return EXIT_USAGE;
+}

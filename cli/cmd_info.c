@@ -1,0 +1,177 @@
+/*
+ * cmd_info.c - `allocrr info`: what a trace holds and how it ended.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "allocrr/summary.h"
+#include "cli.h"
+
+static const char usage[] =
+	"usage: allocrr info [--json] FILE...\n"
+	"\n"
+	"For each trace: the recorded process, duration, events by operation,\n"
+	"threads, bytes requested, peak live bytes, trace bytes per event, and\n"
+	"whether the trace ended cleanly or was truncated.\n"
+	"\n"
+	"  -j, --json      one JSON document per trace, one per line\n"
+	"  -h, --help      show this help\n"
+	"  -V, --version   show the version\n";
+
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; s && *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+		if (ch == '"' || ch == '\\')
+			fprintf(f, "\\%c", ch);
+		else if (ch < 0x20)
+			fprintf(f, "\\u%04x", ch);
+		else
+			fputc(ch, f);
+	}
+	fputc('"', f);
+}
+
+static void human_bytes(char *buf, size_t cap, uint64_t b)
+{
+	const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+	double v = (double)b;
+	int u = 0;
+	while (v >= 1024 && u < 4)
+		v /= 1024, u++;
+	snprintf(buf, cap, u ? "%.1f %s" : "%.0f %s", v, units[u]);
+}
+
+static int info_one(const char *path, int json)
+{
+	struct arr_trace *tr;
+	int rc = arr_trace_open(&tr, path);
+	if (rc) {
+		rc = cli_trace_error(path, tr, rc);
+		arr_trace_close(tr);
+		return rc;
+	}
+	struct arr_summary s = ARR_SUMMARY_INIT;
+	struct arr_merge *m;
+	rc = arr_merge_open(&m, tr);
+	const struct arr_event *ev;
+	while (rc == 0 && (rc = arr_merge_next(m, &ev)) == 1)
+		rc = arr_summary_add(&s, ev);
+	if (rc == 0 || rc == 1)
+		rc = 0;
+	const struct arr_trace_meta *meta = arr_trace_meta(tr);
+	const struct arr_trace_end *end = arr_trace_end(tr);
+	int clean = rc == 0 && end->present;
+	uint64_t duration = end->present && end->t > s.last_t ? end->t : s.last_t;
+	uint64_t size = arr_trace_file_size(tr);
+	double bpe = s.calls ? (double)size / (double)s.calls : 0;
+	const char *ending = clean ? arr_end_name(end->reason) : "truncated";
+
+	if (json) {
+		printf("{\"file\":");
+		json_str(stdout, path);
+		printf(",\"format\":\"%u.%u\",\"pid\":%" PRId64 ",\"ppid\":%" PRId64 ",\"exe\":",
+		       meta->major, meta->minor, meta->pid, meta->ppid);
+		json_str(stdout, meta->exe);
+		printf(",\"argv\":");
+		json_str(stdout, meta->argv);
+		printf(",\"libc\":");
+		json_str(stdout, meta->libc);
+		printf(",\"recorder\":");
+		json_str(stdout, meta->recorder);
+		if (meta->parent_trace) {
+			printf(",\"parent_trace\":");
+			json_str(stdout, meta->parent_trace);
+		}
+		printf(",\"start_realtime_ns\":%" PRIu64 ",\"duration_ns\":%" PRIu64
+		       ",\"time_unit_ns\":%u,\"events\":%" PRIu64 ",\"ops\":{",
+		       meta->start_realtime_ns, duration, meta->time_unit_ns, s.calls);
+		int first = 1;
+		for (unsigned op = 1; op < ARR_OP_MAX_; op++)
+			if (arr_op_name(op) && (arr_op_is_call(op) || s.ops[op])) {
+				printf("%s\"%s\":%" PRIu64, first ? "" : ",", arr_op_name(op), s.ops[op]);
+				first = 0;
+			}
+		printf("},\"failed\":%" PRIu64 ",\"threads\":%" PRIu64 ",\"bytes_requested\":%" PRIu64
+		       ",\"peak_live_bytes\":%" PRIu64 ",\"peak_live_blocks\":%" PRIu64
+		       ",\"live_bytes_at_end\":%" PRIu64 ",\"live_blocks_at_end\":%" PRIu64
+		       ",\"unknown_frees\":%" PRIu64 ",\"peak_rss\":%" PRIu64 ",\"file_size\":%" PRIu64
+		       ",\"bytes_per_event\":%.3f,\"clean\":%s,\"ending\":\"%s\"",
+		       s.failed, s.threads, s.bytes_requested, s.peak_live_bytes, s.peak_live_blocks,
+		       s.live_bytes, s.live_blocks, s.unknown_frees, s.peak_rss, size, bpe,
+		       clean ? "true" : "false", ending);
+		if (clean)
+			printf(",\"status\":%d", end->status);
+		printf(",\"skipped_chunks\":%" PRIu64 "}\n", arr_trace_skipped_chunks(tr));
+	} else {
+		char b1[32], b2[32], b3[32], b4[32];
+		human_bytes(b1, sizeof b1, s.bytes_requested);
+		human_bytes(b2, sizeof b2, s.peak_live_bytes);
+		human_bytes(b3, sizeof b3, size);
+		human_bytes(b4, sizeof b4, s.peak_rss);
+		printf("%s\n", path);
+		printf("  process      %" PRId64 " (parent %" PRId64 "): %s\n", meta->pid, meta->ppid, meta->exe);
+		printf("  command      %s\n", meta->argv);
+		if (meta->parent_trace)
+			printf("  forked from  %s\n", meta->parent_trace);
+		printf("  recorded by  %s, %s, format %u.%u\n", meta->recorder, meta->libc, meta->major,
+		       meta->minor);
+		printf("  duration     %.3f s\n", (double)duration / 1e9);
+		printf("  events       %" PRIu64 " calls (%" PRIu64 " failed), %" PRIu64 " threads\n",
+		       s.calls, s.failed, s.threads);
+		for (unsigned op = 1; op < ARR_OP_MAX_; op++)
+			if (arr_op_name(op) && s.ops[op])
+				printf("    %-16s %" PRIu64 "\n", arr_op_name(op), s.ops[op]);
+		printf("  requested    %s\n", b1);
+		printf("  peak live    %s in %" PRIu64 " blocks\n", b2, s.peak_live_blocks);
+		printf("  live at end  %" PRIu64 " bytes in %" PRIu64 " blocks\n", s.live_bytes, s.live_blocks);
+		if (s.peak_rss)
+			printf("  peak RSS     %s\n", b4);
+		printf("  trace size   %s, %.2f bytes per event\n", b3, bpe);
+		if (clean)
+			printf("  ended        %s (status %d)\n", ending, end->status);
+		else
+			printf("  ended        truncated at offset %" PRIu64 "\n", arr_trace_error_offset(tr));
+	}
+	int status = 0;
+	if (rc < 0 && rc != ARR_ETRUNCATED)
+		status = cli_trace_error(path, tr, rc);
+	arr_merge_close(m);
+	arr_summary_release(&s);
+	arr_trace_close(tr);
+	return status;
+}
+
+int cmd_info(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"json", no_argument, 0, 'j'},
+		{"help", no_argument, 0, 'h'},
+		{"version", no_argument, 0, 'V'},
+		{0, 0, 0, 0},
+	};
+	int json = 0, opt;
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "jhV", opts, NULL)) != -1) {
+		int rc = cli_common_option(opt, usage);
+		if (rc >= 0)
+			return rc;
+		if (opt == 'j')
+			json = 1;
+		else
+			return cli_usage_error("info", "unknown option '%s'", argv[optind - 1]);
+	}
+	if (optind >= argc)
+		return cli_usage_error("info", "no trace given");
+	int status = 0;
+	for (int i = optind; i < argc; i++) {
+		int rc = info_one(argv[i], json);
+		if (rc)
+			status = rc;
+	}
+	return status;
+}

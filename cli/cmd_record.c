@@ -1,0 +1,259 @@
+/*
+ * cmd_record.c - `allocrr record`: run a command with the recorder preloaded.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+#ifndef ALLOCRR_LIBDIR_REL
+#define ALLOCRR_LIBDIR_REL "lib/allocrr"
+#endif
+
+static const char usage[] =
+	"usage: allocrr record [-o FILE] [--rss-interval MS] [--no-children] [--] CMD [ARG...]\n"
+	"\n"
+	"Run CMD with liballocrr-record.so preloaded and record every allocation call\n"
+	"(malloc, calloc, realloc, free, posix_memalign, aligned_alloc, memalign,\n"
+	"valloc, pvalloc, reallocarray) of CMD and of the processes it starts.\n"
+	"Exits with CMD's status.\n"
+	"\n"
+	"  -o, --output FILE     trace file (default: allocrr.atr); a forked or exec'd\n"
+	"                        child writes FILE.PID (FILE.PID.N after an exec)\n"
+	"      --rss-interval MS sample resident memory every MS milliseconds\n"
+	"                        (default 10, 0 = off)\n"
+	"      --no-children     record only the top process\n"
+	"  -q, --quiet           do not list the traces written\n"
+	"  -h, --help            show this help\n"
+	"  -V, --version         show the version\n"
+	"\n"
+	"Without the CLI: ALLOCRR_OUTPUT=FILE LD_PRELOAD=.../liballocrr-record.so CMD\n";
+
+/* The preload library: beside us in the build tree, or installed. */
+static int find_preload(char *out, size_t cap)
+{
+	const char *env = getenv("ALLOCRR_PRELOAD_LIB");
+	if (env && *env) {
+		snprintf(out, cap, "%s", env);
+		return access(out, R_OK) == 0 ? 0 : -1;
+	}
+	const char *dir = cli_exe_dir();
+	const char *rel[] = {"../lib/liballocrr-record.so", "../" ALLOCRR_LIBDIR_REL "/liballocrr-record.so"};
+	for (size_t i = 0; i < sizeof rel / sizeof *rel; i++) {
+		char path[PATH_MAX];
+		snprintf(path, sizeof path, "%s/%s", dir, rel[i]);
+		if (realpath(path, out) && access(out, R_OK) == 0)
+			return 0;
+	}
+	snprintf(out, cap, "%s/../lib/liballocrr-record.so", dir);
+	return -1;
+}
+
+/* "FILE" and "FILE.<pid>[.<n>]" in FILE's directory: the traces of one run. */
+static int is_child_trace(const char *name, const char *base)
+{
+	size_t bl = strlen(base);
+	if (strncmp(name, base, bl) || name[bl] != '.')
+		return 0;
+	const char *p = name + bl + 1;
+	int dots = 0;
+	if (!*p)
+		return 0;
+	for (; *p; p++) {
+		if (*p == '.') {
+			if (++dots > 1 || p[1] == 0 || p[-1] == '.')
+				return 0;
+		} else if (*p < '0' || *p > '9') {
+			return 0;
+		}
+	}
+	return 1;
+}
+
+static void split_path(const char *path, char *dir, size_t dcap, const char **base)
+{
+	const char *slash = strrchr(path, '/');
+	if (slash) {
+		snprintf(dir, dcap, "%.*s", (int)(slash - path) ? (int)(slash - path) : 1, path);
+		*base = slash + 1;
+	} else {
+		snprintf(dir, dcap, ".");
+		*base = path;
+	}
+}
+
+static void remove_old_traces(const char *output)
+{
+	char dir[PATH_MAX];
+	const char *base;
+	split_path(output, dir, sizeof dir, &base);
+	unlink(output);
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	struct dirent *e;
+	while ((e = readdir(d)))
+		if (is_child_trace(e->d_name, base)) {
+			char p[PATH_MAX * 2];
+			snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+			unlink(p);
+		}
+	closedir(d);
+}
+
+/* Count the events of a trace quickly: chunk headers only. */
+static long long count_events(const char *path, int *clean)
+{
+	struct arr_trace *tr;
+	long long n = 0;
+	*clean = 0;
+	if (arr_trace_open(&tr, path)) {
+		arr_trace_close(tr);
+		return -1;
+	}
+	struct arr_chunk_info ci;
+	int rc;
+	while ((rc = arr_trace_next_chunk(tr, &ci)) == 1)
+		n += ci.nevents;
+	*clean = rc == 0 && arr_trace_end(tr)->present;
+	arr_trace_close(tr);
+	return n;
+}
+
+static void list_traces(const char *output)
+{
+	char dir[PATH_MAX];
+	const char *base;
+	split_path(output, dir, sizeof dir, &base);
+	struct dirent **names;
+	int n = scandir(dir, &names, NULL, versionsort);
+	int clean;
+	long long ev = count_events(output, &clean);
+	if (ev >= 0)
+		fprintf(stderr, "allocrr: wrote %s (%lld events%s)\n", output, ev, clean ? "" : ", truncated");
+	for (int i = 0; i < n; i++) {
+		if (is_child_trace(names[i]->d_name, base)) {
+			char p[PATH_MAX * 2];
+			snprintf(p, sizeof p, "%s/%s", dir, names[i]->d_name);
+			if ((ev = count_events(p, &clean)) >= 0)
+				fprintf(stderr, "allocrr: wrote %s (%lld events%s)\n", p, ev,
+					clean ? "" : ", truncated");
+		}
+		free(names[i]);
+	}
+	if (n >= 0)
+		free(names);
+}
+
+int cmd_record(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"output", required_argument, 0, 'o'}, {"rss-interval", required_argument, 0, 'r'},
+		{"no-children", no_argument, 0, 'n'},  {"quiet", no_argument, 0, 'q'},
+		{"help", no_argument, 0, 'h'},         {"version", no_argument, 0, 'V'},
+		{0, 0, 0, 0},
+	};
+	const char *output = "allocrr.atr";
+	long rss_ms = 10;
+	int no_children = 0, quiet = 0, opt;
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "+o:qhV", opts, NULL)) != -1) {
+		int rc = cli_common_option(opt, usage);
+		if (rc >= 0)
+			return rc;
+		switch (opt) {
+		case 'o': output = optarg; break;
+		case 'n': no_children = 1; break;
+		case 'q': quiet = 1; break;
+		case 'r': {
+			char *end;
+			errno = 0;
+			rss_ms = strtol(optarg, &end, 10);
+			if (errno || *end || rss_ms < 0 || rss_ms > 3600000)
+				return cli_usage_error("record", "bad --rss-interval '%s': want milliseconds, 0 to 3600000", optarg);
+			break;
+		}
+		default:
+			return cli_usage_error("record", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return cli_usage_error("record", "no command to record");
+
+	char lib[PATH_MAX];
+	if (find_preload(lib, sizeof lib) < 0) {
+		cli_error("cannot find the recorder library '%s'", lib);
+		return EXIT_BAD_INPUT;
+	}
+	/* The recorded program may chdir: give it an absolute output path. */
+	char abs_out[PATH_MAX * 2], dir[PATH_MAX], rdir[PATH_MAX];
+	const char *base;
+	split_path(output, dir, sizeof dir, &base);
+	if (!*base)
+		return cli_usage_error("record", "output '%s' is a directory", output);
+	if (!realpath(dir, rdir)) {
+		cli_error("cannot write '%s': %s", output, strerror(errno));
+		return EXIT_BAD_INPUT;
+	}
+	snprintf(abs_out, sizeof abs_out, "%s/%s", strcmp(rdir, "/") ? rdir : "", base);
+	remove_old_traces(abs_out);
+
+	char preload[PATH_MAX * 2];
+	const char *old = getenv("LD_PRELOAD");
+	snprintf(preload, sizeof preload, "%s%s%s", lib, old && *old ? ":" : "", old && *old ? old : "");
+	char rss[32];
+	snprintf(rss, sizeof rss, "%ld", rss_ms);
+
+	/* Like time(1): the terminal's ^C is for the child; we wait for it. */
+	struct sigaction ign = {.sa_handler = SIG_IGN}, old_int, old_quit;
+	sigaction(SIGINT, &ign, &old_int);
+	sigaction(SIGQUIT, &ign, &old_quit);
+	pid_t pid = fork();
+	if (pid < 0) {
+		cli_error("cannot fork: %s", strerror(errno));
+		return EXIT_BAD_INPUT;
+	}
+	if (pid == 0) {
+		sigaction(SIGINT, &old_int, NULL);
+		sigaction(SIGQUIT, &old_quit, NULL);
+		char root[32];
+		snprintf(root, sizeof root, "%d", (int)getpid());
+		setenv("ALLOCRR_OUTPUT", abs_out, 1);
+		setenv("ALLOCRR_ROOT_PID", root, 1);
+		setenv("ALLOCRR_RSS_INTERVAL_MS", rss, 1);
+		if (no_children)
+			setenv("ALLOCRR_NO_CHILDREN", "1", 1);
+		else
+			unsetenv("ALLOCRR_NO_CHILDREN");
+		setenv("LD_PRELOAD", preload, 1);
+		execvp(argv[optind], argv + optind);
+		cli_error("cannot run '%s': %s", argv[optind], strerror(errno));
+		_exit(errno == ENOENT ? 127 : 126);
+	}
+	int status;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGQUIT, &old_quit, NULL);
+	if (!quiet)
+		list_traces(abs_out);
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status)) {
+		if (!quiet)
+			fprintf(stderr, "allocrr: %s killed by signal %d (%s)\n", argv[optind],
+				WTERMSIG(status), strsignal(WTERMSIG(status)));
+		return 128 + WTERMSIG(status);
+	}
+	return EXIT_BAD_INPUT;
+}

@@ -1,0 +1,338 @@
+/*
+ * encode.c - raw recorder records to trace chunks (see writer.h).
+ */
+#define ZSTD_STATIC_LINKING_ONLY
+#include <zstd.h>
+
+#include <string.h>
+
+#include "varint.h"
+#include "writer.h"
+
+static void *zalloc(void *opaque, size_t size)
+{
+	struct arr_mem *mem = opaque;
+	/* Keep the size in front so zfree can hand it back. */
+	uint8_t *p = mem->alloc(size + 16, mem->ctx);
+	if (!p)
+		return NULL;
+	memcpy(p, &size, sizeof size);
+	return p + 16;
+}
+
+static void zfree(void *opaque, void *addr)
+{
+	struct arr_mem *mem = opaque;
+	if (!addr)
+		return;
+	uint8_t *p = (uint8_t *)addr - 16;
+	size_t size;
+	memcpy(&size, p, sizeof size);
+	mem->free(p, size + 16, mem->ctx);
+}
+
+int arr__encoder_init(struct arr_encoder *enc, const struct arr_mem *mem, size_t max_words,
+		      int level, uint32_t time_unit)
+{
+	memset(enc, 0, sizeof *enc);
+	enc->mem = *mem;
+	enc->max_words = max_words;
+	enc->time_unit = time_unit ? time_unit : 1;
+	/* An event has >= 2 words and adds <= ARR_VARINT_MAX bytes to a column;
+	 * the blob column holds at most the raw bytes themselves. */
+	enc->col_cap = max_words * 8 + 64;
+	for (int i = 0; i < ARR_NCOLS; i++) {
+		enc->col[i] = mem->alloc(enc->col_cap, mem->ctx);
+		if (!enc->col[i])
+			goto nomem;
+	}
+	enc->payload_cap = enc->col_cap * ARR_NCOLS + ARR_NCOLS * ARR_VARINT_MAX;
+	enc->payload = mem->alloc(enc->payload_cap, mem->ctx);
+	/* Twice as many slots as the largest possible number of allocations. */
+	uint32_t slots = 64;
+	while (slots < max_words)
+		slots <<= 1;
+	enc->hmask = slots - 1;
+	enc->hkey = mem->alloc(slots * sizeof *enc->hkey, mem->ctx);
+	enc->hval = mem->alloc(slots * sizeof *enc->hval, mem->ctx);
+	enc->hgen = mem->alloc(slots * sizeof *enc->hgen, mem->ctx);
+	if (!enc->payload || !enc->hkey || !enc->hval || !enc->hgen)
+		goto nomem;
+	ZSTD_customMem cm = {zalloc, zfree, &enc->mem};
+	ZSTD_CCtx *cctx = ZSTD_createCCtx_advanced(cm);
+	if (!cctx)
+		goto nomem;
+	enc->cctx = cctx;
+	ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, level);
+	ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
+	ZSTD_CCtx_setParameter(cctx, ZSTD_c_contentSizeFlag, 1);
+	return 0;
+nomem:
+	arr__encoder_release(enc);
+	return ARR_ENOMEM;
+}
+
+void arr__encoder_release(struct arr_encoder *enc)
+{
+	struct arr_mem *mem = &enc->mem;
+	if (enc->cctx)
+		ZSTD_freeCCtx(enc->cctx);
+	for (int i = 0; i < ARR_NCOLS; i++)
+		if (enc->col[i])
+			mem->free(enc->col[i], enc->col_cap, mem->ctx);
+	if (enc->payload)
+		mem->free(enc->payload, enc->payload_cap, mem->ctx);
+	size_t slots = (size_t)enc->hmask + 1;
+	if (enc->hkey)
+		mem->free(enc->hkey, slots * sizeof *enc->hkey, mem->ctx);
+	if (enc->hval)
+		mem->free(enc->hval, slots * sizeof *enc->hval, mem->ctx);
+	if (enc->hgen)
+		mem->free(enc->hgen, slots * sizeof *enc->hgen, mem->ctx);
+	memset(enc, 0, sizeof *enc);
+}
+
+size_t arr__encoder_bound(const struct arr_encoder *enc)
+{
+	return ARR_CHUNK_PREFIX + ARR_EVENTS_HDR + ZSTD_compressBound(enc->payload_cap);
+}
+
+static inline uint32_t hash_ptr(uint64_t p)
+{
+	return (uint32_t)((p >> 4) * 0x9E3779B97F4A7C15ull >> 32);
+}
+
+/* Remember that allocation number idx returned p. */
+static inline void map_put(struct arr_encoder *enc, uint64_t p, uint32_t idx)
+{
+	uint32_t h = hash_ptr(p) & enc->hmask;
+	while (enc->hgen[h] == enc->gen && enc->hkey[h] != p)
+		h = (h + 1) & enc->hmask;
+	enc->hgen[h] = enc->gen;
+	enc->hkey[h] = p;
+	enc->hval[h] = idx;
+}
+
+static inline int map_get(const struct arr_encoder *enc, uint64_t p, uint32_t *idx)
+{
+	uint32_t h = hash_ptr(p) & enc->hmask;
+	while (enc->hgen[h] == enc->gen) {
+		if (enc->hkey[h] == p) {
+			*idx = enc->hval[h];
+			return 1;
+		}
+		h = (h + 1) & enc->hmask;
+	}
+	return 0;
+}
+
+long arr__encode_events(struct arr_encoder *enc, uint32_t tid, const uint64_t *w, size_t nwords,
+			uint8_t *out, size_t out_cap)
+{
+	if (nwords > enc->max_words)
+		return ARR_ERANGE;
+	if (out_cap < arr__encoder_bound(enc))
+		return ARR_ERANGE;
+	if (++enc->gen == 0) { /* generation wrapped: clear the map for real */
+		memset(enc->hgen, 0, ((size_t)enc->hmask + 1) * sizeof *enc->hgen);
+		enc->gen = 1;
+	}
+	uint8_t *c[ARR_NCOLS];
+	for (int i = 0; i < ARR_NCOLS; i++)
+		c[i] = enc->col[i];
+
+	const uint64_t unit = enc->time_unit;
+	uint64_t first_t = 0, last_t = 0, prev_q = 0;
+	uint64_t prev_ret = 0, prev_miss = 0;
+	uint32_t nallocs = 0, nevents = 0;
+	size_t i = 0;
+	while (i < nwords) {
+		uint64_t w0 = w[i];
+		unsigned op = ARR_RAW_OP(w0), words = ARR_RAW_WORDS(w0);
+		if (words < 2 || i + words > nwords || op == 0 || op >= ARR_OP_MAX_)
+			return ARR_EINVAL;
+		const uint64_t *a = w + i + 2;
+		uint64_t t = w[i + 1];
+		if (nevents == 0) {
+			prev_q = t / unit;
+			first_t = prev_q * unit;
+		}
+		if (t < last_t)
+			t = last_t; /* never let time run backwards within a thread */
+		last_t = t;
+		uint64_t q = t / unit;
+		c[ARR_COL_TIME] = arr__put_uvarint(c[ARR_COL_TIME], q - prev_q);
+		prev_q = q;
+
+		unsigned failed = ARR_RAW_FAILED(w0);
+		*c[ARR_COL_OP]++ = (uint8_t)(op | (failed ? ARR_OPF_FAILED : 0));
+		if (failed)
+			c[ARR_COL_ERR] = arr__put_uvarint(c[ARR_COL_ERR], arr__zigzag(ARR_RAW_ERR(w0)));
+
+		uint64_t ptr_arg = 0, ret = 0;
+		int has_ptr = 0, has_ret = 0;
+		switch (op) {
+		case ARR_OP_MALLOC:
+		case ARR_OP_VALLOC:
+		case ARR_OP_PVALLOC:
+			c[ARR_COL_SIZE] = arr__put_uvarint(c[ARR_COL_SIZE], a[0]);
+			ret = a[1], has_ret = 1;
+			break;
+		case ARR_OP_CALLOC:
+		case ARR_OP_POSIX_MEMALIGN:
+		case ARR_OP_ALIGNED_ALLOC:
+		case ARR_OP_MEMALIGN:
+			c[ARR_COL_AUX] = arr__put_uvarint(c[ARR_COL_AUX], a[0]);
+			c[ARR_COL_SIZE] = arr__put_uvarint(c[ARR_COL_SIZE], a[1]);
+			ret = a[2], has_ret = 1;
+			break;
+		case ARR_OP_REALLOC:
+			ptr_arg = a[0], has_ptr = 1;
+			c[ARR_COL_SIZE] = arr__put_uvarint(c[ARR_COL_SIZE], a[1]);
+			ret = a[2], has_ret = 1;
+			break;
+		case ARR_OP_REALLOCARRAY:
+			ptr_arg = a[0], has_ptr = 1;
+			c[ARR_COL_AUX] = arr__put_uvarint(c[ARR_COL_AUX], a[1]);
+			c[ARR_COL_SIZE] = arr__put_uvarint(c[ARR_COL_SIZE], a[2]);
+			ret = a[3], has_ret = 1;
+			break;
+		case ARR_OP_FREE:
+			ptr_arg = a[0], has_ptr = 1;
+			break;
+		case ARR_OP_FORK:
+			c[ARR_COL_AUX] = arr__put_uvarint(c[ARR_COL_AUX], arr__zigzag((int64_t)a[0]));
+			break;
+		case ARR_OP_RSS:
+			c[ARR_COL_SIZE] = arr__put_uvarint(c[ARR_COL_SIZE], a[0]);
+			break;
+		case ARR_OP_EXEC: {
+			uint64_t len = a[0];
+			if (len > (words - 3) * 8)
+				return ARR_EINVAL;
+			c[ARR_COL_BLOB] = arr__put_uvarint(c[ARR_COL_BLOB], len);
+			memcpy(c[ARR_COL_BLOB], a + 1, len);
+			c[ARR_COL_BLOB] += len;
+			break;
+		}
+		default: /* thread start/exit carry no arguments */
+			break;
+		}
+
+		/* The argument pointer before the result: realloc(p) frees p first. */
+		if (has_ptr) {
+			uint32_t idx;
+			uint64_t v;
+			if (ptr_arg == 0)
+				v = 0;
+			else if (map_get(enc, ptr_arg, &idx))
+				v = ((uint64_t)(nallocs - idx) << 1) | 1;
+			else {
+				v = 2 + (arr__zigzag((int64_t)(ptr_arg - prev_miss)) << 1);
+				prev_miss = ptr_arg;
+			}
+			c[ARR_COL_PTR] = arr__put_uvarint(c[ARR_COL_PTR], v);
+		}
+		if (has_ret && !failed) {
+			c[ARR_COL_RET] = arr__put_uvarint(c[ARR_COL_RET], arr__zigzag((int64_t)(ret - prev_ret)));
+			prev_ret = ret;
+			map_put(enc, ret, nallocs++);
+		}
+		nevents++;
+		i += words;
+	}
+
+	/* Payload: column lengths, then the columns. */
+	uint8_t *p = enc->payload;
+	for (int k = 0; k < ARR_NCOLS; k++)
+		p = arr__put_uvarint(p, (uint64_t)(c[k] - enc->col[k]));
+	for (int k = 0; k < ARR_NCOLS; k++) {
+		size_t len = (size_t)(c[k] - enc->col[k]);
+		memcpy(p, enc->col[k], len);
+		p += len;
+	}
+	size_t raw = (size_t)(p - enc->payload);
+
+	uint8_t *body = out + ARR_CHUNK_PREFIX;
+	size_t z = ZSTD_compress2(enc->cctx, body + ARR_EVENTS_HDR,
+				  out_cap - ARR_CHUNK_PREFIX - ARR_EVENTS_HDR, enc->payload, raw);
+	if (ZSTD_isError(z))
+		return ARR_ECOMPRESS;
+	size_t body_size = ARR_EVENTS_HDR + z;
+	arr__put_u32(out, ARR_CHUNK_SYNC);
+	arr__put_u16(out + 4, ARR_CHUNK_EVENTS);
+	arr__put_u16(out + 6, 0);
+	arr__put_u32(out + 8, (uint32_t)body_size);
+	arr__put_u32(body, tid);
+	arr__put_u32(body + 4, nevents);
+	arr__put_u64(body + 8, first_t);
+	arr__put_u64(body + 16, last_t / unit * unit);
+	arr__put_u32(body + 24, (uint32_t)raw);
+	arr__put_u32(body + 28, 0);
+	return (long)(ARR_CHUNK_PREFIX + body_size);
+}
+
+static uint8_t *put_tlv(uint8_t *p, uint8_t *end, uint16_t key, const void *val, size_t len)
+{
+	if (!p || (size_t)(end - p) < 6 + len)
+		return NULL;
+	arr__put_u16(p, key);
+	arr__put_u32(p + 2, (uint32_t)len);
+	if (len)
+		memcpy(p + 6, val, len);
+	return p + 6 + len;
+}
+
+static uint8_t *put_tlv_str(uint8_t *p, uint8_t *end, uint16_t key, const char *s)
+{
+	return s ? put_tlv(p, end, key, s, strlen(s)) : p;
+}
+
+static uint8_t *put_tlv_u64(uint8_t *p, uint8_t *end, uint16_t key, uint64_t v)
+{
+	uint8_t b[8];
+	arr__put_u64(b, v);
+	return put_tlv(p, end, key, b, 8);
+}
+
+long arr__encode_header(const struct arr_header_info *info, uint8_t *out, size_t cap)
+{
+	if (cap < ARR_FILE_HDR_FIXED)
+		return ARR_ERANGE;
+	uint8_t *end = out + cap;
+	memcpy(out, ARR_MAGIC, ARR_MAGIC_LEN);
+	arr__put_u16(out + 8, ARR_TRACE_MAJOR);
+	arr__put_u16(out + 10, ARR_TRACE_MINOR);
+	arr__put_u64(out + 16, info->features);
+	uint8_t *p = out + ARR_FILE_HDR_FIXED;
+	p = put_tlv_u64(p, end, ARR_META_PID, (uint64_t)info->pid);
+	p = put_tlv_u64(p, end, ARR_META_PPID, (uint64_t)info->ppid);
+	p = put_tlv_u64(p, end, ARR_META_REALTIME_NS, info->realtime_ns);
+	p = put_tlv_u64(p, end, ARR_META_MONOTONIC_NS, info->monotonic_ns);
+	p = put_tlv_u64(p, end, ARR_META_PAGE_SIZE, info->page_size);
+	p = put_tlv_u64(p, end, ARR_META_TIME_UNIT_NS, info->time_unit_ns);
+	p = put_tlv_str(p, end, ARR_META_EXE, info->exe);
+	if (info->argv)
+		p = put_tlv(p, end, ARR_META_ARGV, info->argv, info->argv_len);
+	p = put_tlv_str(p, end, ARR_META_LIBC, info->libc);
+	p = put_tlv_str(p, end, ARR_META_RECORDER, info->recorder);
+	p = put_tlv_str(p, end, ARR_META_PARENT_TRACE, info->parent_trace);
+	if (!p)
+		return ARR_ERANGE;
+	arr__put_u32(out + 12, (uint32_t)(p - out));
+	return p - out;
+}
+
+size_t arr__encode_end(uint8_t *out, unsigned reason, int status, uint64_t t, uint64_t events)
+{
+	arr__put_u32(out, ARR_CHUNK_SYNC);
+	arr__put_u16(out + 4, ARR_CHUNK_END);
+	arr__put_u16(out + 6, 0);
+	arr__put_u32(out + 8, ARR_END_BODY);
+	uint8_t *b = out + ARR_CHUNK_PREFIX;
+	arr__put_u32(b, reason);
+	arr__put_u32(b + 4, (uint32_t)status);
+	arr__put_u64(b + 8, t);
+	arr__put_u64(b + 16, events);
+	return ARR_CHUNK_PREFIX + ARR_END_BODY;
+}

@@ -1,0 +1,524 @@
+/*
+ * trace_read.c - the streaming trace reader (see allocrr/trace.h).
+ *
+ * Memory is bounded by the largest chunk: one compressed body, its
+ * decompressed columns and its decoded events. Every length read from the
+ * file is checked against the format's limits and the bytes that remain
+ * before it is used, so hostile input yields an error, never a crash.
+ */
+#include <zstd.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "allocrr/trace.h"
+#include "format.h"
+#include "varint.h"
+
+struct arr_trace {
+	int fd;
+	char *path;
+	uint64_t file_size;
+	uint64_t pos; /* offset of the next chunk */
+	uint64_t err_off;
+	char err_detail[160];
+	uint64_t skipped;
+	struct arr_trace_meta meta;
+	char *meta_strings[5];
+	struct arr_trace_end end;
+
+	struct arr_chunk_info cur;
+	int have_cur;
+	uint32_t cur_raw_size;
+
+	ZSTD_DCtx *dctx;
+	uint8_t *zbuf;
+	size_t zcap;
+	uint8_t *raw;
+	size_t rawcap;
+	struct arr_event *ev;
+	size_t evcap;
+	uint64_t *allocs;
+	size_t alloccap;
+	char *strs;
+	size_t strcap;
+};
+
+static int fail(struct arr_trace *tr, int code, uint64_t off, const char *fmt, ...)
+{
+	va_list ap;
+	tr->err_off = off;
+	va_start(ap, fmt);
+	vsnprintf(tr->err_detail, sizeof tr->err_detail, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+static int read_at(struct arr_trace *tr, void *buf, size_t len, uint64_t off)
+{
+	uint8_t *p = buf;
+	while (len) {
+		ssize_t n = pread(tr->fd, p, len, (off_t)off);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return fail(tr, -errno, off, "read failed");
+		}
+		if (n == 0)
+			return fail(tr, ARR_ETRUNCATED, off, "unexpected end of file");
+		p += n, len -= (size_t)n, off += (uint64_t)n;
+	}
+	return 0;
+}
+
+/* Grow *buf to at least need bytes; contents are not kept. */
+static int reserve(void **buf, size_t *cap, size_t need)
+{
+	if (*cap >= need)
+		return 0;
+	size_t n = *cap ? *cap : 4096;
+	while (n < need)
+		n *= 2;
+	void *p = malloc(n);
+	if (!p)
+		return ARR_ENOMEM;
+	free(*buf);
+	*buf = p;
+	*cap = n;
+	return 0;
+}
+
+static char *dup_bytes(const uint8_t *p, size_t n)
+{
+	char *s = malloc(n + 1);
+	if (s) {
+		memcpy(s, p, n);
+		s[n] = 0;
+	}
+	return s;
+}
+
+static int parse_header(struct arr_trace *tr)
+{
+	uint8_t fixed[ARR_FILE_HDR_FIXED];
+	if (tr->file_size < ARR_MAGIC_LEN)
+		return fail(tr, tr->file_size ? ARR_EBADMAGIC : ARR_ETRUNCATED, 0,
+			    tr->file_size ? "file too short for a trace" : "empty file");
+	if (tr->file_size < ARR_FILE_HDR_FIXED) {
+		int rc = read_at(tr, fixed, ARR_MAGIC_LEN, 0);
+		if (rc)
+			return rc;
+		if (memcmp(fixed, ARR_MAGIC, ARR_MAGIC_LEN))
+			return fail(tr, ARR_EBADMAGIC, 0, "bad magic");
+		return fail(tr, ARR_ETRUNCATED, tr->file_size, "header cut short");
+	}
+	int rc = read_at(tr, fixed, sizeof fixed, 0);
+	if (rc)
+		return rc;
+	if (memcmp(fixed, ARR_MAGIC, ARR_MAGIC_LEN))
+		return fail(tr, ARR_EBADMAGIC, 0, "bad magic");
+	struct arr_trace_meta *m = &tr->meta;
+	m->major = arr__get_u16(fixed + 8);
+	m->minor = arr__get_u16(fixed + 10);
+	uint32_t hdr_size = arr__get_u32(fixed + 12);
+	m->features = arr__get_u64(fixed + 16);
+	if (m->major != ARR_TRACE_MAJOR)
+		return fail(tr, ARR_EVERSION, 8, "format version %u.%u, this reader reads %u.x",
+			    m->major, m->minor, ARR_TRACE_MAJOR);
+	if (hdr_size < ARR_FILE_HDR_FIXED || hdr_size > ARR_HDR_MAX)
+		return fail(tr, ARR_ECORRUPT, 12, "bad header size %u", hdr_size);
+	if (hdr_size > tr->file_size)
+		return fail(tr, ARR_ETRUNCATED, tr->file_size, "header cut short");
+	uint8_t *h = malloc(hdr_size);
+	if (!h)
+		return ARR_ENOMEM;
+	rc = read_at(tr, h, hdr_size, 0);
+	if (rc) {
+		free(h);
+		return rc;
+	}
+	m->time_unit_ns = 1;
+	m->page_size = 4096;
+	uint32_t off = ARR_FILE_HDR_FIXED;
+	while (off < hdr_size) {
+		if (hdr_size - off < 6) {
+			rc = fail(tr, ARR_ECORRUPT, off, "metadata entry cut short");
+			break;
+		}
+		uint16_t key = arr__get_u16(h + off);
+		uint32_t len = arr__get_u32(h + off + 2);
+		const uint8_t *v = h + off + 6;
+		if (len > hdr_size - off - 6) {
+			rc = fail(tr, ARR_ECORRUPT, off, "metadata entry %u overruns the header", key);
+			break;
+		}
+		uint64_t u = len == 8 ? arr__get_u64(v) : 0;
+		char **slot = NULL;
+		switch (key) {
+		case ARR_META_PID: m->pid = (int64_t)u; break;
+		case ARR_META_PPID: m->ppid = (int64_t)u; break;
+		case ARR_META_REALTIME_NS: m->start_realtime_ns = u; break;
+		case ARR_META_MONOTONIC_NS: m->start_monotonic_ns = u; break;
+		case ARR_META_PAGE_SIZE: m->page_size = u; break;
+		case ARR_META_TIME_UNIT_NS:
+			if (u == 0 || u > 1000000) {
+				rc = fail(tr, ARR_ECORRUPT, off, "bad time unit %llu", (unsigned long long)u);
+				goto out;
+			}
+			m->time_unit_ns = (uint32_t)u;
+			break;
+		case ARR_META_EXE: slot = &tr->meta_strings[0]; break;
+		case ARR_META_ARGV: slot = &tr->meta_strings[1]; break;
+		case ARR_META_LIBC: slot = &tr->meta_strings[2]; break;
+		case ARR_META_RECORDER: slot = &tr->meta_strings[3]; break;
+		case ARR_META_PARENT_TRACE: slot = &tr->meta_strings[4]; break;
+		default: break; /* unknown keys are for newer readers */
+		}
+		if (slot) {
+			free(*slot);
+			*slot = dup_bytes(v, len);
+			if (!*slot) {
+				rc = ARR_ENOMEM;
+				goto out;
+			}
+			if (key == ARR_META_ARGV) { /* NUL-separated -> spaces */
+				m->argc = 0;
+				for (uint32_t i = 0; i < len; i++)
+					if ((*slot)[i] == 0) {
+						(*slot)[i] = ' ';
+						m->argc++;
+					}
+				if (len && (*slot)[len - 1] == ' ')
+					(*slot)[len - 1] = 0;
+				else if (len)
+					m->argc++;
+			}
+		}
+		off += 6 + len;
+	}
+out:
+	free(h);
+	m->exe = tr->meta_strings[0] ? tr->meta_strings[0] : "";
+	m->argv = tr->meta_strings[1] ? tr->meta_strings[1] : "";
+	m->libc = tr->meta_strings[2] ? tr->meta_strings[2] : "";
+	m->recorder = tr->meta_strings[3] ? tr->meta_strings[3] : "";
+	m->parent_trace = tr->meta_strings[4];
+	tr->pos = hdr_size;
+	return rc;
+}
+
+int arr_trace_open(struct arr_trace **out, const char *path)
+{
+	*out = NULL;
+	struct arr_trace *tr = calloc(1, sizeof *tr);
+	if (!tr)
+		return ARR_ENOMEM;
+	tr->fd = -1;
+	tr->path = strdup(path);
+	if (!tr->path) {
+		arr_trace_close(tr);
+		return ARR_ENOMEM;
+	}
+	tr->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (tr->fd < 0) {
+		int rc = -errno;
+		arr_trace_close(tr);
+		return rc;
+	}
+	struct stat st;
+	if (fstat(tr->fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		int rc = S_ISDIR(st.st_mode) ? -EISDIR : -errno;
+		arr_trace_close(tr);
+		return rc ? rc : ARR_EINVAL;
+	}
+	tr->file_size = (uint64_t)st.st_size;
+	tr->dctx = ZSTD_createDCtx();
+	if (!tr->dctx) {
+		arr_trace_close(tr);
+		return ARR_ENOMEM;
+	}
+	int rc = parse_header(tr);
+	*out = tr; /* even on error, so the caller can ask where */
+	return rc;
+}
+
+void arr_trace_close(struct arr_trace *tr)
+{
+	if (!tr)
+		return;
+	if (tr->fd >= 0)
+		close(tr->fd);
+	ZSTD_freeDCtx(tr->dctx);
+	for (size_t i = 0; i < sizeof tr->meta_strings / sizeof *tr->meta_strings; i++)
+		free(tr->meta_strings[i]);
+	free(tr->path);
+	free(tr->zbuf);
+	free(tr->raw);
+	free(tr->ev);
+	free(tr->allocs);
+	free(tr->strs);
+	free(tr);
+}
+
+const struct arr_trace_meta *arr_trace_meta(const struct arr_trace *tr) { return &tr->meta; }
+const char *arr_trace_path(const struct arr_trace *tr) { return tr->path; }
+uint64_t arr_trace_error_offset(const struct arr_trace *tr) { return tr->err_off; }
+const char *arr_trace_error_detail(const struct arr_trace *tr) { return tr->err_detail; }
+const struct arr_trace_end *arr_trace_end(const struct arr_trace *tr) { return &tr->end; }
+uint64_t arr_trace_skipped_chunks(const struct arr_trace *tr) { return tr->skipped; }
+uint64_t arr_trace_file_size(const struct arr_trace *tr) { return tr->file_size; }
+
+/* Parse the chunk at tr->pos. Returns 1 for an events chunk (made current),
+ * 2 for a chunk consumed here, 0 at EOF, or a negative code. */
+static int parse_chunk(struct arr_trace *tr)
+{
+	uint64_t off = tr->pos;
+	if (off == tr->file_size)
+		return 0;
+	if (tr->file_size - off < ARR_CHUNK_PREFIX)
+		return fail(tr, ARR_ETRUNCATED, off, "chunk prefix cut short");
+	uint8_t pre[ARR_CHUNK_PREFIX + ARR_EVENTS_HDR];
+	int rc = read_at(tr, pre, ARR_CHUNK_PREFIX, off);
+	if (rc)
+		return rc;
+	if (arr__get_u32(pre) != ARR_CHUNK_SYNC)
+		return fail(tr, ARR_ECORRUPT, off, "bad chunk sync word");
+	uint16_t type = arr__get_u16(pre + 4);
+	uint32_t body = arr__get_u32(pre + 8);
+	if (body > ARR_CHUNK_BODY_MAX)
+		return fail(tr, ARR_ECORRUPT, off, "chunk size %u over the limit", body);
+	if (tr->file_size - off - ARR_CHUNK_PREFIX < body)
+		return fail(tr, ARR_ETRUNCATED, off, "chunk cut short");
+	tr->pos = off + ARR_CHUNK_PREFIX + body;
+	switch (type) {
+	case ARR_CHUNK_EVENTS: {
+		if (body < ARR_EVENTS_HDR)
+			return fail(tr, ARR_ECORRUPT, off, "events chunk too small");
+		rc = read_at(tr, pre + ARR_CHUNK_PREFIX, ARR_EVENTS_HDR, off + ARR_CHUNK_PREFIX);
+		if (rc)
+			return rc;
+		const uint8_t *b = pre + ARR_CHUNK_PREFIX;
+		struct arr_chunk_info *ci = &tr->cur;
+		ci->offset = off;
+		ci->type = type;
+		ci->tid = arr__get_u32(b);
+		ci->nevents = arr__get_u32(b + 4);
+		ci->first_t = arr__get_u64(b + 8);
+		ci->last_t = arr__get_u64(b + 16);
+		ci->body_size = body;
+		tr->cur_raw_size = arr__get_u32(b + 24);
+		if (ci->nevents == 0 || ci->nevents > ARR_CHUNK_EVENTS_MAX ||
+		    tr->cur_raw_size > ARR_CHUNK_RAW_MAX || ci->first_t > ci->last_t)
+			return fail(tr, ARR_ECORRUPT, off, "bad events chunk header");
+		tr->have_cur = 1;
+		return 1;
+	}
+	case ARR_CHUNK_END: {
+		if (body < ARR_END_BODY)
+			return fail(tr, ARR_ECORRUPT, off, "end chunk too small");
+		uint8_t b[ARR_END_BODY];
+		rc = read_at(tr, b, ARR_END_BODY, off + ARR_CHUNK_PREFIX);
+		if (rc)
+			return rc;
+		tr->end.present = 1;
+		tr->end.reason = arr__get_u32(b);
+		tr->end.status = (int)arr__get_u32(b + 4);
+		tr->end.t = arr__get_u64(b + 8);
+		tr->end.events = arr__get_u64(b + 16);
+		return 2;
+	}
+	default:
+		tr->skipped++;
+		return 2;
+	}
+}
+
+int arr_trace_next_chunk(struct arr_trace *tr, struct arr_chunk_info *info)
+{
+	tr->have_cur = 0;
+	for (;;) {
+		int rc = parse_chunk(tr);
+		if (rc == 2)
+			continue;
+		if (rc == 1) /* events after an END: that END was not the end */
+			tr->end.present = 0;
+		if (rc == 1 && info)
+			*info = tr->cur;
+		if (rc == 0)
+			tr->err_off = tr->pos;
+		return rc;
+	}
+}
+
+int arr_trace_seek_chunk(struct arr_trace *tr, uint64_t offset, struct arr_chunk_info *info)
+{
+	tr->have_cur = 0;
+	if (offset > tr->file_size)
+		return fail(tr, ARR_EINVAL, offset, "seek past the end");
+	tr->pos = offset;
+	int rc = parse_chunk(tr);
+	if (rc == 1) {
+		if (info)
+			*info = tr->cur;
+		return 0;
+	}
+	return rc < 0 ? rc : fail(tr, ARR_EINVAL, offset, "no events chunk at this offset");
+}
+
+int arr_trace_rewind(struct arr_trace *tr)
+{
+	uint8_t fixed[ARR_FILE_HDR_FIXED];
+	int rc = read_at(tr, fixed, sizeof fixed, 0);
+	if (rc)
+		return rc;
+	tr->pos = arr__get_u32(fixed + 12);
+	tr->have_cur = 0;
+	tr->skipped = 0;
+	memset(&tr->end, 0, sizeof tr->end);
+	return 0;
+}
+
+#define CORRUPT(what) fail(tr, ARR_ECORRUPT, ci->offset, "bad event data: %s", what)
+#define GETV(col, out)                                                            \
+	do {                                                                      \
+		if (!(cp[col] = arr__get_uvarint(cp[col], ce[col], &(out))))      \
+			return CORRUPT("column cut short");                       \
+	} while (0)
+
+int arr_trace_read_chunk(struct arr_trace *tr, const struct arr_event **events)
+{
+	if (!tr->have_cur)
+		return fail(tr, ARR_EINVAL, tr->pos, "no current chunk");
+	const struct arr_chunk_info *ci = &tr->cur;
+	size_t zsize = ci->body_size - ARR_EVENTS_HDR;
+	int rc;
+	if ((rc = reserve((void **)&tr->zbuf, &tr->zcap, zsize + 1)) ||
+	    (rc = reserve((void **)&tr->raw, &tr->rawcap, tr->cur_raw_size + 1)) ||
+	    (rc = reserve((void **)&tr->ev, &tr->evcap, ci->nevents * sizeof *tr->ev)) ||
+	    (rc = reserve((void **)&tr->allocs, &tr->alloccap, ci->nevents * sizeof *tr->allocs)))
+		return rc;
+	rc = read_at(tr, tr->zbuf, zsize, ci->offset + ARR_CHUNK_PREFIX + ARR_EVENTS_HDR);
+	if (rc)
+		return rc;
+	size_t got = ZSTD_decompressDCtx(tr->dctx, tr->raw, tr->cur_raw_size, tr->zbuf, zsize);
+	if (ZSTD_isError(got))
+		return fail(tr, ARR_EDECOMPRESS, ci->offset, "%s", ZSTD_getErrorName(got));
+	if (got != tr->cur_raw_size)
+		return fail(tr, ARR_ECORRUPT, ci->offset, "payload size mismatch");
+
+	const uint8_t *p = tr->raw, *end = tr->raw + got;
+	const uint8_t *cp[ARR_NCOLS], *ce[ARR_NCOLS];
+	uint64_t lens[ARR_NCOLS], total = 0;
+	for (int k = 0; k < ARR_NCOLS; k++) {
+		if (!(p = arr__get_uvarint(p, end, &lens[k])) || lens[k] > got)
+			return CORRUPT("column lengths");
+		total += lens[k];
+	}
+	if (total != (uint64_t)(end - p))
+		return CORRUPT("column lengths do not add up");
+	for (int k = 0; k < ARR_NCOLS; k++) {
+		cp[k] = p;
+		ce[k] = p + lens[k];
+		p += lens[k];
+	}
+	if (lens[ARR_COL_OP] != ci->nevents)
+		return CORRUPT("event count");
+	if ((rc = reserve((void **)&tr->strs, &tr->strcap, lens[ARR_COL_BLOB] + ci->nevents + 1)))
+		return rc;
+	char *sp = tr->strs;
+
+	const uint64_t unit = tr->meta.time_unit_ns;
+	uint64_t q = ci->first_t / unit, prev_ret = 0, prev_miss = 0, nallocs = 0;
+	struct arr_event *ev = tr->ev;
+	for (uint32_t i = 0; i < ci->nevents; i++, ev++) {
+		uint8_t opb = *cp[ARR_COL_OP]++;
+		unsigned op = opb & ARR_OPF_MASK;
+		if ((opb & ~(ARR_OPF_MASK | ARR_OPF_FAILED)) || !arr_op_name(op))
+			return CORRUPT("unknown operation");
+		uint64_t dt, v;
+		GETV(ARR_COL_TIME, dt);
+		q += dt;
+		memset(ev, 0, sizeof *ev);
+		ev->t = q * unit;
+		ev->tid = ci->tid;
+		ev->op = (uint8_t)op;
+		ev->failed = (opb & ARR_OPF_FAILED) != 0;
+		if (ev->failed) {
+			GETV(ARR_COL_ERR, v);
+			ev->err = (int32_t)arr__unzigzag(v);
+		}
+		switch (op) {
+		case ARR_OP_MALLOC:
+		case ARR_OP_VALLOC:
+		case ARR_OP_PVALLOC:
+		case ARR_OP_RSS:
+			GETV(ARR_COL_SIZE, ev->size);
+			break;
+		case ARR_OP_CALLOC:
+			GETV(ARR_COL_AUX, ev->nmemb);
+			GETV(ARR_COL_SIZE, ev->size);
+			break;
+		case ARR_OP_POSIX_MEMALIGN:
+		case ARR_OP_ALIGNED_ALLOC:
+		case ARR_OP_MEMALIGN:
+			GETV(ARR_COL_AUX, ev->align);
+			GETV(ARR_COL_SIZE, ev->size);
+			break;
+		case ARR_OP_REALLOC:
+			GETV(ARR_COL_SIZE, ev->size);
+			break;
+		case ARR_OP_REALLOCARRAY:
+			GETV(ARR_COL_AUX, ev->nmemb);
+			GETV(ARR_COL_SIZE, ev->size);
+			break;
+		case ARR_OP_FORK:
+			GETV(ARR_COL_AUX, v);
+			ev->ptr = (uint64_t)arr__unzigzag(v);
+			break;
+		case ARR_OP_EXEC: {
+			GETV(ARR_COL_BLOB, v);
+			if (v > (uint64_t)(ce[ARR_COL_BLOB] - cp[ARR_COL_BLOB]))
+				return CORRUPT("string cut short");
+			memcpy(sp, cp[ARR_COL_BLOB], v);
+			cp[ARR_COL_BLOB] += v;
+			ev->str = sp;
+			sp += v;
+			*sp++ = 0;
+			break;
+		}
+		default:
+			break;
+		}
+		if (arr_op_takes_ptr(op)) {
+			GETV(ARR_COL_PTR, v);
+			if (v == 0)
+				ev->ptr = 0;
+			else if (v & 1) {
+				uint64_t age = v >> 1;
+				if (age == 0 || age > nallocs)
+					return CORRUPT("pointer age");
+				ev->ptr = tr->allocs[nallocs - age];
+			} else {
+				prev_miss += (uint64_t)arr__unzigzag((v - 2) >> 1);
+				ev->ptr = prev_miss;
+			}
+		}
+		if (arr_op_allocates(op) && !ev->failed) {
+			GETV(ARR_COL_RET, v);
+			prev_ret += (uint64_t)arr__unzigzag(v);
+			ev->ret = prev_ret;
+			tr->allocs[nallocs++] = prev_ret;
+		}
+	}
+	for (int k = 0; k < ARR_NCOLS; k++)
+		if (cp[k] != ce[k])
+			return CORRUPT("trailing column bytes");
+	*events = tr->ev;
+	return (int)ci->nevents;
+}

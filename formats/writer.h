@@ -1,0 +1,99 @@
+/*
+ * writer.h - the writer side of trace format v1, for the recorder.
+ *
+ * The recorder appends raw records (a few 64-bit words each, see ARR_RAW_*)
+ * to per-thread buffers on the program's hot path; this module turns a run of
+ * one thread's raw records into one complete events chunk (columns, varints,
+ * zstd frame with checksum) away from the hot path, and writes the file
+ * header and the END chunk.
+ *
+ * Contract: nothing here calls malloc. All memory comes from the arr_mem
+ * callbacks given to arr__encoder_init() (the recorder passes mmap-backed
+ * ones so the traced program's heap is never touched). Functions return a
+ * byte count or a negative ARR_E* code.
+ */
+#ifndef ARR_WRITER_H
+#define ARR_WRITER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "allocrr/trace.h"
+#include "format.h"
+
+/*
+ * Raw record: w0 = op | words << 8 | failed << 16 | (uint32_t)err << 32,
+ * w1 = timestamp (ns since trace start once the recorder has converted it),
+ * then the op's arguments in this order:
+ *   malloc, valloc, pvalloc      size, ret
+ *   calloc                       nmemb, size, ret
+ *   realloc                      ptr, size, ret
+ *   reallocarray                 ptr, nmemb, size, ret
+ *   free                         ptr
+ *   posix_memalign, aligned_alloc, memalign   align, size, ret
+ *   thread_start, thread_exit    -
+ *   fork                         child pid (as int64)
+ *   rss                          bytes
+ *   exec                         length, then the bytes padded to words
+ */
+#define ARR_RAW_W0(op, words, failed, err)                                    \
+	((uint64_t)(op) | (uint64_t)(words) << 8 | (uint64_t)(failed) << 16 | \
+	 (uint64_t)(uint32_t)(err) << 32)
+#define ARR_RAW_OP(w0) ((unsigned)((w0) & 0xff))
+#define ARR_RAW_WORDS(w0) ((unsigned)(((w0) >> 8) & 0xff))
+#define ARR_RAW_FAILED(w0) ((unsigned)(((w0) >> 16) & 1))
+#define ARR_RAW_ERR(w0) ((int32_t)(uint32_t)((w0) >> 32))
+#define ARR_RAW_MAX_WORDS 255
+
+struct arr_mem {
+	void *(*alloc)(size_t size, void *ctx); /* zeroed memory or NULL */
+	void (*free)(void *p, size_t size, void *ctx);
+	void *ctx;
+};
+
+struct arr_encoder {
+	void *cctx; /* ZSTD_CCtx */
+	struct arr_mem mem;
+	uint32_t time_unit;
+	size_t max_words;
+	size_t col_cap;
+	uint8_t *col[ARR_NCOLS];
+	uint8_t *payload;
+	size_t payload_cap;
+	uint64_t *hkey; /* chunk-local map: address -> allocation index */
+	uint32_t *hval;
+	uint32_t *hgen;
+	uint32_t gen;
+	uint32_t hmask;
+};
+
+/* Prepare an encoder for runs of at most max_words raw words. */
+int arr__encoder_init(struct arr_encoder *enc, const struct arr_mem *mem, size_t max_words,
+		      int level, uint32_t time_unit);
+void arr__encoder_release(struct arr_encoder *enc);
+/* Room needed in `out` for a chunk made from max_words raw words. */
+size_t arr__encoder_bound(const struct arr_encoder *enc);
+/*
+ * Encode nwords raw words of thread tid into one events chunk at out.
+ * Timestamps must be ns since start and not decrease. Returns the chunk's
+ * size in bytes, or a negative code.
+ */
+long arr__encode_events(struct arr_encoder *enc, uint32_t tid, const uint64_t *words,
+			size_t nwords, uint8_t *out, size_t out_cap);
+
+/* Metadata to put in the file header. */
+struct arr_header_info {
+	int64_t pid, ppid;
+	uint64_t realtime_ns, monotonic_ns, page_size;
+	uint32_t time_unit_ns;
+	uint64_t features;
+	const char *exe, *libc, *recorder, *parent_trace;
+	const char *argv; /* NUL-separated, argv_len bytes */
+	size_t argv_len;
+};
+/* Write the file header into out. Returns its size or ARR_ERANGE. */
+long arr__encode_header(const struct arr_header_info *info, uint8_t *out, size_t cap);
+/* Write an END chunk (ARR_CHUNK_PREFIX + ARR_END_BODY bytes). */
+size_t arr__encode_end(uint8_t *out, unsigned reason, int status, uint64_t t, uint64_t events);
+
+#endif

@@ -1,0 +1,210 @@
+/*
+ * allocrr/trace.h - the trace format's public API: operations, events, the
+ * streaming reader and the time-ordered merge.
+ *
+ * Glossary
+ *   trace   one file written by one process image (docs/trace-format.md).
+ *   chunk   a size-prefixed record of the file; an events chunk holds the
+ *           events of one thread, compressed as one zstd frame.
+ *   event   one recorded call (malloc, free, ...) or process happening
+ *           (thread start, fork, RSS sample, ...), as struct arr_event.
+ *   tid     kernel thread id; tid 0 is the process itself (RSS samples).
+ *
+ * Contract
+ *   - Every function returns 0 (or a count) on success, a negative ARR_E*
+ *     code or negated errno on failure (see allocrr/error.h).
+ *   - The reader streams: memory is bounded by one chunk (a few MiB) per
+ *     open reader, whatever the trace size.
+ *   - On failure the reader records where: arr_trace_error_offset() gives
+ *     the byte offset of the offending chunk, so callers can say
+ *     "file 'x': trace is corrupted at offset 1234".
+ *   - A truncated trace yields every complete chunk, then ARR_ETRUNCATED.
+ */
+#ifndef ALLOCRR_TRACE_H
+#define ALLOCRR_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "allocrr/error.h"
+
+#define ARR_TRACE_MAJOR 1
+#define ARR_TRACE_MINOR 0
+
+/* Operations. Values are part of the on-disk format: never renumber. */
+#define ARR_OP_MAP(X)                                                         \
+	X(MALLOC, 1, "malloc")                                                \
+	X(CALLOC, 2, "calloc")                                                \
+	X(REALLOC, 3, "realloc")                                              \
+	X(FREE, 4, "free")                                                    \
+	X(POSIX_MEMALIGN, 5, "posix_memalign")                                \
+	X(ALIGNED_ALLOC, 6, "aligned_alloc")                                  \
+	X(MEMALIGN, 7, "memalign")                                            \
+	X(VALLOC, 8, "valloc")                                                \
+	X(PVALLOC, 9, "pvalloc")                                              \
+	X(REALLOCARRAY, 10, "reallocarray")                                   \
+	X(THREAD_START, 16, "thread_start")                                   \
+	X(THREAD_EXIT, 17, "thread_exit")                                     \
+	X(FORK, 18, "fork")                                                   \
+	X(EXEC, 19, "exec")                                                   \
+	X(RSS, 20, "rss")
+
+enum arr_op {
+#define ARR_OP_ENUM(name, val, str) ARR_OP_##name = val,
+	ARR_OP_MAP(ARR_OP_ENUM)
+#undef ARR_OP_ENUM
+	ARR_OP_MAX_ = 32
+};
+
+/* Name of an operation ("malloc"), or NULL for an unknown value. */
+const char *arr_op_name(unsigned op);
+/* Operation for a name, or 0. */
+unsigned arr_op_from_name(const char *name);
+/* True for the ten allocation calls (ops 1..10). */
+static inline int arr_op_is_call(unsigned op) { return op >= 1 && op <= 10; }
+/* True for calls that return a new block (all calls except free). */
+static inline int arr_op_allocates(unsigned op)
+{
+	return arr_op_is_call(op) && op != ARR_OP_FREE;
+}
+/* True for calls that take a block to release or resize. */
+static inline int arr_op_takes_ptr(unsigned op)
+{
+	return op == ARR_OP_FREE || op == ARR_OP_REALLOC || op == ARR_OP_REALLOCARRAY;
+}
+
+/*
+ * One event. Which fields are meaningful depends on op:
+ *   malloc/valloc/pvalloc     size -> ret
+ *   calloc                    nmemb, size -> ret
+ *   realloc                   ptr, size -> ret
+ *   reallocarray              ptr, nmemb, size -> ret
+ *   free                      ptr
+ *   posix_memalign            align, size -> ret (the block), err = its result
+ *   aligned_alloc, memalign   align, size -> ret
+ *   thread_start/thread_exit  (tid only)
+ *   fork                      ptr = child pid (or -1 and err when it failed)
+ *   exec                      str = path; err != 0 when exec failed
+ *   rss                       size = resident bytes (tid 0)
+ * err is errno after a call that returned NULL (0 if errno was 0).
+ */
+struct arr_event {
+	uint64_t t;      /* ns since the trace's start */
+	uint64_t size;
+	uint64_t nmemb;  /* nmemb for calloc/reallocarray */
+	uint64_t align;  /* alignment for the aligned family */
+	uint64_t ptr;    /* pointer argument */
+	uint64_t ret;    /* returned pointer, 0 for NULL */
+	const char *str; /* exec path; valid until the next chunk is decoded */
+	uint32_t tid;
+	uint8_t op;
+	uint8_t failed; /* the call returned NULL (or non-zero for posix_memalign) */
+	int32_t err;
+};
+
+/* How a trace ended (the END chunk's reason). */
+#define ARR_END_MAP(X)                                                        \
+	X(NONE, 0, "truncated")                                               \
+	X(EXIT, 1, "exit")                                                    \
+	X(UNDERSCORE_EXIT, 2, "_exit")                                        \
+	X(SIGNAL, 3, "signal")                                                \
+	X(EXEC, 4, "exec")                                                    \
+	X(DISABLED, 5, "disabled")
+
+enum arr_end_reason {
+#define ARR_END_ENUM(name, val, str) ARR_END_##name = val,
+	ARR_END_MAP(ARR_END_ENUM)
+#undef ARR_END_ENUM
+};
+const char *arr_end_name(unsigned reason);
+
+/* Metadata from the file header. Strings are owned by the reader. */
+struct arr_trace_meta {
+	unsigned major, minor;
+	uint64_t features;
+	int64_t pid, ppid;
+	uint64_t start_realtime_ns; /* CLOCK_REALTIME at start */
+	uint64_t start_monotonic_ns;
+	uint64_t page_size;
+	uint32_t time_unit_ns; /* resolution of stored timestamps */
+	const char *exe;
+	const char *argv;   /* arguments joined by single spaces */
+	size_t argc;
+	const char *libc;   /* "glibc 2.36" */
+	const char *recorder; /* "allocrr 0.1.0" */
+	const char *parent_trace; /* for forked children: the parent's trace */
+};
+
+/* The END chunk, when the trace has one. */
+struct arr_trace_end {
+	int present;
+	unsigned reason;  /* enum arr_end_reason */
+	int status;       /* exit status or signal number */
+	uint64_t t;       /* ns since start */
+	uint64_t events;  /* events the recorder wrote */
+};
+
+/* A chunk as seen by the reader, before decoding. */
+struct arr_chunk_info {
+	uint64_t offset; /* file offset of the chunk's first byte */
+	uint32_t type;
+	uint32_t tid;
+	uint32_t nevents;
+	uint64_t first_t, last_t;
+	uint64_t body_size;
+};
+
+struct arr_trace; /* opaque streaming reader */
+
+/* Open a trace: reads and validates the header. *out is NULL on error. */
+int arr_trace_open(struct arr_trace **out, const char *path);
+void arr_trace_close(struct arr_trace *tr);
+const struct arr_trace_meta *arr_trace_meta(const struct arr_trace *tr);
+const char *arr_trace_path(const struct arr_trace *tr);
+/* File offset where the last error was found (or where reading stopped). */
+uint64_t arr_trace_error_offset(const struct arr_trace *tr);
+/* What exactly was wrong at that offset ("bad chunk sync word"), or "". */
+const char *arr_trace_error_detail(const struct arr_trace *tr);
+/* The END record, valid once arr_trace_next_chunk() has returned 0 (EOF). */
+const struct arr_trace_end *arr_trace_end(const struct arr_trace *tr);
+/* Chunks of unknown type skipped so far. */
+uint64_t arr_trace_skipped_chunks(const struct arr_trace *tr);
+/* Total file size in bytes. */
+uint64_t arr_trace_file_size(const struct arr_trace *tr);
+
+/*
+ * Advance to the next events chunk. Returns 1 and fills *info, 0 at a clean
+ * end of file, or a negative code (ARR_ETRUNCATED, ARR_ECORRUPT, ...).
+ * END chunks and unknown chunks are consumed silently.
+ */
+int arr_trace_next_chunk(struct arr_trace *tr, struct arr_chunk_info *info);
+/*
+ * Decode the chunk last returned by arr_trace_next_chunk(). *events points
+ * into reader-owned memory valid until the next call. Returns the number of
+ * events or a negative code.
+ */
+int arr_trace_read_chunk(struct arr_trace *tr, const struct arr_event **events);
+/* Seek to a chunk previously seen (by offset) and make it current. */
+int arr_trace_seek_chunk(struct arr_trace *tr, uint64_t offset, struct arr_chunk_info *info);
+/* Rewind to the first chunk. */
+int arr_trace_rewind(struct arr_trace *tr);
+
+/*
+ * Time-ordered iteration across threads. Builds a chunk index (one entry per
+ * chunk, no events) with a first pass, then merges the per-thread streams,
+ * holding at most one decoded chunk per thread whose chunks overlap in time.
+ * Ties are broken by file order, so the order is deterministic.
+ */
+struct arr_merge;
+int arr_merge_open(struct arr_merge **out, struct arr_trace *tr);
+/* 1 and *ev filled, 0 at the end, negative on error (prefix already delivered). */
+int arr_merge_next(struct arr_merge *m, const struct arr_event **ev);
+void arr_merge_close(struct arr_merge *m);
+
+/* Format an event as one JSON object (no newline). Returns bytes written. */
+int arr_event_fprint_json(FILE *f, const struct arr_event *ev);
+/* Format an event as one human-readable line (no newline). */
+int arr_event_fprint_text(FILE *f, const struct arr_event *ev);
+
+#endif

@@ -1,0 +1,413 @@
+/*
+ * preload.c - the interposed functions of liballocrr-record.so.
+ *
+ * Each allocation hook calls the next definition (found with
+ * dlsym(RTLD_NEXT), so another preloaded malloc is recorded too) and
+ * appends one raw record. Allocations are timestamped after the call and
+ * frees before it, so that across threads a block's allocation is stamped
+ * before anyone else can free it, and a free before anyone can get the block
+ * back. While dlsym itself allocates, a small static arena serves it.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "recorder.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+static struct {
+	void *(*malloc)(size_t);
+	void *(*calloc)(size_t, size_t);
+	void *(*realloc)(void *, size_t);
+	void (*free)(void *);
+	int (*posix_memalign)(void **, size_t, size_t);
+	void *(*aligned_alloc)(size_t, size_t);
+	void *(*memalign)(size_t, size_t);
+	void *(*valloc)(size_t);
+	void *(*pvalloc)(size_t);
+	void *(*reallocarray)(void *, size_t, size_t);
+	size_t (*malloc_usable_size)(void *);
+} real;
+
+/* --- bootstrap: memory for dlsym before the real malloc is known --------- */
+
+static _Alignas(64) unsigned char boot_arena[64 * 1024];
+static size_t boot_used;
+static int resolving;
+
+static int is_boot(const void *p)
+{
+	return (const unsigned char *)p >= boot_arena && (const unsigned char *)p < boot_arena + sizeof boot_arena;
+}
+
+static void *boot_alloc(size_t size, size_t align)
+{
+	if (align < 16)
+		align = 16;
+	size_t start = (boot_used + 16 + align - 1) & ~(align - 1);
+	if (size > sizeof boot_arena || start + size > sizeof boot_arena)
+		return NULL;
+	memcpy(boot_arena + start - 8, &size, sizeof size);
+	boot_used = start + size;
+	return boot_arena + start; /* static storage: already zero */
+}
+
+static size_t boot_size(const void *p)
+{
+	size_t size;
+	memcpy(&size, (const unsigned char *)p - 8, sizeof size);
+	return size;
+}
+
+static void resolve(void)
+{
+	if (resolving)
+		return;
+	resolving = 1;
+#define R(name) real.name = (__typeof__(real.name))dlsym(RTLD_NEXT, #name)
+	R(calloc);
+	R(free);
+	R(realloc);
+	R(posix_memalign);
+	R(aligned_alloc);
+	R(memalign);
+	R(valloc);
+	R(pvalloc);
+	R(reallocarray);
+	R(malloc_usable_size);
+	R(malloc); /* last: its presence means the table is complete */
+#undef R
+	resolving = 0;
+}
+
+static inline int ready(void)
+{
+	if (likely(real.malloc != NULL))
+		return 1;
+	resolve();
+	return real.malloc != NULL;
+}
+
+/* --- recording helpers --------------------------------------------------- */
+
+static inline void rec2(unsigned op, uint64_t t, uint64_t a, uint64_t r, int failed)
+{
+	uint64_t *w = rec_begin(4);
+	if (unlikely(!w))
+		return;
+	w[0] = ARR_RAW_W0(op, 4, failed, failed ? errno : 0);
+	w[1] = t;
+	w[2] = a;
+	w[3] = r;
+	rec_commit(4);
+}
+
+static inline void rec3(unsigned op, uint64_t t, uint64_t a, uint64_t b, uint64_t r, int failed, int err)
+{
+	uint64_t *w = rec_begin(5);
+	if (unlikely(!w))
+		return;
+	w[0] = ARR_RAW_W0(op, 5, failed, err);
+	w[1] = t;
+	w[2] = a;
+	w[3] = b;
+	w[4] = r;
+	rec_commit(5);
+}
+
+/* --- the allocation API -------------------------------------------------- */
+
+EXPORT void *malloc(size_t size)
+{
+	if (unlikely(!ready()))
+		return boot_alloc(size, 16);
+	void *r = real.malloc(size);
+	rec2(ARR_OP_MALLOC, rec_now(), size, (uint64_t)r, r == NULL);
+	return r;
+}
+
+EXPORT void *calloc(size_t n, size_t size)
+{
+	if (unlikely(!ready())) {
+		size_t total;
+		if (__builtin_mul_overflow(n, size, &total))
+			return NULL;
+		return boot_alloc(total, 16);
+	}
+	void *r = real.calloc(n, size);
+	rec3(ARR_OP_CALLOC, rec_now(), n, size, (uint64_t)r, r == NULL, r ? 0 : errno);
+	return r;
+}
+
+EXPORT void free(void *p)
+{
+	if (unlikely(is_boot(p)))
+		return;
+	if (unlikely(!ready()))
+		return;
+	uint64_t t = rec_now();
+	real.free(p);
+	uint64_t *w = rec_begin(3);
+	if (unlikely(!w))
+		return;
+	w[0] = ARR_RAW_W0(ARR_OP_FREE, 3, 0, 0);
+	w[1] = t;
+	w[2] = (uint64_t)p;
+	rec_commit(3);
+}
+
+static void *boot_realloc(void *p, size_t size)
+{
+	void *n = ready() ? real.malloc(size) : boot_alloc(size, 16);
+	if (n && p) {
+		size_t old = boot_size(p);
+		memcpy(n, p, old < size ? old : size);
+	}
+	return n;
+}
+
+EXPORT void *realloc(void *p, size_t size)
+{
+	if (unlikely(is_boot(p) || !ready()))
+		return boot_realloc(p, size);
+	void *r = real.realloc(p, size);
+	/* realloc(p, 0) frees p and may return NULL without failing. */
+	rec3(ARR_OP_REALLOC, rec_now(), (uint64_t)p, size, (uint64_t)r, r == NULL, r ? 0 : errno);
+	return r;
+}
+
+EXPORT void *reallocarray(void *p, size_t n, size_t size)
+{
+	if (unlikely(is_boot(p) || !ready())) {
+		size_t total;
+		if (__builtin_mul_overflow(n, size, &total)) {
+			errno = ENOMEM;
+			return NULL;
+		}
+		return boot_realloc(p, total);
+	}
+	void *r = real.reallocarray(p, n, size);
+	uint64_t t = rec_now();
+	int failed = r == NULL, err = failed ? errno : 0;
+	uint64_t *w = rec_begin(6);
+	if (unlikely(!w))
+		return r;
+	w[0] = ARR_RAW_W0(ARR_OP_REALLOCARRAY, 6, failed, err);
+	w[1] = t;
+	w[2] = (uint64_t)p;
+	w[3] = n;
+	w[4] = size;
+	w[5] = (uint64_t)r;
+	rec_commit(6);
+	return r;
+}
+
+EXPORT int posix_memalign(void **out, size_t align, size_t size)
+{
+	if (unlikely(!ready())) {
+		void *p = boot_alloc(size, align);
+		if (!p)
+			return ENOMEM;
+		*out = p;
+		return 0;
+	}
+	int rc = real.posix_memalign(out, align, size);
+	rec3(ARR_OP_POSIX_MEMALIGN, rec_now(), align, size, rc ? 0 : (uint64_t)*out, rc != 0, rc);
+	return rc;
+}
+
+EXPORT void *aligned_alloc(size_t align, size_t size)
+{
+	if (unlikely(!ready()))
+		return boot_alloc(size, align);
+	void *r = real.aligned_alloc(align, size);
+	rec3(ARR_OP_ALIGNED_ALLOC, rec_now(), align, size, (uint64_t)r, r == NULL, r ? 0 : errno);
+	return r;
+}
+
+EXPORT void *memalign(size_t align, size_t size)
+{
+	if (unlikely(!ready()))
+		return boot_alloc(size, align);
+	void *r = real.memalign(align, size);
+	rec3(ARR_OP_MEMALIGN, rec_now(), align, size, (uint64_t)r, r == NULL, r ? 0 : errno);
+	return r;
+}
+
+EXPORT void *valloc(size_t size)
+{
+	if (unlikely(!ready()))
+		return boot_alloc(size, 4096);
+	void *r = real.valloc(size);
+	rec2(ARR_OP_VALLOC, rec_now(), size, (uint64_t)r, r == NULL);
+	return r;
+}
+
+EXPORT void *pvalloc(size_t size)
+{
+	if (unlikely(!ready()))
+		return boot_alloc((size + 4095) & ~(size_t)4095, 4096);
+	void *r = real.pvalloc(size);
+	rec2(ARR_OP_PVALLOC, rec_now(), size, (uint64_t)r, r == NULL);
+	return r;
+}
+
+EXPORT size_t malloc_usable_size(void *p)
+{
+	if (is_boot(p))
+		return boot_size(p);
+	if (!ready() || !real.malloc_usable_size)
+		return 0;
+	return real.malloc_usable_size(p);
+}
+
+/* --- process events: fork, exec, _exit ------------------------------------ */
+
+#define NEXT(type, name, ...)                                                 \
+	static type (*next_##name)(__VA_ARGS__);                              \
+	if (!next_##name)                                                     \
+		next_##name = (type(*)(__VA_ARGS__))next_symbol(#name);
+
+static void *next_symbol(const char *name)
+{
+	uint8_t mode = arr__ts.mode;
+	arr__ts.mode = MODE_BUSY; /* dlsym may allocate */
+	void *p = dlsym(RTLD_NEXT, name);
+	arr__ts.mode = mode;
+	return p;
+}
+
+EXPORT pid_t fork(void)
+{
+	NEXT(pid_t, fork, void);
+	pid_t pid = next_fork();
+	if (pid != 0) {
+		int err = pid < 0 ? errno : 0;
+		arr__rec_event_now(ARR_OP_FORK, pid < 0, err, (uint64_t)(int64_t)pid);
+		errno = err ? err : errno;
+	}
+	return pid;
+}
+
+EXPORT void _exit(int status)
+{
+	NEXT(void, _exit, int);
+	arr__final_flush(ARR_END_UNDERSCORE_EXIT, status);
+	next__exit(status);
+	__builtin_unreachable();
+}
+
+EXPORT void _Exit(int status)
+{
+	NEXT(void, _Exit, int);
+	arr__final_flush(ARR_END_UNDERSCORE_EXIT, status);
+	next__Exit(status);
+	__builtin_unreachable();
+}
+
+EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+	NEXT(int, execve, const char *, char *const *, char *const *);
+	arr__rec_exec(path);
+	int rc = next_execve(path, argv, envp);
+	int err = errno;
+	arr__rec_exec_failed(path, err);
+	errno = err;
+	return rc;
+}
+
+EXPORT int execv(const char *path, char *const argv[])
+{
+	NEXT(int, execv, const char *, char *const *);
+	arr__rec_exec(path);
+	int rc = next_execv(path, argv);
+	int err = errno;
+	arr__rec_exec_failed(path, err);
+	errno = err;
+	return rc;
+}
+
+EXPORT int execvp(const char *file, char *const argv[])
+{
+	NEXT(int, execvp, const char *, char *const *);
+	arr__rec_exec(file);
+	int rc = next_execvp(file, argv);
+	int err = errno;
+	arr__rec_exec_failed(file, err);
+	errno = err;
+	return rc;
+}
+
+EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	NEXT(int, execvpe, const char *, char *const *, char *const *);
+	arr__rec_exec(file);
+	int rc = next_execvpe(file, argv, envp);
+	int err = errno;
+	arr__rec_exec_failed(file, err);
+	errno = err;
+	return rc;
+}
+
+EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
+{
+	NEXT(int, fexecve, int, char *const *, char *const *);
+	arr__rec_exec("(fexecve)");
+	int rc = next_fexecve(fd, argv, envp);
+	int err = errno;
+	arr__rec_exec_failed("(fexecve)", err);
+	errno = err;
+	return rc;
+}
+
+/* The execl family is variadic: gather the arguments, then use the above. */
+#define GATHER_ARGS(arg0, ap, argv, extra)                                    \
+	size_t argc = 1;                                                      \
+	va_start(ap, arg0);                                                   \
+	while (va_arg(ap, char *))                                            \
+		argc++;                                                       \
+	va_end(ap);                                                           \
+	char *argv[argc + 1];                                                 \
+	argv[0] = (char *)arg0;                                               \
+	va_start(ap, arg0);                                                   \
+	for (size_t i = 1; i <= argc; i++)                                    \
+		argv[i] = va_arg(ap, char *);                                 \
+	extra;                                                                \
+	va_end(ap)
+
+EXPORT int execl(const char *path, const char *arg0, ...)
+{
+	va_list ap;
+	GATHER_ARGS(arg0, ap, argv, (void)0);
+	return execv(path, argv);
+}
+
+EXPORT int execlp(const char *file, const char *arg0, ...)
+{
+	va_list ap;
+	GATHER_ARGS(arg0, ap, argv, (void)0);
+	return execvp(file, argv);
+}
+
+EXPORT int execle(const char *path, const char *arg0, ...)
+{
+	va_list ap;
+	char *const *envp;
+	GATHER_ARGS(arg0, ap, argv, envp = va_arg(ap, char *const *));
+	return execve(path, argv, envp);
+}
+
+__attribute__((constructor)) static void rec_ctor(void)
+{
+	/* Make sure the top process opens its trace even if it never allocates. */
+	if (ready() && arr__ts.mode == MODE_NEW) {
+		uint64_t *w = rec_begin(2);
+		(void)w; /* registration alone records thread_start; nothing else */
+	}
+}

@@ -1,0 +1,969 @@
+/*
+ * record.c - buffers, the flusher thread, the output file and the endings
+ * of a recording (see recorder.h for the vocabulary).
+ *
+ * Locks: g.wlock (encoder and file) is always taken before g.lock (queue,
+ * free list, registry). The hot path takes neither: a thread takes g.lock
+ * once per full buffer, to queue it and take another.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gnu/libc-version.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "recorder.h"
+
+#ifndef ALLOCRR_VERSION
+#define ALLOCRR_VERSION "0.0.0"
+#endif
+
+__thread struct tstate arr__ts __attribute__((tls_model("initial-exec")));
+
+static struct {
+	int initialized;
+	int enabled;
+	int finished; /* an END has been written; later buffers are dropped */
+	pthread_mutex_t lock, wlock;
+	pthread_cond_t cond;
+	struct tbuf *qhead, *qtail, *free_list, *reg;
+	size_t nbufs, maxbufs, buf_words;
+	pthread_key_t key;
+
+	/* output */
+	char output[PATH_MAX];
+	char path[PATH_MAX + 32];
+	char parent_trace[PATH_MAX + 32];
+	int root, is_fork_child, no_children;
+	int fd; /* -1 until the first write */
+	int failed;
+	pid_t pid;
+	int zlevel;
+	uint32_t time_unit;
+	struct arr_encoder enc;
+	int enc_ready;
+	uint8_t *out;
+	size_t out_cap;
+	uint64_t events_written;
+	int exit_status;
+
+	/* time: ns = (tsc - tsc_start) * ns_per_tick */
+	uint64_t cal_tsc, cal_mono; /* calibration base */
+	uint64_t start_tsc, start_mono, start_real;
+	double ns_per_tick;
+	uint64_t ratio_span;
+
+	/* flusher */
+	int flusher_running, stop;
+	pthread_t flusher;
+	uint64_t rss_interval_ns;
+	int statm_fd;
+	struct tbuf *rssbuf;
+	long page_size;
+} g = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.wlock = PTHREAD_MUTEX_INITIALIZER,
+	.fd = -1,
+	.statm_fd = -1,
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void *map(size_t size, void *ctx)
+{
+	(void)ctx;
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void unmap(void *p, size_t size, void *ctx)
+{
+	(void)ctx;
+	munmap(p, size);
+}
+
+static void say(const char *a, const char *b, const char *c)
+{
+	/* One line, straight to fd 2: stdio would share the program's buffer. */
+	char line[PATH_MAX + 256];
+	snprintf(line, sizeof line, "allocrr: %s%s%s\n", a, b ? b : "", c ? c : "");
+	ssize_t n = write(2, line, strlen(line));
+	(void)n;
+}
+
+static int env_int(const char *name, int def, int lo, int hi)
+{
+	const char *s = getenv(name);
+	if (!s || !*s)
+		return def;
+	char *end;
+	long v = strtol(s, &end, 10);
+	return (*end || v < lo || v > hi) ? def : (int)v;
+}
+
+/* --- buffers ------------------------------------------------------------ */
+
+static struct tbuf *buf_new(size_t words)
+{
+	size_t size = (sizeof(struct tbuf) + 63) / 64 * 64 + words * 8;
+	struct tbuf *b = map(size, NULL);
+	if (!b)
+		return NULL;
+	b->w = (uint64_t *)((char *)b + (sizeof(struct tbuf) + 63) / 64 * 64);
+	b->cap = words;
+	b->map_size = size;
+	return b;
+}
+
+/* A fresh full-size buffer, or NULL when the budget is spent. g.lock held. */
+static struct tbuf *buf_get_locked(void)
+{
+	struct tbuf *b = g.free_list;
+	if (b) {
+		g.free_list = b->next;
+	} else if (g.nbufs < g.maxbufs) {
+		b = buf_new(g.buf_words);
+		if (b)
+			g.nbufs++;
+	}
+	if (b) {
+		b->used = b->flushed = 0;
+		b->next = NULL;
+		b->dangling = 0;
+	}
+	return b;
+}
+
+static void buf_put_locked(struct tbuf *b)
+{
+	if (b->cap != g.buf_words) { /* a small dangling buffer */
+		munmap(b, b->map_size);
+		return;
+	}
+	b->next = g.free_list;
+	g.free_list = b;
+}
+
+static void reg_add_locked(struct tbuf *b)
+{
+	b->reg_prev = NULL;
+	b->reg_next = g.reg;
+	if (g.reg)
+		g.reg->reg_prev = b;
+	g.reg = b;
+	b->registered = 1;
+}
+
+static void reg_del_locked(struct tbuf *b)
+{
+	if (!b->registered)
+		return;
+	if (b->reg_prev)
+		b->reg_prev->reg_next = b->reg_next;
+	else
+		g.reg = b->reg_next;
+	if (b->reg_next)
+		b->reg_next->reg_prev = b->reg_prev;
+	b->registered = 0;
+}
+
+static void queue_push_locked(struct tbuf *b)
+{
+	b->next = NULL;
+	if (g.qtail)
+		g.qtail->next = b;
+	else
+		g.qhead = b;
+	g.qtail = b;
+}
+
+static struct tbuf *queue_take_all_locked(void)
+{
+	struct tbuf *q = g.qhead;
+	g.qhead = g.qtail = NULL;
+	return q;
+}
+
+/* --- time ---------------------------------------------------------------- */
+
+static void calibrate(void)
+{
+	uint64_t t = rec_now(), m = mono_ns();
+	uint64_t span = m - g.cal_mono;
+	if (span < 1000000) { /* under 1 ms: wait for a usable span */
+		while ((span = mono_ns() - g.cal_mono) < 1000000)
+			;
+		t = rec_now(), m = mono_ns();
+		span = m - g.cal_mono;
+	}
+	if (span >= 2 * g.ratio_span && t > g.cal_tsc) {
+		g.ns_per_tick = (double)span / (double)(t - g.cal_tsc);
+		g.ratio_span = span;
+	}
+}
+
+static uint64_t tsc_to_ns(uint64_t tsc)
+{
+	if (tsc <= g.start_tsc)
+		return 0;
+	return (uint64_t)((double)(tsc - g.start_tsc) * g.ns_per_tick);
+}
+
+/* --- output -------------------------------------------------------------- */
+
+static int write_all(const uint8_t *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(g.fd, p, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += w, n -= (size_t)w;
+	}
+	return 0;
+}
+
+static void recording_failed(const char *what, int err)
+{
+	if (!g.failed) {
+		char msg[PATH_MAX + 64];
+		snprintf(msg, sizeof msg, "%s '%s': ", what, g.path[0] ? g.path : g.output);
+		say(msg, strerror(err), "; the program continues unrecorded");
+	}
+	g.failed = 1;
+	g.enabled = 0;
+}
+
+static size_t read_file(const char *path, char *buf, size_t cap)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	size_t n = 0;
+	ssize_t r;
+	while (n < cap && (r = read(fd, buf + n, cap - n)) > 0)
+		n += (size_t)r;
+	close(fd);
+	return n;
+}
+
+static int open_output(void)
+{
+	int flags = O_WRONLY | O_CREAT | O_CLOEXEC | O_EXCL;
+	if (g.root) {
+		snprintf(g.path, sizeof g.path, "%s", g.output);
+		/* Without the CLI (no ALLOCRR_ROOT_PID) the top process overwrites. */
+		g.fd = open(g.path, getenv("ALLOCRR_ROOT_PID") ? flags : (flags & ~O_EXCL) | O_TRUNC, 0644);
+	}
+	for (int n = 1; g.fd < 0 && n < 1000; n++) {
+		if (g.root && errno != EEXIST)
+			break;
+		if (n == 1)
+			snprintf(g.path, sizeof g.path, "%s.%d", g.output, (int)g.pid);
+		else
+			snprintf(g.path, sizeof g.path, "%s.%d.%d", g.output, (int)g.pid, n);
+		g.fd = open(g.path, flags, 0644);
+		if (g.fd < 0 && errno != EEXIST)
+			break;
+	}
+	if (g.fd < 0) {
+		recording_failed("cannot create trace", errno);
+		return -1;
+	}
+	/* Metadata: cmdline and exe from /proc, read without the program's heap. */
+	size_t cap = 64 * 1024;
+	char *argv = map(cap, NULL), exe[PATH_MAX] = "";
+	size_t argv_len = argv ? read_file("/proc/self/cmdline", argv, cap) : 0;
+	ssize_t el = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	exe[el > 0 ? el : 0] = 0;
+	char recorder[64];
+	snprintf(recorder, sizeof recorder, "allocrr %s", ALLOCRR_VERSION);
+	char libc[64];
+	snprintf(libc, sizeof libc, "glibc %s", gnu_get_libc_version());
+	struct arr_header_info info = {
+		.pid = g.pid,
+		.ppid = getppid(),
+		.realtime_ns = g.start_real,
+		.monotonic_ns = g.start_mono,
+		.page_size = (uint64_t)g.page_size,
+		.time_unit_ns = g.time_unit,
+		.features = ARR_FEAT_TSC_CLOCK | (g.no_children ? 0 : ARR_FEAT_CHILDREN),
+		.exe = exe,
+		.libc = libc,
+		.recorder = recorder,
+		.parent_trace = g.is_fork_child && g.parent_trace[0] ? g.parent_trace : NULL,
+		.argv = argv,
+		.argv_len = argv_len,
+	};
+	long n = arr__encode_header(&info, g.out, g.out_cap);
+	if (argv)
+		munmap(argv, cap);
+	int rc = n < 0 ? EOVERFLOW : -write_all(g.out, (size_t)n);
+	if (rc) {
+		recording_failed("cannot write trace", rc);
+		return -1;
+	}
+	return 0;
+}
+
+/* Make sure the encoder and the file exist. g.wlock held. */
+static int output_ready(void)
+{
+	if (!g.enabled)
+		return -1;
+	if (!g.enc_ready) {
+		struct arr_mem mem = {map, unmap, NULL};
+		if (arr__encoder_init(&g.enc, &mem, g.buf_words, g.zlevel, g.time_unit) < 0) {
+			recording_failed("cannot set up the encoder for", ENOMEM);
+			return -1;
+		}
+		g.out_cap = arr__encoder_bound(&g.enc);
+		g.out = map(g.out_cap, NULL);
+		if (!g.out) {
+			recording_failed("cannot set up the encoder for", ENOMEM);
+			return -1;
+		}
+		g.enc_ready = 1;
+	}
+	if (g.fd < 0 && open_output() < 0)
+		return -1;
+	return 0;
+}
+
+/* Encode and write the committed, unwritten part of b. g.wlock held. */
+static void write_buffer(struct tbuf *b)
+{
+	size_t used = __atomic_load_n(&b->used, __ATOMIC_ACQUIRE);
+	if (used <= b->flushed || g.finished || output_ready() < 0)
+		return;
+	calibrate();
+	uint64_t *w = b->w + b->flushed;
+	size_t n = used - b->flushed, nev = 0;
+	for (size_t i = 0; i < n;) { /* timestamps: ticks -> ns since start */
+		w[i + 1] = tsc_to_ns(w[i + 1]);
+		i += ARR_RAW_WORDS(w[i]);
+		nev++;
+	}
+	long len = arr__encode_events(&g.enc, b->tid, w, n, g.out, g.out_cap);
+	if (len < 0) {
+		recording_failed("cannot encode events for", EINVAL);
+		return;
+	}
+	int rc = write_all(g.out, (size_t)len);
+	if (rc) {
+		recording_failed("cannot write trace", -rc);
+		return;
+	}
+	g.events_written += nev;
+	b->flushed = used;
+}
+
+/* Write every queued buffer, oldest first, and recycle it. */
+static void drain_queue(void)
+{
+	for (;;) {
+		pthread_mutex_lock(&g.wlock);
+		pthread_mutex_lock(&g.lock);
+		struct tbuf *b = g.qhead;
+		if (b) {
+			g.qhead = b->next;
+			if (!g.qhead)
+				g.qtail = NULL;
+		}
+		pthread_mutex_unlock(&g.lock);
+		if (!b) {
+			pthread_mutex_unlock(&g.wlock);
+			return;
+		}
+		write_buffer(b);
+		pthread_mutex_unlock(&g.wlock);
+		pthread_mutex_lock(&g.lock);
+		buf_put_locked(b);
+		pthread_mutex_unlock(&g.lock);
+	}
+}
+
+/* --- the flusher thread -------------------------------------------------- */
+
+static void sample_rss(void)
+{
+	char buf[128];
+	ssize_t n = pread(g.statm_fd, buf, sizeof buf - 1, 0);
+	if (n <= 0)
+		return;
+	buf[n] = 0;
+	char *p = strchr(buf, ' ');
+	if (!p)
+		return;
+	uint64_t rss = strtoull(p + 1, NULL, 10) * (uint64_t)g.page_size;
+	struct tbuf *b = g.rssbuf;
+	if (b->used + 3 > b->cap) {
+		pthread_mutex_lock(&g.lock);
+		struct tbuf *nb = buf_get_locked();
+		if (nb) {
+			nb->tid = 0;
+			reg_del_locked(b);
+			reg_add_locked(nb);
+			queue_push_locked(b);
+			g.rssbuf = b = nb;
+		}
+		pthread_mutex_unlock(&g.lock);
+		if (!nb)
+			return;
+	}
+	uint64_t *w = b->w + b->used;
+	w[0] = ARR_RAW_W0(ARR_OP_RSS, 3, 0, 0);
+	w[1] = rec_now();
+	w[2] = rss;
+	__atomic_store_n(&b->used, b->used + 3, __ATOMIC_RELEASE);
+}
+
+/* Dangling buffers of threads that are gone: write and recycle them. */
+static void reap_dangling(void)
+{
+	pthread_mutex_lock(&g.lock);
+	for (struct tbuf *b = g.reg, *next; b; b = next) {
+		next = b->reg_next;
+		if (b->dangling && syscall(SYS_tgkill, g.pid, b->tid, 0) < 0 && errno == ESRCH) {
+			reg_del_locked(b);
+			queue_push_locked(b);
+		}
+	}
+	pthread_mutex_unlock(&g.lock);
+}
+
+static void *flusher_main(void *arg)
+{
+	(void)arg;
+	arr__ts.mode = MODE_BUSY;
+	sigset_t all;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	uint64_t next_tick = mono_ns() + g.rss_interval_ns;
+	if (g.rss_interval_ns)
+		sample_rss();
+	pthread_mutex_lock(&g.lock);
+	while (!g.stop) {
+		if (!g.qhead) {
+			uint64_t wake = g.rss_interval_ns ? next_tick : mono_ns() + 100000000u;
+			struct timespec ts = {(time_t)(wake / 1000000000u), (long)(wake % 1000000000u)};
+			pthread_cond_timedwait(&g.cond, &g.lock, &ts);
+		}
+		pthread_mutex_unlock(&g.lock);
+		uint64_t now = mono_ns();
+		if (g.rss_interval_ns && now >= next_tick) {
+			sample_rss();
+			reap_dangling();
+			while (next_tick <= now)
+				next_tick += g.rss_interval_ns;
+		}
+		drain_queue();
+		pthread_mutex_lock(&g.lock);
+	}
+	pthread_mutex_unlock(&g.lock);
+	return NULL;
+}
+
+static void start_flusher(void)
+{
+	if (g.flusher_running || !g.enabled)
+		return;
+	if (g.rss_interval_ns) {
+		if (g.statm_fd < 0)
+			g.statm_fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+		pthread_mutex_lock(&g.lock);
+		if (!g.rssbuf && (g.rssbuf = buf_get_locked())) {
+			g.rssbuf->tid = 0;
+			reg_add_locked(g.rssbuf);
+		}
+		pthread_mutex_unlock(&g.lock);
+		if (g.statm_fd < 0 || !g.rssbuf)
+			g.rss_interval_ns = 0;
+	}
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 256 * 1024);
+	g.stop = 0;
+	if (pthread_create(&g.flusher, &attr, flusher_main, NULL) == 0)
+		g.flusher_running = 1;
+	pthread_attr_destroy(&attr);
+}
+
+/* --- threads ------------------------------------------------------------- */
+
+static void key_destructor(void *arg)
+{
+	(void)arg;
+	/* Later destructors of other keys may still allocate: come back for
+	 * the last round before recording this thread's end. */
+	if (arr__ts.exit_rounds + 1 < PTHREAD_DESTRUCTOR_ITERATIONS) {
+		arr__ts.exit_rounds++;
+		uint8_t mode = arr__ts.mode;
+		arr__ts.mode = MODE_BUSY;
+		pthread_setspecific(g.key, &arr__ts);
+		arr__ts.mode = mode;
+		return;
+	}
+	arr__rec_thread_exit();
+}
+
+void arr__rec_thread_exit(void)
+{
+	if (arr__ts.mode != MODE_ACTIVE)
+		return;
+	uint64_t *w = rec_begin(2);
+	if (w) {
+		w[0] = ARR_RAW_W0(ARR_OP_THREAD_EXIT, 2, 0, 0);
+		w[1] = rec_now();
+		rec_commit(2);
+	}
+	if (arr__ts.mode != MODE_ACTIVE)
+		return;
+	arr__ts.mode = MODE_BUSY;
+	struct tbuf *b = arr__ts.buf;
+	pthread_mutex_lock(&g.lock);
+	reg_del_locked(b);
+	queue_push_locked(b);
+	pthread_cond_signal(&g.cond);
+	pthread_mutex_unlock(&g.lock);
+	if (!g.flusher_running)
+		drain_queue();
+	arr__ts.buf = NULL;
+	arr__ts.mode = MODE_EXITED;
+}
+
+static uint32_t gettid_raw(void) { return (uint32_t)syscall(SYS_gettid); }
+
+/* First call of a thread: give it a buffer and record its start. */
+static void thread_register(void)
+{
+	arr__rec_init();
+	if (!g.enabled) {
+		arr__ts.mode = MODE_OFF;
+		return;
+	}
+	arr__ts.mode = MODE_BUSY;
+	arr__ts.tid = gettid_raw();
+	pthread_mutex_lock(&g.lock);
+	struct tbuf *b = buf_get_locked();
+	if (b) {
+		b->tid = arr__ts.tid;
+		reg_add_locked(b);
+	}
+	pthread_mutex_unlock(&g.lock);
+	if (!b) { /* no memory for a buffer: this thread goes unrecorded */
+		arr__ts.mode = MODE_OFF;
+		return;
+	}
+	arr__ts.buf = b;
+	pthread_setspecific(g.key, &arr__ts);
+	start_flusher();
+	b->w[0] = ARR_RAW_W0(ARR_OP_THREAD_START, 2, 0, 0);
+	b->w[1] = rec_now();
+	__atomic_store_n(&b->used, 2, __ATOMIC_RELEASE);
+	arr__ts.mode = MODE_ACTIVE;
+}
+
+/* The current buffer is full: queue it and take another. */
+static void handoff(void)
+{
+	struct tbuf *old = arr__ts.buf;
+	arr__ts.mode = MODE_BUSY;
+	if (!g.enabled) {
+		arr__ts.mode = MODE_OFF;
+		return;
+	}
+	pthread_mutex_lock(&g.lock);
+	struct tbuf *nb = buf_get_locked();
+	if (nb) {
+		nb->tid = old->tid;
+		nb->dangling = old->dangling;
+		reg_del_locked(old);
+		reg_add_locked(nb);
+		queue_push_locked(old);
+		pthread_cond_signal(&g.cond);
+	}
+	pthread_mutex_unlock(&g.lock);
+	if (!nb) {
+		/* Out of buffers: the flusher is behind. Write the queue and this
+		 * buffer here, in order, and reuse this buffer. */
+		pthread_mutex_lock(&g.wlock);
+		pthread_mutex_lock(&g.lock);
+		struct tbuf *q = queue_take_all_locked();
+		pthread_mutex_unlock(&g.lock);
+		for (struct tbuf *b = q; b; b = b->next)
+			write_buffer(b);
+		write_buffer(old);
+		old->used = old->flushed = 0;
+		pthread_mutex_unlock(&g.wlock);
+		pthread_mutex_lock(&g.lock);
+		while (q) {
+			struct tbuf *next = q->next;
+			buf_put_locked(q);
+			q = next;
+		}
+		pthread_mutex_unlock(&g.lock);
+		nb = old;
+	} else if (!g.flusher_running) {
+		drain_queue();
+	}
+	arr__ts.buf = nb;
+	arr__ts.mode = g.enabled ? MODE_ACTIVE : MODE_OFF;
+}
+
+/* After the thread's exit hook: record into a small dangling buffer. */
+static void dangling_start(void)
+{
+	arr__ts.mode = MODE_BUSY;
+	struct tbuf *b = g.enabled ? buf_new(512) : NULL;
+	if (!b) {
+		arr__ts.mode = MODE_OFF;
+		return;
+	}
+	b->tid = arr__ts.tid;
+	b->dangling = 1;
+	pthread_mutex_lock(&g.lock);
+	reg_add_locked(b);
+	pthread_mutex_unlock(&g.lock);
+	arr__ts.buf = b;
+	arr__ts.mode = MODE_ACTIVE;
+}
+
+uint64_t *arr__rec_slow(unsigned words)
+{
+	int saved = errno;
+	switch (arr__ts.mode) {
+	case MODE_NEW:
+		thread_register();
+		break;
+	case MODE_ACTIVE:
+		handoff();
+		break;
+	case MODE_EXITED:
+		dangling_start();
+		break;
+	default:
+		break;
+	}
+	errno = saved;
+	struct tbuf *b = arr__ts.buf;
+	if (arr__ts.mode != MODE_ACTIVE || b->used + words > b->cap)
+		return NULL;
+	return b->w + b->used;
+}
+
+/* --- lifecycle ----------------------------------------------------------- */
+
+/* Is `path` a trace written by this process or one of its ancestors? */
+static int written_by_ancestor(const char *path)
+{
+	uint8_t h[256];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, h, sizeof h);
+	close(fd);
+	if (n < ARR_FILE_HDR_FIXED + 14 || memcmp(h, ARR_MAGIC, ARR_MAGIC_LEN) ||
+	    arr__get_u16(h + ARR_FILE_HDR_FIXED) != ARR_META_PID)
+		return 0;
+	pid_t owner = (pid_t)arr__get_u64(h + ARR_FILE_HDR_FIXED + 6);
+	for (pid_t p = getpid(), depth = 0; p > 1 && depth < 64; depth++) {
+		if (p == owner)
+			return 1;
+		char sp[64], st[512];
+		snprintf(sp, sizeof sp, "/proc/%d/stat", (int)p);
+		size_t len = read_file(sp, st, sizeof st - 1);
+		st[len] = 0;
+		char *rp = strrchr(st, ')');
+		if (!rp || sscanf(rp + 2, "%*c %d", &p) != 1)
+			return 0;
+	}
+	return 0;
+}
+
+static void on_exit_status(int status, void *arg)
+{
+	(void)arg;
+	g.exit_status = status;
+}
+
+static void fatal_signal(int sig)
+{
+	int saved = errno;
+	arr__final_flush(ARR_END_SIGNAL, sig);
+	errno = saved;
+	/* SA_RESETHAND restored the default action: deliver it. */
+	raise(sig);
+}
+
+static void install_signal_handlers(void)
+{
+	static const int sigs[] = {SIGHUP,  SIGINT,  SIGQUIT, SIGILL,  SIGTRAP, SIGABRT,
+				   SIGBUS,  SIGFPE,  SIGUSR1, SIGSEGV, SIGUSR2, SIGPIPE,
+				   SIGALRM, SIGTERM, SIGXCPU, SIGXFSZ, SIGSYS};
+	for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
+		struct sigaction old, sa;
+		if (sigaction(sigs[i], NULL, &old) < 0 || old.sa_handler != SIG_DFL ||
+		    (old.sa_flags & SA_SIGINFO))
+			continue;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = fatal_signal;
+		sa.sa_flags = SA_RESETHAND | SA_NODEFER | SA_RESTART;
+		sigemptyset(&sa.sa_mask);
+		sigaction(sigs[i], &sa, NULL);
+	}
+}
+
+void arr__rec_init(void)
+{
+	if (g.initialized)
+		return;
+	uint8_t mode = arr__ts.mode;
+	arr__ts.mode = MODE_BUSY;
+	g.initialized = 1;
+	g.pid = getpid();
+	g.page_size = sysconf(_SC_PAGESIZE);
+	const char *out = getenv("ALLOCRR_OUTPUT");
+	snprintf(g.output, sizeof g.output, "%s", out && *out ? out : "allocrr.atr");
+	g.no_children = env_int("ALLOCRR_NO_CHILDREN", 0, 0, 1);
+	g.rss_interval_ns = (uint64_t)env_int("ALLOCRR_RSS_INTERVAL_MS", 10, 0, 3600000) * 1000000u;
+	g.time_unit = (uint32_t)env_int("ALLOCRR_TIME_UNIT_NS", 32, 1, 1000000);
+	g.zlevel = env_int("ALLOCRR_ZSTD_LEVEL", 3, -5, 19);
+	g.buf_words = (size_t)env_int("ALLOCRR_BUFFER_KB", 256, 16, 65536) * 1024 / 8;
+	g.maxbufs = 64;
+	const char *root = getenv("ALLOCRR_ROOT_PID");
+	g.root = root ? atoi(root) == g.pid : !written_by_ancestor(g.output);
+	g.enabled = !(g.no_children && !g.root) && !getenv("ALLOCRR_DISABLE");
+	g.cal_tsc = g.start_tsc = rec_now();
+	g.cal_mono = g.start_mono = mono_ns();
+	g.ns_per_tick = 1.0;
+	struct timespec rt;
+	clock_gettime(CLOCK_REALTIME, &rt);
+	g.start_real = (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec;
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&g.cond, &ca);
+	pthread_condattr_destroy(&ca);
+	if (g.enabled) {
+		pthread_key_create(&g.key, key_destructor);
+		pthread_atfork(arr__rec_fork_prepare, arr__rec_fork_parent, arr__rec_fork_child);
+		on_exit(on_exit_status, NULL);
+		install_signal_handlers();
+		/* The top process creates its file now, so an unwritable output
+		 * is reported before the program runs and no thread is started. */
+		pthread_mutex_lock(&g.wlock);
+		output_ready();
+		pthread_mutex_unlock(&g.wlock);
+	}
+	arr__ts.mode = mode;
+}
+
+int arr__rec_enabled(void) { return g.enabled; }
+
+int arr__rec_owns_process(void)
+{
+	/* A vfork child shares our memory but has its own pid. */
+	return g.initialized && syscall(SYS_getpid) == g.pid;
+}
+
+/* Lock with a deadline: a signal handler must not wait forever for a lock
+ * the interrupted code may hold. */
+static int lock_for_flush(pthread_mutex_t *m, int patient)
+{
+	if (patient)
+		return pthread_mutex_lock(m);
+	for (int i = 0; i < 200; i++) {
+		if (pthread_mutex_trylock(m) == 0)
+			return 0;
+		struct timespec ts = {0, 1000000};
+		nanosleep(&ts, NULL);
+	}
+	return -1;
+}
+
+/* Are there allocation calls not yet written? (A forked child that only
+ * execs leaves no trace behind.) */
+static int pending_calls(void)
+{
+	for (struct tbuf *b = g.reg; b; b = b->reg_next)
+		for (size_t i = b->flushed; i < b->used; i += ARR_RAW_WORDS(b->w[i]))
+			if (arr_op_is_call(ARR_RAW_OP(b->w[i])))
+				return 1;
+	for (struct tbuf *b = g.qhead; b; b = b->next)
+		for (size_t i = b->flushed; i < b->used; i += ARR_RAW_WORDS(b->w[i]))
+			if (arr_op_is_call(ARR_RAW_OP(b->w[i])))
+				return 1;
+	return 0;
+}
+
+void arr__final_flush(unsigned reason, int status)
+{
+	if (!g.initialized || !g.enabled || !arr__rec_owns_process())
+		return;
+	uint8_t mode = arr__ts.mode;
+	arr__ts.mode = MODE_BUSY;
+	int patient = reason != ARR_END_SIGNAL;
+	if (lock_for_flush(&g.wlock, patient) < 0)
+		goto out;
+	if (lock_for_flush(&g.lock, patient) < 0) {
+		pthread_mutex_unlock(&g.wlock);
+		goto out;
+	}
+	if (g.finished || (g.fd < 0 && g.is_fork_child && !pending_calls()))
+		goto unlock;
+	struct tbuf *q = queue_take_all_locked();
+	for (struct tbuf *b = q; b; b = b->next)
+		write_buffer(b);
+	while (q) {
+		struct tbuf *next = q->next;
+		buf_put_locked(q);
+		q = next;
+	}
+	for (struct tbuf *b = g.reg; b; b = b->reg_next)
+		write_buffer(b);
+	if (output_ready() == 0) {
+		calibrate();
+		uint8_t end[ARR_CHUNK_PREFIX + ARR_END_BODY];
+		size_t n = arr__encode_end(end, reason, status, tsc_to_ns(rec_now()), g.events_written);
+		int rc = write_all(end, n);
+		if (rc)
+			recording_failed("cannot write trace", -rc);
+		g.finished = 1;
+	}
+unlock:
+	pthread_mutex_unlock(&g.lock);
+	pthread_mutex_unlock(&g.wlock);
+out:
+	arr__ts.mode = mode;
+}
+
+/* Record an event with one argument (fork, exec failure) right now. */
+void arr__rec_event_now(unsigned op, int failed, int err, uint64_t arg)
+{
+	uint64_t *w = rec_begin(3);
+	if (!w)
+		return;
+	w[0] = ARR_RAW_W0(op, 3, failed, err);
+	w[1] = rec_now();
+	w[2] = arg;
+	rec_commit(3);
+}
+
+static void rec_exec_event(const char *path, int failed, int err)
+{
+	size_t len = path ? strlen(path) : 0;
+	if (len > (ARR_RAW_MAX_WORDS - 3) * 8)
+		len = (ARR_RAW_MAX_WORDS - 3) * 8;
+	unsigned words = 3 + (unsigned)((len + 7) / 8);
+	uint64_t *w = rec_begin(words);
+	if (!w)
+		return;
+	w[0] = ARR_RAW_W0(ARR_OP_EXEC, words, failed, err);
+	w[1] = rec_now();
+	w[2] = len;
+	w[words - 1] = 0;
+	memcpy(w + 3, path, len);
+	rec_commit(words);
+}
+
+void arr__rec_exec(const char *path)
+{
+	if (!arr__rec_owns_process())
+		return;
+	rec_exec_event(path, 0, 0);
+	arr__final_flush(ARR_END_EXEC, 0);
+}
+
+void arr__rec_exec_failed(const char *path, int err)
+{
+	if (!arr__rec_owns_process())
+		return;
+	pthread_mutex_lock(&g.wlock);
+	g.finished = 0; /* we are still here: the trace goes on */
+	pthread_mutex_unlock(&g.wlock);
+	rec_exec_event(path, 1, err);
+}
+
+void arr__rec_fork_prepare(void)
+{
+	uint8_t mode = arr__ts.mode;
+	arr__ts.mode = MODE_BUSY;
+	pthread_mutex_lock(&g.wlock);
+	pthread_mutex_lock(&g.lock);
+	arr__ts.mode = mode;
+}
+
+void arr__rec_fork_parent(void)
+{
+	pthread_mutex_unlock(&g.lock);
+	pthread_mutex_unlock(&g.wlock);
+}
+
+void arr__rec_fork_child(void)
+{
+	pthread_mutex_init(&g.lock, NULL);
+	pthread_mutex_init(&g.wlock, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&g.cond, &ca);
+	pthread_condattr_destroy(&ca);
+	/* Everything buffered belongs to the parent's trace: recycle it. */
+	struct tbuf *q = queue_take_all_locked();
+	while (q) {
+		struct tbuf *next = q->next;
+		buf_put_locked(q);
+		q = next;
+	}
+	while (g.reg) {
+		struct tbuf *b = g.reg;
+		reg_del_locked(b);
+		buf_put_locked(b);
+	}
+	g.rssbuf = NULL;
+	g.flusher_running = 0;
+	g.stop = 0;
+	if (g.fd >= 0)
+		close(g.fd);
+	g.fd = -1;
+	snprintf(g.parent_trace, sizeof g.parent_trace, "%s", g.path);
+	g.path[0] = 0;
+	g.pid = getpid();
+	g.root = 0;
+	g.is_fork_child = 1;
+	g.finished = 0;
+	g.events_written = 0;
+	g.start_tsc = rec_now();
+	g.start_mono = mono_ns();
+	struct timespec rt;
+	clock_gettime(CLOCK_REALTIME, &rt);
+	g.start_real = (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec;
+	if (g.no_children)
+		g.enabled = 0;
+	arr__ts.buf = NULL;
+	arr__ts.exit_rounds = 0;
+	/* The forking thread re-registers (new tid, new buffer) on its next
+	 * call; fork() itself is still inside the recorder. */
+	arr__ts.mode = g.enabled ? MODE_NEW : MODE_OFF;
+}
+
+__attribute__((destructor)) static void rec_fini(void)
+{
+	arr__final_flush(ARR_END_EXIT, g.exit_status);
+}

@@ -1,0 +1,98 @@
+/*
+ * recorder.h - internals of liballocrr-record.so.
+ *
+ * Glossary
+ *   tbuf     a buffer of raw records (formats/writer.h) owned by one thread
+ *            while it fills; then queued, encoded by the flusher thread and
+ *            recycled. Lives in its own mmap, never in the program's heap.
+ *   tstate   per-thread state in initial-exec TLS: the current tbuf and a
+ *            mode byte that the hot path tests once.
+ *   flusher  the recorder's one thread: encodes and writes queued buffers,
+ *            samples RSS every --rss-interval ms.
+ *   final flush  at exit, _exit, exec or a fatal signal: every committed
+ *            record of every thread is written, then an END chunk.
+ *
+ * Contract: nothing here calls the program's malloc or prints except one
+ * line on stderr when recording fails; errno is preserved across hooks.
+ * The hot path takes no lock and touches no shared cache line: one TLS
+ * load, a bounds check, a few stores and a release store of `used`.
+ */
+#ifndef ARR_RECORDER_H
+#define ARR_RECORDER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <x86intrin.h>
+
+#include "writer.h"
+
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+#define ARR_HIDDEN __attribute__((visibility("hidden")))
+
+struct tbuf {
+	uint64_t *w;
+	size_t cap;     /* words */
+	size_t used;    /* committed words; the owner stores it with release */
+	size_t flushed; /* words already written; the flusher's */
+	size_t map_size;
+	uint32_t tid;
+	uint8_t dangling; /* belongs to a thread past its exit hook */
+	uint8_t registered;
+	struct tbuf *next;               /* queue or free list */
+	struct tbuf *reg_next, *reg_prev; /* buffers still being filled */
+};
+
+enum tmode {
+	MODE_NEW = 0, /* first call of this thread: register it */
+	MODE_ACTIVE,  /* recording */
+	MODE_BUSY,    /* inside the recorder: pass through unrecorded */
+	MODE_OFF,     /* recording disabled: pass through */
+	MODE_EXITED,  /* after the thread's exit hook */
+};
+
+struct tstate {
+	struct tbuf *buf;
+	uint32_t tid;
+	uint8_t mode;
+	uint8_t exit_rounds;
+};
+
+extern __thread struct tstate arr__ts __attribute__((tls_model("initial-exec")));
+
+/* Largest ordinary record (reallocarray): w0, t, ptr, nmemb, size, ret. */
+#define REC_MAX_WORDS 6
+
+ARR_HIDDEN uint64_t *arr__rec_slow(unsigned words);
+
+/* Room for one record of `words` words, or NULL when not recording. */
+static inline uint64_t *rec_begin(unsigned words)
+{
+	struct tbuf *b = arr__ts.buf;
+	if (likely(arr__ts.mode == MODE_ACTIVE && b->used + words <= b->cap))
+		return b->w + b->used;
+	return arr__rec_slow(words);
+}
+
+static inline void rec_commit(unsigned words)
+{
+	struct tbuf *b = arr__ts.buf;
+	__atomic_store_n(&b->used, b->used + words, __ATOMIC_RELEASE);
+}
+
+static inline uint64_t rec_now(void) { return __rdtsc(); }
+
+/* Lifecycle (record.c). */
+ARR_HIDDEN void arr__rec_init(void);
+ARR_HIDDEN void arr__final_flush(unsigned reason, int status);
+ARR_HIDDEN void arr__rec_thread_exit(void);
+ARR_HIDDEN void arr__rec_fork_prepare(void);
+ARR_HIDDEN void arr__rec_fork_parent(void);
+ARR_HIDDEN void arr__rec_fork_child(void);
+ARR_HIDDEN int arr__rec_owns_process(void); /* false in a vfork child */
+ARR_HIDDEN void arr__rec_event_now(unsigned op, int failed, int err, uint64_t arg);
+ARR_HIDDEN void arr__rec_exec(const char *path);
+ARR_HIDDEN void arr__rec_exec_failed(const char *path, int err);
+ARR_HIDDEN int arr__rec_enabled(void);
+
+#endif
