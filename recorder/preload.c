@@ -192,7 +192,12 @@ EXPORT void *reallocarray(void *p, size_t n, size_t size)
 		}
 		return boot_realloc(p, total);
 	}
+	/* glibc's reallocarray calls realloc: record the outer call only. */
+	uint8_t mode = arr__ts.mode;
+	if (mode == MODE_ACTIVE)
+		arr__ts.mode = MODE_BUSY;
 	void *r = real.reallocarray(p, n, size);
+	arr__ts.mode = mode;
 	uint64_t t = rec_now();
 	int failed = r == NULL, err = failed ? errno : 0;
 	uint64_t *w = rec_begin(6);

@@ -36,6 +36,7 @@ static struct {
 	pthread_cond_t cond;
 	struct tbuf *qhead, *qtail, *free_list, *reg;
 	size_t nbufs, maxbufs, buf_words;
+	size_t nthreads; /* threads holding a buffer: each may have two more */
 	pthread_key_t key;
 
 	/* output */
@@ -53,13 +54,12 @@ static struct {
 	uint8_t *out;
 	size_t out_cap;
 	uint64_t events_written;
-	int exit_status;
+	int exit_hooked;
 
 	/* time: ns = (tsc - tsc_start) * ns_per_tick */
 	uint64_t cal_tsc, cal_mono; /* calibration base */
 	uint64_t start_tsc, start_mono, start_real;
-	double ns_per_tick;
-	uint64_t ratio_span;
+	double ns_per_tick; /* 0 until calibrated */
 
 	/* flusher */
 	int flusher_running, stop;
@@ -134,7 +134,7 @@ static struct tbuf *buf_get_locked(void)
 	struct tbuf *b = g.free_list;
 	if (b) {
 		g.free_list = b->next;
-	} else if (g.nbufs < g.maxbufs) {
+	} else if (g.nbufs < g.maxbufs + 2 * g.nthreads) {
 		b = buf_new(g.buf_words);
 		if (b)
 			g.nbufs++;
@@ -199,20 +199,35 @@ static struct tbuf *queue_take_all_locked(void)
 
 /* --- time ---------------------------------------------------------------- */
 
+/* Read the TSC and CLOCK_MONOTONIC as one pair: the TSC at the midpoint of
+ * the narrowest of a few tries. */
+static void clock_pair(uint64_t *tsc, uint64_t *mono)
+{
+	uint64_t best = UINT64_MAX;
+	for (int i = 0; i < 5; i++) {
+		uint64_t a = rec_now(), m = mono_ns(), b = rec_now();
+		if (b - a < best) {
+			best = b - a;
+			*tsc = a + (b - a) / 2;
+			*mono = m;
+		}
+	}
+}
+
+/*
+ * One linear map from ticks to ns for the whole trace, fixed at the first
+ * encode: chunks of different threads must agree on it, or a free could
+ * land after the malloc that reused its block. A span of >= 2 ms keeps the
+ * rate within ~1e-5 of the truth.
+ */
 static void calibrate(void)
 {
-	uint64_t t = rec_now(), m = mono_ns();
-	uint64_t span = m - g.cal_mono;
-	if (span < 1000000) { /* under 1 ms: wait for a usable span */
-		while ((span = mono_ns() - g.cal_mono) < 1000000)
-			;
-		t = rec_now(), m = mono_ns();
-		span = m - g.cal_mono;
-	}
-	if (span >= 2 * g.ratio_span && t > g.cal_tsc) {
-		g.ns_per_tick = (double)span / (double)(t - g.cal_tsc);
-		g.ratio_span = span;
-	}
+	if (g.ns_per_tick > 0)
+		return;
+	uint64_t t = 0, m = 0;
+	while (clock_pair(&t, &m), m - g.cal_mono < 2000000)
+		;
+	g.ns_per_tick = t > g.cal_tsc ? (double)(m - g.cal_mono) / (double)(t - g.cal_tsc) : 1.0;
 }
 
 static uint64_t tsc_to_ns(uint64_t tsc)
@@ -481,8 +496,14 @@ static void *flusher_main(void *arg)
 
 static void start_flusher(void)
 {
+	static pthread_mutex_t once = PTHREAD_MUTEX_INITIALIZER;
 	if (g.flusher_running || !g.enabled)
 		return;
+	pthread_mutex_lock(&once);
+	if (g.flusher_running) {
+		pthread_mutex_unlock(&once);
+		return;
+	}
 	if (g.rss_interval_ns) {
 		if (g.statm_fd < 0)
 			g.statm_fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
@@ -502,6 +523,7 @@ static void start_flusher(void)
 	if (pthread_create(&g.flusher, &attr, flusher_main, NULL) == 0)
 		g.flusher_running = 1;
 	pthread_attr_destroy(&attr);
+	pthread_mutex_unlock(&once);
 }
 
 /* --- threads ------------------------------------------------------------- */
@@ -537,6 +559,7 @@ void arr__rec_thread_exit(void)
 	arr__ts.mode = MODE_BUSY;
 	struct tbuf *b = arr__ts.buf;
 	pthread_mutex_lock(&g.lock);
+	g.nthreads--;
 	reg_del_locked(b);
 	queue_push_locked(b);
 	pthread_cond_signal(&g.cond);
@@ -560,13 +583,18 @@ static void thread_register(void)
 	arr__ts.mode = MODE_BUSY;
 	arr__ts.tid = gettid_raw();
 	pthread_mutex_lock(&g.lock);
+	g.nthreads++;
 	struct tbuf *b = buf_get_locked();
+	if (!b && (b = buf_new(g.buf_words))) /* over budget beats losing events */
+		g.nbufs++;
 	if (b) {
 		b->tid = arr__ts.tid;
 		reg_add_locked(b);
+	} else {
+		g.nthreads--;
 	}
 	pthread_mutex_unlock(&g.lock);
-	if (!b) { /* no memory for a buffer: this thread goes unrecorded */
+	if (!b) { /* no memory at all: this thread goes unrecorded */
 		arr__ts.mode = MODE_OFF;
 		return;
 	}
@@ -696,10 +724,13 @@ static int written_by_ancestor(const char *path)
 	return 0;
 }
 
-static void on_exit_status(int status, void *arg)
+/* Registered from the first call, which comes before the program's entry
+ * point: exit handlers run last-registered first, so this one runs after
+ * every ELF destructor (_dl_fini) and sees their calls too. */
+static void on_exit_flush(int status, void *arg)
 {
 	(void)arg;
-	g.exit_status = status;
+	arr__final_flush(ARR_END_EXIT, status);
 }
 
 static void fatal_signal(int sig)
@@ -742,16 +773,16 @@ void arr__rec_init(void)
 	snprintf(g.output, sizeof g.output, "%s", out && *out ? out : "allocrr.atr");
 	g.no_children = env_int("ALLOCRR_NO_CHILDREN", 0, 0, 1);
 	g.rss_interval_ns = (uint64_t)env_int("ALLOCRR_RSS_INTERVAL_MS", 10, 0, 3600000) * 1000000u;
-	g.time_unit = (uint32_t)env_int("ALLOCRR_TIME_UNIT_NS", 32, 1, 1000000);
+	g.time_unit = (uint32_t)env_int("ALLOCRR_TIME_UNIT_NS", 16, 1, 1000000);
 	g.zlevel = env_int("ALLOCRR_ZSTD_LEVEL", 3, -5, 19);
 	g.buf_words = (size_t)env_int("ALLOCRR_BUFFER_KB", 256, 16, 65536) * 1024 / 8;
-	g.maxbufs = 64;
+	g.maxbufs = 32;
 	const char *root = getenv("ALLOCRR_ROOT_PID");
 	g.root = root ? atoi(root) == g.pid : !written_by_ancestor(g.output);
 	g.enabled = !(g.no_children && !g.root) && !getenv("ALLOCRR_DISABLE");
-	g.cal_tsc = g.start_tsc = rec_now();
-	g.cal_mono = g.start_mono = mono_ns();
-	g.ns_per_tick = 1.0;
+	clock_pair(&g.cal_tsc, &g.cal_mono);
+	g.start_tsc = g.cal_tsc;
+	g.start_mono = g.cal_mono;
 	struct timespec rt;
 	clock_gettime(CLOCK_REALTIME, &rt);
 	g.start_real = (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec;
@@ -763,7 +794,7 @@ void arr__rec_init(void)
 	if (g.enabled) {
 		pthread_key_create(&g.key, key_destructor);
 		pthread_atfork(arr__rec_fork_prepare, arr__rec_fork_parent, arr__rec_fork_child);
-		on_exit(on_exit_status, NULL);
+		g.exit_hooked = on_exit(on_exit_flush, NULL) == 0;
 		install_signal_handlers();
 		/* The top process creates its file now, so an unwritable output
 		 * is reported before the program runs and no thread is started. */
@@ -937,6 +968,7 @@ void arr__rec_fork_child(void)
 		buf_put_locked(b);
 	}
 	g.rssbuf = NULL;
+	g.nthreads = 0;
 	g.flusher_running = 0;
 	g.stop = 0;
 	if (g.fd >= 0)
@@ -965,5 +997,6 @@ void arr__rec_fork_child(void)
 
 __attribute__((destructor)) static void rec_fini(void)
 {
-	arr__final_flush(ARR_END_EXIT, g.exit_status);
+	if (!g.exit_hooked) /* no exit handler: this is the last chance */
+		arr__final_flush(ARR_END_EXIT, 0);
 }

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Install what allocrr needs to build and test on Debian, when run as root;
+# otherwise say what is missing.
+set -euo pipefail
+need=(cmake pkg-config gcc make libzstd-dev libyaml-dev sqlite3 python3)
+[ "${ALLOCRR_DEPS:-}" = "full" ] && need+=(clang libclang-rt-14-dev libjemalloc-dev libmimalloc-dev libgoogle-perftools-dev heaptrack hyperfine)
+missing=()
+for p in "${need[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  echo "installing: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >/dev/null 2>&1 || true
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+else
+  echo "allocrr needs these Debian packages: ${missing[*]}" >&2
+  echo "install them with: sudo apt-get install ${missing[*]}" >&2
+  exit 1
+fi
