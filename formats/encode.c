@@ -228,8 +228,14 @@ long arr__encode_events(struct arr_encoder *enc, uint32_t tid, const uint64_t *w
 			else if (map_get(enc, ptr_arg, &idx))
 				v = ((uint64_t)(nallocs - idx) << 1) | 1;
 			else {
-				v = 2 + (arr__zigzag((int64_t)(ptr_arg - prev_miss)) << 1);
+				uint64_t zz = arr__zigzag((int64_t)(ptr_arg - prev_miss));
 				prev_miss = ptr_arg;
+				if (zz < (1ull << 62)) {
+					v = 4 + (zz << 1);
+				} else { /* escape: the delta follows whole */
+					c[ARR_COL_PTR] = arr__put_uvarint(c[ARR_COL_PTR], 2);
+					v = zz;
+				}
 			}
 			c[ARR_COL_PTR] = arr__put_uvarint(c[ARR_COL_PTR], v);
 		}

@@ -73,7 +73,8 @@ enum arr_col {
 
 /* PTR column values: 0 = NULL; odd = (age << 1) | 1 where age counts
  * allocations in this chunk back to the one that returned the pointer
- * (1 = the latest); even >= 2 = 2 + (zigzag(ptr - previous such ptr) << 1). */
+ * (1 = the latest); even >= 4 = 4 + (zz << 1) where zz = zigzag(ptr -
+ * previous such ptr) < 2^62; 2 = escape, followed by zz as its own uvarint. */
 
 static inline void arr__put_u16(uint8_t *p, uint16_t v) { memcpy(p, &v, 2); }
 static inline void arr__put_u32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }

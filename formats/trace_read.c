@@ -505,7 +505,11 @@ int arr_trace_read_chunk(struct arr_trace *tr, const struct arr_event **events)
 					return CORRUPT("pointer age");
 				ev->ptr = tr->allocs[nallocs - age];
 			} else {
-				prev_miss += (uint64_t)arr__unzigzag((v - 2) >> 1);
+				if (v == 2) /* escape: the delta follows whole */
+					GETV(ARR_COL_PTR, v);
+				else
+					v = (v - 4) >> 1;
+				prev_miss += (uint64_t)arr__unzigzag(v);
 				ev->ptr = prev_miss;
 			}
 		}
