@@ -1,0 +1,316 @@
+/*
+ * allocator/api.c - the public entry points and their fast paths.
+ *
+ * malloc: pop the first block of the current page of the size class.
+ * free:   if the block's page belongs to this thread's heap and has no special
+ *         flags, push it on the page's local free list.
+ * Anything else goes to heap.c. This file also owns the glibc semantics:
+ * errno, overflow checks, alignment rules. Built with ARR_ALLOC_PRELOAD it
+ * also exports every function under glibc's names (see the end of the file).
+ */
+#include <errno.h>
+#include <string.h>
+#include "allocrr/alloc.h"
+#include "internal.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+static inline void *nomem(void)
+{
+	errno = ENOMEM;
+	return NULL;
+}
+
+/* Small blocks are zeroed inline: a call to memset costs more than the stores.
+ * Rounding up to 16 stays inside the block (classes above 8 are multiples of 16). */
+static inline void zero_block(void *p, size_t size)
+{
+	if (size <= 128) {
+		typedef uint64_t u64x2 __attribute__((vector_size(16), aligned(8)));
+		u64x2 *q = p, z = { 0, 0 };
+		if (size <= 8) {
+			*(uint64_t *)p = 0;
+			return;
+		}
+		for (size_t n = (size + 15) >> 4; n; n--) {
+			*q++ = z;
+			__asm__("" : "+r"(q)); /* keep it a loop: not memset, not rep stos */
+		}
+		return;
+	}
+	memset(p, 0, size);
+}
+
+static inline void *heap_alloc(size_t size, bool zero)
+{
+	struct arr__heap *h = arr__tl_heap;
+	if (ARR__LIKELY(size <= ARR__SMALL_TAB) || size <= arr__opt.mmap_threshold) {
+		unsigned cls = arr__size_class(size);
+		struct arr__page *page = h->pages[cls];
+		struct arr__block *b = page->free;
+		if (ARR__LIKELY(b != NULL)) {
+			page->free = b->next;
+			page->used++;
+			h->live[cls]++;
+			h->live_req += (int64_t)size;
+			h->alloc_count++;
+			if (zero) {
+				if (page->free_is_zero) {
+					b->next = NULL;
+					h->calloc_skipped += size;
+				} else {
+					zero_block(b, size);
+					h->calloc_zeroed += size;
+				}
+			}
+			return b;
+		}
+	}
+	if (ARR__UNLIKELY(size > PTRDIFF_MAX))
+		return nomem();
+	void *p = arr__malloc_slow(h, size, zero);
+	return p ? p : nomem();
+}
+
+EXPORT void *arr_malloc(size_t size)
+{
+	return heap_alloc(size, false);
+}
+
+EXPORT void *arr_calloc(size_t count, size_t size)
+{
+	size_t total;
+	if (__builtin_mul_overflow(count, size, &total))
+		return nomem();
+	return heap_alloc(total, true);
+}
+
+static inline void heap_free(void *p, size_t req)
+{
+	if (p == NULL)
+		return;
+	struct arr__page *page = arr__page_of(p);
+	struct arr__heap *h = arr__tl_heap;
+	if (ARR__LIKELY(page->heap == h && page->flags == 0)) {
+		struct arr__block *b = p;
+		b->next = page->local_free;
+		page->local_free = b;
+		unsigned cls = page->cls;
+		h->live[cls]--;
+		h->live_req -= (int64_t)(req ? req : page->block_size);
+		h->free_count++;
+		/* an emptied current page is kept (unless it holds a single block) */
+		if (ARR__UNLIKELY(--page->used == 0) && (h->pages[cls] != page || page->reserved == 1))
+			arr__page_emptied(h, page);
+		return;
+	}
+	arr__free_generic(h, page, p, req ? req : page->block_size);
+}
+
+EXPORT void arr_free(void *p)
+{
+	heap_free(p, 0);
+}
+
+EXPORT void arr_free_sized(void *p, size_t size)
+{
+	heap_free(p, size ? size : 1);
+}
+
+EXPORT size_t arr_malloc_usable_size(const void *p)
+{
+	if (p == NULL)
+		return 0;
+	struct arr__page *page = arr__page_of(p);
+	if (page->flags & ARR__PF_HUGE)
+		return page->huge_map - (size_t)((const uint8_t *)p - (const uint8_t *)arr__segment_of(p));
+	if (ARR__LIKELY(!(page->flags & ARR__PF_ALIGNED)))
+		return page->block_size; /* p is a block start: no division */
+	const uint8_t *b = (const uint8_t *)arr__block_start(page, p);
+	return page->block_size - (size_t)((const uint8_t *)p - b);
+}
+
+/* align: a power of two. */
+static void *alloc_aligned(size_t align, size_t size)
+{
+	if (align <= 16)
+		return heap_alloc(size < 16 && align == 16 ? 16 : size, false);
+	if (size > PTRDIFF_MAX)
+		return nomem();
+	if (align <= ARR__SLICE_SIZE) {
+		/* A class whose block size is a multiple of align is aligned for free:
+		 * pages start on 64 KiB boundaries. */
+		size_t sz = size < align ? align : size;
+		if (sz <= ARR__MAX_SMALL && sz <= arr__opt.mmap_threshold &&
+		    arr__class_size[arr__size_class(sz)] % align == 0)
+			return heap_alloc(sz, false);
+		size_t need = size + align - 16;
+		if (need <= ARR__MAX_SMALL && need <= arr__opt.mmap_threshold) {
+			uint8_t *p = heap_alloc(need, false);
+			if (p == NULL || ((uintptr_t)p & (align - 1)) == 0)
+				return p;
+			arr__page_of(p)->flags |= ARR__PF_ALIGNED;
+			return (void *)(((uintptr_t)p + align - 1) & ~(uintptr_t)(align - 1));
+		}
+	}
+	arr__ensure_init();
+	void *p = arr__huge_alloc(size, align);
+	return p ? p : nomem();
+}
+
+/* glibc 2.36 memalign: small alignments are malloc, others round up to a power of two. */
+EXPORT void *arr_memalign(size_t align, size_t size)
+{
+	if (align <= 16)
+		return alloc_aligned(align, size);
+	if (align > SIZE_MAX / 2 + 1) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (align & (align - 1))
+		align = (size_t)1 << (64 - __builtin_clzll(align));
+	return alloc_aligned(align, size);
+}
+
+EXPORT void *arr_aligned_alloc(size_t align, size_t size)
+{
+	return arr_memalign(align, size);
+}
+
+EXPORT int arr_posix_memalign(void **out, size_t align, size_t size)
+{
+	if (align == 0 || align % sizeof(void *) != 0 || (align & (align - 1)) != 0)
+		return EINVAL;
+	int saved = errno;
+	void *p = alloc_aligned(align, size);
+	errno = saved;
+	if (p == NULL)
+		return ENOMEM;
+	*out = p;
+	return 0;
+}
+
+EXPORT void *arr_valloc(size_t size)
+{
+	return alloc_aligned(ARR__OS_PAGE, size);
+}
+
+EXPORT void *arr_pvalloc(size_t size)
+{
+	if (size > SIZE_MAX - ARR__OS_PAGE)
+		return nomem();
+	size_t rounded = (size + ARR__OS_PAGE - 1) & ~(ARR__OS_PAGE - 1);
+	return alloc_aligned(ARR__OS_PAGE, rounded ? rounded : ARR__OS_PAGE);
+}
+
+EXPORT void *arr_realloc(void *p, size_t size)
+{
+	if (p == NULL)
+		return heap_alloc(size, false);
+	if (size == 0) { /* glibc: frees and returns NULL */
+		heap_free(p, 0);
+		return NULL;
+	}
+	if (size > PTRDIFF_MAX)
+		return nomem();
+	struct arr__page *page = arr__page_of(p);
+	size_t usable = arr_malloc_usable_size(p);
+	if (page->flags & ARR__PF_HUGE) {
+		if (size > arr__opt.mmap_threshold || size > ARR__MAX_SMALL) {
+			void *q = arr__huge_realloc(page, p, size);
+			if (q == NULL)
+				return nomem();
+			return q;
+		}
+	} else if (size <= usable && size >= usable / 2) {
+		return p; /* fits, and not so much smaller that a smaller class is worth a copy */
+	}
+	void *q = heap_alloc(size, false);
+	if (q == NULL)
+		return NULL;
+	memcpy(q, p, size < usable ? size : usable);
+	heap_free(p, 0);
+	return q;
+}
+
+EXPORT void *arr_reallocarray(void *p, size_t count, size_t size)
+{
+	size_t total;
+	if (__builtin_mul_overflow(count, size, &total))
+		return nomem();
+	return arr_realloc(p, total);
+}
+
+EXPORT size_t arr_alloc_purge(void)
+{
+	arr__ensure_init();
+	return arr__pool_purge_all();
+}
+
+EXPORT int arr_alloc_stats_get(struct arr_alloc_stats *out)
+{
+	static struct arr__heap sum; /* too big for some thread stacks; guarded by arr__lock */
+	static struct arr__pool_stats ps;
+	if (out == NULL)
+		return -EINVAL;
+	arr__ensure_init();
+	memset(out, 0, sizeof *out);
+	pthread_mutex_lock(&arr__lock);
+	arr__pool_stats(&ps);
+	arr__heaps_sum(&sum);
+	out->mapped = ps.mapped;
+	out->resident = ps.resident;
+	out->pages_purged = ps.purged_pages;
+	out->calloc_zeroed = sum.calloc_zeroed;
+	out->calloc_skipped = sum.calloc_skipped;
+	out->mallocs = sum.alloc_count;
+	out->frees = sum.free_count;
+	out->nclasses = ARR__NCLASSES - 1;
+	int64_t live_req = sum.live_req;
+	for (unsigned c = 1; c < ARR__NCLASSES; c++) {
+		struct arr_alloc_class_stats *cs = &out->classes[c - 1];
+		cs->block_size = arr__class_size[c];
+		cs->live = sum.live[c] > 0 ? (uint64_t)sum.live[c] : 0;
+		cs->capacity = ps.cls_capacity[c];
+		cs->pages = ps.cls_pages[c];
+		out->live_blocks += cs->live;
+		out->live_usable += cs->live * cs->block_size;
+	}
+	pthread_mutex_unlock(&arr__lock);
+	out->live_blocks += ps.huge_count;
+	out->huge_blocks = ps.huge_count;
+	out->live_usable += ps.huge_live;
+	live_req += (int64_t)ps.huge_req;
+	out->live_requested = live_req > 0 ? (uint64_t)live_req : 0;
+	return 0;
+}
+
+#ifdef ARR_ALLOC_PRELOAD
+/*
+ * The drop-in: glibc's names, and the __libc_* names some programs and
+ * libraries call directly, all bound to the functions above so that nothing
+ * reaches glibc's heap.
+ */
+#define ALIAS(name) __attribute__((alias(#name), visibility("default")))
+void *malloc(size_t) ALIAS(arr_malloc);
+void *calloc(size_t, size_t) ALIAS(arr_calloc);
+void *realloc(void *, size_t) ALIAS(arr_realloc);
+void free(void *) ALIAS(arr_free);
+void cfree(void *) ALIAS(arr_free);
+void free_sized(void *, size_t) ALIAS(arr_free_sized);
+int posix_memalign(void **, size_t, size_t) ALIAS(arr_posix_memalign);
+void *aligned_alloc(size_t, size_t) ALIAS(arr_aligned_alloc);
+void *memalign(size_t, size_t) ALIAS(arr_memalign);
+void *valloc(size_t) ALIAS(arr_valloc);
+void *pvalloc(size_t) ALIAS(arr_pvalloc);
+void *reallocarray(void *, size_t, size_t) ALIAS(arr_reallocarray);
+size_t malloc_usable_size(void *) ALIAS(arr_malloc_usable_size);
+void *__libc_malloc(size_t) ALIAS(arr_malloc);
+void *__libc_calloc(size_t, size_t) ALIAS(arr_calloc);
+void *__libc_realloc(void *, size_t) ALIAS(arr_realloc);
+void __libc_free(void *) ALIAS(arr_free);
+void *__libc_memalign(size_t, size_t) ALIAS(arr_memalign);
+void *__libc_valloc(size_t) ALIAS(arr_valloc);
+void *__libc_pvalloc(size_t) ALIAS(arr_pvalloc);
+int __posix_memalign(void **, size_t, size_t) ALIAS(arr_posix_memalign);
+#endif

@@ -1,0 +1,559 @@
+/*
+ * allocator/heap.c - thread heaps: the slow paths behind malloc and free.
+ *
+ * A heap is only ever touched by its owning thread, except for two atomic
+ * entry points other threads use to free into it: a page's thread_free list
+ * and the heap's delayed list (for pages the owner has put aside as full, so
+ * that it notices they have room again without rescanning them).
+ *
+ * Heap structs are never unmapped: a thread that exits abandons its heap (its
+ * empty pages go back to the pool, the rest stay attached), and the next
+ * thread that runs out of pages adopts those pages into its own heap. Keeping
+ * the structs alive means a remote free racing with an exit never touches
+ * freed memory, and per-heap statistics survive their thread.
+ */
+#define _GNU_SOURCE
+#include <sched.h>
+#include <string.h>
+#include "internal.h"
+
+struct arr__page arr__page_empty;
+struct arr__heap arr__heap_empty = {
+	.pages = { [0 ... ARR__NCLASSES - 1] = &arr__page_empty },
+	.state = ARR__HEAP_EMPTY,
+};
+__thread struct arr__heap *arr__tl_heap __attribute__((tls_model("initial-exec"))) = &arr__heap_empty;
+
+pthread_mutex_t arr__lock = PTHREAD_MUTEX_INITIALIZER;
+_Atomic int arr__abandoned_count;
+_Atomic int arr__init_state;
+_Atomic int64_t arr__orphan_live[ARR__NCLASSES];
+
+static struct arr__heap *all_heaps, *free_heaps, *abandoned_heaps;
+static uint8_t *meta_cur, *meta_end;
+static pthread_key_t heap_key;
+static _Atomic bool key_ok;
+
+#define TICK_OPS 4096
+
+/* ---- page lists ---- */
+
+static void class_push_front(struct arr__heap *h, struct arr__page *page)
+{
+	struct arr__page *head = h->pages[page->cls];
+	page->prev = NULL;
+	page->next = head == &arr__page_empty ? NULL : head;
+	if (page->next)
+		page->next->prev = page;
+	h->pages[page->cls] = page;
+}
+
+/* Behind the current page: it does not steal the head from a page in use. */
+static void class_insert_second(struct arr__heap *h, struct arr__page *page)
+{
+	struct arr__page *head = h->pages[page->cls];
+	if (head == &arr__page_empty) {
+		class_push_front(h, page);
+		return;
+	}
+	page->prev = head;
+	page->next = head->next;
+	if (head->next)
+		head->next->prev = page;
+	head->next = page;
+}
+
+static void class_remove(struct arr__heap *h, struct arr__page *page)
+{
+	if (page->prev)
+		page->prev->next = page->next;
+	else
+		h->pages[page->cls] = page->next ? page->next : &arr__page_empty;
+	if (page->next)
+		page->next->prev = page->prev;
+	page->next = page->prev = NULL;
+}
+
+static void full_push(struct arr__heap *h, struct arr__page *page)
+{
+	page->prev = NULL;
+	page->next = h->full;
+	if (h->full)
+		h->full->prev = page;
+	h->full = page;
+}
+
+static void full_remove(struct arr__heap *h, struct arr__page *page)
+{
+	if (page->prev)
+		page->prev->next = page->next;
+	else
+		h->full = page->next;
+	if (page->next)
+		page->next->prev = page->prev;
+	page->next = page->prev = NULL;
+}
+
+/* ---- thread_free state ---- */
+
+/* Set the state bits, waiting out a remote thread in the middle of a delayed push. */
+static void tf_set_state(struct arr__page *page, uintptr_t state)
+{
+	uintptr_t tf = atomic_load_explicit(&page->thread_free, memory_order_relaxed);
+	for (;;) {
+		if ((tf & ARR__TF_MASK) == ARR__TF_FREEING) {
+			sched_yield();
+			tf = atomic_load_explicit(&page->thread_free, memory_order_relaxed);
+			continue;
+		}
+		if (atomic_compare_exchange_weak_explicit(&page->thread_free, &tf, (tf & ~ARR__TF_MASK) | state,
+							  memory_order_acq_rel, memory_order_relaxed))
+			return;
+	}
+}
+
+/* Move local and remote frees onto page->free (remote ones also lower `used`). */
+static void page_collect(struct arr__page *page)
+{
+	if (page->local_free && !page->free) {
+		page->free = page->local_free;
+		page->local_free = NULL;
+		page->free_is_zero = 0;
+	}
+	uintptr_t tf = atomic_load_explicit(&page->thread_free, memory_order_relaxed);
+	if ((tf & ~ARR__TF_MASK) == 0)
+		return;
+	while (!atomic_compare_exchange_weak_explicit(&page->thread_free, &tf, tf & ARR__TF_MASK,
+						      memory_order_acquire, memory_order_relaxed))
+		;
+	struct arr__block *head = (struct arr__block *)(tf & ~ARR__TF_MASK), *tail = head;
+	uint32_t n = 1;
+	while (tail->next) {
+		tail = tail->next;
+		n++;
+	}
+	tail->next = page->free;
+	page->free = head;
+	page->used -= n;
+	page->free_is_zero = 0;
+}
+
+/* Carve up to about one OS page of never-used blocks onto the empty free list. */
+static void page_extend(struct arr__page *page)
+{
+	uint32_t bs = page->block_size, n = page->reserved - page->capacity;
+	uint32_t max = bs >= ARR__OS_PAGE ? 1 : (uint32_t)(ARR__OS_PAGE / bs);
+	if (n > max)
+		n = max;
+	uint8_t *p = page->start + (size_t)page->capacity * bs;
+	struct arr__block *first = (struct arr__block *)p;
+	for (uint32_t i = 1; i < n; i++, p += bs)
+		((struct arr__block *)p)->next = (struct arr__block *)(p + bs);
+	((struct arr__block *)p)->next = NULL;
+	page->free = first;
+	page->capacity += n;
+	page->free_is_zero = page->is_zero_init;
+}
+
+/* Set the page aside as full; false if remote frees arrived meanwhile (page usable). */
+static bool page_to_full(struct arr__heap *h, struct arr__page *page)
+{
+	uintptr_t tf = atomic_load_explicit(&page->thread_free, memory_order_relaxed);
+	for (;;) {
+		if (tf & ~ARR__TF_MASK) {
+			page_collect(page);
+			return false;
+		}
+		if (atomic_compare_exchange_weak_explicit(&page->thread_free, &tf, ARR__TF_DELAYED,
+							  memory_order_acq_rel, memory_order_relaxed))
+			break;
+	}
+	class_remove(h, page);
+	page->flags |= ARR__PF_FULL;
+	full_push(h, page);
+	return true;
+}
+
+static void page_unfull(struct arr__heap *h, struct arr__page *page)
+{
+	tf_set_state(page, ARR__TF_NORMAL);
+	page->flags &= (uint8_t)~ARR__PF_FULL;
+	full_remove(h, page);
+	class_insert_second(h, page);
+}
+
+void arr__page_emptied(struct arr__heap *h, struct arr__page *page)
+{
+	if (h->pages[page->cls] == page && page->reserved > 1) {
+		h->retained++; /* keep the current page: malloc/free pairs stay on the fast path */
+		return;
+	}
+	class_remove(h, page);
+	arr__pool_give(h, page);
+}
+
+/* A block of one of h's own pages comes back (stats already counted). */
+static void free_local(struct arr__heap *h, struct arr__page *page, struct arr__block *b)
+{
+	if (page->flags & ARR__PF_FULL)
+		page_unfull(h, page);
+	b->next = page->local_free;
+	page->local_free = b;
+	if (--page->used == 0)
+		arr__page_emptied(h, page);
+}
+
+static void process_delayed(struct arr__heap *h)
+{
+	struct arr__block *b = atomic_exchange_explicit(&h->delayed, NULL, memory_order_acquire);
+	while (b) {
+		struct arr__block *next = b->next;
+		free_local(h, arr__page_of(b), b);
+		b = next;
+	}
+}
+
+static void remote_free(struct arr__page *page, struct arr__block *b)
+{
+	uintptr_t tf = atomic_load_explicit(&page->thread_free, memory_order_relaxed), ntf;
+	bool delayed;
+	do {
+		delayed = (tf & ARR__TF_MASK) == ARR__TF_DELAYED;
+		if (delayed) {
+			ntf = (tf & ~ARR__TF_MASK) | ARR__TF_FREEING;
+		} else {
+			b->next = (struct arr__block *)(tf & ~ARR__TF_MASK);
+			ntf = (uintptr_t)b | (tf & ARR__TF_MASK);
+		}
+	} while (!atomic_compare_exchange_weak_explicit(&page->thread_free, &tf, ntf,
+							memory_order_acq_rel, memory_order_relaxed));
+	if (!delayed)
+		return;
+	/* While FREEING, the owner cannot change page->heap or reuse the page. */
+	struct arr__heap *owner = page->heap;
+	struct arr__block *d = atomic_load_explicit(&owner->delayed, memory_order_relaxed);
+	do {
+		b->next = d;
+	} while (!atomic_compare_exchange_weak_explicit(&owner->delayed, &d, b,
+							memory_order_release, memory_order_relaxed));
+	tf = atomic_load_explicit(&page->thread_free, memory_order_relaxed);
+	while (!atomic_compare_exchange_weak_explicit(&page->thread_free, &tf,
+						      (tf & ~ARR__TF_MASK) | ARR__TF_NORMAL,
+						      memory_order_release, memory_order_relaxed))
+		;
+}
+
+void arr__free_generic(struct arr__heap *h, struct arr__page *page, void *p, size_t req)
+{
+	if (page->flags & ARR__PF_HUGE) {
+		arr__huge_free(page);
+		return;
+	}
+	struct arr__block *b = (page->flags & ARR__PF_ALIGNED) ? arr__block_start(page, p) : p;
+	unsigned cls = page->cls;
+	if (h != &arr__heap_empty) {
+		h->live[cls]--;
+		h->live_req -= (int64_t)req;
+		h->free_count++;
+	} else {
+		atomic_fetch_sub_explicit(&arr__orphan_live[cls], 1, memory_order_relaxed);
+	}
+	if (page->heap == h)
+		free_local(h, page, b);
+	else
+		remote_free(page, b);
+}
+
+/* ---- adopting the pages of exited threads ---- */
+
+static void adopt_page(struct arr__heap *h, struct arr__page *page)
+{
+	page->heap = h;
+	page->flags &= (uint8_t)~ARR__PF_FULL;
+	tf_set_state(page, ARR__TF_NORMAL);
+	page_collect(page);
+	if (page->used == 0) {
+		arr__pool_give(h, page);
+		return;
+	}
+	class_insert_second(h, page);
+	if (!page->free && page->capacity == page->reserved && h->pages[page->cls] != page)
+		page_to_full(h, page);
+}
+
+static bool reap_one(struct arr__heap *h)
+{
+	pthread_mutex_lock(&arr__lock);
+	struct arr__heap *a = abandoned_heaps;
+	if (a) {
+		abandoned_heaps = a->next_state;
+		atomic_fetch_sub(&arr__abandoned_count, 1);
+	}
+	pthread_mutex_unlock(&arr__lock);
+	if (a == NULL)
+		return false;
+	for (unsigned c = 0; c < ARR__NCLASSES; c++) {
+		struct arr__page *page;
+		while ((page = a->pages[c]) != &arr__page_empty) {
+			class_remove(a, page);
+			adopt_page(h, page);
+		}
+	}
+	struct arr__page *page;
+	while ((page = a->full) != NULL) {
+		full_remove(a, page);
+		adopt_page(h, page);
+	}
+	pthread_mutex_lock(&arr__lock);
+	a->state = ARR__HEAP_FREE;
+	a->next_state = free_heaps;
+	free_heaps = a;
+	pthread_mutex_unlock(&arr__lock);
+	return true;
+}
+
+/* Return what can be returned and hand the rest to whoever adopts it. */
+static void heap_abandon(struct arr__heap *h)
+{
+	/* No new delayed frees after this; then drain the ones in flight. */
+	for (struct arr__page *page = h->full; page; page = page->next)
+		tf_set_state(page, ARR__TF_NEVER);
+	process_delayed(h);
+	bool any = false;
+	for (unsigned c = 0; c < ARR__NCLASSES; c++) {
+		struct arr__page *page = h->pages[c], *next;
+		for (; page != &arr__page_empty && page; page = next) {
+			next = page->next;
+			page_collect(page);
+			if (page->used == 0) {
+				class_remove(h, page);
+				arr__pool_give(h, page);
+			} else {
+				tf_set_state(page, ARR__TF_NEVER);
+				any = true;
+			}
+		}
+	}
+	for (struct arr__page *page = h->full, *next; page; page = next) {
+		next = page->next;
+		page_collect(page);
+		if (page->used == 0) {
+			full_remove(h, page);
+			arr__pool_give(h, page);
+		} else {
+			any = true;
+		}
+	}
+	arr__pool_tick(h);
+	pthread_mutex_lock(&arr__lock);
+	if (any) {
+		h->state = ARR__HEAP_ABANDONED;
+		h->next_state = abandoned_heaps;
+		abandoned_heaps = h;
+		atomic_fetch_add(&arr__abandoned_count, 1);
+	} else {
+		h->state = ARR__HEAP_FREE;
+		h->next_state = free_heaps;
+		free_heaps = h;
+	}
+	pthread_mutex_unlock(&arr__lock);
+}
+
+static void heap_thread_done(void *arg)
+{
+	(void)arg;
+	struct arr__heap *h = arr__tl_heap;
+	if (h == &arr__heap_empty)
+		return;
+	arr__tl_heap = &arr__heap_empty;
+	heap_abandon(h);
+}
+
+/* ---- heap creation and the malloc slow path ---- */
+
+static void *meta_alloc(size_t size)
+{
+	size = (size + 63) & ~(size_t)63;
+	if ((size_t)(meta_end - meta_cur) < size) {
+		size_t chunk = size > ((size_t)64 << 10) ? size : ((size_t)64 << 10);
+		uint8_t *m = arr__os_map(chunk);
+		if (m == NULL)
+			return NULL;
+		meta_cur = m;
+		meta_end = m + chunk;
+	}
+	void *p = meta_cur;
+	meta_cur += size;
+	return p;
+}
+
+struct arr__heap *arr__heap_thread_init(void)
+{
+	arr__ensure_init();
+	struct arr__heap *h = arr__tl_heap;
+	if (h != &arr__heap_empty)
+		return h;
+	pthread_mutex_lock(&arr__lock);
+	h = free_heaps;
+	if (h) {
+		free_heaps = h->next_state;
+	} else {
+		h = meta_alloc(sizeof *h); /* zeroed: fresh mmap */
+		if (h == NULL) {
+			pthread_mutex_unlock(&arr__lock);
+			return NULL;
+		}
+		for (unsigned c = 0; c < ARR__NCLASSES; c++)
+			h->pages[c] = &arr__page_empty;
+		h->next_all = all_heaps;
+		all_heaps = h;
+	}
+	h->state = ARR__HEAP_ACTIVE;
+	h->full = NULL;
+	h->retained = 0;
+	pthread_mutex_unlock(&arr__lock);
+	arr__tl_heap = h;
+	if (atomic_load(&key_ok))
+		pthread_setspecific(heap_key, h);
+	return h;
+}
+
+static void heap_tick(struct arr__heap *h)
+{
+	if (h->retained) {
+		h->retained = 0;
+		for (unsigned c = 0; c < ARR__NCLASSES; c++) {
+			struct arr__page *page = h->pages[c];
+			if (page != &arr__page_empty && page->used == 0 && !page->local_free) {
+				page_collect(page);
+				if (page->used == 0) {
+					class_remove(h, page);
+					arr__pool_give(h, page);
+				}
+			}
+		}
+	}
+	arr__pool_tick(h);
+}
+
+static struct arr__page *find_page(struct arr__heap *h, unsigned cls)
+{
+	if (atomic_load_explicit(&h->delayed, memory_order_relaxed))
+		process_delayed(h);
+	if (arr__heap_ops(h) - h->ops_synced >= TICK_OPS)
+		heap_tick(h);
+	bool reaped = false;
+retry:;
+	struct arr__page *page = h->pages[cls], *next;
+	for (; page != &arr__page_empty && page; page = next) {
+		next = page->next;
+		page_collect(page);
+		if (!page->free && page->capacity < page->reserved)
+			page_extend(page);
+		if (page->free || !page_to_full(h, page)) {
+			if (h->pages[cls] != page) {
+				class_remove(h, page);
+				class_push_front(h, page);
+			}
+			return page;
+		}
+	}
+	if (!reaped && atomic_load_explicit(&arr__abandoned_count, memory_order_relaxed) > 0) {
+		reaped = true;
+		if (reap_one(h))
+			goto retry;
+	}
+	page = arr__pool_take(h, cls);
+	if (page == NULL)
+		return NULL;
+	class_push_front(h, page);
+	page_extend(page);
+	return page;
+}
+
+void *arr__malloc_slow(struct arr__heap *h, size_t size, bool zero)
+{
+	arr__ensure_init();
+	if (h == &arr__heap_empty) {
+		h = arr__heap_thread_init();
+		if (h == NULL)
+			return NULL;
+	}
+	if (size > ARR__MAX_SMALL || size > arr__opt.mmap_threshold) {
+		void *p = arr__huge_alloc(size, 0);
+		if (p && zero)
+			h->calloc_skipped += size; /* fresh mapping */
+		return p;
+	}
+	unsigned cls = arr__size_class(size);
+	struct arr__page *page = find_page(h, cls);
+	if (page == NULL)
+		return NULL;
+	struct arr__block *b = page->free;
+	page->free = b->next;
+	page->used++;
+	h->live[cls]++;
+	h->live_req += (int64_t)size;
+	h->alloc_count++;
+	if (zero) {
+		if (page->free_is_zero) {
+			b->next = NULL;
+			h->calloc_skipped += size;
+		} else {
+			memset(b, 0, size);
+			h->calloc_zeroed += size;
+		}
+	}
+	return b;
+}
+
+/* ---- process setup ---- */
+
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&arr__lock);
+}
+
+static void fork_parent(void)
+{
+	pthread_mutex_unlock(&arr__lock);
+}
+
+/* The other threads are gone; their heaps' pages stay theirs (leaked in the child). */
+static void fork_child(void)
+{
+	pthread_mutex_init(&arr__lock, NULL);
+}
+
+void arr__init_slow(void)
+{
+	int s = 0;
+	if (atomic_compare_exchange_strong(&arr__init_state, &s, 1)) {
+		arr__classes_init();
+		arr__options_from_env();
+		atomic_store_explicit(&arr__init_state, 2, memory_order_release);
+		/* These may call malloc; the allocator is usable from here on. */
+		if (pthread_key_create(&heap_key, heap_thread_done) == 0)
+			atomic_store(&key_ok, true);
+		pthread_atfork(fork_prepare, fork_parent, fork_child);
+		return;
+	}
+	while (atomic_load_explicit(&arr__init_state, memory_order_acquire) != 2)
+		sched_yield();
+}
+
+void arr__heaps_sum(struct arr__heap *out)
+{
+	memset(out, 0, sizeof *out);
+	for (struct arr__heap *h = all_heaps; h; h = h->next_all) {
+		for (unsigned c = 0; c < ARR__NCLASSES; c++)
+			out->live[c] += __atomic_load_n(&h->live[c], __ATOMIC_RELAXED);
+		out->live_req += __atomic_load_n(&h->live_req, __ATOMIC_RELAXED);
+				out->calloc_zeroed += __atomic_load_n(&h->calloc_zeroed, __ATOMIC_RELAXED);
+		out->calloc_skipped += __atomic_load_n(&h->calloc_skipped, __ATOMIC_RELAXED);
+		out->alloc_count += __atomic_load_n(&h->alloc_count, __ATOMIC_RELAXED);
+		out->free_count += __atomic_load_n(&h->free_count, __ATOMIC_RELAXED);
+	}
+	for (unsigned c = 0; c < ARR__NCLASSES; c++)
+		out->live[c] += atomic_load_explicit(&arr__orphan_live[c], memory_order_relaxed);
+}

@@ -1,0 +1,237 @@
+/*
+ * allocator/internal.h - the built-in allocator's types and fast-path helpers.
+ *
+ * Private to allocator/. The public API is include/allocrr/alloc.h.
+ *
+ * Glossary (memory is carved top-down in this order):
+ *   segment  4 MiB of address space aligned to 4 MiB, mapped from the OS. Its
+ *            first 64 KiB slice holds the segment header (this struct plus the
+ *            page table), the other 63 slices are handed out as spans. A pointer's
+ *            segment is found by masking: ptr & ~(ARR__SEG_SIZE - 1).
+ *   slice    64 KiB unit of a segment; bitmaps in the segment say which slices
+ *            are free and which free ones are known to be zero (purged/fresh).
+ *   span     a run of slices given to one page.
+ *   page     metadata (struct arr__page, out of line in the segment header) for a
+ *            span that holds blocks of one size class and is owned by one heap.
+ *            Found from a pointer by masking then one table lookup.
+ *   block    one object; free blocks hold the free-list link in their first
+ *            word, live blocks carry no header at all.
+ *   heap     per-thread set of pages, one list per size class plus a list of
+ *            full pages. Only the owning thread touches a heap's lists; other
+ *            threads free into a page with one atomic push (thread_free) or, when
+ *            the page is full, into the heap's atomic `delayed` list.
+ *   pool     the process-wide set of segments, under one lock: spans come from it
+ *            and empty pages go back to it, so memory freed in one size class
+ *            serves another. Free dirty slices are purged (MADV_DONTNEED) once
+ *            `purge_delay` allocator operations have passed.
+ *   huge     a block above the largest class (or mmap_threshold): its own
+ *            4 MiB-aligned mapping with a one-page header, resized with mremap.
+ *
+ * Contract: functions returning pointers return NULL on failure and never set
+ * errno themselves, except where noted; the public entry points in api.c set
+ * errno the way glibc does. Nothing here calls libc's malloc.
+ */
+#ifndef ARR_ALLOCATOR_INTERNAL_H
+#define ARR_ALLOCATOR_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+#include <pthread.h>
+
+#define ARR__LIKELY(x)   __builtin_expect(!!(x), 1)
+#define ARR__UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+#define ARR__SEG_SHIFT    22
+#define ARR__SEG_SIZE     ((size_t)1 << ARR__SEG_SHIFT)     /* 4 MiB */
+#define ARR__SLICE_SHIFT  16
+#define ARR__SLICE_SIZE   ((size_t)1 << ARR__SLICE_SHIFT)   /* 64 KiB */
+#define ARR__SLICES       (ARR__SEG_SIZE / ARR__SLICE_SIZE) /* 64 */
+#define ARR__OS_PAGE      ((size_t)4096)
+
+/* Size classes: 8, 16..128 step 16, then 8 classes per doubling up to 1 MiB. */
+#define ARR__NCLASSES     114
+#define ARR__MAX_SMALL    ((size_t)1 << 20)
+#define ARR__SMALL_TAB    1024 /* sizes <= this are classed by table lookup */
+#define ARR__MAX_ALIGN_HUGE ((size_t)2 << 20)
+
+/* Page flags: any set bit sends free() to the generic path. */
+#define ARR__PF_FULL      1u /* in the heap's full list */
+#define ARR__PF_ALIGNED   2u /* may hold interior (aligned) pointers */
+#define ARR__PF_HUGE      4u /* a huge block's page */
+
+/* States kept in the low bits of page->thread_free. */
+enum {
+	ARR__TF_NORMAL = 0,   /* remote frees push onto thread_free */
+	ARR__TF_DELAYED = 1,  /* page is full: remote frees go to heap->delayed */
+	ARR__TF_FREEING = 2,  /* a remote thread is pushing to heap->delayed */
+	ARR__TF_NEVER = 3,    /* heap abandoned: always push onto thread_free */
+};
+#define ARR__TF_MASK ((uintptr_t)3)
+
+struct arr__block {
+	struct arr__block *next;
+};
+
+struct arr__heap;
+
+struct arr__page {
+	/* hot: read and written by the owner's malloc/free fast paths */
+	struct arr__block *free;       /* blocks ready for malloc */
+	struct arr__block *local_free; /* blocks freed by the owner */
+	struct arr__heap *heap;        /* owner; NULL for huge */
+	uint32_t used;                 /* blocks out (incl. remote-freed, uncollected) */
+	uint8_t flags;                 /* ARR__PF_* */
+	uint8_t free_is_zero;          /* every block on `free` is zero past word 0 */
+	uint8_t cls;
+	uint8_t slices;                /* span length */
+	uint32_t block_size;
+	uint32_t capacity;             /* blocks carved so far */
+	uint32_t reserved;             /* blocks that fit in the span */
+	uint8_t is_zero_init;          /* span was all zero when taken */
+	uint8_t pad_[3];
+	_Atomic uintptr_t thread_free; /* remote frees | ARR__TF_* */
+	uint8_t *start;
+	struct arr__page *next, *prev; /* heap list links */
+	/* huge blocks only */
+	size_t huge_map;               /* bytes mapped, header included */
+	size_t huge_req;               /* bytes requested */
+};
+
+struct arr__segment {
+	uint32_t kind; /* 0 small, 1 huge */
+	uint32_t pad_;
+	uint64_t free_mask;  /* free slices */
+	uint64_t clean_mask; /* free slices known to be zero (not resident) */
+	struct arr__segment *next;
+	uint8_t slice_head[ARR__SLICES]; /* slice -> first slice of its span */
+	struct arr__page pages[ARR__SLICES];
+	uint64_t stamp[ARR__SLICES];     /* op clock when the slice was freed */
+};
+
+struct arr__heap {
+	struct arr__page *pages[ARR__NCLASSES]; /* current page first; &arr__page_empty if none */
+	/* owner-only counters; others read them racily when summing stats */
+	int64_t live[ARR__NCLASSES]; /* live blocks allocated minus freed by this thread */
+	int64_t live_req;            /* requested bytes (lower bound, see alloc.h) */
+	uint64_t ops_synced;         /* alloc_count + free_count already folded into the op clock */
+	uint64_t calloc_zeroed, calloc_skipped;
+	uint64_t alloc_count, free_count; /* their sum drives the purge clock */
+	struct arr__page *full;      /* full pages */
+	_Atomic(struct arr__block *) delayed;
+	uint32_t retained;           /* empty pages kept as class heads */
+	int state;                   /* ARR__HEAP_* */
+	struct arr__heap *next_all;  /* every heap ever made (never unmapped) */
+	struct arr__heap *next_state;/* abandoned or free list */
+};
+
+enum { ARR__HEAP_ACTIVE, ARR__HEAP_ABANDONED, ARR__HEAP_FREE, ARR__HEAP_EMPTY };
+
+/* ---- globals ---- */
+extern struct arr__page arr__page_empty;
+extern struct arr__heap arr__heap_empty;
+extern __thread struct arr__heap *arr__tl_heap __attribute__((tls_model("initial-exec")));
+extern uint8_t arr__class_tab[ARR__SMALL_TAB / 8 + 1];
+extern uint32_t arr__class_size[ARR__NCLASSES];
+extern uint8_t arr__class_slices[ARR__NCLASSES];
+
+struct arr__options {
+	long long purge_delay;   /* ops; 0 = immediately, < 0 = never */
+	size_t mmap_threshold;   /* larger requests are mapped directly */
+};
+extern struct arr__options arr__opt;
+
+/* Global lock for the pool and the heap lists. */
+extern pthread_mutex_t arr__lock;
+extern _Atomic int arr__abandoned_count;
+
+/* ---- size classes (classes.c) ---- */
+static inline unsigned arr__size_class(size_t size)
+{
+	if (ARR__LIKELY(size <= ARR__SMALL_TAB))
+		return arr__class_tab[(size + 7) >> 3];
+	size_t s1 = size - 1;
+	unsigned k = 63u - (unsigned)__builtin_clzll(s1);
+	unsigned j = (unsigned)(s1 >> (k - 3)) - 7u;
+	return 10u + (k - 7u) * 8u + (j - 1u);
+}
+
+/* ---- pointer -> metadata ---- */
+static inline struct arr__segment *arr__segment_of(const void *p)
+{
+	return (struct arr__segment *)((uintptr_t)p & ~(uintptr_t)(ARR__SEG_SIZE - 1));
+}
+
+static inline struct arr__page *arr__page_of(const void *p)
+{
+	struct arr__segment *seg = arr__segment_of(p);
+	size_t idx = ((uintptr_t)p - (uintptr_t)seg) >> ARR__SLICE_SHIFT;
+	return &seg->pages[seg->slice_head[idx]];
+}
+
+/* Start of the block holding p (p may be an aligned interior pointer). */
+static inline struct arr__block *arr__block_start(const struct arr__page *page, const void *p)
+{
+	size_t off = (size_t)((const uint8_t *)p - page->start);
+	return (struct arr__block *)(page->start + off - off % page->block_size);
+}
+
+static inline uint64_t arr__heap_ops(const struct arr__heap *h)
+{
+	return h->alloc_count + h->free_count;
+}
+
+/* ---- os.c: the only file that talks to the kernel ---- */
+void *arr__os_map(size_t size);
+void *arr__os_map_aligned(size_t size, size_t align);
+void arr__os_unmap(void *p, size_t size);
+void arr__os_purge(void *p, size_t size);
+/* Move/resize a mapping to a fresh `align`-aligned place; NULL on failure. */
+void *arr__os_remap_aligned(void *p, size_t old_size, size_t new_size, size_t align);
+bool arr__os_resize_in_place(void *p, size_t old_size, size_t new_size);
+
+/* ---- classes.c ---- */
+void arr__classes_init(void);
+
+/* ---- pool.c (callers hold no lock; the pool takes arr__lock) ---- */
+/* A span of `slices` for a page of class `cls`, owned by heap h; NULL if out of memory. */
+struct arr__page *arr__pool_take(struct arr__heap *h, unsigned cls);
+void arr__pool_give(struct arr__heap *h, struct arr__page *page);
+/* Advance the op clock by the heap's unsynced ops and purge what has expired. */
+void arr__pool_tick(struct arr__heap *h);
+/* Purge every free dirty slice now; returns bytes purged. */
+size_t arr__pool_purge_all(void);
+void *arr__huge_alloc(size_t size, size_t align);
+void arr__huge_free(struct arr__page *page);
+void *arr__huge_realloc(struct arr__page *page, void *p, size_t size);
+
+struct arr__pool_stats {
+	uint64_t mapped, resident, purged_pages;
+	uint64_t huge_live, huge_req, huge_count;
+	uint64_t cls_pages[ARR__NCLASSES], cls_capacity[ARR__NCLASSES];
+};
+void arr__pool_stats(struct arr__pool_stats *out); /* caller holds arr__lock */
+extern _Atomic int64_t arr__huge_live, arr__huge_req_live, arr__huge_count;
+
+/* ---- heap.c ---- */
+struct arr__heap *arr__heap_thread_init(void);
+void *arr__malloc_slow(struct arr__heap *h, size_t size, bool zero);
+/* Free through the non-fast path; `req` is subtracted from live_req. */
+void arr__free_generic(struct arr__heap *h, struct arr__page *page, void *p, size_t req);
+void arr__page_emptied(struct arr__heap *h, struct arr__page *page);
+void arr__init_slow(void);
+void arr__heaps_sum(struct arr__heap *out); /* caller holds arr__lock */
+extern _Atomic int arr__init_state;
+extern _Atomic int64_t arr__orphan_live[ARR__NCLASSES];
+
+static inline void arr__ensure_init(void)
+{
+	if (ARR__UNLIKELY(atomic_load_explicit(&arr__init_state, memory_order_acquire) != 2))
+		arr__init_slow();
+}
+
+/* ---- options.c ---- */
+void arr__options_from_env(void);
+
+#endif

@@ -1,0 +1,102 @@
+/*
+ * allocator/options.c - tunables: arr_alloc_set_option() and the
+ * ALLOCRR_MALLOC_OPTIONS environment variable ("name=value,name=value").
+ *
+ * Runs before the allocator is usable, so it parses by hand and never
+ * allocates. Unknown names and bad values in the environment are ignored.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "allocrr/alloc.h"
+#include "allocrr/error.h"
+#include "internal.h"
+
+struct arr__options arr__opt = {
+	.purge_delay = 100000,
+	.mmap_threshold = ARR__MAX_SMALL,
+};
+
+int arr_alloc_set_option(const char *name, long long value)
+{
+	if (name == NULL)
+		return ARR_EINVAL;
+	if (strcmp(name, "purge_delay") == 0) {
+		arr__opt.purge_delay = value < 0 ? -1 : value;
+		return 0;
+	}
+	if (strcmp(name, "mmap_threshold") == 0) {
+		if (value < 0)
+			return ARR_ERANGE;
+		arr__opt.mmap_threshold = (unsigned long long)value > ARR__MAX_SMALL ? ARR__MAX_SMALL : (size_t)value;
+		return 0;
+	}
+	return ARR_ENOTFOUND;
+}
+
+int arr_alloc_get_option(const char *name, long long *value)
+{
+	if (name == NULL || value == NULL)
+		return ARR_EINVAL;
+	if (strcmp(name, "purge_delay") == 0)
+		*value = arr__opt.purge_delay;
+	else if (strcmp(name, "mmap_threshold") == 0)
+		*value = (long long)arr__opt.mmap_threshold;
+	else
+		return ARR_ENOTFOUND;
+	return 0;
+}
+
+/* Parse "name=value[,name=value...]" in place without allocating. */
+int arr_alloc_parse_options(const char *spec)
+{
+	int bad = 0;
+	const char *s = spec;
+	while (s && *s) {
+		char name[32];
+		size_t n = 0;
+		while (*s && *s != '=' && *s != ',' && n + 1 < sizeof name)
+			name[n++] = *s++;
+		name[n] = '\0';
+		if (*s != '=') {
+			bad = ARR_ESYNTAX;
+			while (*s && *s != ',')
+				s++;
+		} else {
+			s++;
+			char *end;
+			long long v = strtoll(s, &end, 0);
+			if (end == s) {
+				bad = ARR_ESYNTAX;
+			} else {
+				/* optional k/m/g suffix for byte sizes */
+				if (*end == 'k' || *end == 'K')
+					v <<= 10, end++;
+				else if (*end == 'm' || *end == 'M')
+					v <<= 20, end++;
+				else if (*end == 'g' || *end == 'G')
+					v <<= 30, end++;
+				int rc = arr_alloc_set_option(name, v);
+				if (rc < 0)
+					bad = rc;
+			}
+			s = end;
+			while (*s && *s != ',') {
+				bad = ARR_ESYNTAX;
+				s++;
+			}
+		}
+		if (*s == ',')
+			s++;
+	}
+	return bad;
+}
+
+void arr__options_from_env(void)
+{
+	extern char **environ;
+	if (environ == NULL)
+		return;
+	const char *spec = getenv("ALLOCRR_MALLOC_OPTIONS");
+	if (spec)
+		(void)arr_alloc_parse_options(spec);
+}

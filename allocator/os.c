@@ -1,0 +1,77 @@
+/*
+ * allocator/os.c - the allocator's contract with the kernel: map, unmap, purge
+ * and remap anonymous memory. Every function here returns NULL/false on
+ * failure and leaves errno as the kernel set it.
+ */
+#define _GNU_SOURCE
+#include <sys/mman.h>
+#include "internal.h"
+
+void *arr__os_map(size_t size)
+{
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+void arr__os_unmap(void *p, size_t size)
+{
+	if (p != NULL && size != 0)
+		munmap(p, size);
+}
+
+/* Over-map by `align` and trim both ends: at most three syscalls, no retry loop. */
+void *arr__os_map_aligned(size_t size, size_t align)
+{
+	if (size > SIZE_MAX - align)
+		return NULL;
+	uint8_t *raw = arr__os_map(size + align);
+	if (raw == NULL)
+		return NULL;
+	uintptr_t base = ((uintptr_t)raw + align - 1) & ~(uintptr_t)(align - 1);
+	size_t head = base - (uintptr_t)raw;
+	size_t tail = align - head;
+	if (head)
+		munmap(raw, head);
+	if (tail)
+		munmap((uint8_t *)base + size, tail);
+	return (void *)base;
+}
+
+void arr__os_purge(void *p, size_t size)
+{
+	madvise(p, size, MADV_DONTNEED);
+}
+
+bool arr__os_resize_in_place(void *p, size_t old_size, size_t new_size)
+{
+	if (new_size <= old_size) {
+		if (new_size < old_size)
+			munmap((uint8_t *)p + new_size, old_size - new_size);
+		return true;
+	}
+	return mremap(p, old_size, new_size, 0) != MAP_FAILED;
+}
+
+/* Reserve an aligned range, then let mremap move the pages there: no copy. */
+void *arr__os_remap_aligned(void *p, size_t old_size, size_t new_size, size_t align)
+{
+	if (new_size > SIZE_MAX - align)
+		return NULL;
+	uint8_t *raw = mmap(NULL, new_size + align, PROT_NONE,
+			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (raw == MAP_FAILED)
+		return NULL;
+	uintptr_t base = ((uintptr_t)raw + align - 1) & ~(uintptr_t)(align - 1);
+	size_t head = base - (uintptr_t)raw;
+	size_t tail = align - head;
+	if (head)
+		munmap(raw, head);
+	if (tail)
+		munmap((uint8_t *)base + new_size, tail);
+	void *q = mremap(p, old_size, new_size, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)base);
+	if (q == MAP_FAILED) {
+		munmap((void *)base, new_size);
+		return NULL;
+	}
+	return q;
+}

@@ -1,0 +1,311 @@
+/*
+ * allocator/pool.c - the process-wide pool of segments, spans and huge blocks.
+ *
+ * Everything here runs under arr__lock except the huge-block functions, which
+ * only talk to the kernel and bump atomic counters. Spans are found first-fit
+ * over the segment list in creation order, so long-lived memory packs into old
+ * segments and dirty (resident) slices are reused before fresh ones.
+ *
+ * Purging: a freed span's slices are stamped with the op clock. The clock is
+ * the sum of every heap's malloc+free count, folded in whenever a heap takes
+ * the lock, so under a single-threaded replay purges happen at the same
+ * operation every run. Slices older than purge_delay ops are MADV_DONTNEED'd
+ * and marked clean (known zero), which lets calloc skip the memset later.
+ */
+#include <string.h>
+#include "internal.h"
+
+#define USABLE_MASK (~(uint64_t)1) /* slice 0 holds the header */
+
+static struct arr__segment *segments;
+static uint64_t op_clock;
+static uint64_t dirty_slices;     /* free, not yet purged */
+static uint64_t oldest_dirty = UINT64_MAX;
+static uint64_t purged_pages;     /* OS pages returned */
+static uint64_t seg_count;
+
+
+_Atomic int64_t arr__huge_live, arr__huge_req_live, arr__huge_count;
+static _Atomic int64_t huge_mapped;
+
+static void clock_sync(struct arr__heap *h)
+{
+	if (h != NULL && h != &arr__heap_empty) {
+		uint64_t ops = arr__heap_ops(h);
+		op_clock += ops - h->ops_synced;
+		h->ops_synced = ops;
+	}
+}
+
+/* Lowest start of `n` consecutive set bits in m, or -1. */
+static int find_run(uint64_t m, unsigned n)
+{
+	uint64_t r = m;
+	for (unsigned i = 1; i < n && r; i++)
+		r &= m >> i;
+	return r ? __builtin_ctzll(r) : -1;
+}
+
+static struct arr__segment *segment_new(void)
+{
+	struct arr__segment *seg = arr__os_map_aligned(ARR__SEG_SIZE, ARR__SEG_SIZE);
+	if (seg == NULL)
+		return NULL;
+	seg->kind = 0;
+	seg->free_mask = USABLE_MASK;
+	seg->clean_mask = USABLE_MASK;
+	/* append: first-fit then prefers older segments */
+	struct arr__segment **pp = &segments;
+	while (*pp)
+		pp = &(*pp)->next;
+	seg->next = NULL;
+	*pp = seg;
+	seg_count++;
+	return seg;
+}
+
+static void purge_expired(bool all)
+{
+	if (dirty_slices == 0)
+		return;
+	long long delay = arr__opt.purge_delay;
+	if (!all && (delay < 0 || op_clock < (uint64_t)delay ||
+		     (oldest_dirty != UINT64_MAX && op_clock < oldest_dirty + (uint64_t)delay)))
+		return;
+	uint64_t limit = all ? UINT64_MAX : op_clock - (uint64_t)delay;
+	uint64_t oldest = UINT64_MAX;
+	struct arr__segment **pp = &segments;
+	while (*pp) {
+		struct arr__segment *seg = *pp;
+		uint64_t dirty = seg->free_mask & ~seg->clean_mask;
+		while (dirty) {
+			unsigned i = (unsigned)__builtin_ctzll(dirty);
+			unsigned j = i;
+			while (j < ARR__SLICES && (dirty >> j & 1) && seg->stamp[j] <= limit)
+				j++;
+			if (j == i) {
+				if (seg->stamp[i] < oldest)
+					oldest = seg->stamp[i];
+				dirty &= ~((uint64_t)1 << i);
+				continue;
+			}
+			arr__os_purge((uint8_t *)seg + (size_t)i * ARR__SLICE_SIZE,
+				      (size_t)(j - i) * ARR__SLICE_SIZE);
+			uint64_t bits = (j - i == 64 ? ~(uint64_t)0 : (((uint64_t)1 << (j - i)) - 1)) << i;
+			seg->clean_mask |= bits;
+			dirty &= ~bits;
+			dirty_slices -= j - i;
+			purged_pages += (uint64_t)(j - i) * (ARR__SLICE_SIZE / ARR__OS_PAGE);
+		}
+		/* a wholly free and clean segment goes back to the OS (keep one) */
+		if (seg->free_mask == USABLE_MASK && seg->clean_mask == USABLE_MASK && seg_count > 1) {
+			*pp = seg->next;
+			seg_count--;
+			arr__os_unmap(seg, ARR__SEG_SIZE);
+			continue;
+		}
+		pp = &seg->next;
+	}
+	oldest_dirty = oldest;
+}
+
+struct arr__page *arr__pool_take(struct arr__heap *h, unsigned cls)
+{
+	unsigned n = arr__class_slices[cls];
+	pthread_mutex_lock(&arr__lock);
+	clock_sync(h);
+	struct arr__segment *seg;
+	int i = -1;
+	for (seg = segments; seg; seg = seg->next) {
+		if ((unsigned)__builtin_popcountll(seg->free_mask) < n)
+			continue;
+		i = find_run(seg->free_mask, n);
+		if (i >= 0)
+			break;
+	}
+	if (seg == NULL) {
+		seg = segment_new();
+		if (seg == NULL) {
+			pthread_mutex_unlock(&arr__lock);
+			return NULL;
+		}
+		i = 1;
+	}
+	uint64_t bits = (((uint64_t)1 << n) - 1) << i;
+	bool zero = (seg->clean_mask & bits) == bits;
+	dirty_slices -= (uint64_t)__builtin_popcountll(bits & ~seg->clean_mask);
+	seg->free_mask &= ~bits;
+	seg->clean_mask &= ~bits;
+	for (unsigned k = 0; k < n; k++)
+		seg->slice_head[i + k] = (uint8_t)i;
+	pthread_mutex_unlock(&arr__lock);
+
+	struct arr__page *page = &seg->pages[i];
+	uint32_t bs = arr__class_size[cls];
+	page->free = NULL;
+	page->local_free = NULL;
+	page->heap = h;
+	page->used = 0;
+	page->flags = 0;
+	page->free_is_zero = 0;
+	page->cls = (uint8_t)cls;
+	page->slices = (uint8_t)n;
+	page->block_size = bs;
+	page->capacity = 0;
+	page->reserved = (uint32_t)((size_t)n * ARR__SLICE_SIZE / bs);
+	page->is_zero_init = zero;
+	atomic_store_explicit(&page->thread_free, ARR__TF_NORMAL, memory_order_relaxed);
+	page->start = (uint8_t *)seg + (size_t)i * ARR__SLICE_SIZE;
+	page->next = page->prev = NULL;
+	return page;
+}
+
+void arr__pool_give(struct arr__heap *h, struct arr__page *page)
+{
+	struct arr__segment *seg = arr__segment_of(page->start);
+	unsigned i = (unsigned)(page - seg->pages), n = page->slices;
+	uint64_t bits = (((uint64_t)1 << n) - 1) << i;
+	/* Untouched slices (beyond what was carved) stay clean. */
+	size_t touched = (size_t)page->capacity * page->block_size;
+	uint64_t clean = 0;
+	if (page->is_zero_init) {
+		unsigned t = (unsigned)((touched + ARR__SLICE_SIZE - 1) >> ARR__SLICE_SHIFT);
+		if (t < n)
+			clean = (((uint64_t)1 << (n - t)) - 1) << (i + t);
+	}
+	page->heap = NULL;
+	page->capacity = 0;
+	pthread_mutex_lock(&arr__lock);
+	clock_sync(h);
+	seg->free_mask |= bits;
+	seg->clean_mask |= clean;
+	for (unsigned k = 0; k < n; k++)
+		seg->stamp[i + k] = op_clock;
+	dirty_slices += (uint64_t)__builtin_popcountll(bits & ~clean);
+	if (oldest_dirty == UINT64_MAX || op_clock < oldest_dirty)
+		oldest_dirty = op_clock;
+	purge_expired(false);
+	pthread_mutex_unlock(&arr__lock);
+}
+
+void arr__pool_tick(struct arr__heap *h)
+{
+	pthread_mutex_lock(&arr__lock);
+	clock_sync(h);
+	purge_expired(false);
+	pthread_mutex_unlock(&arr__lock);
+}
+
+size_t arr__pool_purge_all(void)
+{
+	pthread_mutex_lock(&arr__lock);
+	uint64_t before = purged_pages;
+	purge_expired(true);
+	size_t bytes = (size_t)(purged_pages - before) * ARR__OS_PAGE;
+	pthread_mutex_unlock(&arr__lock);
+	return bytes;
+}
+
+void arr__pool_stats(struct arr__pool_stats *out)
+{
+	memset(out, 0, sizeof *out);
+	for (struct arr__segment *seg = segments; seg; seg = seg->next) {
+		out->mapped += ARR__SEG_SIZE;
+		out->resident += sizeof *seg;
+		uint64_t dirty = seg->free_mask & ~seg->clean_mask;
+		out->resident += (uint64_t)__builtin_popcountll(dirty) * ARR__SLICE_SIZE;
+		uint64_t used = ~seg->free_mask & USABLE_MASK;
+		while (used) {
+			unsigned i = (unsigned)__builtin_ctzll(used);
+			struct arr__page *page = &seg->pages[i];
+			unsigned n = page->slices ? page->slices : 1;
+			size_t span = (size_t)n * ARR__SLICE_SIZE;
+			size_t touched = (size_t)page->capacity * page->block_size;
+			touched = (touched + ARR__OS_PAGE - 1) & ~(ARR__OS_PAGE - 1);
+			out->resident += page->is_zero_init && touched < span ? touched : span;
+			if (page->cls < ARR__NCLASSES) {
+				out->cls_pages[page->cls]++;
+				out->cls_capacity[page->cls] += page->reserved;
+			}
+			used &= ~((((uint64_t)1 << n) - 1) << i);
+		}
+	}
+	int64_t hm = atomic_load(&huge_mapped);
+	out->mapped += (uint64_t)hm;
+	out->resident += (uint64_t)hm;
+	out->purged_pages = purged_pages;
+	out->huge_live = (uint64_t)atomic_load(&arr__huge_live);
+	out->huge_req = (uint64_t)atomic_load(&arr__huge_req_live);
+	out->huge_count = (uint64_t)atomic_load(&arr__huge_count);
+}
+
+/* ---- huge blocks: one mapping each, header in the first OS page ---- */
+
+static size_t huge_offset(size_t align)
+{
+	size_t a = align > ARR__OS_PAGE ? align : ARR__OS_PAGE;
+	return (offsetof(struct arr__segment, pages) + sizeof(struct arr__page) + a - 1) & ~(a - 1);
+}
+
+void *arr__huge_alloc(size_t size, size_t align)
+{
+	if (align > ARR__MAX_ALIGN_HUGE)
+		return NULL;
+	size_t off = huge_offset(align);
+	if (size > PTRDIFF_MAX - off - ARR__SEG_SIZE)
+		return NULL;
+	size_t map = (off + size + ARR__OS_PAGE - 1) & ~(ARR__OS_PAGE - 1);
+	struct arr__segment *seg = arr__os_map_aligned(map, ARR__SEG_SIZE);
+	if (seg == NULL)
+		return NULL;
+	/* fresh mapping: slice_head[] is already all zero, so every slice maps to pages[0] */
+	seg->kind = 1;
+	struct arr__page *page = &seg->pages[0];
+	page->heap = NULL;
+	page->flags = ARR__PF_HUGE;
+	page->cls = ARR__NCLASSES;
+	page->start = (uint8_t *)seg + off;
+	page->huge_map = map;
+	page->huge_req = size;
+	page->block_size = 0;
+	atomic_fetch_add(&huge_mapped, (int64_t)map);
+	atomic_fetch_add(&arr__huge_live, (int64_t)(map - off));
+	atomic_fetch_add(&arr__huge_req_live, (int64_t)size);
+	atomic_fetch_add(&arr__huge_count, 1);
+	return page->start;
+}
+
+void arr__huge_free(struct arr__page *page)
+{
+	struct arr__segment *seg = arr__segment_of(page->start);
+	size_t off = (size_t)(page->start - (uint8_t *)seg), map = page->huge_map;
+	atomic_fetch_sub(&huge_mapped, (int64_t)map);
+	atomic_fetch_sub(&arr__huge_live, (int64_t)(map - off));
+	atomic_fetch_sub(&arr__huge_req_live, (int64_t)page->huge_req);
+	atomic_fetch_sub(&arr__huge_count, 1);
+	arr__os_unmap(seg, map);
+}
+
+/* Resize a huge block in place or move its pages with mremap; NULL if impossible. */
+void *arr__huge_realloc(struct arr__page *page, void *p, size_t size)
+{
+	struct arr__segment *seg = arr__segment_of(p);
+	size_t off = (size_t)((uint8_t *)p - (uint8_t *)seg), map = page->huge_map;
+	if (size > PTRDIFF_MAX - off - ARR__SEG_SIZE)
+		return NULL;
+	size_t nmap = (off + size + ARR__OS_PAGE - 1) & ~(ARR__OS_PAGE - 1);
+	size_t oreq = page->huge_req;
+	if (!arr__os_resize_in_place(seg, map, nmap)) {
+		seg = arr__os_remap_aligned(seg, map, nmap, ARR__SEG_SIZE);
+		if (seg == NULL)
+			return NULL;
+	}
+	page = &seg->pages[0];
+	page->start = (uint8_t *)seg + off;
+	page->huge_map = nmap;
+	page->huge_req = size;
+	atomic_fetch_add(&huge_mapped, (int64_t)nmap - (int64_t)map);
+	atomic_fetch_add(&arr__huge_live, (int64_t)nmap - (int64_t)map);
+	atomic_fetch_add(&arr__huge_req_live, (int64_t)size - (int64_t)oreq);
+	return page->start;
+}

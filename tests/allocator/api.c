@@ -1,0 +1,344 @@
+/*
+ * tests/allocator/api.c - the allocator's API contract, glibc semantics
+ * included: errno, overflow, alignments, zeroing, realloc, usable size, stats.
+ * Exits non-zero on the first failed check.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "allocrr/alloc.h"
+#include "allocrr/error.h"
+
+static int failures;
+#define CHECK(cond)                                                              \
+	do {                                                                     \
+		if (!(cond)) {                                                   \
+			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__,   \
+				__LINE__, #cond);                                \
+			failures++;                                              \
+		}                                                                \
+	} while (0)
+
+static struct arr_alloc_stats st; /* big: keep it off the stack */
+
+static void test_overflow(void)
+{
+	errno = 0;
+	CHECK(arr_malloc(SIZE_MAX) == NULL && errno == ENOMEM);
+	errno = 0;
+	CHECK(arr_malloc(PTRDIFF_MAX + (size_t)1) == NULL && errno == ENOMEM);
+	errno = 0;
+	CHECK(arr_malloc(SIZE_MAX - 4096) == NULL && errno == ENOMEM);
+	errno = 0;
+	CHECK(arr_calloc(SIZE_MAX / 4 + 2, 4) == NULL && errno == ENOMEM);
+	errno = 0;
+	CHECK(arr_calloc((size_t)1 << 33, (size_t)1 << 33) == NULL && errno == ENOMEM);
+	void *p = arr_malloc(10);
+	CHECK(p != NULL);
+	errno = 0;
+	CHECK(arr_reallocarray(p, SIZE_MAX / 2, 3) == NULL && errno == ENOMEM);
+	errno = 0;
+	CHECK(arr_realloc(p, SIZE_MAX) == NULL && errno == ENOMEM);
+	arr_free(p); /* still ours after the failed reallocs */
+	errno = 0;
+	CHECK(arr_pvalloc(SIZE_MAX - 10) == NULL && errno == ENOMEM);
+	errno = 0;
+	CHECK(arr_memalign(64, SIZE_MAX - 10) == NULL && errno == ENOMEM);
+	errno = 0;
+	CHECK(arr_aligned_alloc((size_t)1 << 20, SIZE_MAX - ((size_t)1 << 19)) == NULL && errno == ENOMEM);
+	void *out = (void *)1;
+	CHECK(arr_posix_memalign(&out, 64, SIZE_MAX - 10) == ENOMEM && out == (void *)1);
+}
+
+static void test_zero_size(void)
+{
+	void *p = arr_malloc(0);
+	CHECK(p != NULL && arr_malloc_usable_size(p) >= 1);
+	arr_free(p);
+	p = arr_calloc(0, 5);
+	CHECK(p != NULL);
+	arr_free(p);
+	p = arr_malloc(100);
+	CHECK(arr_realloc(p, 0) == NULL); /* glibc: frees */
+	p = arr_realloc(NULL, 50);
+	CHECK(p != NULL && arr_malloc_usable_size(p) >= 50);
+	arr_free(p);
+	arr_free(NULL);
+	CHECK(arr_malloc_usable_size(NULL) == 0);
+	p = arr_pvalloc(0);
+	CHECK(p != NULL && ((uintptr_t)p & 4095) == 0 && arr_malloc_usable_size(p) >= 4096);
+	arr_free(p);
+}
+
+static void test_posix_memalign_einval(void)
+{
+	size_t bad[] = { 0, 1, 2, 4, 12, 24, 48, 100, 4097, (size_t)3 << 20 };
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		void *out = (void *)1;
+		errno = 1234;
+		CHECK(arr_posix_memalign(&out, bad[i], 16) == EINVAL);
+		CHECK(out == (void *)1);
+		CHECK(errno == 1234); /* returned, not set */
+	}
+	/* glibc 2.36 memalign/aligned_alloc round a non-power-of-two alignment up */
+	void *p = arr_memalign(48, 100);
+	CHECK(p != NULL && ((uintptr_t)p & 63) == 0);
+	arr_free(p);
+	p = arr_aligned_alloc(3, 10);
+	CHECK(p != NULL && ((uintptr_t)p & 3) == 0);
+	arr_free(p);
+	errno = 0;
+	CHECK(arr_memalign(SIZE_MAX / 2 + 2, 8) == NULL && errno == EINVAL);
+}
+
+static void test_alignments(void)
+{
+	size_t sizes[] = { 1, 8, 24, 100, 4096, 5000, 70000, (size_t)1 << 20, (size_t)3 << 20 };
+	for (size_t align = 8; align <= ((size_t)2 << 20); align <<= 1) {
+		for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+			void *ptrs[3] = { 0 };
+			for (int k = 0; k < 3; k++) {
+				void *p = NULL;
+				int rc = arr_posix_memalign(&p, align, sizes[s]);
+				CHECK(rc == 0 && p != NULL);
+				if (p == NULL)
+					continue;
+				CHECK(((uintptr_t)p & (align - 1)) == 0);
+				CHECK(arr_malloc_usable_size(p) >= sizes[s]);
+				memset(p, 0x5a, sizes[s]);
+				ptrs[k] = p;
+			}
+			void *q = arr_aligned_alloc(align, sizes[s]);
+			CHECK(q != NULL && ((uintptr_t)q & (align - 1)) == 0);
+			void *r = arr_memalign(align, sizes[s]);
+			CHECK(r != NULL && ((uintptr_t)r & (align - 1)) == 0);
+			/* an aligned block can be realloc'd and keeps its bytes */
+			unsigned char *g = arr_realloc(ptrs[0], sizes[s] + 100);
+			CHECK(g != NULL && g[0] == 0x5a && g[sizes[s] - 1] == 0x5a);
+			arr_free(g);
+			arr_free(ptrs[1]);
+			arr_free(ptrs[2]);
+			arr_free(q);
+			arr_free(r);
+		}
+	}
+	for (int i = 0; i < 100; i++) {
+		void *p = arr_malloc((size_t)i * 13 + 9);
+		CHECK(((uintptr_t)p & 15) == 0); /* malloc's 16-byte alignment above 8 bytes */
+		arr_free(p);
+	}
+	void *v = arr_valloc(10);
+	CHECK(v != NULL && ((uintptr_t)v & 4095) == 0);
+	arr_free(v);
+}
+
+static void test_calloc_zeroes_dirty_memory(void)
+{
+	size_t sizes[] = { 8, 16, 48, 200, 1000, 4000, 30000, 100000, 600000, (size_t)2 << 20 };
+	for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+		enum { N = 64 };
+		unsigned char *v[N];
+		for (int i = 0; i < N; i++) {
+			v[i] = arr_malloc(sizes[s]);
+			memset(v[i], 0xff, sizes[s]);
+		}
+		for (int i = 0; i < N; i++)
+			arr_free(v[i]);
+		for (int i = 0; i < N; i++) {
+			v[i] = arr_calloc(1, sizes[s]);
+			CHECK(v[i] != NULL);
+			size_t bad = 0;
+			for (size_t k = 0; k < sizes[s]; k++)
+				bad += v[i][k] != 0;
+			CHECK(bad == 0);
+		}
+		for (int i = 0; i < N; i++)
+			arr_free(v[i]);
+	}
+	/* purged memory comes back zero and calloc knows it */
+	CHECK(arr_alloc_set_option("purge_delay", 0) == 0);
+	unsigned char *big[40];
+	for (int i = 0; i < 40; i++) {
+		big[i] = arr_malloc(60000);
+		memset(big[i], 0xee, 60000);
+	}
+	for (int i = 0; i < 40; i++)
+		arr_free(big[i]);
+	arr_alloc_purge();
+	arr_alloc_stats_get(&st);
+	uint64_t skipped0 = st.calloc_skipped;
+	CHECK(st.pages_purged > 0);
+	for (int i = 0; i < 40; i++) {
+		big[i] = arr_calloc(60000, 1);
+		size_t bad = 0;
+		for (size_t k = 0; k < 60000; k++)
+			bad += big[i][k] != 0;
+		CHECK(bad == 0);
+	}
+	arr_alloc_stats_get(&st);
+	CHECK(st.calloc_skipped > skipped0);
+	for (int i = 0; i < 40; i++)
+		arr_free(big[i]);
+	CHECK(arr_alloc_set_option("purge_delay", 100000) == 0);
+}
+
+static void fill(unsigned char *p, size_t n, unsigned seed)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = (unsigned char)(i * 31 + seed);
+}
+
+static size_t check_fill(const unsigned char *p, size_t n, unsigned seed)
+{
+	size_t bad = 0;
+	for (size_t i = 0; i < n; i++)
+		bad += p[i] != (unsigned char)(i * 31 + seed);
+	return bad;
+}
+
+static void test_realloc(void)
+{
+	/* grow through every class into huge and back down */
+	size_t n = 1;
+	unsigned char *p = arr_malloc(n);
+	fill(p, n, 7);
+	while (n < ((size_t)16 << 20)) {
+		size_t m = n + n / 3 + 1;
+		unsigned char *q = arr_realloc(p, m);
+		CHECK(q != NULL);
+		CHECK(check_fill(q, n, 7) == 0);
+		fill(q, m, 7);
+		p = q;
+		n = m;
+	}
+	while (n > 1) {
+		size_t m = n / 2;
+		unsigned char *q = arr_realloc(p, m);
+		CHECK(q != NULL && check_fill(q, m, 7) == 0);
+		CHECK(arr_malloc_usable_size(q) >= m);
+		p = q;
+		n = m;
+	}
+	arr_free(p);
+	/* huge grows by mremap: contents kept, several sizes and alignments */
+	unsigned char *h = arr_memalign((size_t)1 << 20, (size_t)5 << 20);
+	fill(h, (size_t)5 << 20, 3);
+	unsigned char *h2 = arr_realloc(h, (size_t)50 << 20);
+	CHECK(h2 != NULL && check_fill(h2, (size_t)5 << 20, 3) == 0);
+	CHECK(arr_malloc_usable_size(h2) >= ((size_t)50 << 20));
+	h2 = arr_realloc(h2, (size_t)3 << 20);
+	CHECK(h2 != NULL && check_fill(h2, (size_t)3 << 20, 3) == 0);
+	arr_free(h2);
+}
+
+static void test_usable_size(void)
+{
+	for (size_t s = 1; s < 300000; s += s / 8 + 1) {
+		unsigned char *p = arr_malloc(s);
+		size_t u = arr_malloc_usable_size(p);
+		CHECK(u >= s);
+		if (s > 128)
+			CHECK((u - s) * 8 <= s); /* internal waste at most 12.5% */
+		memset(p, 1, u); /* the whole usable size is ours */
+		arr_free(p);
+	}
+}
+
+static void test_stats(void)
+{
+	struct arr_alloc_stats before;
+	arr_alloc_stats_get(&before);
+	enum { N = 5000 };
+	static void *v[N];
+	size_t req = 0;
+	for (int i = 0; i < N; i++) {
+		size_t s = (size_t)(i % 700) * 5 + 1;
+		v[i] = arr_malloc(s);
+		req += s;
+	}
+	void *huge = arr_malloc((size_t)8 << 20);
+	arr_alloc_stats_get(&st);
+	CHECK(st.live_blocks == before.live_blocks + N + 1);
+	CHECK(st.live_requested == before.live_requested + req + ((size_t)8 << 20));
+	CHECK(st.live_usable >= before.live_usable + req + ((size_t)8 << 20));
+	CHECK(st.huge_blocks == before.huge_blocks + 1);
+	CHECK(st.mapped >= st.live_usable);
+	CHECK(st.nclasses > 100 && st.nclasses <= ARR_ALLOC_MAX_CLASSES);
+	uint64_t live = 0;
+	for (unsigned c = 0; c < st.nclasses; c++) {
+		live += st.classes[c].live;
+		CHECK(st.classes[c].live <= st.classes[c].capacity || st.classes[c].live == 0);
+	}
+	CHECK(live + st.huge_blocks == st.live_blocks);
+	for (int i = 0; i < N; i++)
+		arr_free_sized(v[i], (size_t)(i % 700) * 5 + 1);
+	arr_free(huge);
+	arr_alloc_stats_get(&st);
+	CHECK(st.live_blocks == before.live_blocks);
+	CHECK(st.live_usable == before.live_usable);
+	CHECK(st.live_requested == before.live_requested);
+	CHECK(st.huge_blocks == before.huge_blocks);
+}
+
+static void test_options(void)
+{
+	long long v = 0;
+	CHECK(arr_alloc_set_option("no_such_option", 1) == ARR_ENOTFOUND);
+	CHECK(arr_alloc_set_option("mmap_threshold", -5) == ARR_ERANGE);
+	CHECK(arr_alloc_parse_options("purge_delay=1234,mmap_threshold=64k") == 0);
+	CHECK(arr_alloc_get_option("purge_delay", &v) == 0 && v == 1234);
+	CHECK(arr_alloc_get_option("mmap_threshold", &v) == 0 && v == 65536);
+	/* above the threshold: a mapping of its own */
+	arr_alloc_stats_get(&st);
+	uint64_t huge0 = st.huge_blocks;
+	void *p = arr_malloc(100000);
+	arr_alloc_stats_get(&st);
+	CHECK(st.huge_blocks == huge0 + 1);
+	arr_free(p);
+	CHECK(arr_alloc_parse_options("purge_delay=x") < 0);
+	CHECK(arr_alloc_parse_options("purge_delay=100000,mmap_threshold=1m") == 0);
+	CHECK(arr_alloc_get_option("mmap_threshold", &v) == 0 && v == 1 << 20);
+}
+
+/* 100,000 x 200 B freed, then 50,000 x 400 B: the 400s reuse the freed pages. */
+static void test_contiguous_reuse(void)
+{
+	enum { N = 100000 };
+	static void *v[N];
+	for (int i = 0; i < N; i++)
+		v[i] = arr_malloc(200);
+	void *guard = arr_malloc(200);
+	for (int i = 0; i < N; i++)
+		arr_free(v[i]);
+	arr_alloc_stats_get(&st);
+	uint64_t mapped0 = st.mapped;
+	for (int i = 0; i < N / 2; i++)
+		v[i] = arr_malloc(400);
+	arr_alloc_stats_get(&st);
+	CHECK(st.mapped <= mapped0 + ((uint64_t)1 << 22)); /* at most one new segment */
+	for (int i = 0; i < N / 2; i++)
+		arr_free(v[i]);
+	arr_free(guard);
+}
+
+int main(void)
+{
+	test_stats(); /* first: arr_free() elsewhere makes live_requested a lower bound */
+	test_overflow();
+	test_zero_size();
+	test_posix_memalign_einval();
+	test_alignments();
+	test_calloc_zeroes_dirty_memory();
+	test_realloc();
+	test_usable_size();
+	test_options();
+	test_contiguous_reuse();
+	if (failures) {
+		fprintf(stderr, "%d check(s) failed\n", failures);
+		return 1;
+	}
+	printf("allocator api: all checks passed\n");
+	return 0;
+}
