@@ -10,6 +10,7 @@ static const struct cli_command commands[] = {
 	{"record", cmd_record, "run a command and record its allocation calls"},
 	{"info", cmd_info, "summarise traces: metadata, counts, bytes, how they ended"},
 	{"dump", cmd_dump, "print a trace's events in time order (text or JSON lines)"},
+	{"replay", cmd_replay, "replay a trace into allocators and compare time and memory"},
 };
 
 static void usage(FILE *f)

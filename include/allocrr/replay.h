@@ -1,0 +1,188 @@
+/*
+ * allocrr/replay.h - deterministic replay of a trace into an allocator:
+ * preparing a workload from a trace, running it, and what a run measures.
+ *
+ * Glossary
+ *   workload   a trace turned into something a replay can execute without a
+ *              hash lookup: one op stream per recorded thread, objects named
+ *              by dense ids (slots) instead of addresses, a schedule (the
+ *              recorded interleaving, for serial replay) and sync points.
+ *              Binary, varint-encoded; format in docs/replay.md.
+ *   slot       a dense object id. Ids are recycled: an id freed by thread T
+ *              goes back to T's pool, so the slot table is about the size of
+ *              the peak live set, not of the trace.
+ *   sync point where an object crosses threads (allocated or last resized
+ *              in one thread, freed or resized in another), the later thread
+ *              waits until the slot's version (ops done on it) reaches the
+ *              value it had in the recording.
+ *   repair     what preparation fixes when the recorded clock or the program
+ *              is inconsistent (an address allocated again before its free
+ *              was logged, frees of addresses never allocated, double frees);
+ *              always counted, never fatal.
+ *   engine     the program allocrr-replay-engine, exec'd fresh per allocator
+ *              with LD_PRELOAD set; it calls arr_replay_run() and writes the
+ *              result to a file descriptor. It never calls malloc itself
+ *              outside the replayed calls once the replay has started.
+ *
+ * Contract
+ *   - Functions return 0 or a negative ARR_E* code (or negated errno).
+ *   - Preparation is one streaming pass over arr_merge: memory is the live
+ *     set, the slot table and one output buffer per thread.
+ *   - arr_replay_run() uses no malloc of its own (mmap only); results it
+ *     returns point into memory released by arr_replay_result_release().
+ */
+#ifndef ALLOCRR_REPLAY_H
+#define ALLOCRR_REPLAY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "allocrr/error.h"
+#include "allocrr/trace.h"
+
+#define ARR_WL_VERSION 2 /* bump when the format or the preparation changes */
+
+/* Repairs and anomalies found while preparing. */
+#define ARR_REPAIR_MAP(X)                                                     \
+	X(alloc_before_free, "address returned again before its free was logged") \
+	X(unknown_free, "free of an address the trace never allocated")          \
+	X(double_free, "free of an address already freed")                       \
+	X(unknown_realloc, "realloc of an unknown address, replayed as realloc(NULL, n)") \
+	X(lost_object, "object displaced twice before its free; left live")      \
+	X(ignored_event, "fork/exec/rss events, not replayed")
+
+enum arr_repair {
+#define ARR_REPAIR_ENUM(name, desc) ARR_REPAIR_##name,
+	ARR_REPAIR_MAP(ARR_REPAIR_ENUM)
+#undef ARR_REPAIR_ENUM
+	ARR_REPAIR_COUNT_
+};
+const char *arr_repair_name(unsigned r);
+const char *arr_repair_desc(unsigned r);
+
+/* What a workload holds (its header). */
+struct arr_workload_info {
+	uint32_t version;
+	uint32_t nthreads;      /* recorded threads that made calls */
+	uint64_t trace_size, trace_mtime_ns, trace_hash; /* the trace it came from */
+	uint64_t calls;         /* allocation calls to replay */
+	uint64_t syncs;         /* sync points */
+	uint64_t events;        /* trace events read */
+	uint64_t nslots;        /* slot table size (max dense id + 1) */
+	uint64_t ideal_rss;     /* peak of live requested bytes */
+	uint64_t peak_live_blocks;
+	uint64_t ops[ARR_OP_MAX_]; /* calls by op */
+	uint64_t repairs[ARR_REPAIR_COUNT_];
+	uint64_t file_size;
+};
+
+/*
+ * Build a workload from an open trace into out_path (written to a temporary
+ * file beside it, then renamed). On a trace error the reader keeps the
+ * offset (arr_trace_error_offset). allow_truncated: a trace without its END
+ * (ARR_ETRUNCATED) still gives the workload of its complete chunks.
+ */
+int arr_workload_build(struct arr_trace *tr, const char *out_path, int allow_truncated,
+		       struct arr_workload_info *info);
+/* Read a workload's header. ARR_EBADMAGIC / ARR_EVERSION / ARR_ECORRUPT. */
+int arr_workload_read_info(const char *wl_path, struct arr_workload_info *info);
+/*
+ * Is wl_path a current workload of trace_path? 0 (and *info) when it is,
+ * ARR_ESTALE when it exists but the trace changed (size, mtime, header hash)
+ * or the format version differs, -ENOENT when absent.
+ */
+int arr_workload_check(const char *wl_path, const char *trace_path, struct arr_workload_info *info);
+/* Where the cache of trace_path lives: TRACE.wl, or in cache_dir (if not
+ * NULL) a name derived from the trace's absolute path. */
+int arr_workload_cache_path(char *buf, size_t cap, const char *trace_path, const char *cache_dir);
+
+/* How to replay. */
+enum arr_replay_threads { ARR_THREADS_AUTO, ARR_THREADS_SERIAL, ARR_THREADS_PARALLEL };
+enum arr_replay_touch { ARR_TOUCH_NONE, ARR_TOUCH_PAGE, ARR_TOUCH_ALL };
+
+struct arr_replay_options {
+	enum arr_replay_threads threads;
+	enum arr_replay_touch touch;
+	unsigned samples;      /* RSS timeline samples (about) */
+	unsigned latency_every; /* time one call in N (1 = all, 0 = none) */
+	int glibc_stats;       /* call mallinfo2 at the end */
+};
+#define ARR_REPLAY_OPTIONS_INIT {ARR_THREADS_AUTO, ARR_TOUCH_PAGE, 1000, 1, 0}
+
+struct arr_latency {
+	uint64_t count;  /* timed calls */
+	uint64_t p50, p90, p99, max; /* ns, timer cost removed */
+};
+
+/* Divergences: the replayed allocator did not do what the recorded did. */
+struct arr_replay_divergence {
+	uint64_t failed_now;    /* recorded success, replay returned NULL */
+	uint64_t succeeded_now; /* recorded failure, replay succeeded (block freed) */
+	uint64_t sync_mismatch; /* serial: a sync point found the wrong version */
+	uint64_t substituted;   /* calls the preloaded library lacks, emulated */
+};
+
+struct arr_replay_result {
+	uint32_t version;
+	uint32_t threads_used;   /* replay threads */
+	uint64_t wall_ns, cpu_ns, sync_wait_ns;
+	uint64_t ops;            /* calls executed */
+	uint64_t baseline_rss;   /* engine's RSS before the first call */
+	uint64_t peak_rss, final_rss; /* minus baseline */
+	uint64_t ideal_rss;
+	uint64_t minor_faults, major_faults;
+	uint64_t anomalies;      /* repairs + divergences */
+	uint64_t timer_overhead_ns_x100;
+	double tsc_ghz;
+	struct arr_latency latency[ARR_OP_MAX_]; /* by op; count 0 = none */
+	struct arr_replay_divergence div;
+	uint64_t repairs[ARR_REPAIR_COUNT_];
+	/* allocator statistics, when it offers some */
+	int has_mallinfo; /* glibc mallinfo2 */
+	uint64_t mi_arena, mi_hblkhd, mi_uordblks, mi_fordblks, mi_keepcost;
+	int has_builtin;  /* arr_alloc_stats_get */
+	uint64_t bi_mapped, bi_resident, bi_live_usable, bi_live_blocks, bi_pages_purged;
+	uint32_t nsamples;
+	uint64_t (*timeline)[2]; /* [t_ns, rss bytes minus baseline] */
+};
+
+/*
+ * Replay wl_path in this process into whatever malloc this process uses.
+ * Memory for *res (its timeline) is mmap'd; release with
+ * arr_replay_result_release(). ARR_ECORRUPT for a damaged workload.
+ */
+int arr_replay_run(const char *wl_path, const struct arr_replay_options *opt,
+		   struct arr_replay_result *res);
+void arr_replay_result_release(struct arr_replay_result *res);
+/* Send a result down a pipe and read it back (in the same build). */
+int arr_replay_result_write(int fd, const struct arr_replay_result *res);
+int arr_replay_result_read(int fd, struct arr_replay_result *res);
+
+/*
+ * Allocators by name: "glibc", "builtin", "jemalloc", "mimalloc",
+ * "tcmalloc", or a path to a .so; ":k=v,..." tunables after the name.
+ */
+struct arr_allocator {
+	char name[64];         /* as shown in results: the spec */
+	char lib[4096];        /* library to preload, "" for glibc */
+	const char *package;   /* Debian package that provides lib, or NULL */
+	int is_glibc, is_builtin;
+	unsigned nenv;         /* environment the engine runs with */
+	char env[4][2][256];   /* name, value */
+};
+/*
+ * Resolve a spec. builtin_lib is where the built-in allocator would be.
+ * ARR_ENOTFOUND: the library does not exist (out->lib and out->package say
+ * which); ARR_EINVAL: unknown name; ARR_ESYNTAX: bad tunable.
+ */
+int arr_allocator_resolve(const char *spec, const char *builtin_lib, struct arr_allocator *out);
+
+/*
+ * Run the engine for one allocator in a fresh process and collect its
+ * result. *status is the engine's wait status (for "killed by signal");
+ * a failed engine gives ARR_ETRUNCATED (no result) and its status.
+ */
+int arr_replay_spawn(const char *engine, const struct arr_allocator *a, const char *wl_path,
+		     const struct arr_replay_options *opt, struct arr_replay_result *res, int *status);
+
+#endif

@@ -1,0 +1,742 @@
+/*
+ * prepare.c - turn a trace into a workload (see allocrr/replay.h, wl.h):
+ * one streaming pass over the time-ordered merge.
+ *
+ * The live set maps addresses to dense ids. Ids are recycled through a pool
+ * per freeing thread: the next object that thread allocates takes the id,
+ * and since the same thread freed it, no other thread can still be using the
+ * slot, so recycling never needs a sync. A slot's version counts entries
+ * naming it; when an op on an object comes from another thread than the
+ * object's last op, a sync entry makes the replay wait for that version.
+ *
+ * Repairs (counted, never fatal):
+ *   - an address returned while still live: its free was logged late by
+ *     another thread. The old object moves to a "displaced" map; the next
+ *     free of that address releases the displaced (older) object first.
+ *   - free of an address not live: dropped (double_free when the address is
+ *     in a small cache of recently freed addresses, unknown_free otherwise).
+ *   - realloc of an address not live: replayed as realloc(NULL, n).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "allocrr/ptrmap.h"
+#include "allocrr/replay.h"
+#include "varint.h"
+#include "wl.h"
+
+#define RECENT_BITS 16
+
+struct pslot {
+	uint32_t ver;
+	uint32_t thread;
+	uint64_t size; /* requested bytes, for ideal RSS */
+};
+
+struct pstream {
+	uint8_t *buf;
+	size_t len;
+	uint32_t entries; /* in buf */
+};
+
+enum { WAIT_NONE, WAIT_ALLOC, WAIT_FREE };
+/* How long a thread may wait for the call that explains its own. */
+#define WAIT_NS 1000000ull
+#define WAIT_EVENTS 65536
+
+struct pthr {
+	uint32_t tid;
+	/* calls held back until another thread's call makes them fit */
+	struct arr_event *q;
+	size_t qhead, qlen, capq;
+	int blocked, wait_kind;
+	uint64_t wait_addr, blocked_t;
+	uint32_t *pool;
+	size_t npool, cappool;
+	struct pstream s;
+};
+
+struct prep {
+	int fd;
+	uint64_t off; /* file offset of the next block */
+	struct arr_ptrmap live, displaced, tids;
+	struct pslot *slots;
+	size_t nslots, capslots;
+	struct pthr *thr;
+	size_t nthr, capthr;
+	struct pstream sched;
+	uint32_t run_thread;
+	uint64_t run_len;
+	struct wl_block *blocks;
+	size_t nblocks, capblocks;
+	uint64_t live_bytes, live_blocks;
+	uint64_t *recent;
+	uint32_t last_tid, last_ti; /* last_ti + 1, 0 = none */
+	uint32_t nblocked;
+	int err; /* sticky error of a helper that cannot return one */
+	struct wl_header h;
+};
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+	if (need <= *cap)
+		return 0;
+	size_t n = *cap ? *cap * 2 : 64;
+	while (n < need)
+		n *= 2;
+	void *q = realloc(*p, n * elem);
+	if (!q)
+		return ARR_ENOMEM;
+	*p = q;
+	*cap = n;
+	return 0;
+}
+
+static int write_all(int fd, const void *buf, size_t len, uint64_t off)
+{
+	const char *p = buf;
+	while (len) {
+		ssize_t n = pwrite(fd, p, len, (off_t)off);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n, len -= (size_t)n, off += (uint64_t)n;
+	}
+	return 0;
+}
+
+static int flush_stream(struct prep *pp, struct pstream *s, uint32_t stream)
+{
+	if (!s->len)
+		return 0;
+	int rc = grow((void **)&pp->blocks, &pp->capblocks, pp->nblocks + 1, sizeof *pp->blocks);
+	if (rc)
+		return rc;
+	rc = write_all(pp->fd, s->buf, s->len, pp->off);
+	if (rc)
+		return rc;
+	pp->blocks[pp->nblocks++] = (struct wl_block){pp->off, stream, (uint32_t)s->len, s->entries, 0};
+	pp->off += s->len;
+	s->len = 0;
+	s->entries = 0;
+	return 0;
+}
+
+static int stream_room(struct prep *pp, struct pstream *s, uint32_t stream)
+{
+	if (!s->buf && !(s->buf = malloc(WL_BLOCK)))
+		return ARR_ENOMEM;
+	if (s->len + WL_ENTRY_MAX > WL_BLOCK)
+		return flush_stream(pp, s, stream);
+	return 0;
+}
+
+/* Close the current schedule run. */
+static int sched_flush_run(struct prep *pp)
+{
+	if (!pp->run_len)
+		return 0;
+	int rc = stream_room(pp, &pp->sched, UINT32_MAX);
+	if (rc)
+		return rc;
+	uint8_t *p = pp->sched.buf + pp->sched.len;
+	p = arr__put_uvarint(p, pp->run_thread);
+	p = arr__put_uvarint(p, pp->run_len);
+	pp->sched.len = (size_t)(p - pp->sched.buf);
+	pp->sched.entries++;
+	pp->run_len = 0;
+	return 0;
+}
+
+/* The schedule stream is numbered nthreads, known only at the end: its
+ * blocks are marked UINT32_MAX and renumbered then. */
+static int sched_add(struct prep *pp, uint32_t t)
+{
+	if (pp->run_len && pp->run_thread != t) {
+		int rc = sched_flush_run(pp);
+		if (rc)
+			return rc;
+	}
+	pp->run_thread = t;
+	pp->run_len++;
+	return 0;
+}
+
+static int thread_of(struct prep *pp, uint32_t tid, uint32_t *out)
+{
+	uint64_t v;
+	if (arr_ptrmap_get(&pp->tids, (uint64_t)tid + 1, &v)) {
+		*out = (uint32_t)v;
+		return 0;
+	}
+	int rc = grow((void **)&pp->thr, &pp->capthr, pp->nthr + 1, sizeof *pp->thr);
+	if (rc)
+		return rc;
+	memset(&pp->thr[pp->nthr], 0, sizeof *pp->thr);
+	pp->thr[pp->nthr].tid = tid;
+	*out = (uint32_t)pp->nthr;
+	/* ptrmap hashes key >> 4: spread small tids */
+	rc = arr_ptrmap_put(&pp->tids, ((uint64_t)tid + 1), pp->nthr);
+	pp->nthr++;
+	return rc;
+}
+
+static int new_id(struct prep *pp, struct pthr *t, uint32_t ti, uint64_t size, uint64_t *id)
+{
+	if (t->npool) {
+		*id = t->pool[--t->npool];
+	} else {
+		int rc = grow((void **)&pp->slots, &pp->capslots, pp->nslots + 1, sizeof *pp->slots);
+		if (rc)
+			return rc;
+		pp->slots[pp->nslots] = (struct pslot){0, ti, 0};
+		*id = pp->nslots++;
+	}
+	pp->slots[*id].thread = ti;
+	pp->slots[*id].size = size;
+	pp->live_bytes += size;
+	pp->live_blocks++;
+	if (pp->live_bytes > pp->h.ideal_rss)
+		pp->h.ideal_rss = pp->live_bytes;
+	if (pp->live_blocks > pp->h.peak_live_blocks)
+		pp->h.peak_live_blocks = pp->live_blocks;
+	return 0;
+}
+
+static int release_id(struct prep *pp, struct pthr *t, uint64_t id)
+{
+	pp->live_bytes -= pp->slots[id].size;
+	pp->live_blocks--;
+	int rc = grow((void **)&t->pool, &t->cappool, t->npool + 1, sizeof *t->pool);
+	if (rc)
+		return rc;
+	t->pool[t->npool++] = (uint32_t)id;
+	return 0;
+}
+
+/* Record that address a now names id; displace a live object there. */
+static int bind(struct prep *pp, uint64_t a, uint64_t id)
+{
+	uint64_t old;
+	if (arr_ptrmap_get(&pp->live, a, &old)) {
+		pp->h.repairs[ARR_REPAIR_alloc_before_free]++;
+		uint64_t older;
+		if (arr_ptrmap_get(&pp->displaced, a, &older))
+			pp->h.repairs[ARR_REPAIR_lost_object]++;
+		int rc = arr_ptrmap_put(&pp->displaced, a, old);
+		if (rc)
+			return rc;
+	}
+	return arr_ptrmap_put(&pp->live, a, id);
+}
+
+/* Find and unbind the object at address a: the displaced one first. */
+static int unbind(struct prep *pp, uint64_t a, uint64_t *id)
+{
+	if (pp->displaced.count && arr_ptrmap_del(&pp->displaced, a, id))
+		return 1;
+	return arr_ptrmap_del(&pp->live, a, id);
+}
+
+static uint8_t *put_sync(struct prep *pp, struct pthr *t, uint32_t ti, uint64_t id, uint8_t *p)
+{
+	if (pp->slots[id].thread == ti)
+		return p;
+	*p++ = WL_SYNC;
+	p = arr__put_uvarint(p, id);
+	p = arr__put_uvarint(p, pp->slots[id].ver);
+	t->s.entries++;
+	pp->h.syncs++;
+	pp->h.entries[0]++;
+	int rc = sched_add(pp, ti);
+	if (rc)
+		pp->err = rc;
+	return p;
+}
+
+static uint64_t block_bytes(const struct arr_event *ev)
+{
+	uint64_t n;
+	switch (ev->op) {
+	case ARR_OP_CALLOC:
+	case ARR_OP_REALLOCARRAY:
+		if (__builtin_mul_overflow(ev->nmemb, ev->size, &n))
+			n = UINT64_MAX;
+		return n;
+	case ARR_OP_PVALLOC:
+		return (ev->size + 4095) & ~(uint64_t)4095;
+	default:
+		return ev->size;
+	}
+}
+
+static int is_live(const struct prep *pp, uint64_t a)
+{
+	uint64_t v;
+	return arr_ptrmap_get(&pp->live, a, &v) || (pp->displaced.count && arr_ptrmap_get(&pp->displaced, a, &v));
+}
+
+/*
+ * Apply one call of thread ti. Unless force, a call that does not fit the
+ * live set (free of an address not live, an address returned while live)
+ * is left undone and BLOCKED is returned, with what it waits for in *t.
+ */
+#define BLOCKED 1
+static int try_call(struct prep *pp, uint32_t ti, const struct arr_event *ev, int force)
+{
+	struct pthr *t = &pp->thr[ti];
+	unsigned op = ev->op;
+	uint64_t id, bytes = block_bytes(ev);
+	int rc, takes = arr_op_takes_ptr(op) && ev->ptr;
+
+	if (!force) {
+		if (takes && !is_live(pp, ev->ptr)) {
+			t->wait_kind = WAIT_ALLOC;
+			t->wait_addr = ev->ptr;
+			return BLOCKED;
+		}
+		if (op != ARR_OP_FREE && !ev->failed && ev->ret && ev->ret != ev->ptr && is_live(pp, ev->ret)) {
+			t->wait_kind = WAIT_FREE;
+			t->wait_addr = ev->ret;
+			return BLOCKED;
+		}
+	}
+	if ((rc = stream_room(pp, &t->s, ti)))
+		return rc;
+	uint8_t *p = t->s.buf + t->s.len;
+
+	switch (op) {
+	case ARR_OP_FREE:
+		if (!ev->ptr) {
+			*p++ = ARR_OP_FREE;
+			break;
+		}
+		if (!unbind(pp, ev->ptr, &id)) {
+			uint64_t *r = &pp->recent[(ev->ptr * 0x9E3779B97F4A7C15ull) >> (64 - RECENT_BITS)];
+			pp->h.repairs[*r == ev->ptr ? ARR_REPAIR_double_free : ARR_REPAIR_unknown_free]++;
+			return 0;
+		}
+		pp->recent[(ev->ptr * 0x9E3779B97F4A7C15ull) >> (64 - RECENT_BITS)] = ev->ptr;
+		p = put_sync(pp, t, ti, id, p);
+		*p++ = ARR_OP_FREE | WL_F_SRC;
+		p = arr__put_uvarint(p, id);
+		pp->slots[id].ver++;
+		if ((rc = release_id(pp, t, id)))
+			return rc;
+		break;
+	case ARR_OP_REALLOC:
+	case ARR_OP_REALLOCARRAY: {
+		int has_src = 0;
+		if (ev->ptr) {
+			if (arr_ptrmap_get(&pp->displaced, ev->ptr, &id) || arr_ptrmap_get(&pp->live, ev->ptr, &id))
+				has_src = 1;
+			else
+				pp->h.repairs[ARR_REPAIR_unknown_realloc]++;
+		}
+		uint8_t flags = 0;
+		if (has_src) {
+			if (ev->failed)
+				flags = bytes == 0 ? WL_F_KILL : WL_F_FAILED;
+			p = put_sync(pp, t, ti, id, p);
+			*p++ = (uint8_t)(op | WL_F_SRC | flags);
+			p = arr__put_uvarint(p, id);
+			pp->slots[id].ver++;
+			pp->slots[id].thread = ti;
+			if (flags & WL_F_KILL) {
+				unbind(pp, ev->ptr, &id);
+				if ((rc = release_id(pp, t, id)))
+					return rc;
+			} else if (!ev->failed) {
+				unbind(pp, ev->ptr, &id);
+				pp->live_bytes += bytes - pp->slots[id].size;
+				pp->slots[id].size = bytes;
+				if (pp->live_bytes > pp->h.ideal_rss)
+					pp->h.ideal_rss = pp->live_bytes;
+				if ((rc = bind(pp, ev->ret, id)))
+					return rc;
+			}
+		} else {
+			*p++ = (uint8_t)(op | (ev->failed ? WL_F_FAILED : 0));
+			if (!ev->failed) {
+				if ((rc = new_id(pp, t, ti, bytes, &id)))
+					return rc;
+				p = arr__put_uvarint(p, id);
+				pp->slots[id].ver++;
+				if ((rc = bind(pp, ev->ret, id)))
+					return rc;
+			}
+		}
+		if (op == ARR_OP_REALLOCARRAY)
+			p = arr__put_uvarint(p, ev->nmemb);
+		p = arr__put_uvarint(p, ev->size);
+		break;
+	}
+	default: /* the allocating calls */
+		*p++ = (uint8_t)(op | (ev->failed ? WL_F_FAILED : 0));
+		if (!ev->failed) {
+			if ((rc = new_id(pp, t, ti, bytes, &id)))
+				return rc;
+			p = arr__put_uvarint(p, id);
+			pp->slots[id].ver++;
+			if ((rc = bind(pp, ev->ret, id)))
+				return rc;
+		}
+		if (op == ARR_OP_CALLOC)
+			p = arr__put_uvarint(p, ev->nmemb);
+		else if (op == ARR_OP_POSIX_MEMALIGN || op == ARR_OP_ALIGNED_ALLOC || op == ARR_OP_MEMALIGN)
+			p = arr__put_uvarint(p, ev->align);
+		p = arr__put_uvarint(p, ev->size);
+		break;
+	}
+	if (pp->err)
+		return pp->err;
+	t->s.len = (size_t)(p - t->s.buf);
+	t->s.entries++;
+	pp->h.entries[0]++;
+	pp->h.calls++;
+	pp->h.ops[op]++;
+	return sched_add(pp, ti);
+}
+
+static int queue_push(struct pthr *t, const struct arr_event *ev)
+{
+	if (t->qhead && t->qhead == t->qlen) /* drained: start over */
+		t->qhead = t->qlen = 0;
+	int rc = grow((void **)&t->q, &t->capq, t->qlen + 1, sizeof *t->q);
+	if (rc)
+		return rc;
+	t->q[t->qlen] = *ev;
+	t->q[t->qlen].str = NULL;
+	t->qlen++;
+	return 0;
+}
+
+/* Run thread ti's queued calls until one blocks or the queue is empty. */
+static int drain(struct prep *pp, uint32_t ti, int force_first)
+{
+	struct pthr *t = &pp->thr[ti];
+	while (t->qhead < t->qlen) {
+		int rc = try_call(pp, ti, &t->q[t->qhead], force_first);
+		force_first = 0;
+		if (rc == BLOCKED) {
+			if (t->wait_kind == WAIT_ALLOC || t->wait_kind == WAIT_FREE) {
+				if (!t->blocked) {
+					t->blocked = 1;
+					pp->nblocked++;
+				}
+				t->blocked_t = t->q[t->qhead].t;
+			}
+			return 0;
+		}
+		if (rc)
+			return rc;
+		t = &pp->thr[ti];
+		t->qhead++;
+	}
+	if (t->blocked) {
+		t->blocked = 0;
+		pp->nblocked--;
+	}
+	t->qhead = t->qlen = 0;
+	return 0;
+}
+
+/* Wake blocked threads whose wait is over; force those waiting too long. */
+static int resolve(struct prep *pp, uint64_t now, int at_end)
+{
+	int progress = 1;
+	while (pp->nblocked && progress) {
+		progress = 0;
+		for (uint32_t i = 0; i < pp->nthr; i++) {
+			struct pthr *t = &pp->thr[i];
+			if (!t->blocked)
+				continue;
+			int live = is_live(pp, t->wait_addr);
+			int ready = t->wait_kind == WAIT_ALLOC ? live : !live;
+			int force = !ready && (pp->nthr == 1 || (now > t->blocked_t && now - t->blocked_t > WAIT_NS) ||
+					       t->qlen - t->qhead > WAIT_EVENTS);
+			if (!ready && !force)
+				continue;
+			int rc = drain(pp, i, force);
+			if (rc)
+				return rc;
+			progress = 1;
+		}
+		if (!progress && at_end) { /* nothing can come: force the oldest */
+			uint32_t oldest = UINT32_MAX;
+			for (uint32_t i = 0; i < pp->nthr; i++)
+				if (pp->thr[i].blocked &&
+				    (oldest == UINT32_MAX || pp->thr[i].blocked_t < pp->thr[oldest].blocked_t))
+					oldest = i;
+			int rc = drain(pp, oldest, 1);
+			if (rc)
+				return rc;
+			progress = 1;
+		}
+	}
+	return 0;
+}
+
+static int add_event(struct prep *pp, const struct arr_event *ev)
+{
+	pp->h.events++;
+	if (!arr_op_is_call(ev->op)) {
+		if (ev->op == ARR_OP_FORK || ev->op == ARR_OP_EXEC || ev->op == ARR_OP_RSS)
+			pp->h.repairs[ARR_REPAIR_ignored_event]++;
+		return 0;
+	}
+	uint32_t ti;
+	int rc;
+	if (pp->last_ti && ev->tid == pp->last_tid) {
+		ti = pp->last_ti - 1;
+	} else {
+		if ((rc = thread_of(pp, ev->tid, &ti)))
+			return rc;
+		pp->last_tid = ev->tid;
+		pp->last_ti = ti + 1;
+	}
+	struct pthr *t = &pp->thr[ti];
+	if (t->qlen > t->qhead) {
+		rc = queue_push(t, ev);
+	} else {
+		rc = try_call(pp, ti, ev, 0);
+		if (rc == BLOCKED) {
+			if ((rc = queue_push(t, ev)))
+				return rc;
+			t->blocked = 1;
+			t->blocked_t = ev->t;
+			pp->nblocked++;
+		}
+	}
+	if (rc)
+		return rc;
+	return pp->nblocked ? resolve(pp, ev->t, 0) : 0;
+}
+
+uint64_t arr__fnv1a(const void *buf, size_t len, uint64_t h);
+uint64_t arr__fnv1a(const void *buf, size_t len, uint64_t h)
+{
+	const unsigned char *p = buf;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ p[i]) * 0x100000001b3ull;
+	return h;
+}
+
+int arr__wl_trace_identity(const char *trace_path, uint64_t *size, uint64_t *mtime_ns, uint64_t *hash)
+{
+	int fd = open(trace_path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	struct stat st;
+	unsigned char buf[4096];
+	ssize_t n = fstat(fd, &st) ? -1 : pread(fd, buf, sizeof buf, 0);
+	int err = errno;
+	close(fd);
+	if (n < 0)
+		return -err;
+	*size = (uint64_t)st.st_size;
+	*mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec;
+	*hash = arr__fnv1a(buf, (size_t)n, 0xcbf29ce484222325ull);
+	return 0;
+}
+
+static void prep_release(struct prep *pp)
+{
+	arr_ptrmap_release(&pp->live);
+	arr_ptrmap_release(&pp->displaced);
+	arr_ptrmap_release(&pp->tids);
+	free(pp->slots);
+	for (size_t i = 0; i < pp->nthr; i++) {
+		free(pp->thr[i].pool);
+		free(pp->thr[i].q);
+		free(pp->thr[i].s.buf);
+	}
+	free(pp->thr);
+	free(pp->sched.buf);
+	free(pp->blocks);
+	free(pp->recent);
+}
+
+static int finish(struct prep *pp)
+{
+	int rc = sched_flush_run(pp);
+	if (!rc)
+		rc = flush_stream(pp, &pp->sched, UINT32_MAX);
+	for (size_t i = 0; !rc && i < pp->nthr; i++)
+		rc = flush_stream(pp, &pp->thr[i].s, (uint32_t)i);
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < pp->nblocks; i++)
+		if (pp->blocks[i].stream == UINT32_MAX)
+			pp->blocks[i].stream = (uint32_t)pp->nthr;
+	uint64_t *tids = calloc(pp->nthr + 1, sizeof *tids);
+	if (!tids)
+		return ARR_ENOMEM;
+	for (size_t i = 0; i < pp->nthr; i++)
+		tids[i] = pp->thr[i].tid;
+	pp->h.footer_offset = pp->off;
+	rc = write_all(pp->fd, tids, pp->nthr * sizeof *tids, pp->off);
+	free(tids);
+	if (rc)
+		return rc;
+	pp->off += pp->nthr * sizeof *tids;
+	if ((rc = write_all(pp->fd, pp->blocks, pp->nblocks * sizeof *pp->blocks, pp->off)))
+		return rc;
+	pp->h.magic = WL_MAGIC;
+	pp->h.version = ARR_WL_VERSION;
+	pp->h.header_size = sizeof pp->h;
+	pp->h.nthreads = pp->nthr;
+	pp->h.nblocks = pp->nblocks;
+	pp->h.nslots = pp->nslots;
+	return write_all(pp->fd, &pp->h, sizeof pp->h, 0);
+}
+
+static void info_from_header(const struct wl_header *h, struct arr_workload_info *info, uint64_t file_size)
+{
+	memset(info, 0, sizeof *info);
+	info->version = (uint32_t)h->version;
+	info->nthreads = (uint32_t)h->nthreads;
+	info->trace_size = h->trace_size;
+	info->trace_mtime_ns = h->trace_mtime_ns;
+	info->trace_hash = h->trace_hash;
+	info->calls = h->calls;
+	info->syncs = h->syncs;
+	info->events = h->events;
+	info->nslots = h->nslots;
+	info->ideal_rss = h->ideal_rss;
+	info->peak_live_blocks = h->peak_live_blocks;
+	memcpy(info->ops, h->ops, sizeof info->ops);
+	memcpy(info->repairs, h->repairs, sizeof info->repairs);
+	info->file_size = file_size;
+}
+
+int arr_workload_build(struct arr_trace *tr, const char *out_path, int allow_truncated,
+		       struct arr_workload_info *info)
+{
+	struct prep pp;
+	memset(&pp, 0, sizeof pp);
+	pp.live = (struct arr_ptrmap)ARR_PTRMAP_INIT;
+	pp.displaced = (struct arr_ptrmap)ARR_PTRMAP_INIT;
+	pp.tids = (struct arr_ptrmap)ARR_PTRMAP_INIT;
+	int rc = arr__wl_trace_identity(arr_trace_path(tr), &pp.h.trace_size, &pp.h.trace_mtime_ns,
+					&pp.h.trace_hash);
+	if (rc)
+		return rc;
+	char tmp[PATH_MAX];
+	if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", out_path, (long)getpid()) >= (int)sizeof tmp)
+		return -ENAMETOOLONG;
+	pp.fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (pp.fd < 0)
+		return -errno;
+	pp.off = sizeof pp.h;
+	pp.recent = calloc((size_t)1 << RECENT_BITS, sizeof *pp.recent);
+	struct arr_merge *m = NULL;
+	if (!pp.recent)
+		rc = ARR_ENOMEM;
+	else
+		rc = arr_merge_open(&m, tr);
+	const struct arr_event *ev;
+	while (rc == 0 && (rc = arr_merge_next(m, &ev)) == 1)
+		rc = add_event(&pp, ev);
+	if (rc == ARR_ETRUNCATED && allow_truncated)
+		rc = 0;
+	if (rc == 0)
+		rc = resolve(&pp, UINT64_MAX, 1);
+	if (rc == 0)
+		rc = finish(&pp);
+	if (rc == 0 && rename(tmp, out_path) != 0)
+		rc = -errno;
+	arr_merge_close(m);
+	if (rc == 0 && info)
+		info_from_header(&pp.h, info, pp.off + pp.nblocks * sizeof *pp.blocks);
+	close(pp.fd);
+	if (rc)
+		unlink(tmp);
+	prep_release(&pp);
+	return rc;
+}
+
+int arr_workload_read_info(const char *wl_path, struct arr_workload_info *info)
+{
+	int fd = open(wl_path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	struct wl_header h;
+	struct stat st;
+	ssize_t n = pread(fd, &h, sizeof h, 0);
+	int rc = fstat(fd, &st) ? -errno : 0;
+	close(fd);
+	if (rc)
+		return rc;
+	if (n < 16 || h.magic != WL_MAGIC)
+		return ARR_EBADMAGIC;
+	if (h.version != ARR_WL_VERSION || h.header_size != sizeof h)
+		return ARR_EVERSION;
+	if (n != sizeof h || h.footer_offset > (uint64_t)st.st_size ||
+	    h.footer_offset + h.nthreads * 8 + h.nblocks * sizeof(struct wl_block) != (uint64_t)st.st_size)
+		return ARR_ECORRUPT;
+	info_from_header(&h, info, (uint64_t)st.st_size);
+	return 0;
+}
+
+int arr_workload_check(const char *wl_path, const char *trace_path, struct arr_workload_info *info)
+{
+	uint64_t size, mtime, hash;
+	int rc = arr__wl_trace_identity(trace_path, &size, &mtime, &hash);
+	if (rc)
+		return rc;
+	rc = arr_workload_read_info(wl_path, info);
+	if (rc == -ENOENT)
+		return rc;
+	if (rc)
+		return ARR_ESTALE; /* damaged or another version: rebuild */
+	if (info->trace_size != size || info->trace_mtime_ns != mtime || info->trace_hash != hash)
+		return ARR_ESTALE;
+	return 0;
+}
+
+int arr_workload_cache_path(char *buf, size_t cap, const char *trace_path, const char *cache_dir)
+{
+	int n;
+	if (!cache_dir || !*cache_dir) {
+		n = snprintf(buf, cap, "%s.wl", trace_path);
+	} else {
+		char abs[PATH_MAX];
+		if (!realpath(trace_path, abs))
+			return -errno;
+		const char *base = strrchr(abs, '/');
+		base = base ? base + 1 : abs;
+		uint64_t h = arr__fnv1a(abs, strlen(abs), 0xcbf29ce484222325ull);
+		n = snprintf(buf, cap, "%s/%s.%016llx.wl", cache_dir, base, (unsigned long long)h);
+	}
+	return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : 0;
+}
+
+static const char *const repair_names[] = {
+#define ARR_REPAIR_NAME(name, desc) #name,
+	ARR_REPAIR_MAP(ARR_REPAIR_NAME)
+#undef ARR_REPAIR_NAME
+};
+static const char *const repair_descs[] = {
+#define ARR_REPAIR_DESC(name, desc) desc,
+	ARR_REPAIR_MAP(ARR_REPAIR_DESC)
+#undef ARR_REPAIR_DESC
+};
+
+const char *arr_repair_name(unsigned r)
+{
+	return r < ARR_REPAIR_COUNT_ ? repair_names[r] : NULL;
+}
+
+const char *arr_repair_desc(unsigned r)
+{
+	return r < ARR_REPAIR_COUNT_ ? repair_descs[r] : NULL;
+}

@@ -1,0 +1,889 @@
+/*
+ * run.c - execute a workload in this process and measure it (see
+ * allocrr/replay.h). This is the engine's hot path: no malloc of its own
+ * (every buffer is mmap'd and pre-touched before the baseline RSS is taken),
+ * no locks, one indirect call per replayed call.
+ *
+ * Serial replay follows the schedule stream (the recorded interleaving);
+ * parallel replay runs one thread per recorded thread, and a sync entry
+ * spins (then yields) until the slot's version reaches the recorded one.
+ * Waiting cannot deadlock: a sync only ever waits for an entry that came
+ * earlier in the merged time order, which every thread's stream respects.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "allocrr/alloc.h"
+#include "allocrr/replay.h"
+#include "varint.h"
+#include "wl.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+static inline uint64_t tsc(void)
+{
+	__asm__ __volatile__("" ::: "memory");
+	uint64_t t = __rdtsc();
+	__asm__ __volatile__("" ::: "memory");
+	return t;
+}
+#else
+static inline uint64_t tsc(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+#endif
+
+#define NBUCKETS 512
+#define NOPS 11 /* calls 1..10, index 0 unused */
+#define SYNC_TIMEOUT_NS 30000000000ull
+
+static uint64_t now_ns(clockid_t clk)
+{
+	struct timespec ts;
+	clock_gettime(clk, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- memory: mmap only ---- */
+
+static void *map(size_t bytes)
+{
+	void *p = mmap(NULL, bytes ? bytes : 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	memset(p, 0, bytes); /* touched now, so it is in the baseline RSS */
+	return p;
+}
+
+/* ---- the allocator's functions, and stand-ins for missing ones ---- */
+
+struct fns {
+	void *(*malloc)(size_t);
+	void *(*calloc)(size_t, size_t);
+	void *(*realloc)(void *, size_t);
+	void (*free)(void *);
+	int (*posix_memalign)(void **, size_t, size_t);
+	void *(*aligned_alloc)(size_t, size_t);
+	void *(*memalign)(size_t, size_t);
+	void *(*valloc)(size_t);
+	void *(*pvalloc)(size_t);
+	void *(*reallocarray)(void *, size_t, size_t);
+};
+static struct fns F;
+static size_t page_size;
+
+static void *sub_valloc(size_t n) { return F.memalign(page_size, n); }
+static void *sub_pvalloc(size_t n)
+{
+	return F.memalign(page_size, n ? (n + page_size - 1) & ~(page_size - 1) : page_size);
+}
+static void *sub_aligned_alloc(size_t a, size_t n) { return F.memalign(a, n); }
+static int sub_posix_memalign(void **out, size_t a, size_t n)
+{
+	if (a < sizeof(void *) || (a & (a - 1)))
+		return EINVAL;
+	void *p = F.memalign(a, n);
+	if (!p)
+		return ENOMEM;
+	*out = p;
+	return 0;
+}
+static void *sub_reallocarray(void *p, size_t k, size_t n)
+{
+	size_t b;
+	if (__builtin_mul_overflow(k, n, &b)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return F.realloc(p, b);
+}
+static void *sub_memalign(size_t a, size_t n)
+{
+	void *p = NULL;
+	return F.posix_memalign(&p, a, n) ? NULL : p;
+}
+
+/*
+ * Resolve each call as the program would (RTLD_DEFAULT), and replace those
+ * that a preloaded library does not define (they would fall through to
+ * glibc's, whose blocks the library cannot free: Debian's jemalloc has no
+ * pvalloc) by equivalents built on the library's own functions.
+ */
+static int resolve_fns(uint64_t *substituted)
+{
+	static const char *names[] = {"malloc", "calloc", "realloc", "free", "posix_memalign",
+				      "aligned_alloc", "memalign", "valloc", "pvalloc", "reallocarray"};
+	void **slots = (void **)&F;
+	Dl_info base, di;
+	*substituted = 0;
+	for (int i = 0; i < 10; i++)
+		if (!(slots[i] = dlsym(RTLD_DEFAULT, names[i])))
+			return ARR_ENOTFOUND;
+	if (!dladdr((void *)F.malloc, &base))
+		return 0;
+	void *subs[] = {0, 0, 0, 0, (void *)sub_posix_memalign, (void *)sub_aligned_alloc,
+			(void *)sub_memalign, (void *)sub_valloc, (void *)sub_pvalloc, (void *)sub_reallocarray};
+	int missing[10] = {0};
+	for (int i = 4; i < 10; i++)
+		if (dladdr(slots[i], &di) && di.dli_fbase != base.dli_fbase)
+			missing[i] = 1;
+	if (missing[6] && missing[4])
+		return ARR_EUNSUPPORTED; /* no aligned allocation at all */
+	for (int i = 4; i < 10; i++)
+		if (missing[i]) {
+			slots[i] = subs[i];
+			(*substituted) |= 1u << i;
+		}
+	return 0;
+}
+
+/* ---- streams ---- */
+
+struct rstream {
+	int fd;
+	const struct wl_block *blk; /* this stream's blocks, in order */
+	uint32_t nblk, next;
+	uint8_t *buf;
+	const uint8_t *p, *end;
+};
+
+static int rs_load(struct rstream *s)
+{
+	if (s->next >= s->nblk)
+		return 0;
+	const struct wl_block *b = &s->blk[s->next++];
+	size_t got = 0;
+	while (got < b->len) {
+		ssize_t n = pread(s->fd, s->buf + got, b->len - got, (off_t)(b->offset + got));
+		if (n <= 0) {
+			if (n < 0 && errno == EINTR)
+				continue;
+			return ARR_ECORRUPT;
+		}
+		got += (size_t)n;
+	}
+	s->p = s->buf;
+	s->end = s->buf + b->len;
+	return 1;
+}
+
+/* ---- replay threads ---- */
+
+struct slot {
+	void *p;
+	_Atomic uint32_t ver;
+	uint32_t pad;
+};
+
+struct rthr {
+	struct rstream s;
+	struct slot *slots;
+	uint64_t nslots;
+	int touch, serial, error;
+	uint32_t lat_every, lat_left;
+	uint64_t ops, entries;
+	uint64_t wait_cycles;
+	double ghz;
+	struct arr_replay_divergence div;
+	uint64_t maxc[NOPS];
+	uint64_t hist[NOPS][NBUCKETS];
+	pthread_t th;
+};
+
+static inline unsigned bucket(uint64_t v)
+{
+	if (v < 16)
+		return (unsigned)v;
+	unsigned e = 63u - (unsigned)__builtin_clzll(v);
+	return 16 + (e - 4) * 8 + (unsigned)((v >> (e - 3)) & 7);
+}
+
+static uint64_t bucket_mid(unsigned b)
+{
+	if (b < 16)
+		return b;
+	unsigned e = (b - 16) / 8 + 4, sub = (b - 16) % 8;
+	uint64_t lo = (8ull + sub) << (e - 3);
+	return lo + ((1ull << (e - 3)) >> 1);
+}
+
+static inline void touch_block(int mode, void *p, uint64_t n)
+{
+	if (!p || !n || mode == ARR_TOUCH_NONE)
+		return;
+	volatile unsigned char *c = p;
+	if (mode == ARR_TOUCH_ALL) {
+		memset(p, 1, n);
+		return;
+	}
+	c[0] = 1;
+	uintptr_t a = ((uintptr_t)p + page_size) & ~(uintptr_t)(page_size - 1);
+	for (uintptr_t e = (uintptr_t)p + n; a < e; a += page_size)
+		*(volatile unsigned char *)a = 1;
+}
+
+static int wait_version(struct rthr *c, struct slot *s, uint32_t v)
+{
+	if (atomic_load_explicit(&s->ver, memory_order_acquire) == v)
+		return 0;
+	if (c->serial) {
+		c->div.sync_mismatch++;
+		return 0;
+	}
+	uint64_t t0 = tsc(), limit = (uint64_t)(SYNC_TIMEOUT_NS * c->ghz);
+	unsigned spins = 0;
+	while (atomic_load_explicit(&s->ver, memory_order_acquire) != v) {
+		if (++spins < 64) {
+#if defined(__x86_64__) || defined(__i386__)
+			_mm_pause();
+#endif
+			continue;
+		}
+		sched_yield();
+		if (tsc() - t0 > limit)
+			return ARR_ECORRUPT; /* a damaged workload: do not hang */
+	}
+	c->wait_cycles += tsc() - t0;
+	return 0;
+}
+
+#define CALL(opcode, expr)                                                    \
+	do {                                                                  \
+		if (c->lat_every && --c->lat_left == 0) {                      \
+			c->lat_left = c->lat_every;                            \
+			uint64_t t0_ = tsc();                                  \
+			expr;                                                  \
+			uint64_t d_ = tsc() - t0_;                             \
+			c->hist[opcode][bucket(d_)]++;                         \
+			if (d_ > c->maxc[opcode])                              \
+				c->maxc[opcode] = d_;                          \
+		} else {                                                      \
+			expr;                                                  \
+		}                                                             \
+	} while (0)
+
+#define GET(v)                                                                \
+	do {                                                                  \
+		if (!(p = arr__get_uvarint(p, end, &(v))))                     \
+			return ARR_ECORRUPT;                                   \
+	} while (0)
+
+static inline void bump(struct slot *s)
+{
+	atomic_store_explicit(&s->ver, atomic_load_explicit(&s->ver, memory_order_relaxed) + 1,
+			      memory_order_release);
+}
+
+/* Execute one entry of c's stream. */
+static inline int exec_entry(struct rthr *c)
+{
+	const uint8_t *p = c->s.p, *end = c->s.end;
+	uint8_t b = *p++;
+	unsigned op = b & WL_OPMASK;
+	uint64_t id = 0, src = 0, size = 0, nmemb = 0, align = 0, bytes;
+	void *r = NULL, *old = NULL;
+	struct slot *slots = c->slots;
+
+	if (op == WL_SYNC) {
+		uint64_t v;
+		GET(id);
+		GET(v);
+		c->s.p = p;
+		if (id >= c->nslots)
+			return ARR_ECORRUPT;
+		return wait_version(c, &slots[id], (uint32_t)v);
+	}
+	if (op == ARR_OP_FREE) {
+		if (b & WL_F_SRC) {
+			GET(id);
+			if (id >= c->nslots)
+				return ARR_ECORRUPT;
+			CALL(ARR_OP_FREE, F.free(slots[id].p));
+			slots[id].p = NULL;
+			bump(&slots[id]);
+		} else {
+			CALL(ARR_OP_FREE, F.free(NULL));
+		}
+		c->s.p = p;
+		c->ops++;
+		return 0;
+	}
+	if (op == ARR_OP_REALLOC || op == ARR_OP_REALLOCARRAY) {
+		if (b & WL_F_SRC) {
+			GET(src);
+			id = src;
+		} else if (!(b & WL_F_FAILED)) {
+			GET(id);
+		}
+		if (op == ARR_OP_REALLOCARRAY)
+			GET(nmemb);
+		GET(size);
+		if (id >= c->nslots)
+			return ARR_ECORRUPT;
+		c->s.p = p;
+		if (b & WL_F_SRC)
+			old = slots[id].p;
+		if (op == ARR_OP_REALLOC) {
+			bytes = size;
+			CALL(ARR_OP_REALLOC, r = F.realloc(old, size));
+		} else {
+			if (__builtin_mul_overflow(nmemb, size, &bytes))
+				bytes = 0;
+			CALL(ARR_OP_REALLOCARRAY, r = F.reallocarray(old, nmemb, size));
+		}
+		c->ops++;
+		if (b & WL_F_KILL) { /* the recorded realloc freed the block */
+			if (r) {
+				c->div.succeeded_now++;
+				F.free(r);
+			}
+			slots[id].p = NULL;
+			bump(&slots[id]);
+			return 0;
+		}
+		if (b & WL_F_FAILED) {
+			if (r) {
+				c->div.succeeded_now++;
+				if (b & WL_F_SRC) {
+					slots[id].p = r;
+					touch_block(c->touch, r, bytes);
+				} else {
+					F.free(r);
+				}
+			}
+			if (b & WL_F_SRC)
+				bump(&slots[id]);
+			return 0;
+		}
+		if (r) {
+			slots[id].p = r;
+			touch_block(c->touch, r, bytes);
+		} else {
+			c->div.failed_now++;
+			if (!bytes) /* realloc(p, 0) freed it here but not when recorded */
+				slots[id].p = NULL;
+		}
+		bump(&slots[id]);
+		return 0;
+	}
+
+	/* the allocating calls */
+	if (!(b & WL_F_FAILED))
+		GET(id);
+	if (op == ARR_OP_CALLOC)
+		GET(nmemb);
+	else if (op == ARR_OP_POSIX_MEMALIGN || op == ARR_OP_ALIGNED_ALLOC || op == ARR_OP_MEMALIGN)
+		GET(align);
+	GET(size);
+	if (id >= c->nslots)
+		return ARR_ECORRUPT;
+	c->s.p = p;
+	bytes = size;
+	switch (op) {
+	case ARR_OP_MALLOC:
+		CALL(ARR_OP_MALLOC, r = F.malloc(size));
+		break;
+	case ARR_OP_CALLOC:
+		if (__builtin_mul_overflow(nmemb, size, &bytes))
+			bytes = 0;
+		CALL(ARR_OP_CALLOC, r = F.calloc(nmemb, size));
+		break;
+	case ARR_OP_POSIX_MEMALIGN: {
+		int e;
+		CALL(ARR_OP_POSIX_MEMALIGN, e = F.posix_memalign(&r, align, size));
+		if (e)
+			r = NULL;
+		break;
+	}
+	case ARR_OP_ALIGNED_ALLOC:
+		CALL(ARR_OP_ALIGNED_ALLOC, r = F.aligned_alloc(align, size));
+		break;
+	case ARR_OP_MEMALIGN:
+		CALL(ARR_OP_MEMALIGN, r = F.memalign(align, size));
+		break;
+	case ARR_OP_VALLOC:
+		CALL(ARR_OP_VALLOC, r = F.valloc(size));
+		break;
+	case ARR_OP_PVALLOC:
+		bytes = (size + page_size - 1) & ~(uint64_t)(page_size - 1);
+		CALL(ARR_OP_PVALLOC, r = F.pvalloc(size));
+		break;
+	default:
+		return ARR_ECORRUPT;
+	}
+	c->ops++;
+	if (b & WL_F_FAILED) {
+		if (r) {
+			c->div.succeeded_now++;
+			F.free(r);
+		}
+		return 0;
+	}
+	slots[id].p = r;
+	if (r)
+		touch_block(c->touch, r, bytes);
+	else
+		c->div.failed_now++;
+	bump(&slots[id]);
+	return 0;
+}
+
+static inline int next_entry(struct rthr *c)
+{
+	if (c->s.p >= c->s.end) {
+		int rc = rs_load(&c->s);
+		if (rc <= 0)
+			return rc ? rc : ARR_ECORRUPT;
+	}
+	c->entries++;
+	return exec_entry(c);
+}
+
+static _Atomic int go;
+
+static void *thread_main(void *arg)
+{
+	struct rthr *c = arg;
+	while (!atomic_load_explicit(&go, memory_order_acquire))
+		sched_yield();
+	for (;;) {
+		if (c->s.p >= c->s.end) {
+			int rc = rs_load(&c->s);
+			if (rc < 0)
+				c->error = rc;
+			if (rc <= 0)
+				break;
+		}
+		c->entries++;
+		int rc = exec_entry(c);
+		if (rc) {
+			c->error = rc;
+			break;
+		}
+	}
+	return NULL;
+}
+
+/* ---- RSS ---- */
+
+struct rss {
+	int statm;
+	uint32_t n, cap;
+	uint64_t (*tl)[2];
+	uint64_t t0;
+	uint64_t interval_ns;
+	_Atomic int done;
+};
+
+static uint64_t read_rss(int fd)
+{
+	char buf[128];
+	ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	char *s = buf;
+	while (*s && *s != ' ')
+		s++;
+	return strtoull(s, NULL, 10) * page_size;
+}
+
+static uint64_t read_hwm(void)
+{
+	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	char buf[4096];
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	char *s = strstr(buf, "VmHWM:");
+	return s ? strtoull(s + 6, NULL, 10) * 1024 : 0;
+}
+
+static void reset_hwm(void)
+{
+	int fd = open("/proc/self/clear_refs", O_WRONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		if (write(fd, "5", 1) < 0) {
+			/* old kernel: VmHWM then includes setup, samples still count */
+		}
+		close(fd);
+	}
+}
+
+static void rss_sample(struct rss *r)
+{
+	if (r->n == r->cap) { /* keep every other sample, sample half as often */
+		for (uint32_t i = 0; i < r->n / 2; i++) {
+			r->tl[i][0] = r->tl[2 * i][0];
+			r->tl[i][1] = r->tl[2 * i][1];
+		}
+		r->n /= 2;
+		r->interval_ns *= 2;
+	}
+	r->tl[r->n][0] = now_ns(CLOCK_MONOTONIC) - r->t0;
+	r->tl[r->n][1] = read_rss(r->statm);
+	r->n++;
+}
+
+static void *sampler_main(void *arg)
+{
+	struct rss *r = arg;
+	while (!atomic_load_explicit(&go, memory_order_acquire))
+		sched_yield();
+	while (!atomic_load_explicit(&r->done, memory_order_acquire)) {
+		rss_sample(r);
+		struct timespec ts = {0, (long)r->interval_ns};
+		nanosleep(&ts, NULL);
+	}
+	return NULL;
+}
+
+/* ---- timer calibration ---- */
+
+static double calibrate_ghz(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	uint64_t n0 = now_ns(CLOCK_MONOTONIC), c0 = tsc(), n1;
+	do
+		n1 = now_ns(CLOCK_MONOTONIC);
+	while (n1 - n0 < 20000000);
+	uint64_t c1 = tsc();
+	return (double)(c1 - c0) / (double)(n1 - n0);
+#else
+	return 1.0;
+#endif
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The timer's own cost in cycles: the median of empty timed sections. */
+static uint64_t timer_overhead(void)
+{
+	static uint64_t v[4001];
+	for (int i = 0; i < 4001; i++) {
+		uint64_t t0 = tsc();
+		__asm__ __volatile__("" ::: "memory");
+		v[i] = tsc() - t0;
+	}
+	qsort(v, 4001, sizeof *v, cmp_u64);
+	return v[2000];
+}
+
+/* ---- the run ---- */
+
+struct wl {
+	int fd;
+	struct wl_header h;
+	struct wl_block *blocks;
+	size_t blocks_bytes;
+};
+
+static int wl_open(struct wl *w, const char *path)
+{
+	w->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (w->fd < 0)
+		return -errno;
+	struct stat st;
+	if (pread(w->fd, &w->h, sizeof w->h, 0) != sizeof w->h || w->h.magic != WL_MAGIC)
+		return ARR_EBADMAGIC;
+	if (w->h.version != ARR_WL_VERSION || w->h.header_size != sizeof w->h)
+		return ARR_EVERSION;
+	if (fstat(w->fd, &st) || w->h.nthreads > 1u << 20 || w->h.nblocks > (1ull << 40) ||
+	    w->h.footer_offset + w->h.nthreads * 8 + w->h.nblocks * sizeof(struct wl_block) != (uint64_t)st.st_size)
+		return ARR_ECORRUPT;
+	w->blocks_bytes = w->h.nblocks * sizeof(struct wl_block) + 1;
+	if (!(w->blocks = map(w->blocks_bytes)))
+		return ARR_ENOMEM;
+	size_t want = w->h.nblocks * sizeof(struct wl_block);
+	if (want && pread(w->fd, w->blocks, want, (off_t)(w->h.footer_offset + w->h.nthreads * 8)) != (ssize_t)want)
+		return ARR_ECORRUPT;
+	for (uint64_t i = 0; i < w->h.nblocks; i++)
+		if (w->blocks[i].stream > w->h.nthreads || w->blocks[i].len > WL_BLOCK ||
+		    w->blocks[i].offset + w->blocks[i].len > w->h.footer_offset)
+			return ARR_ECORRUPT;
+	return 0;
+}
+
+/* Blocks of stream i are contiguous once sorted by stream (stable: file order). */
+static int stream_init(struct rstream *s, struct wl *w, const struct wl_block *sorted, const uint64_t *first,
+		       uint32_t i)
+{
+	s->fd = w->fd;
+	s->blk = sorted + first[i];
+	s->nblk = (uint32_t)(first[i + 1] - first[i]);
+	if (!(s->buf = map(WL_BLOCK + WL_ENTRY_MAX)))
+		return ARR_ENOMEM;
+	s->p = s->end = s->buf;
+	return 0;
+}
+
+static void summarise(struct arr_replay_result *res, struct rthr *const *thr, size_t n, uint64_t overhead)
+{
+	for (unsigned op = 1; op < NOPS; op++) {
+		uint64_t total = 0, maxc = 0;
+		for (size_t t = 0; t < n; t++) {
+			for (unsigned b = 0; b < NBUCKETS; b++)
+				total += thr[t]->hist[op][b];
+			if (thr[t]->maxc[op] > maxc)
+				maxc = thr[t]->maxc[op];
+		}
+		struct arr_latency *l = &res->latency[op];
+		l->count = total;
+		if (!total)
+			continue;
+		const double q[3] = {0.50, 0.90, 0.99};
+		uint64_t *out[3] = {&l->p50, &l->p90, &l->p99};
+		uint64_t cum = 0;
+		int k = 0;
+		for (unsigned b = 0; b < NBUCKETS && k < 3; b++) {
+			for (size_t t = 0; t < n; t++)
+				cum += thr[t]->hist[op][b];
+			while (k < 3 && (double)cum >= q[k] * (double)total) {
+				uint64_t v = bucket_mid(b);
+				if (v > maxc)
+					v = maxc;
+				*out[k++] = v > overhead ? (uint64_t)((double)(v - overhead) / res->tsc_ghz) : 0;
+			}
+		}
+		l->max = maxc > overhead ? (uint64_t)((double)(maxc - overhead) / res->tsc_ghz) : 0;
+	}
+}
+
+int arr_replay_run(const char *wl_path, const struct arr_replay_options *opt, struct arr_replay_result *res)
+{
+	memset(res, 0, sizeof *res);
+	res->version = ARR_WL_VERSION;
+	page_size = (size_t)sysconf(_SC_PAGESIZE);
+	int rc = resolve_fns(&res->div.substituted);
+	if (rc)
+		return rc;
+	res->div.substituted = (uint64_t)__builtin_popcountll(res->div.substituted);
+
+	struct wl w = {0};
+	if ((rc = wl_open(&w, wl_path))) {
+		if (w.fd >= 0)
+			close(w.fd);
+		return rc;
+	}
+	uint32_t nthr = (uint32_t)w.h.nthreads;
+	int serial = opt->threads == ARR_THREADS_SERIAL || (opt->threads == ARR_THREADS_AUTO && nthr <= 1);
+	/* index: blocks grouped by stream */
+	uint64_t *first = map((nthr + 2) * sizeof *first);
+	struct wl_block *sorted = map(w.blocks_bytes);
+	if (!first || !sorted)
+		return ARR_ENOMEM;
+	for (uint64_t i = 0; i < w.h.nblocks; i++)
+		first[w.blocks[i].stream + 1]++;
+	for (uint32_t i = 1; i <= nthr + 1; i++)
+		first[i] += first[i - 1];
+	{
+		uint64_t *fill = map((nthr + 1) * sizeof *fill);
+		if (!fill)
+			return ARR_ENOMEM;
+		memcpy(fill, first, (nthr + 1) * sizeof *fill);
+		for (uint64_t i = 0; i < w.h.nblocks; i++)
+			sorted[fill[w.blocks[i].stream]++] = w.blocks[i];
+		munmap(fill, (nthr + 1) * sizeof *fill);
+	}
+
+	struct slot *slots = map((w.h.nslots + 1) * sizeof *slots);
+	struct rthr **thr = map((nthr + 1) * sizeof *thr);
+	if (!slots || !thr)
+		return ARR_ENOMEM;
+	double ghz = calibrate_ghz();
+	uint64_t overhead = timer_overhead();
+	res->tsc_ghz = ghz;
+	res->timer_overhead_ns_x100 = (uint64_t)((double)overhead * 100.0 / ghz);
+	for (uint32_t i = 0; i < nthr; i++) {
+		if (!(thr[i] = map(sizeof **thr)))
+			return ARR_ENOMEM;
+		struct rthr *c = thr[i];
+		if ((rc = stream_init(&c->s, &w, sorted, first, i)))
+			return rc;
+		c->slots = slots;
+		c->nslots = w.h.nslots;
+		c->touch = opt->touch;
+		c->serial = serial;
+		c->lat_every = opt->latency_every;
+		c->lat_left = opt->latency_every;
+		c->ghz = ghz;
+	}
+	struct rstream sched = {0};
+	if (serial && (rc = stream_init(&sched, &w, sorted, first, nthr)))
+		return rc;
+
+	struct rss r = {0};
+	unsigned samples = opt->samples ? opt->samples : 1;
+	r.cap = samples * 2;
+	r.statm = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+	if (!(r.tl = map(r.cap * sizeof *r.tl + 1)))
+		return ARR_ENOMEM;
+	r.interval_ns = 100000;
+	uint64_t sample_every = w.h.entries[0] / samples + 1;
+
+	pthread_t sampler;
+	int have_sampler = 0;
+	atomic_store(&go, 0);
+	if (!serial) {
+		pthread_attr_t attr;
+		pthread_attr_init(&attr);
+		pthread_attr_setstacksize(&attr, 256 * 1024);
+		for (uint32_t i = 0; i < nthr; i++)
+			if ((rc = pthread_create(&thr[i]->th, &attr, thread_main, thr[i]))) {
+				/* too many threads for this machine: fall back to serial */
+				pthread_attr_destroy(&attr);
+				atomic_store(&go, 1);
+				for (uint32_t j = 0; j < i; j++)
+					pthread_join(thr[j]->th, NULL);
+				return -rc;
+			}
+		have_sampler = pthread_create(&sampler, &attr, sampler_main, &r) == 0;
+		pthread_attr_destroy(&attr);
+	}
+
+	/* baseline, then go */
+	reset_hwm();
+	res->baseline_rss = read_rss(r.statm);
+	struct rusage ru0, ru1;
+	getrusage(RUSAGE_SELF, &ru0);
+	uint64_t cpu0 = now_ns(CLOCK_PROCESS_CPUTIME_ID);
+	r.t0 = now_ns(CLOCK_MONOTONIC);
+	atomic_store_explicit(&go, 1, memory_order_release);
+
+	if (serial) {
+		uint64_t left = sample_every;
+		rss_sample(&r);
+		for (;;) {
+			if (sched.p >= sched.end) {
+				rc = rs_load(&sched);
+				if (rc <= 0)
+					break;
+			}
+			uint64_t t, k;
+			const uint8_t *p = sched.p;
+			if (!(p = arr__get_uvarint(p, sched.end, &t)) || !(p = arr__get_uvarint(p, sched.end, &k)) ||
+			    t >= nthr) {
+				rc = ARR_ECORRUPT;
+				break;
+			}
+			sched.p = p;
+			struct rthr *c = thr[t];
+			while (k--) {
+				if ((rc = next_entry(c)))
+					goto out;
+				if (!--left) {
+					left = sample_every;
+					rss_sample(&r);
+				}
+			}
+		}
+	} else {
+		for (uint32_t i = 0; i < nthr; i++) {
+			pthread_join(thr[i]->th, NULL);
+			if (thr[i]->error && !rc)
+				rc = thr[i]->error;
+		}
+	}
+out:;
+	uint64_t t1 = now_ns(CLOCK_MONOTONIC);
+	uint64_t cpu1 = now_ns(CLOCK_PROCESS_CPUTIME_ID);
+	getrusage(RUSAGE_SELF, &ru1);
+	if (have_sampler) {
+		atomic_store_explicit(&r.done, 1, memory_order_release);
+		pthread_join(sampler, NULL);
+	}
+	if (rc < 0)
+		return rc;
+	rss_sample(&r);
+	uint64_t final = read_rss(r.statm), peak = read_hwm();
+
+	res->threads_used = serial ? 1 : nthr;
+	res->wall_ns = t1 - r.t0;
+	res->cpu_ns = cpu1 - cpu0;
+	res->minor_faults = (uint64_t)(ru1.ru_minflt - ru0.ru_minflt);
+	res->major_faults = (uint64_t)(ru1.ru_majflt - ru0.ru_majflt);
+	for (uint32_t i = 0; i < nthr; i++) {
+		struct rthr *c = thr[i];
+		res->ops += c->ops;
+		res->sync_wait_ns += (uint64_t)((double)c->wait_cycles / ghz);
+		res->div.failed_now += c->div.failed_now;
+		res->div.succeeded_now += c->div.succeeded_now;
+		res->div.sync_mismatch += c->div.sync_mismatch;
+	}
+	summarise(res, thr, nthr, overhead);
+	for (uint32_t i = 0; i < r.n; i++)
+		if (r.tl[i][1] > peak)
+			peak = r.tl[i][1];
+	for (uint32_t i = 0; i < r.n; i++)
+		r.tl[i][1] = r.tl[i][1] > res->baseline_rss ? r.tl[i][1] - res->baseline_rss : 0;
+	res->peak_rss = peak > res->baseline_rss ? peak - res->baseline_rss : 0;
+	res->final_rss = final > res->baseline_rss ? final - res->baseline_rss : 0;
+	res->ideal_rss = w.h.ideal_rss;
+	memcpy(res->repairs, w.h.repairs, sizeof res->repairs);
+	res->anomalies = res->div.failed_now + res->div.succeeded_now + res->div.sync_mismatch;
+	for (unsigned i = 0; i < ARR_REPAIR_COUNT_; i++)
+		if (i != ARR_REPAIR_ignored_event)
+			res->anomalies += res->repairs[i];
+	res->nsamples = r.n;
+	res->timeline = r.tl;
+
+	if (opt->glibc_stats) {
+		struct mallinfo2 mi = mallinfo2();
+		res->has_mallinfo = 1;
+		res->mi_arena = mi.arena;
+		res->mi_hblkhd = mi.hblkhd;
+		res->mi_uordblks = mi.uordblks;
+		res->mi_fordblks = mi.fordblks;
+		res->mi_keepcost = mi.keepcost;
+	}
+	int (*stats_get)(struct arr_alloc_stats *) =
+		(int (*)(struct arr_alloc_stats *))dlsym(RTLD_DEFAULT, "arr_alloc_stats_get");
+	if (stats_get) {
+		struct arr_alloc_stats *st = map(sizeof *st);
+		if (st && stats_get(st) == 0) {
+			res->has_builtin = 1;
+			res->bi_mapped = st->mapped;
+			res->bi_resident = st->resident;
+			res->bi_live_usable = st->live_usable;
+			res->bi_live_blocks = st->live_blocks;
+			res->bi_pages_purged = st->pages_purged;
+		}
+		if (st)
+			munmap(st, sizeof *st);
+	}
+	if (r.statm >= 0)
+		close(r.statm);
+	close(w.fd);
+	return 0;
+}
+
+void arr_replay_result_release(struct arr_replay_result *res)
+{
+	if (res->timeline)
+		munmap(res->timeline, (size_t)res->nsamples * sizeof *res->timeline + 1);
+	res->timeline = NULL;
+	res->nsamples = 0;
+}
