@@ -37,7 +37,9 @@ int arr__encoder_init(struct arr_encoder *enc, const struct arr_mem *mem, size_t
 	memset(enc, 0, sizeof *enc);
 	enc->mem = *mem;
 	enc->max_words = max_words;
-	enc->time_unit = time_unit ? time_unit : 1;
+	if (!time_unit || (time_unit & (time_unit - 1)))
+		return ARR_EINVAL;
+	enc->time_shift = (unsigned)__builtin_ctz(time_unit);
 	/* An event has >= 2 words and adds <= ARR_VARINT_MAX bytes to a column;
 	 * the blob column holds at most the raw bytes themselves. */
 	enc->col_cap = max_words * 8 + 64;
@@ -48,15 +50,14 @@ int arr__encoder_init(struct arr_encoder *enc, const struct arr_mem *mem, size_t
 	}
 	enc->payload_cap = enc->col_cap * ARR_NCOLS + ARR_NCOLS * ARR_VARINT_MAX;
 	enc->payload = mem->alloc(enc->payload_cap, mem->ctx);
-	/* Twice as many slots as the largest possible number of allocations. */
+	/* An allocation record has >= 4 words: twice as many slots as the most
+	 * allocations a run can hold keeps probes short. */
 	uint32_t slots = 64;
-	while (slots < max_words)
+	while (slots < max_words / 2)
 		slots <<= 1;
 	enc->hmask = slots - 1;
-	enc->hkey = mem->alloc(slots * sizeof *enc->hkey, mem->ctx);
-	enc->hval = mem->alloc(slots * sizeof *enc->hval, mem->ctx);
-	enc->hgen = mem->alloc(slots * sizeof *enc->hgen, mem->ctx);
-	if (!enc->payload || !enc->hkey || !enc->hval || !enc->hgen)
+	enc->map = mem->alloc(slots * sizeof *enc->map, mem->ctx);
+	if (!enc->payload || !enc->map)
 		goto nomem;
 	ZSTD_customMem cm = {zalloc, zfree, &enc->mem};
 	ZSTD_CCtx *cctx = ZSTD_createCCtx_advanced(cm);
@@ -82,13 +83,8 @@ void arr__encoder_release(struct arr_encoder *enc)
 			mem->free(enc->col[i], enc->col_cap, mem->ctx);
 	if (enc->payload)
 		mem->free(enc->payload, enc->payload_cap, mem->ctx);
-	size_t slots = (size_t)enc->hmask + 1;
-	if (enc->hkey)
-		mem->free(enc->hkey, slots * sizeof *enc->hkey, mem->ctx);
-	if (enc->hval)
-		mem->free(enc->hval, slots * sizeof *enc->hval, mem->ctx);
-	if (enc->hgen)
-		mem->free(enc->hgen, slots * sizeof *enc->hgen, mem->ctx);
+	if (enc->map)
+		mem->free(enc->map, ((size_t)enc->hmask + 1) * sizeof *enc->map, mem->ctx);
 	memset(enc, 0, sizeof *enc);
 }
 
@@ -106,23 +102,21 @@ static inline uint32_t hash_ptr(uint64_t p)
 static inline void map_put(struct arr_encoder *enc, uint64_t p, uint32_t idx)
 {
 	uint32_t h = hash_ptr(p) & enc->hmask;
-	while (enc->hgen[h] == enc->gen && enc->hkey[h] != p)
+	struct arr_encoder_slot *s = enc->map;
+	while (s[h].gen == enc->gen && s[h].key != p)
 		h = (h + 1) & enc->hmask;
-	enc->hgen[h] = enc->gen;
-	enc->hkey[h] = p;
-	enc->hval[h] = idx;
+	s[h] = (struct arr_encoder_slot){p, idx, enc->gen};
 }
 
 static inline int map_get(const struct arr_encoder *enc, uint64_t p, uint32_t *idx)
 {
 	uint32_t h = hash_ptr(p) & enc->hmask;
-	while (enc->hgen[h] == enc->gen) {
-		if (enc->hkey[h] == p) {
-			*idx = enc->hval[h];
+	const struct arr_encoder_slot *s = enc->map;
+	for (; s[h].gen == enc->gen; h = (h + 1) & enc->hmask)
+		if (s[h].key == p) {
+			*idx = s[h].val;
 			return 1;
 		}
-		h = (h + 1) & enc->hmask;
-	}
 	return 0;
 }
 
@@ -134,14 +128,15 @@ long arr__encode_events(struct arr_encoder *enc, uint32_t tid, const uint64_t *w
 	if (out_cap < arr__encoder_bound(enc))
 		return ARR_ERANGE;
 	if (++enc->gen == 0) { /* generation wrapped: clear the map for real */
-		memset(enc->hgen, 0, ((size_t)enc->hmask + 1) * sizeof *enc->hgen);
+		memset(enc->map, 0, ((size_t)enc->hmask + 1) * sizeof *enc->map);
 		enc->gen = 1;
 	}
 	uint8_t *c[ARR_NCOLS];
 	for (int i = 0; i < ARR_NCOLS; i++)
 		c[i] = enc->col[i];
 
-	const uint64_t unit = enc->time_unit;
+	const unsigned shift = enc->time_shift;
+	const uint64_t base = enc->t_base, mult = enc->t_mult;
 	uint64_t first_t = 0, last_t = 0, prev_q = 0;
 	uint64_t prev_ret = 0, prev_miss = 0;
 	uint32_t nallocs = 0, nevents = 0;
@@ -153,14 +148,16 @@ long arr__encode_events(struct arr_encoder *enc, uint32_t tid, const uint64_t *w
 			return ARR_EINVAL;
 		const uint64_t *a = w + i + 2;
 		uint64_t t = w[i + 1];
+		if (mult)
+			t = t > base ? (uint64_t)(((unsigned __int128)(t - base) * mult) >> 32) : 0;
 		if (nevents == 0) {
-			prev_q = t / unit;
-			first_t = prev_q * unit;
+			prev_q = t >> shift;
+			first_t = prev_q << shift;
 		}
 		if (t < last_t)
 			t = last_t; /* never let time run backwards within a thread */
 		last_t = t;
-		uint64_t q = t / unit;
+		uint64_t q = t >> shift;
 		c[ARR_COL_TIME] = arr__put_uvarint(c[ARR_COL_TIME], q - prev_q);
 		prev_q = q;
 
@@ -272,7 +269,7 @@ long arr__encode_events(struct arr_encoder *enc, uint32_t tid, const uint64_t *w
 	arr__put_u32(body, tid);
 	arr__put_u32(body + 4, nevents);
 	arr__put_u64(body + 8, first_t);
-	arr__put_u64(body + 16, last_t / unit * unit);
+	arr__put_u64(body + 16, last_t >> shift << shift);
 	arr__put_u32(body + 24, (uint32_t)raw);
 	arr__put_u32(body + 28, 0);
 	return (long)(ARR_CHUNK_PREFIX + body_size);

@@ -51,23 +51,32 @@ struct arr_mem {
 	void *ctx;
 };
 
+/* One slot of the chunk-local map from address to allocation number. */
+struct arr_encoder_slot {
+	uint64_t key;
+	uint32_t val;
+	uint32_t gen; /* slot is in use when gen == the encoder's gen */
+};
+
 struct arr_encoder {
 	void *cctx; /* ZSTD_CCtx */
 	struct arr_mem mem;
-	uint32_t time_unit;
+	unsigned time_shift; /* stored time unit = 1 << time_shift ns */
+	/* Optional clock map applied to raw timestamps while encoding:
+	 * ns = ((t - t_base) * t_mult) >> 32; t_mult == 0 means t is in ns. */
+	uint64_t t_base, t_mult;
 	size_t max_words;
 	size_t col_cap;
 	uint8_t *col[ARR_NCOLS];
 	uint8_t *payload;
 	size_t payload_cap;
-	uint64_t *hkey; /* chunk-local map: address -> allocation index */
-	uint32_t *hval;
-	uint32_t *hgen;
+	struct arr_encoder_slot *map;
 	uint32_t gen;
 	uint32_t hmask;
 };
 
-/* Prepare an encoder for runs of at most max_words raw words. */
+/* Prepare an encoder for runs of at most max_words raw words; time_unit
+ * (ns) must be a power of two. */
 int arr__encoder_init(struct arr_encoder *enc, const struct arr_mem *mem, size_t max_words,
 		      int level, uint32_t time_unit);
 void arr__encoder_release(struct arr_encoder *enc);
@@ -75,8 +84,9 @@ void arr__encoder_release(struct arr_encoder *enc);
 size_t arr__encoder_bound(const struct arr_encoder *enc);
 /*
  * Encode nwords raw words of thread tid into one events chunk at out.
- * Timestamps must be ns since start and not decrease. Returns the chunk's
- * size in bytes, or a negative code.
+ * Timestamps (after the clock map) are ns since start; a timestamp below
+ * its predecessor is raised to it. Returns the chunk's size in bytes, or a
+ * negative code.
  */
 long arr__encode_events(struct arr_encoder *enc, uint32_t tid, const uint64_t *words,
 			size_t nwords, uint8_t *out, size_t out_cap);

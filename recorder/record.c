@@ -367,13 +367,10 @@ static void write_buffer(struct tbuf *b)
 	if (used <= b->flushed || g.finished || output_ready() < 0)
 		return;
 	calibrate();
+	g.enc.t_base = g.start_tsc; /* the encoder maps ticks to ns */
+	g.enc.t_mult = (uint64_t)(g.ns_per_tick * 4294967296.0);
 	uint64_t *w = b->w + b->flushed;
-	size_t n = used - b->flushed, nev = 0;
-	for (size_t i = 0; i < n;) { /* timestamps: ticks -> ns since start */
-		w[i + 1] = tsc_to_ns(w[i + 1]);
-		i += ARR_RAW_WORDS(w[i]);
-		nev++;
-	}
+	size_t n = used - b->flushed;
 	long len = arr__encode_events(&g.enc, b->tid, w, n, g.out, g.out_cap);
 	if (len < 0) {
 		recording_failed("cannot encode events for", EINVAL);
@@ -384,7 +381,7 @@ static void write_buffer(struct tbuf *b)
 		recording_failed("cannot write trace", -rc);
 		return;
 	}
-	g.events_written += nev;
+	g.events_written += arr__get_u32(g.out + ARR_CHUNK_PREFIX + 4);
 	b->flushed = used;
 }
 
@@ -773,7 +770,8 @@ void arr__rec_init(void)
 	snprintf(g.output, sizeof g.output, "%s", out && *out ? out : "allocrr.atr");
 	g.no_children = env_int("ALLOCRR_NO_CHILDREN", 0, 0, 1);
 	g.rss_interval_ns = (uint64_t)env_int("ALLOCRR_RSS_INTERVAL_MS", 10, 0, 3600000) * 1000000u;
-	g.time_unit = (uint32_t)env_int("ALLOCRR_TIME_UNIT_NS", 16, 1, 1000000);
+	/* A power of two, so the encoder shifts instead of dividing. */
+	g.time_unit = 1u << env_int("ALLOCRR_TIME_SHIFT", 4, 0, 20);
 	g.zlevel = env_int("ALLOCRR_ZSTD_LEVEL", 3, -5, 19);
 	g.buf_words = (size_t)env_int("ALLOCRR_BUFFER_KB", 256, 16, 65536) * 1024 / 8;
 	g.maxbufs = 32;
