@@ -384,6 +384,27 @@ int arr_trace_rewind(struct arr_trace *tr)
 	return 0;
 }
 
+/* Which columns each operation reads; 0 marks an unknown operation. The
+ * order of reads below matches the writer (formats/encode.c). */
+enum { C_OK = 1, C_SIZE = 2, C_NMEMB = 4, C_ALIGN = 8, C_PID = 16, C_PTR = 32, C_RET = 64, C_BLOB = 128 };
+static const uint8_t op_cols[32] = {
+	[ARR_OP_MALLOC] = C_OK | C_SIZE | C_RET,
+	[ARR_OP_VALLOC] = C_OK | C_SIZE | C_RET,
+	[ARR_OP_PVALLOC] = C_OK | C_SIZE | C_RET,
+	[ARR_OP_CALLOC] = C_OK | C_NMEMB | C_SIZE | C_RET,
+	[ARR_OP_POSIX_MEMALIGN] = C_OK | C_ALIGN | C_SIZE | C_RET,
+	[ARR_OP_ALIGNED_ALLOC] = C_OK | C_ALIGN | C_SIZE | C_RET,
+	[ARR_OP_MEMALIGN] = C_OK | C_ALIGN | C_SIZE | C_RET,
+	[ARR_OP_REALLOC] = C_OK | C_SIZE | C_PTR | C_RET,
+	[ARR_OP_REALLOCARRAY] = C_OK | C_NMEMB | C_SIZE | C_PTR | C_RET,
+	[ARR_OP_FREE] = C_OK | C_PTR,
+	[ARR_OP_THREAD_START] = C_OK,
+	[ARR_OP_THREAD_EXIT] = C_OK,
+	[ARR_OP_FORK] = C_OK | C_PID,
+	[ARR_OP_EXEC] = C_OK | C_BLOB,
+	[ARR_OP_RSS] = C_OK | C_SIZE,
+};
+
 #define CORRUPT(what) fail(tr, ARR_ECORRUPT, ci->offset, "bad event data: %s", what)
 #define GETV(col, out)                                                            \
 	do {                                                                      \
@@ -439,49 +460,30 @@ int arr_trace_read_chunk(struct arr_trace *tr, const struct arr_event **events)
 	for (uint32_t i = 0; i < ci->nevents; i++, ev++) {
 		uint8_t opb = *cp[ARR_COL_OP]++;
 		unsigned op = opb & ARR_OPF_MASK;
-		if ((opb & ~(ARR_OPF_MASK | ARR_OPF_FAILED)) || !arr_op_name(op))
+		unsigned f = op_cols[op];
+		if ((opb & ~(ARR_OPF_MASK | ARR_OPF_FAILED)) || !f)
 			return CORRUPT("unknown operation");
 		uint64_t dt, v;
 		GETV(ARR_COL_TIME, dt);
 		q += dt;
-		memset(ev, 0, sizeof *ev);
-		ev->t = q * unit;
-		ev->tid = ci->tid;
-		ev->op = (uint8_t)op;
-		ev->failed = (opb & ARR_OPF_FAILED) != 0;
+		*ev = (struct arr_event){.t = q * unit, .tid = ci->tid, .op = (uint8_t)op,
+					 .failed = (opb & ARR_OPF_FAILED) != 0};
 		if (ev->failed) {
 			GETV(ARR_COL_ERR, v);
 			ev->err = (int32_t)arr__unzigzag(v);
 		}
-		switch (op) {
-		case ARR_OP_MALLOC:
-		case ARR_OP_VALLOC:
-		case ARR_OP_PVALLOC:
-		case ARR_OP_RSS:
-			GETV(ARR_COL_SIZE, ev->size);
-			break;
-		case ARR_OP_CALLOC:
-			GETV(ARR_COL_AUX, ev->nmemb);
-			GETV(ARR_COL_SIZE, ev->size);
-			break;
-		case ARR_OP_POSIX_MEMALIGN:
-		case ARR_OP_ALIGNED_ALLOC:
-		case ARR_OP_MEMALIGN:
-			GETV(ARR_COL_AUX, ev->align);
-			GETV(ARR_COL_SIZE, ev->size);
-			break;
-		case ARR_OP_REALLOC:
-			GETV(ARR_COL_SIZE, ev->size);
-			break;
-		case ARR_OP_REALLOCARRAY:
-			GETV(ARR_COL_AUX, ev->nmemb);
-			GETV(ARR_COL_SIZE, ev->size);
-			break;
-		case ARR_OP_FORK:
+		if (f & (C_NMEMB | C_ALIGN | C_PID)) {
 			GETV(ARR_COL_AUX, v);
-			ev->ptr = (uint64_t)arr__unzigzag(v);
-			break;
-		case ARR_OP_EXEC: {
+			if (f & C_NMEMB)
+				ev->nmemb = v;
+			else if (f & C_ALIGN)
+				ev->align = v;
+			else
+				ev->ptr = (uint64_t)arr__unzigzag(v);
+		}
+		if (f & C_SIZE)
+			GETV(ARR_COL_SIZE, ev->size);
+		if (f & C_BLOB) {
 			GETV(ARR_COL_BLOB, v);
 			if (v > (uint64_t)(ce[ARR_COL_BLOB] - cp[ARR_COL_BLOB]))
 				return CORRUPT("string cut short");
@@ -490,12 +492,8 @@ int arr_trace_read_chunk(struct arr_trace *tr, const struct arr_event **events)
 			ev->str = sp;
 			sp += v;
 			*sp++ = 0;
-			break;
 		}
-		default:
-			break;
-		}
-		if (arr_op_takes_ptr(op)) {
+		if (f & C_PTR) {
 			GETV(ARR_COL_PTR, v);
 			if (v == 0)
 				ev->ptr = 0;
@@ -513,7 +511,7 @@ int arr_trace_read_chunk(struct arr_trace *tr, const struct arr_event **events)
 				ev->ptr = prev_miss;
 			}
 		}
-		if (arr_op_allocates(op) && !ev->failed) {
+		if ((f & C_RET) && !ev->failed) {
 			GETV(ARR_COL_RET, v);
 			prev_ret += (uint64_t)arr__unzigzag(v);
 			ev->ret = prev_ret;
