@@ -98,7 +98,10 @@ static inline uint32_t hash_ptr(uint64_t p)
 	return (uint32_t)((p >> 4) * 0x9E3779B97F4A7C15ull >> 32);
 }
 
-/* Remember that allocation number idx returned p. */
+/* Map values: an allocation number, or a free number with MAP_FREED. */
+#define MAP_FREED 0x80000000u
+
+/* Remember that allocation (or free) number idx concerned p. */
 static inline void map_put(struct arr_encoder *enc, uint64_t p, uint32_t idx)
 {
 	uint32_t h = hash_ptr(p) & enc->hmask;
@@ -139,7 +142,7 @@ long arr__encode_events(struct arr_encoder *enc, uint32_t tid, const uint64_t *w
 	const uint64_t base = enc->t_base, mult = enc->t_mult;
 	uint64_t first_t = 0, last_t = 0, prev_q = 0;
 	uint64_t prev_ret = 0, prev_miss = 0;
-	uint32_t nallocs = 0, nevents = 0;
+	uint32_t nallocs = 0, nfrees = 0, nevents = 0;
 	size_t i = 0;
 	while (i < nwords) {
 		uint64_t w0 = w[i];
@@ -222,7 +225,7 @@ long arr__encode_events(struct arr_encoder *enc, uint32_t tid, const uint64_t *w
 			uint64_t v;
 			if (ptr_arg == 0)
 				v = 0;
-			else if (map_get(enc, ptr_arg, &idx))
+			else if (map_get(enc, ptr_arg, &idx) && !(idx & MAP_FREED))
 				v = ((uint64_t)(nallocs - idx) << 1) | 1;
 			else {
 				uint64_t zz = arr__zigzag((int64_t)(ptr_arg - prev_miss));
@@ -235,9 +238,24 @@ long arr__encode_events(struct arr_encoder *enc, uint32_t tid, const uint64_t *w
 				}
 			}
 			c[ARR_COL_PTR] = arr__put_uvarint(c[ARR_COL_PTR], v);
+			if (ptr_arg) /* remember it as freed: allocators hand such blocks out next */
+				map_put(enc, ptr_arg, MAP_FREED | nfrees++);
 		}
 		if (has_ret && !failed) {
-			c[ARR_COL_RET] = arr__put_uvarint(c[ARR_COL_RET], arr__zigzag((int64_t)(ret - prev_ret)));
+			uint32_t idx;
+			uint64_t v;
+			if (map_get(enc, ret, &idx) && (idx & MAP_FREED)) {
+				v = ((uint64_t)(nfrees - (idx & ~MAP_FREED)) << 1) | 1;
+			} else {
+				uint64_t zz = arr__zigzag((int64_t)(ret - prev_ret));
+				if (zz < (1ull << 62)) {
+					v = 2 + (zz << 1);
+				} else { /* escape: the delta follows whole */
+					c[ARR_COL_RET] = arr__put_uvarint(c[ARR_COL_RET], 0);
+					v = zz;
+				}
+			}
+			c[ARR_COL_RET] = arr__put_uvarint(c[ARR_COL_RET], v);
 			prev_ret = ret;
 			map_put(enc, ret, nallocs++);
 		}

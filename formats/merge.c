@@ -116,7 +116,8 @@ int arr_merge_open(struct arr_merge **out, struct arr_trace *tr)
 		m->nidx++;
 	}
 	m->index_rc = rc; /* 0 at a clean EOF */
-	qsort(m->idx, m->nidx, sizeof *m->idx, idx_cmp);
+	if (m->nidx)
+		qsort(m->idx, m->nidx, sizeof *m->idx, idx_cmp);
 	*out = m;
 	return 0;
 }

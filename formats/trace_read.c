@@ -44,8 +44,8 @@ struct arr_trace {
 	size_t rawcap;
 	struct arr_event *ev;
 	size_t evcap;
-	uint64_t *allocs;
-	size_t alloccap;
+	uint64_t *allocs, *frees;
+	size_t alloccap, freecap;
 	char *strs;
 	size_t strcap;
 };
@@ -167,7 +167,7 @@ static int parse_header(struct arr_trace *tr)
 		case ARR_META_MONOTONIC_NS: m->start_monotonic_ns = u; break;
 		case ARR_META_PAGE_SIZE: m->page_size = u; break;
 		case ARR_META_TIME_UNIT_NS:
-			if (u == 0 || u > 1000000) {
+			if (u == 0 || u > (1u << 20)) {
 				rc = fail(tr, ARR_ECORRUPT, off, "bad time unit %llu", (unsigned long long)u);
 				goto out;
 			}
@@ -262,6 +262,7 @@ void arr_trace_close(struct arr_trace *tr)
 	free(tr->raw);
 	free(tr->ev);
 	free(tr->allocs);
+	free(tr->frees);
 	free(tr->strs);
 	free(tr);
 }
@@ -422,7 +423,8 @@ int arr_trace_read_chunk(struct arr_trace *tr, const struct arr_event **events)
 	if ((rc = reserve((void **)&tr->zbuf, &tr->zcap, zsize + 1)) ||
 	    (rc = reserve((void **)&tr->raw, &tr->rawcap, tr->cur_raw_size + 1)) ||
 	    (rc = reserve((void **)&tr->ev, &tr->evcap, ci->nevents * sizeof *tr->ev)) ||
-	    (rc = reserve((void **)&tr->allocs, &tr->alloccap, ci->nevents * sizeof *tr->allocs)))
+	    (rc = reserve((void **)&tr->allocs, &tr->alloccap, ci->nevents * sizeof *tr->allocs)) ||
+	    (rc = reserve((void **)&tr->frees, &tr->freecap, ci->nevents * sizeof *tr->frees)))
 		return rc;
 	rc = read_at(tr, tr->zbuf, zsize, ci->offset + ARR_CHUNK_PREFIX + ARR_EVENTS_HDR);
 	if (rc)
@@ -455,7 +457,7 @@ int arr_trace_read_chunk(struct arr_trace *tr, const struct arr_event **events)
 	char *sp = tr->strs;
 
 	const uint64_t unit = tr->meta.time_unit_ns;
-	uint64_t q = ci->first_t / unit, prev_ret = 0, prev_miss = 0, nallocs = 0;
+	uint64_t q = ci->first_t / unit, prev_ret = 0, prev_miss = 0, nallocs = 0, nfrees = 0;
 	struct arr_event *ev = tr->ev;
 	for (uint32_t i = 0; i < ci->nevents; i++, ev++) {
 		uint8_t opb = *cp[ARR_COL_OP]++;
@@ -510,10 +512,23 @@ int arr_trace_read_chunk(struct arr_trace *tr, const struct arr_event **events)
 				prev_miss += (uint64_t)arr__unzigzag(v);
 				ev->ptr = prev_miss;
 			}
+			if (ev->ptr)
+				tr->frees[nfrees++] = ev->ptr;
 		}
 		if ((f & C_RET) && !ev->failed) {
 			GETV(ARR_COL_RET, v);
-			prev_ret += (uint64_t)arr__unzigzag(v);
+			if (v & 1) { /* a block freed earlier in this chunk */
+				uint64_t age = v >> 1;
+				if (age == 0 || age > nfrees)
+					return CORRUPT("free age");
+				prev_ret = tr->frees[nfrees - age];
+			} else {
+				if (v == 0) /* escape: the delta follows whole */
+					GETV(ARR_COL_RET, v);
+				else
+					v = (v - 2) >> 1;
+				prev_ret += (uint64_t)arr__unzigzag(v);
+			}
 			ev->ret = prev_ret;
 			tr->allocs[nallocs++] = prev_ret;
 		}

@@ -323,6 +323,98 @@ static void test_contiguous_reuse(void)
 	arr_free(guard);
 }
 
+/* Alignments of a segment (4 MiB) and more are served like glibc's, with
+ * usable size, realloc (contents kept) and free working on them. */
+static void test_big_alignments(void)
+{
+	static const size_t aligns[] = { (size_t)4 << 20, (size_t)16 << 20, (size_t)64 << 20 };
+	static const size_t sizes[] = { 1, 100000, (size_t)5 << 20 };
+	for (size_t a = 0; a < sizeof aligns / sizeof *aligns; a++) {
+		for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
+			size_t align = aligns[a], size = sizes[s];
+			void *p = (void *)1;
+			CHECK(arr_posix_memalign(&p, align, size) == 0);
+			CHECK(p != NULL && ((uintptr_t)p & (align - 1)) == 0);
+			if (p == NULL || p == (void *)1)
+				continue;
+			CHECK(arr_malloc_usable_size(p) >= size);
+			memset(p, 0x3c, size);
+			unsigned char *q = arr_realloc(p, size + 3000);
+			CHECK(q != NULL && q[0] == 0x3c && q[size - 1] == 0x3c);
+			arr_free(q);
+			void *m = arr_aligned_alloc(align, size);
+			CHECK(m != NULL && ((uintptr_t)m & (align - 1)) == 0);
+			arr_free(m);
+			m = arr_memalign(align, size);
+			CHECK(m != NULL && ((uintptr_t)m & (align - 1)) == 0);
+			arr_free(m);
+		}
+	}
+	CHECK(arr_alloc_stats_get(&st) == 0 && st.huge_blocks == 0);
+}
+
+/* A thread that only frees, on the fast path, still advances the purge
+ * clock: a span freed earlier is purged within purge_delay operations. */
+static void test_purge_on_fast_path(void)
+{
+	enum { N = 40000 };
+	static void *v[N];
+	long long old;
+	CHECK(arr_alloc_get_option("purge_delay", &old) == 0);
+	CHECK(arr_alloc_set_option("purge_delay", 1000) == 0);
+	for (int i = 0; i < N; i++)
+		v[i] = arr_malloc(64);
+	void *big = arr_malloc(200000); /* a span of its own */
+	memset(big, 1, 200000);
+	CHECK(arr_alloc_stats_get(&st) == 0);
+	uint64_t purged = st.pages_purged;
+	arr_free(big); /* dirty; too young to purge */
+	CHECK(arr_alloc_stats_get(&st) == 0 && st.pages_purged == purged);
+	for (int i = 0; i < N; i += 2) /* frees that never empty a page */
+		arr_free(v[i]);
+	CHECK(arr_alloc_stats_get(&st) == 0 && st.pages_purged > purged);
+	for (int i = 1; i < N; i += 2)
+		arr_free(v[i]);
+	CHECK(arr_alloc_set_option("purge_delay", old) == 0);
+}
+
+static long rss_kb(void)
+{
+	long pages = 0, res = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+	if (f == NULL)
+		return -1;
+	if (fscanf(f, "%ld %ld", &pages, &res) != 2)
+		res = -1;
+	fclose(f);
+	return res * 4;
+}
+
+/* After everything is freed, ordinary traffic (no malloc_trim) brings the
+ * resident size back near where it started: retained pages are released and
+ * dirty spans purged by operation count. */
+static void test_rss_returns(void)
+{
+	enum { N = 60000 };
+	static void *v[N];
+	long base = rss_kb();
+	for (int i = 0; i < N; i++) {
+		size_t n = 64 + (size_t)(i * 7919 % 2000);
+		v[i] = arr_malloc(n);
+		memset(v[i], 7, n);
+	}
+	long peak = rss_kb();
+	for (int i = 0; i < N; i++)
+		arr_free(v[i]);
+	for (int i = 0; i < 300000; i++) /* more than purge_delay operations */
+		arr_free(arr_malloc(48));
+	long after = rss_kb();
+	CHECK(peak - base > 40000);
+	CHECK(after - base < (peak - base) / 4);
+	if (after - base >= (peak - base) / 4)
+		fprintf(stderr, "rss: base %ld peak %ld after %ld KB\n", base, peak, after);
+}
+
 int main(void)
 {
 	test_stats(); /* first: arr_free() elsewhere makes live_requested a lower bound */
@@ -335,6 +427,9 @@ int main(void)
 	test_usable_size();
 	test_options();
 	test_contiguous_reuse();
+	test_big_alignments();
+	test_purge_on_fast_path();
+	test_rss_returns();
 	if (failures) {
 		fprintf(stderr, "%d check(s) failed\n", failures);
 		return 1;

@@ -33,8 +33,72 @@ static void *churn(void *arg)
 	return NULL;
 }
 
+/*
+ * Reclaim: a thread holds pages with many free blocks (it freed every other
+ * one) and is parked when the process forks. In the child that thread does
+ * not exist; its heap must be abandoned so that the child's allocations fill
+ * those holes instead of mapping new memory.
+ */
+enum { HOLDER_BLOCKS = 65536, HOLDER_SIZE = 256 };
+static void *held[HOLDER_BLOCKS];
+static pthread_mutex_t park = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic int holder_ready;
+
+static void *holder(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < HOLDER_BLOCKS; i++)
+		memset(held[i] = arr_malloc(HOLDER_SIZE), 1, HOLDER_SIZE);
+	for (int i = 0; i < HOLDER_BLOCKS; i += 2)
+		arr_free(held[i]);
+	holder_ready = 1;
+	pthread_mutex_lock(&park);
+	pthread_mutex_unlock(&park);
+	for (int i = 1; i < HOLDER_BLOCKS; i += 2)
+		arr_free(held[i]);
+	return NULL;
+}
+
+static int test_child_reclaims(void)
+{
+	static struct arr_alloc_stats st;
+	pthread_t t;
+	pthread_mutex_lock(&park);
+	pthread_create(&t, NULL, holder, NULL);
+	while (!holder_ready)
+		usleep(1000);
+	pid_t pid = fork();
+	if (pid == 0) {
+		alarm(10);
+		arr_alloc_stats_get(&st);
+		uint64_t before = st.mapped;
+		/* as many bytes as the holder left free: 8 MiB */
+		for (int i = 0; i < HOLDER_BLOCKS / 2; i++)
+			memset(arr_malloc(HOLDER_SIZE), 2, HOLDER_SIZE);
+		arr_alloc_stats_get(&st);
+		uint64_t grown = st.mapped - before;
+		if (grown > ((uint64_t)4 << 20)) {
+			fprintf(stderr, "fork child mapped %llu KB more instead of reusing the holder's free blocks\n",
+				(unsigned long long)(grown >> 10));
+			_exit(5);
+		}
+		_exit(0);
+	}
+	pthread_mutex_unlock(&park);
+	pthread_join(t, NULL);
+	int status = 0;
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		fprintf(stderr, "reclaim: child failed (status 0x%x)\n", status);
+		return 1;
+	}
+	return 0;
+}
+
 int main(void)
 {
+	if (test_child_reclaims())
+		return 1;
+
 	enum { THREADS = 3, FORKS = 40 };
 	pthread_t th[THREADS];
 	for (int i = 0; i < THREADS; i++)

@@ -21,12 +21,12 @@ def test():
         info.pop("file")
         want_info = json.loads(open(os.path.join(TRACES, name + ".info.json")).read())
         t.expect(info == want_info, "%s: info differs:\n%s\n%s" % (name, info, want_info))
-    cut = os.path.join(TRACES, "calls-cut.atr")
+    cut = os.path.join(TRACES, "endings-cut.atr")
     p = subprocess.run([t.ALLOCRR, "dump", "--json", cut], capture_output=True)
     t.expect(p.returncode == 1, "cut trace: exit %d" % p.returncode)
-    t.expect(p.stdout.decode() == open(os.path.join(TRACES, "calls-cut.dump.jsonl")).read(),
+    t.expect(p.stdout.decode() == open(os.path.join(TRACES, "endings-cut.dump.jsonl")).read(),
              "cut trace: the complete chunks differ")
-    t.expect(p.stderr.decode() == "allocrr: '%s': trace is truncated at offset 227: chunk cut short\n" % cut,
+    t.expect(p.stderr.decode() == "allocrr: '%s': trace is truncated at offset 383: chunk cut short\n" % cut,
              "cut trace: message %r" % p.stderr.decode())
 
 
