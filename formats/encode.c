@@ -40,9 +40,9 @@ int arr__encoder_init(struct arr_encoder *enc, const struct arr_mem *mem, size_t
 	if (!time_unit || (time_unit & (time_unit - 1)))
 		return ARR_EINVAL;
 	enc->time_shift = (unsigned)__builtin_ctz(time_unit);
-	/* An event has >= 2 words and adds <= ARR_VARINT_MAX bytes to a column;
-	 * the blob column holds at most the raw bytes themselves. */
-	enc->col_cap = max_words * 8 + 64;
+	/* An event has >= 1 word and adds <= 9 bytes to a column (a time delta
+	 * has 56 bits); the blob column holds at most the raw bytes themselves. */
+	enc->col_cap = max_words * 10 + 64;
 	for (int i = 0; i < ARR_NCOLS; i++) {
 		enc->col[i] = mem->alloc(enc->col_cap, mem->ctx);
 		if (!enc->col[i])
@@ -50,10 +50,10 @@ int arr__encoder_init(struct arr_encoder *enc, const struct arr_mem *mem, size_t
 	}
 	enc->payload_cap = enc->col_cap * ARR_NCOLS + ARR_NCOLS * ARR_VARINT_MAX;
 	enc->payload = mem->alloc(enc->payload_cap, mem->ctx);
-	/* An allocation record has >= 4 words: twice as many slots as the most
-	 * allocations a run can hold keeps probes short. */
+	/* The map holds an entry per allocation (>= 3 words) and per free
+	 * (>= 2 words): slots >= max_words keep it at most half full. */
 	uint32_t slots = 64;
-	while (slots < max_words / 2)
+	while (slots < max_words)
 		slots <<= 1;
 	enc->hmask = slots - 1;
 	enc->map = mem->alloc(slots * sizeof *enc->map, mem->ctx);
@@ -146,11 +146,14 @@ long arr__encode_events(struct arr_encoder *enc, uint32_t tid, const uint64_t *w
 	size_t i = 0;
 	while (i < nwords) {
 		uint64_t w0 = w[i];
-		unsigned op = ARR_RAW_OP(w0), words = ARR_RAW_WORDS(w0);
-		if (words < 2 || i + words > nwords || op == 0 || op >= ARR_OP_MAX_)
+		unsigned op = ARR_RAW_OP(w0);
+		if (op == ARR_OP_EXEC && (i + 1 >= nwords || w[i + 1] > (uint64_t)(nwords - i) * 8))
 			return ARR_EINVAL;
-		const uint64_t *a = w + i + 2;
-		uint64_t t = w[i + 1];
+		size_t words = arr__raw_words(w + i);
+		if (!words || i + words > nwords)
+			return ARR_EINVAL;
+		const uint64_t *a = w + i + 1;
+		uint64_t t = ARR_RAW_T(w0);
 		if (mult)
 			t = t > base ? (uint64_t)(((unsigned __int128)(t - base) * mult) >> 32) : 0;
 		if (nevents == 0) {
@@ -167,7 +170,7 @@ long arr__encode_events(struct arr_encoder *enc, uint32_t tid, const uint64_t *w
 		unsigned failed = ARR_RAW_FAILED(w0);
 		*c[ARR_COL_OP]++ = (uint8_t)(op | (failed ? ARR_OPF_FAILED : 0));
 		if (failed)
-			c[ARR_COL_ERR] = arr__put_uvarint(c[ARR_COL_ERR], arr__zigzag(ARR_RAW_ERR(w0)));
+			c[ARR_COL_ERR] = arr__put_uvarint(c[ARR_COL_ERR], arr__zigzag((int32_t)w[i + words - 1]));
 
 		uint64_t ptr_arg = 0, ret = 0;
 		int has_ptr = 0, has_ret = 0;
@@ -208,8 +211,6 @@ long arr__encode_events(struct arr_encoder *enc, uint32_t tid, const uint64_t *w
 			break;
 		case ARR_OP_EXEC: {
 			uint64_t len = a[0];
-			if (len > (words - 3) * 8)
-				return ARR_EINVAL;
 			c[ARR_COL_BLOB] = arr__put_uvarint(c[ARR_COL_BLOB], len);
 			memcpy(c[ARR_COL_BLOB], a + 1, len);
 			c[ARR_COL_BLOB] += len;

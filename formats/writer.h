@@ -22,9 +22,11 @@
 #include "format.h"
 
 /*
- * Raw record: w0 = op | words << 8 | failed << 16 | (uint32_t)err << 32,
- * w1 = timestamp (ns since trace start once the recorder has converted it),
- * then the op's arguments in this order:
+ * Raw record: w0 = t | op << 56 | failed << 61, where t is a 56-bit
+ * timestamp (ticks since the recording started, mapped to ns by the
+ * encoder's clock map, or ns when there is none), then the op's argument
+ * words, then - only when the call failed - one word holding errno (for
+ * posix_memalign: its result). Arguments, in order:
  *   malloc, valloc, pvalloc      size, ret
  *   calloc                       nmemb, size, ret
  *   realloc                      ptr, size, ret
@@ -35,15 +37,33 @@
  *   fork                         child pid (as int64)
  *   rss                          bytes
  *   exec                         length, then the bytes padded to words
+ * A malloc is three words, a free two: the hot path stores little.
  */
-#define ARR_RAW_W0(op, words, failed, err)                                    \
-	((uint64_t)(op) | (uint64_t)(words) << 8 | (uint64_t)(failed) << 16 | \
-	 (uint64_t)(uint32_t)(err) << 32)
-#define ARR_RAW_OP(w0) ((unsigned)((w0) & 0xff))
-#define ARR_RAW_WORDS(w0) ((unsigned)(((w0) >> 8) & 0xff))
-#define ARR_RAW_FAILED(w0) ((unsigned)(((w0) >> 16) & 1))
-#define ARR_RAW_ERR(w0) ((int32_t)(uint32_t)((w0) >> 32))
-#define ARR_RAW_MAX_WORDS 255
+#define ARR_RAW_TMASK ((1ull << 56) - 1)
+#define ARR_RAW_W0(op, failed, t)                                             \
+	(((uint64_t)(t) & ARR_RAW_TMASK) | (uint64_t)(op) << 56 | (uint64_t)(failed) << 61)
+#define ARR_RAW_OP(w0) ((unsigned)((w0) >> 56) & 0x1f)
+#define ARR_RAW_FAILED(w0) ((unsigned)((w0) >> 61) & 1)
+#define ARR_RAW_T(w0) ((w0) & ARR_RAW_TMASK)
+#define ARR_RAW_MAX_WORDS 256
+
+/* Argument words of each op; 0xff for values that are not ops. */
+static const uint8_t arr__raw_args[32] = {
+	0xff, 2, 3, 3, 1, 3, 3, 3, 2, 2, 4, 0xff, 0xff, 0xff, 0xff, 0xff,
+	0, 0, 1, 1, 1, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+};
+
+/* Words of the record at w, or 0 if w[0] is no record. */
+static inline size_t arr__raw_words(const uint64_t *w)
+{
+	unsigned op = ARR_RAW_OP(w[0]), args = arr__raw_args[op];
+	if (args == 0xff)
+		return 0;
+	size_t n = 1 + args + ARR_RAW_FAILED(w[0]);
+	if (op == ARR_OP_EXEC)
+		n += (w[1] + 7) / 8;
+	return n;
+}
 
 struct arr_mem {
 	void *(*alloc)(size_t size, void *ctx); /* zeroed memory or NULL */

@@ -94,33 +94,6 @@ static inline int ready(void)
 	return real.malloc != NULL;
 }
 
-/* --- recording helpers --------------------------------------------------- */
-
-static inline void rec2(unsigned op, uint64_t t, uint64_t a, uint64_t r, int failed)
-{
-	uint64_t *w = rec_begin(4);
-	if (unlikely(!w))
-		return;
-	w[0] = ARR_RAW_W0(op, 4, failed, failed ? errno : 0);
-	w[1] = t;
-	w[2] = a;
-	w[3] = r;
-	rec_commit(4);
-}
-
-static inline void rec3(unsigned op, uint64_t t, uint64_t a, uint64_t b, uint64_t r, int failed, int err)
-{
-	uint64_t *w = rec_begin(5);
-	if (unlikely(!w))
-		return;
-	w[0] = ARR_RAW_W0(op, 5, failed, err);
-	w[1] = t;
-	w[2] = a;
-	w[3] = b;
-	w[4] = r;
-	rec_commit(5);
-}
-
 /* --- the allocation API -------------------------------------------------- */
 
 EXPORT void *malloc(size_t size)
@@ -128,7 +101,7 @@ EXPORT void *malloc(size_t size)
 	if (unlikely(!ready()))
 		return boot_alloc(size, 16);
 	void *r = real.malloc(size);
-	rec2(ARR_OP_MALLOC, rec_now(), size, (uint64_t)r, r == NULL);
+	rec_event(ARR_OP_MALLOC, rec_now(), r == NULL, errno, 2, size, (uint64_t)r, 0, 0);
 	return r;
 }
 
@@ -141,7 +114,7 @@ EXPORT void *calloc(size_t n, size_t size)
 		return boot_alloc(total, 16);
 	}
 	void *r = real.calloc(n, size);
-	rec3(ARR_OP_CALLOC, rec_now(), n, size, (uint64_t)r, r == NULL, r ? 0 : errno);
+	rec_event(ARR_OP_CALLOC, rec_now(), r == NULL, errno, 3, n, size, (uint64_t)r, 0);
 	return r;
 }
 
@@ -153,13 +126,7 @@ EXPORT void free(void *p)
 		return;
 	uint64_t t = rec_now();
 	real.free(p);
-	uint64_t *w = rec_begin(3);
-	if (unlikely(!w))
-		return;
-	w[0] = ARR_RAW_W0(ARR_OP_FREE, 3, 0, 0);
-	w[1] = t;
-	w[2] = (uint64_t)p;
-	rec_commit(3);
+	rec_event(ARR_OP_FREE, t, 0, 0, 1, (uint64_t)p, 0, 0, 0);
 }
 
 static void *boot_realloc(void *p, size_t size)
@@ -178,7 +145,7 @@ EXPORT void *realloc(void *p, size_t size)
 		return boot_realloc(p, size);
 	void *r = real.realloc(p, size);
 	/* realloc(p, 0) frees p and may return NULL without failing. */
-	rec3(ARR_OP_REALLOC, rec_now(), (uint64_t)p, size, (uint64_t)r, r == NULL, r ? 0 : errno);
+	rec_event(ARR_OP_REALLOC, rec_now(), r == NULL, errno, 3, (uint64_t)p, size, (uint64_t)r, 0);
 	return r;
 }
 
@@ -198,18 +165,7 @@ EXPORT void *reallocarray(void *p, size_t n, size_t size)
 		arr__ts.mode = MODE_BUSY;
 	void *r = real.reallocarray(p, n, size);
 	arr__ts.mode = mode;
-	uint64_t t = rec_now();
-	int failed = r == NULL, err = failed ? errno : 0;
-	uint64_t *w = rec_begin(6);
-	if (unlikely(!w))
-		return r;
-	w[0] = ARR_RAW_W0(ARR_OP_REALLOCARRAY, 6, failed, err);
-	w[1] = t;
-	w[2] = (uint64_t)p;
-	w[3] = n;
-	w[4] = size;
-	w[5] = (uint64_t)r;
-	rec_commit(6);
+	rec_event(ARR_OP_REALLOCARRAY, rec_now(), r == NULL, errno, 4, (uint64_t)p, n, size, (uint64_t)r);
 	return r;
 }
 
@@ -223,7 +179,7 @@ EXPORT int posix_memalign(void **out, size_t align, size_t size)
 		return 0;
 	}
 	int rc = real.posix_memalign(out, align, size);
-	rec3(ARR_OP_POSIX_MEMALIGN, rec_now(), align, size, rc ? 0 : (uint64_t)*out, rc != 0, rc);
+	rec_event(ARR_OP_POSIX_MEMALIGN, rec_now(), rc != 0, rc, 3, align, size, rc ? 0 : (uint64_t)*out, 0);
 	return rc;
 }
 
@@ -232,7 +188,7 @@ EXPORT void *aligned_alloc(size_t align, size_t size)
 	if (unlikely(!ready()))
 		return boot_alloc(size, align);
 	void *r = real.aligned_alloc(align, size);
-	rec3(ARR_OP_ALIGNED_ALLOC, rec_now(), align, size, (uint64_t)r, r == NULL, r ? 0 : errno);
+	rec_event(ARR_OP_ALIGNED_ALLOC, rec_now(), r == NULL, errno, 3, align, size, (uint64_t)r, 0);
 	return r;
 }
 
@@ -241,7 +197,7 @@ EXPORT void *memalign(size_t align, size_t size)
 	if (unlikely(!ready()))
 		return boot_alloc(size, align);
 	void *r = real.memalign(align, size);
-	rec3(ARR_OP_MEMALIGN, rec_now(), align, size, (uint64_t)r, r == NULL, r ? 0 : errno);
+	rec_event(ARR_OP_MEMALIGN, rec_now(), r == NULL, errno, 3, align, size, (uint64_t)r, 0);
 	return r;
 }
 
@@ -250,7 +206,7 @@ EXPORT void *valloc(size_t size)
 	if (unlikely(!ready()))
 		return boot_alloc(size, 4096);
 	void *r = real.valloc(size);
-	rec2(ARR_OP_VALLOC, rec_now(), size, (uint64_t)r, r == NULL);
+	rec_event(ARR_OP_VALLOC, rec_now(), r == NULL, errno, 2, size, (uint64_t)r, 0, 0);
 	return r;
 }
 
@@ -259,7 +215,7 @@ EXPORT void *pvalloc(size_t size)
 	if (unlikely(!ready()))
 		return boot_alloc((size + 4095) & ~(size_t)4095, 4096);
 	void *r = real.pvalloc(size);
-	rec2(ARR_OP_PVALLOC, rec_now(), size, (uint64_t)r, r == NULL);
+	rec_event(ARR_OP_PVALLOC, rec_now(), r == NULL, errno, 2, size, (uint64_t)r, 0, 0);
 	return r;
 }
 

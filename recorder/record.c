@@ -27,6 +27,7 @@
 #endif
 
 __thread struct tstate arr__ts __attribute__((tls_model("initial-exec")));
+uint64_t arr__start_tsc;
 
 static struct {
 	int initialized;
@@ -56,9 +57,9 @@ static struct {
 	uint64_t events_written;
 	int exit_hooked;
 
-	/* time: ns = (tsc - tsc_start) * ns_per_tick */
+	/* time: ns = (tsc - arr__start_tsc) * ns_per_tick */
 	uint64_t cal_tsc, cal_mono; /* calibration base */
-	uint64_t start_tsc, start_mono, start_real;
+	uint64_t start_mono, start_real;
 	double ns_per_tick; /* 0 until calibrated */
 
 	/* flusher */
@@ -205,7 +206,7 @@ static void clock_pair(uint64_t *tsc, uint64_t *mono)
 {
 	uint64_t best = UINT64_MAX;
 	for (int i = 0; i < 5; i++) {
-		uint64_t a = rec_now(), m = mono_ns(), b = rec_now();
+		uint64_t a = __rdtsc(), m = mono_ns(), b = __rdtsc();
 		if (b - a < best) {
 			best = b - a;
 			*tsc = a + (b - a) / 2;
@@ -230,11 +231,10 @@ static void calibrate(void)
 	g.ns_per_tick = t > g.cal_tsc ? (double)(m - g.cal_mono) / (double)(t - g.cal_tsc) : 1.0;
 }
 
-static uint64_t tsc_to_ns(uint64_t tsc)
+/* ns since the start for ticks since the start (rec_now()). */
+static uint64_t tsc_to_ns(uint64_t ticks)
 {
-	if (tsc <= g.start_tsc)
-		return 0;
-	return (uint64_t)((double)(tsc - g.start_tsc) * g.ns_per_tick);
+	return (uint64_t)((double)ticks * g.ns_per_tick);
 }
 
 /* --- output -------------------------------------------------------------- */
@@ -367,7 +367,7 @@ static void write_buffer(struct tbuf *b)
 	if (used <= b->flushed || g.finished || output_ready() < 0)
 		return;
 	calibrate();
-	g.enc.t_base = g.start_tsc; /* the encoder maps ticks to ns */
+	g.enc.t_base = 0; /* records hold ticks since the start: the encoder maps them to ns */
 	g.enc.t_mult = (uint64_t)(g.ns_per_tick * 4294967296.0);
 	uint64_t *w = b->w + b->flushed;
 	size_t n = used - b->flushed;
@@ -424,7 +424,7 @@ static void sample_rss(void)
 		return;
 	uint64_t rss = strtoull(p + 1, NULL, 10) * (uint64_t)g.page_size;
 	struct tbuf *b = g.rssbuf;
-	if (b->used + 3 > b->cap) {
+	if (b->used + 2 > b->cap) {
 		pthread_mutex_lock(&g.lock);
 		struct tbuf *nb = buf_get_locked();
 		if (nb) {
@@ -439,10 +439,9 @@ static void sample_rss(void)
 			return;
 	}
 	uint64_t *w = b->w + b->used;
-	w[0] = ARR_RAW_W0(ARR_OP_RSS, 3, 0, 0);
-	w[1] = rec_now();
-	w[2] = rss;
-	__atomic_store_n(&b->used, b->used + 3, __ATOMIC_RELEASE);
+	w[0] = ARR_RAW_W0(ARR_OP_RSS, 0, rec_now());
+	w[1] = rss;
+	__atomic_store_n(&b->used, b->used + 2, __ATOMIC_RELEASE);
 }
 
 /* Dangling buffers of threads that are gone: write and recycle them. */
@@ -545,12 +544,7 @@ void arr__rec_thread_exit(void)
 {
 	if (arr__ts.mode != MODE_ACTIVE)
 		return;
-	uint64_t *w = rec_begin(2);
-	if (w) {
-		w[0] = ARR_RAW_W0(ARR_OP_THREAD_EXIT, 2, 0, 0);
-		w[1] = rec_now();
-		rec_commit(2);
-	}
+	rec_event(ARR_OP_THREAD_EXIT, rec_now(), 0, 0, 0, 0, 0, 0, 0);
 	if (arr__ts.mode != MODE_ACTIVE)
 		return;
 	arr__ts.mode = MODE_BUSY;
@@ -598,9 +592,8 @@ static void thread_register(void)
 	arr__ts.buf = b;
 	pthread_setspecific(g.key, &arr__ts);
 	start_flusher();
-	b->w[0] = ARR_RAW_W0(ARR_OP_THREAD_START, 2, 0, 0);
-	b->w[1] = rec_now();
-	__atomic_store_n(&b->used, 2, __ATOMIC_RELEASE);
+	b->w[0] = ARR_RAW_W0(ARR_OP_THREAD_START, 0, rec_now());
+	__atomic_store_n(&b->used, 1, __ATOMIC_RELEASE);
 	arr__ts.mode = MODE_ACTIVE;
 }
 
@@ -779,7 +772,7 @@ void arr__rec_init(void)
 	g.root = root ? atoi(root) == g.pid : !written_by_ancestor(g.output);
 	g.enabled = !(g.no_children && !g.root) && !getenv("ALLOCRR_DISABLE");
 	clock_pair(&g.cal_tsc, &g.cal_mono);
-	g.start_tsc = g.cal_tsc;
+	arr__start_tsc = g.cal_tsc;
 	g.start_mono = g.cal_mono;
 	struct timespec rt;
 	clock_gettime(CLOCK_REALTIME, &rt);
@@ -831,11 +824,11 @@ static int lock_for_flush(pthread_mutex_t *m, int patient)
 static int pending_calls(void)
 {
 	for (struct tbuf *b = g.reg; b; b = b->reg_next)
-		for (size_t i = b->flushed; i < b->used; i += ARR_RAW_WORDS(b->w[i]))
+		for (size_t i = b->flushed, n; i < b->used && (n = arr__raw_words(b->w + i)); i += n)
 			if (arr_op_is_call(ARR_RAW_OP(b->w[i])))
 				return 1;
 	for (struct tbuf *b = g.qhead; b; b = b->next)
-		for (size_t i = b->flushed; i < b->used; i += ARR_RAW_WORDS(b->w[i]))
+		for (size_t i = b->flushed, n; i < b->used && (n = arr__raw_words(b->w + i)); i += n)
 			if (arr_op_is_call(ARR_RAW_OP(b->w[i])))
 				return 1;
 	return 0;
@@ -885,13 +878,7 @@ out:
 /* Record an event with one argument (fork, exec failure) right now. */
 void arr__rec_event_now(unsigned op, int failed, int err, uint64_t arg)
 {
-	uint64_t *w = rec_begin(3);
-	if (!w)
-		return;
-	w[0] = ARR_RAW_W0(op, 3, failed, err);
-	w[1] = rec_now();
-	w[2] = arg;
-	rec_commit(3);
+	rec_event(op, rec_now(), (unsigned)failed, err, 1, arg, 0, 0, 0);
 }
 
 static void rec_exec_event(const char *path, int failed, int err)
@@ -899,15 +886,16 @@ static void rec_exec_event(const char *path, int failed, int err)
 	size_t len = path ? strlen(path) : 0;
 	if (len > (ARR_RAW_MAX_WORDS - 3) * 8)
 		len = (ARR_RAW_MAX_WORDS - 3) * 8;
-	unsigned words = 3 + (unsigned)((len + 7) / 8);
+	unsigned words = 2 + (unsigned)((len + 7) / 8) + (failed != 0);
 	uint64_t *w = rec_begin(words);
 	if (!w)
 		return;
-	w[0] = ARR_RAW_W0(ARR_OP_EXEC, words, failed, err);
-	w[1] = rec_now();
-	w[2] = len;
-	w[words - 1] = 0;
-	memcpy(w + 3, path, len);
+	w[0] = ARR_RAW_W0(ARR_OP_EXEC, failed != 0, rec_now());
+	w[1] = len;
+	w[1 + (len + 7) / 8] = 0; /* pad the last word of the path */
+	memcpy(w + 2, path, len);
+	if (failed)
+		w[words - 1] = (uint64_t)(uint32_t)err;
 	rec_commit(words);
 }
 
@@ -979,7 +967,7 @@ void arr__rec_fork_child(void)
 	g.is_fork_child = 1;
 	g.finished = 0;
 	g.events_written = 0;
-	g.start_tsc = rec_now();
+	arr__start_tsc = __rdtsc();
 	g.start_mono = mono_ns();
 	struct timespec rt;
 	clock_gettime(CLOCK_REALTIME, &rt);

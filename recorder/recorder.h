@@ -60,8 +60,12 @@ struct tstate {
 
 extern __thread struct tstate arr__ts __attribute__((tls_model("initial-exec")));
 
-/* Largest ordinary record (reallocarray): w0, t, ptr, nmemb, size, ret. */
+/* Largest ordinary record: a failed reallocarray (w0, ptr, nmemb, size,
+ * ret, errno). */
 #define REC_MAX_WORDS 6
+
+/* TSC at the start of this trace: records hold ticks since then. */
+extern uint64_t arr__start_tsc ARR_HIDDEN;
 
 ARR_HIDDEN uint64_t *arr__rec_slow(unsigned words);
 
@@ -80,7 +84,32 @@ static inline void rec_commit(unsigned words)
 	__atomic_store_n(&b->used, b->used + words, __ATOMIC_RELEASE);
 }
 
-static inline uint64_t rec_now(void) { return __rdtsc(); }
+static inline uint64_t rec_now(void) { return __rdtsc() - arr__start_tsc; }
+
+/*
+ * Append one record: op, timestamp, nargs argument words, and errno when
+ * the call failed. Inlined with a constant nargs, it is a handful of stores.
+ */
+static inline void rec_event(unsigned op, uint64_t t, unsigned failed, int err, unsigned nargs,
+			     uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3)
+{
+	unsigned n = 1 + nargs + failed;
+	uint64_t *w = rec_begin(n);
+	if (unlikely(!w))
+		return;
+	w[0] = ARR_RAW_W0(op, failed, t);
+	if (nargs > 0)
+		w[1] = a0;
+	if (nargs > 1)
+		w[2] = a1;
+	if (nargs > 2)
+		w[3] = a2;
+	if (nargs > 3)
+		w[4] = a3;
+	if (unlikely(failed))
+		w[1 + nargs] = (uint64_t)(uint32_t)err;
+	rec_commit(n);
+}
 
 /* Lifecycle (record.c). */
 ARR_HIDDEN void arr__rec_init(void);

@@ -25,7 +25,7 @@ static double now(void)
 /* Raw words of one event, as the recorder lays them out. */
 static unsigned to_raw(const struct arr_event *e, uint64_t *w)
 {
-	unsigned n = 2;
+	unsigned n = 1;
 	switch (e->op) {
 	case ARR_OP_MALLOC: case ARR_OP_VALLOC: case ARR_OP_PVALLOC: w[n++] = e->size; w[n++] = e->ret; break;
 	case ARR_OP_CALLOC: w[n++] = e->nmemb; w[n++] = e->size; w[n++] = e->ret; break;
@@ -37,8 +37,9 @@ static unsigned to_raw(const struct arr_event *e, uint64_t *w)
 	case ARR_OP_RSS: w[n++] = e->size; break;
 	case ARR_OP_EXEC: w[n++] = 0; break;
 	}
-	w[0] = ARR_RAW_W0(e->op, n, e->failed, e->err);
-	w[1] = e->t;
+	if (e->failed)
+		w[n++] = (uint64_t)(uint32_t)e->err;
+	w[0] = ARR_RAW_W0(e->op, e->failed, e->t);
 	return n;
 }
 
@@ -97,8 +98,8 @@ int main(int argc, char **argv)
 		for (size_t i = 0; i < nw;) {
 			/* cut on record boundaries, as a full buffer would be */
 			size_t j = i, end = i + chunk_words < nw ? i + chunk_words : nw;
-			while (j < end && j + ARR_RAW_WORDS(raw[j]) <= end)
-				j += ARR_RAW_WORDS(raw[j]);
+			while (j < end && j + arr__raw_words(raw + j) <= end)
+				j += arr__raw_words(raw + j);
 			long len = arr__encode_events(&enc, 1, raw + i, j - i, out, ocap);
 			if (len < 0) {
 				fprintf(stderr, "encode failed: %ld\n", len);

@@ -44,7 +44,7 @@ static char paths[NEV][40];
 /* Raw words for one event (writer.h layout). Returns the word count. */
 static unsigned to_raw(const struct arr_event *e, uint64_t *w)
 {
-	unsigned n = 2;
+	unsigned n = 1;
 	switch (e->op) {
 	case ARR_OP_MALLOC: case ARR_OP_VALLOC: case ARR_OP_PVALLOC:
 		w[n++] = e->size; w[n++] = e->ret; break;
@@ -69,8 +69,9 @@ static unsigned to_raw(const struct arr_event *e, uint64_t *w)
 		break;
 	}
 	}
-	w[0] = ARR_RAW_W0(e->op, n, e->failed, e->err);
-	w[1] = e->t;
+	if (e->failed)
+		w[n++] = (uint64_t)(uint32_t)e->err;
+	w[0] = ARR_RAW_W0(e->op, e->failed, e->t);
 	return n;
 }
 
