@@ -765,7 +765,7 @@ void arr__rec_init(void)
 	g.rss_interval_ns = (uint64_t)env_int("ALLOCRR_RSS_INTERVAL_MS", 10, 0, 3600000) * 1000000u;
 	/* A power of two, so the encoder shifts instead of dividing. */
 	g.time_unit = 1u << env_int("ALLOCRR_TIME_SHIFT", 4, 0, 20);
-	g.zlevel = env_int("ALLOCRR_ZSTD_LEVEL", 3, -5, 19);
+	g.zlevel = env_int("ALLOCRR_ZSTD_LEVEL", 1, -5, 19);
 	g.buf_words = (size_t)env_int("ALLOCRR_BUFFER_KB", 256, 16, 65536) * 1024 / 8;
 	g.maxbufs = 32;
 	const char *root = getenv("ALLOCRR_ROOT_PID");

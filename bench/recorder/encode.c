@@ -85,8 +85,11 @@ int main(int argc, char **argv)
 	arr_trace_close(tr);
 	printf("| events | %zu |\n| read + decode | %.1f M events/s |\n", nev, 1e-6 / decode);
 	const size_t chunk_words = 256 * 1024 / 8;
-	for (int level = -1; level <= 3; level++) {
-		if (level == 0)
+	int lo = -1, hi = 3;
+	if (getenv("LEVEL"))
+		lo = hi = atoi(getenv("LEVEL"));
+	for (int level = lo; level <= hi; level++) {
+		if (level == 0 && lo != hi)
 			continue;
 		struct arr_mem mem = {xalloc, xfree, NULL};
 		struct arr_encoder enc;
