@@ -20,6 +20,12 @@ def test():
     lines = p.stderr.decode().splitlines()
     t.expect(len(lines) == 1 and lines[0].startswith("allocrr: ") and "/nonexistent-dir/x.atr" in lines[0],
              "stderr should be one allocrr line naming the file: %r" % lines)
+    # A full disk (/dev/full fails every write with ENOSPC): same again.
+    env = dict(os.environ, LD_PRELOAD=t.PRELOAD, ALLOCRR_OUTPUT="/dev/full")
+    p = subprocess.run([prog, "exit"], capture_output=True, env=env)
+    t.expect(p.returncode == native.returncode and p.stdout == native.stdout, "disk full changed the program")
+    lines = p.stderr.decode().splitlines()
+    t.expect(len(lines) == 1 and "No space left on device" in lines[0], "disk full: stderr %r" % lines)
     # Without the CLI, a writable output just works, and is overwritten.
     d = t.tmpdir()
     out = os.path.join(d, "env.atr")
