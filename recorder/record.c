@@ -16,11 +16,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "recorder.h"
+
+#define ARR_HIGH_FD 900 /* where the trace's fd moves, away from the program's */
 
 #ifndef ALLOCRR_VERSION
 #define ALLOCRR_VERSION "0.0.0"
@@ -46,6 +49,8 @@ static struct {
 	char parent_trace[PATH_MAX + 32];
 	int root, is_fork_child, no_children;
 	int fd; /* -1 until the first write */
+	dev_t fd_dev; /* what fd must still be, see guard_fd() */
+	ino_t fd_ino;
 	int failed;
 	pid_t pid;
 	int zlevel;
@@ -66,14 +71,12 @@ static struct {
 	int flusher_running, stop;
 	pthread_t flusher;
 	uint64_t rss_interval_ns;
-	int statm_fd;
 	struct tbuf *rssbuf;
 	long page_size;
 } g = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.wlock = PTHREAD_MUTEX_INITIALIZER,
 	.fd = -1,
-	.statm_fd = -1,
 };
 
 static uint64_t mono_ns(void)
@@ -239,8 +242,35 @@ static uint64_t tsc_to_ns(uint64_t ticks)
 
 /* --- output -------------------------------------------------------------- */
 
+/* Programs close fds they did not open (daemons, shells before exec) and
+ * reuse the numbers: keep the trace on a high fd, and before each write make
+ * sure the fd is still our file, reopening it by name if it is not. */
+static int guard_fd(void)
+{
+	struct stat st;
+	if (fstat(g.fd, &st) == 0 && st.st_dev == g.fd_dev && st.st_ino == g.fd_ino)
+		return 0;
+	int fd = open(g.path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || st.st_dev != g.fd_dev || st.st_ino != g.fd_ino) {
+		close(fd);
+		return -ESTALE;
+	}
+	int high = fcntl(fd, F_DUPFD_CLOEXEC, ARR_HIGH_FD);
+	if (high >= 0) {
+		close(fd);
+		fd = high;
+	}
+	g.fd = fd; /* the old number belongs to the program now: leave it alone */
+	return 0;
+}
+
 static int write_all(const uint8_t *p, size_t n)
 {
+	int rc = guard_fd();
+	if (rc)
+		return rc;
 	while (n) {
 		ssize_t w = write(g.fd, p, n);
 		if (w < 0) {
@@ -299,6 +329,16 @@ static int open_output(void)
 	if (g.fd < 0) {
 		recording_failed("cannot create trace", errno);
 		return -1;
+	}
+	int high = fcntl(g.fd, F_DUPFD_CLOEXEC, ARR_HIGH_FD);
+	if (high >= 0) {
+		close(g.fd);
+		g.fd = high;
+	}
+	struct stat st;
+	if (fstat(g.fd, &st) == 0) {
+		g.fd_dev = st.st_dev;
+		g.fd_ino = st.st_ino;
 	}
 	/* Metadata: cmdline and exe from /proc, read without the program's heap. */
 	size_t cap = 64 * 1024;
@@ -414,8 +454,13 @@ static void drain_queue(void)
 
 static void sample_rss(void)
 {
+	/* Opened each time: a kept fd could be closed and reused by the program. */
 	char buf[128];
-	ssize_t n = pread(g.statm_fd, buf, sizeof buf - 1, 0);
+	int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
 	if (n <= 0)
 		return;
 	buf[n] = 0;
@@ -501,15 +546,13 @@ static void start_flusher(void)
 		return;
 	}
 	if (g.rss_interval_ns) {
-		if (g.statm_fd < 0)
-			g.statm_fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
 		pthread_mutex_lock(&g.lock);
 		if (!g.rssbuf && (g.rssbuf = buf_get_locked())) {
 			g.rssbuf->tid = 0;
 			reg_add_locked(g.rssbuf);
 		}
 		pthread_mutex_unlock(&g.lock);
-		if (g.statm_fd < 0 || !g.rssbuf)
+		if (!g.rssbuf)
 			g.rss_interval_ns = 0;
 	}
 	pthread_attr_t attr;
