@@ -87,8 +87,12 @@ EXPORT void *arr_calloc(size_t count, size_t size)
 
 static inline void heap_free(void *p, size_t req)
 {
-	if (p == NULL)
+	/* one test for NULL and for blocks aligned to a segment or more */
+	if (ARR__UNLIKELY(arr__is_big_aligned(p))) {
+		if (p != NULL)
+			arr__big_aligned_free(p);
 		return;
+	}
 	struct arr__page *page = arr__page_of(p);
 	struct arr__heap *h = arr__tl_heap;
 	if (ARR__LIKELY(page->heap == h && page->flags == 0)) {
@@ -98,10 +102,11 @@ static inline void heap_free(void *p, size_t req)
 		unsigned cls = page->cls;
 		h->live[cls]--;
 		h->live_req -= (int64_t)(req ? req : page->block_size);
-		h->free_count++;
 		/* an emptied current page is kept (unless it holds a single block) */
 		if (ARR__UNLIKELY(--page->used == 0) && (h->pages[cls] != page || page->reserved == 1))
 			arr__page_emptied(h, page);
+		if (ARR__UNLIKELY(++h->free_count >= h->tick_at))
+			arr__heap_tick(h);
 		return;
 	}
 	arr__free_generic(h, page, p, req ? req : page->block_size);
@@ -119,8 +124,8 @@ EXPORT void arr_free_sized(void *p, size_t size)
 
 EXPORT size_t arr_malloc_usable_size(const void *p)
 {
-	if (p == NULL)
-		return 0;
+	if (ARR__UNLIKELY(arr__is_big_aligned(p)))
+		return p == NULL ? 0 : arr__big_aligned_size(p);
 	struct arr__page *page = arr__page_of(p);
 	if (page->flags & ARR__PF_HUGE)
 		return page->huge_map - (size_t)((const uint8_t *)p - (const uint8_t *)arr__segment_of(p));
@@ -213,9 +218,11 @@ EXPORT void *arr_realloc(void *p, size_t size)
 	}
 	if (size > PTRDIFF_MAX)
 		return nomem();
-	struct arr__page *page = arr__page_of(p);
 	size_t usable = arr_malloc_usable_size(p);
-	if (page->flags & ARR__PF_HUGE) {
+	struct arr__page *page = arr__is_big_aligned(p) ? NULL : arr__page_of(p);
+	if (page == NULL) {
+		/* segment-aligned block: move it (realloc need not keep the alignment) */
+	} else if (page->flags & ARR__PF_HUGE) {
 		if (size > arr__opt.mmap_threshold || size > ARR__MAX_SMALL) {
 			void *q = arr__huge_realloc(page, p, size);
 			if (q == NULL)

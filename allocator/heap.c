@@ -34,8 +34,6 @@ static uint8_t *meta_cur, *meta_end;
 static pthread_key_t heap_key;
 static _Atomic bool key_ok;
 
-#define TICK_OPS 4096
-
 /* ---- page lists ---- */
 
 static void class_push_front(struct arr__heap *h, struct arr__page *page)
@@ -110,6 +108,20 @@ static void tf_set_state(struct arr__page *page, uintptr_t state)
 							  memory_order_acq_rel, memory_order_relaxed))
 			return;
 	}
+}
+
+/* In a fork child nobody else runs: a FREEING left by a vanished thread would
+ * never clear, so the state is overwritten (its block is lost, not corrupted). */
+static bool in_fork_child;
+
+static void tf_force_state(struct arr__page *page, uintptr_t state)
+{
+	if (!in_fork_child) {
+		tf_set_state(page, state);
+		return;
+	}
+	uintptr_t tf = atomic_load_explicit(&page->thread_free, memory_order_relaxed);
+	atomic_store_explicit(&page->thread_free, (tf & ~ARR__TF_MASK) | state, memory_order_relaxed);
 }
 
 /* Move local and remote frees onto page->free (remote ones also lower `used`). */
@@ -270,7 +282,7 @@ static void adopt_page(struct arr__heap *h, struct arr__page *page)
 {
 	page->heap = h;
 	page->flags &= (uint8_t)~ARR__PF_FULL;
-	tf_set_state(page, ARR__TF_NORMAL);
+	tf_force_state(page, ARR__TF_NORMAL);
 	page_collect(page);
 	if (page->used == 0) {
 		arr__pool_give(h, page);
@@ -317,7 +329,7 @@ static void heap_abandon(struct arr__heap *h)
 {
 	/* No new delayed frees after this; then drain the ones in flight. */
 	for (struct arr__page *page = h->full; page; page = page->next)
-		tf_set_state(page, ARR__TF_NEVER);
+		tf_force_state(page, ARR__TF_NEVER);
 	process_delayed(h);
 	bool any = false;
 	for (unsigned c = 0; c < ARR__NCLASSES; c++) {
@@ -329,7 +341,7 @@ static void heap_abandon(struct arr__heap *h)
 				class_remove(h, page);
 				arr__pool_give(h, page);
 			} else {
-				tf_set_state(page, ARR__TF_NEVER);
+				tf_force_state(page, ARR__TF_NEVER);
 				any = true;
 			}
 		}
@@ -418,18 +430,33 @@ struct arr__heap *arr__heap_thread_init(void)
 	return h;
 }
 
-static void heap_tick(struct arr__heap *h)
+void arr__heap_tick(struct arr__heap *h)
 {
+	h->tick_at = h->free_count + ARR__TICK_OPS;
+	if (atomic_load_explicit(&h->delayed, memory_order_relaxed))
+		process_delayed(h);
 	if (h->retained) {
+		/* An empty current page freed into since the last tick is in use:
+		 * forget its blocks (they are carved again on demand, so the
+		 * page stays cheap) and look again next tick; one left idle since
+		 * goes back to the pool. */
 		h->retained = 0;
 		for (unsigned c = 0; c < ARR__NCLASSES; c++) {
 			struct arr__page *page = h->pages[c];
-			if (page != &arr__page_empty && page->used == 0 && !page->local_free) {
-				page_collect(page);
-				if (page->used == 0) {
-					class_remove(h, page);
-					arr__pool_give(h, page);
-				}
+			if (page == &arr__page_empty || page->used != 0)
+				continue;
+			if (page->local_free) {
+				page->free = page->local_free = NULL;
+				page->capacity = 0;
+				page->is_zero_init = 0; /* carved bytes are dirty now */
+				page->free_is_zero = 0;
+				h->retained++;
+				continue;
+			}
+			page_collect(page);
+			if (page->used == 0) {
+				class_remove(h, page);
+				arr__pool_give(h, page);
 			}
 		}
 	}
@@ -440,8 +467,8 @@ static struct arr__page *find_page(struct arr__heap *h, unsigned cls)
 {
 	if (atomic_load_explicit(&h->delayed, memory_order_relaxed))
 		process_delayed(h);
-	if (arr__heap_ops(h) - h->ops_synced >= TICK_OPS)
-		heap_tick(h);
+	if (arr__heap_ops(h) - h->ops_synced >= ARR__TICK_OPS)
+		arr__heap_tick(h);
 	bool reaped = false;
 retry:;
 	struct arr__page *page = h->pages[cls], *next;
@@ -519,10 +546,17 @@ static void fork_parent(void)
 	pthread_mutex_unlock(&arr__lock);
 }
 
-/* The other threads are gone; their heaps' pages stay theirs (leaked in the child). */
+/* The other threads are gone: abandon their heaps, so that their empty pages
+ * return to the pool and the rest is adopted by the child's threads. */
 static void fork_child(void)
 {
 	pthread_mutex_init(&arr__lock, NULL);
+	in_fork_child = true;
+	struct arr__heap *self = arr__tl_heap;
+	for (struct arr__heap *h = all_heaps; h; h = h->next_all)
+		if (h != self && h->state == ARR__HEAP_ACTIVE)
+			heap_abandon(h);
+	in_fork_child = false;
 }
 
 void arr__init_slow(void)

@@ -54,7 +54,6 @@
 #define ARR__NCLASSES     114
 #define ARR__MAX_SMALL    ((size_t)1 << 20)
 #define ARR__SMALL_TAB    1024 /* sizes <= this are classed by table lookup */
-#define ARR__MAX_ALIGN_HUGE ((size_t)2 << 20)
 
 /* Page flags: any set bit sends free() to the generic path. */
 #define ARR__PF_FULL      1u /* in the heap's full list */
@@ -84,13 +83,13 @@ struct arr__page {
 	uint32_t used;                 /* blocks out (incl. remote-freed, uncollected) */
 	uint8_t flags;                 /* ARR__PF_* */
 	uint8_t free_is_zero;          /* every block on `free` is zero past word 0 */
-	uint8_t cls;
-	uint8_t slices;                /* span length */
+	uint16_t cls;
 	uint32_t block_size;
 	uint32_t capacity;             /* blocks carved so far */
 	uint32_t reserved;             /* blocks that fit in the span */
 	uint8_t is_zero_init;          /* span was all zero when taken */
-	uint8_t pad_[3];
+	uint8_t slices;                /* span length */
+	uint8_t pad_[2];
 	_Atomic uintptr_t thread_free; /* remote frees | ARR__TF_* */
 	uint8_t *start;
 	struct arr__page *next, *prev; /* heap list links */
@@ -118,6 +117,7 @@ struct arr__heap {
 	uint64_t ops_synced;         /* alloc_count + free_count already folded into the op clock */
 	uint64_t calloc_zeroed, calloc_skipped;
 	uint64_t alloc_count, free_count; /* their sum drives the purge clock */
+	uint64_t tick_at;            /* free_count at which the free fast path ticks */
 	struct arr__page *full;      /* full pages */
 	_Atomic(struct arr__block *) delayed;
 	uint32_t retained;           /* empty pages kept as class heads */
@@ -205,6 +205,13 @@ size_t arr__pool_purge_all(void);
 void *arr__huge_alloc(size_t size, size_t align);
 void arr__huge_free(struct arr__page *page);
 void *arr__huge_realloc(struct arr__page *page, void *p, size_t size);
+/* Blocks aligned to ARR__SEG_SIZE or more: p is segment-aligned (and not NULL). */
+static inline bool arr__is_big_aligned(const void *p)
+{
+	return ((uintptr_t)p & (ARR__SEG_SIZE - 1)) == 0;
+}
+size_t arr__big_aligned_size(const void *p); /* 0 if p is not such a block */
+void arr__big_aligned_free(void *p);
 
 struct arr__pool_stats {
 	uint64_t mapped, resident, purged_pages;
@@ -220,6 +227,11 @@ void *arr__malloc_slow(struct arr__heap *h, size_t size, bool zero);
 /* Free through the non-fast path; `req` is subtracted from live_req. */
 void arr__free_generic(struct arr__heap *h, struct arr__page *page, void *p, size_t req);
 void arr__page_emptied(struct arr__heap *h, struct arr__page *page);
+/* Every ARR__TICK_OPS frees, even on the fast path: release retained pages
+ * and advance the purge clock, so purges happen in a thread that never
+ * needs a new page. */
+#define ARR__TICK_OPS 4096
+void arr__heap_tick(struct arr__heap *h);
 void arr__init_slow(void);
 void arr__heaps_sum(struct arr__heap *out); /* caller holds arr__lock */
 extern _Atomic int arr__init_state;

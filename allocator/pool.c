@@ -109,6 +109,34 @@ static void purge_expired(bool all)
 	oldest_dirty = oldest;
 }
 
+/*
+ * About to map fresh memory although `bytes` of free dirty slices may be
+ * resident: they did not fit, so give that much back first. The footprint
+ * then grows by what the program really holds, as a coalescing heap's does
+ * (glibc would have carved the request out of that freed memory).
+ */
+static void purge_for_growth(size_t bytes)
+{
+	if (dirty_slices == 0 || arr__opt.purge_delay < 0)
+		return;
+	size_t want = (bytes + ARR__SLICE_SIZE - 1) >> ARR__SLICE_SHIFT;
+	for (struct arr__segment *seg = segments; seg && want && dirty_slices; seg = seg->next) {
+		uint64_t dirty = seg->free_mask & ~seg->clean_mask;
+		while (dirty && want) {
+			unsigned i = (unsigned)__builtin_ctzll(dirty), j = i;
+			while (j < ARR__SLICES && (dirty >> j & 1) && j - i < want)
+				j++;
+			arr__os_purge((uint8_t *)seg + (size_t)i * ARR__SLICE_SIZE, (size_t)(j - i) * ARR__SLICE_SIZE);
+			uint64_t bits = (j - i == 64 ? ~(uint64_t)0 : (((uint64_t)1 << (j - i)) - 1)) << i;
+			seg->clean_mask |= bits;
+			dirty &= ~bits;
+			dirty_slices -= j - i;
+			want -= j - i;
+			purged_pages += (uint64_t)(j - i) * (ARR__SLICE_SIZE / ARR__OS_PAGE);
+		}
+	}
+}
+
 struct arr__page *arr__pool_take(struct arr__heap *h, unsigned cls)
 {
 	unsigned n = arr__class_slices[cls];
@@ -124,6 +152,7 @@ struct arr__page *arr__pool_take(struct arr__heap *h, unsigned cls)
 			break;
 	}
 	if (seg == NULL) {
+		purge_for_growth((size_t)n * ARR__SLICE_SIZE);
 		seg = segment_new();
 		if (seg == NULL) {
 			pthread_mutex_unlock(&arr__lock);
@@ -148,7 +177,7 @@ struct arr__page *arr__pool_take(struct arr__heap *h, unsigned cls)
 	page->used = 0;
 	page->flags = 0;
 	page->free_is_zero = 0;
-	page->cls = (uint8_t)cls;
+	page->cls = (uint16_t)cls;
 	page->slices = (uint8_t)n;
 	page->block_size = bs;
 	page->capacity = 0;
@@ -247,14 +276,113 @@ static size_t huge_offset(size_t align)
 	return (offsetof(struct arr__segment, pages) + sizeof(struct arr__page) + a - 1) & ~(a - 1);
 }
 
+/*
+ * Alignments of a segment or more: such a block starts on a segment boundary,
+ * where masking would find the block itself instead of a header, so its
+ * header lives out of line in a short list searched by address. Only these
+ * blocks start on a segment boundary (small spans start past slice 0, other
+ * huge blocks past their header page), which is how free recognises them.
+ */
+struct big_aligned {
+	struct big_aligned *next;
+	void *p;
+	size_t map, req;
+};
+static struct big_aligned *big_list, *big_spare;
+
+static void *big_aligned_alloc(size_t size, size_t align)
+{
+	if (size > PTRDIFF_MAX - ARR__SEG_SIZE || align > ((size_t)1 << 40))
+		return NULL;
+	size_t map = (size + ARR__OS_PAGE - 1) & ~(ARR__OS_PAGE - 1);
+	if (map == 0)
+		map = ARR__OS_PAGE;
+	pthread_mutex_lock(&arr__lock);
+	purge_for_growth(map);
+	struct big_aligned *b = big_spare;
+	if (b) {
+		big_spare = b->next;
+	} else {
+		b = arr__os_map(ARR__OS_PAGE);
+		if (b != NULL) { /* carve the page into nodes */
+			size_t n = ARR__OS_PAGE / sizeof *b;
+			for (size_t i = 1; i < n; i++) {
+				b[i].next = big_spare;
+				big_spare = &b[i];
+			}
+		}
+	}
+	pthread_mutex_unlock(&arr__lock);
+	if (b == NULL)
+		return NULL;
+	void *p = arr__os_map_aligned(map, align);
+	pthread_mutex_lock(&arr__lock);
+	if (p == NULL) {
+		b->next = big_spare;
+		big_spare = b;
+	} else {
+		b->p = p;
+		b->map = map;
+		b->req = size;
+		b->next = big_list;
+		big_list = b;
+	}
+	pthread_mutex_unlock(&arr__lock);
+	if (p == NULL)
+		return NULL;
+	atomic_fetch_add(&huge_mapped, (int64_t)map);
+	atomic_fetch_add(&arr__huge_live, (int64_t)map);
+	atomic_fetch_add(&arr__huge_req_live, (int64_t)size);
+	atomic_fetch_add(&arr__huge_count, 1);
+	return p;
+}
+
+size_t arr__big_aligned_size(const void *p)
+{
+	size_t map = 0;
+	pthread_mutex_lock(&arr__lock);
+	for (struct big_aligned *b = big_list; b; b = b->next)
+		if (b->p == p) {
+			map = b->map;
+			break;
+		}
+	pthread_mutex_unlock(&arr__lock);
+	return map;
+}
+
+void arr__big_aligned_free(void *p)
+{
+	struct big_aligned *b, **pp;
+	pthread_mutex_lock(&arr__lock);
+	for (pp = &big_list; (b = *pp) != NULL; pp = &b->next)
+		if (b->p == p)
+			break;
+	if (b != NULL) {
+		*pp = b->next;
+		b->next = big_spare;
+		big_spare = b;
+	}
+	pthread_mutex_unlock(&arr__lock);
+	if (b == NULL)
+		return; /* not ours: ignore, like a double free we cannot detect */
+	atomic_fetch_sub(&huge_mapped, (int64_t)b->map);
+	atomic_fetch_sub(&arr__huge_live, (int64_t)b->map);
+	atomic_fetch_sub(&arr__huge_req_live, (int64_t)b->req);
+	atomic_fetch_sub(&arr__huge_count, 1);
+	arr__os_unmap(p, b->map);
+}
+
 void *arr__huge_alloc(size_t size, size_t align)
 {
-	if (align > ARR__MAX_ALIGN_HUGE)
-		return NULL;
+	if (align >= ARR__SEG_SIZE)
+		return big_aligned_alloc(size, align);
 	size_t off = huge_offset(align);
 	if (size > PTRDIFF_MAX - off - ARR__SEG_SIZE)
 		return NULL;
 	size_t map = (off + size + ARR__OS_PAGE - 1) & ~(ARR__OS_PAGE - 1);
+	pthread_mutex_lock(&arr__lock);
+	purge_for_growth(map);
+	pthread_mutex_unlock(&arr__lock);
 	struct arr__segment *seg = arr__os_map_aligned(map, ARR__SEG_SIZE);
 	if (seg == NULL)
 		return NULL;
