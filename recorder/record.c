@@ -21,6 +21,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <zstd.h>
+
 #include "recorder.h"
 
 #define ARR_HIGH_FD 900 /* where the trace's fd moves, away from the program's */
@@ -39,6 +41,7 @@ static struct {
 	pthread_mutex_t lock, wlock;
 	pthread_cond_t cond;
 	struct tbuf *qhead, *qtail, *free_list, *reg;
+	size_t qlen; /* buffers queued: a backlog means the flusher lacks CPU */
 	size_t nbufs, maxbufs, buf_words;
 	size_t nthreads; /* threads holding a buffer: each may have two more */
 	pthread_key_t key;
@@ -53,7 +56,7 @@ static struct {
 	ino_t fd_ino;
 	int failed;
 	pid_t pid;
-	int zlevel;
+	int zlevel, cur_level;
 	uint32_t time_unit;
 	struct arr_encoder enc;
 	int enc_ready;
@@ -187,6 +190,7 @@ static void reg_del_locked(struct tbuf *b)
 static void queue_push_locked(struct tbuf *b)
 {
 	b->next = NULL;
+	g.qlen++;
 	if (g.qtail)
 		g.qtail->next = b;
 	else
@@ -198,6 +202,7 @@ static struct tbuf *queue_take_all_locked(void)
 {
 	struct tbuf *q = g.qhead;
 	g.qhead = g.qtail = NULL;
+	g.qlen = 0;
 	return q;
 }
 
@@ -394,6 +399,7 @@ static int output_ready(void)
 			return -1;
 		}
 		g.enc_ready = 1;
+		g.cur_level = g.zlevel;
 	}
 	if (g.fd < 0 && open_output() < 0)
 		return -1;
@@ -425,6 +431,17 @@ static void write_buffer(struct tbuf *b)
 	b->flushed = used;
 }
 
+#define ARR_FAST_LEVEL (-3)
+
+/* Compression level for the next chunks. g.wlock held. */
+static void set_level(int level)
+{
+	if (g.enc_ready && level != g.cur_level) {
+		ZSTD_CCtx_setParameter(g.enc.cctx, ZSTD_c_compressionLevel, level);
+		g.cur_level = level;
+	}
+}
+
 /* Write every queued buffer, oldest first, and recycle it. */
 static void drain_queue(void)
 {
@@ -432,8 +449,10 @@ static void drain_queue(void)
 		pthread_mutex_lock(&g.wlock);
 		pthread_mutex_lock(&g.lock);
 		struct tbuf *b = g.qhead;
+		size_t backlog = g.qlen;
 		if (b) {
 			g.qhead = b->next;
+			g.qlen--;
 			if (!g.qhead)
 				g.qtail = NULL;
 		}
@@ -442,6 +461,9 @@ static void drain_queue(void)
 			pthread_mutex_unlock(&g.wlock);
 			return;
 		}
+		/* Falling behind (the program keeps every core busy): trade some
+		 * size for a faster zstd level until the backlog is gone. */
+		set_level(backlog > 3 ? ARR_FAST_LEVEL : g.zlevel);
 		write_buffer(b);
 		pthread_mutex_unlock(&g.wlock);
 		pthread_mutex_lock(&g.lock);
