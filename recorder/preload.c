@@ -101,7 +101,11 @@ EXPORT void *malloc(size_t size)
 	if (unlikely(!ready()))
 		return boot_alloc(size, 16);
 	void *r = real.malloc(size);
-	rec_event(ARR_OP_MALLOC, rec_now(), r == NULL, errno, 2, size, (uint64_t)r, 0, 0);
+	uint64_t t = rec_now();
+	if (likely(!(r == NULL)))
+		rec_ok(ARR_OP_MALLOC, t, 2, size, (uint64_t)r, 0, 0);
+	else
+		arr__rec_event(ARR_OP_MALLOC, t, 1, errno, 2, size, (uint64_t)r, 0, 0);
 	return r;
 }
 
@@ -114,7 +118,11 @@ EXPORT void *calloc(size_t n, size_t size)
 		return boot_alloc(total, 16);
 	}
 	void *r = real.calloc(n, size);
-	rec_event(ARR_OP_CALLOC, rec_now(), r == NULL, errno, 3, n, size, (uint64_t)r, 0);
+	uint64_t t = rec_now();
+	if (likely(!(r == NULL)))
+		rec_ok(ARR_OP_CALLOC, t, 3, n, size, (uint64_t)r, 0);
+	else
+		arr__rec_event(ARR_OP_CALLOC, t, 1, errno, 3, n, size, (uint64_t)r, 0);
 	return r;
 }
 
@@ -126,7 +134,7 @@ EXPORT void free(void *p)
 		return;
 	uint64_t t = rec_now();
 	real.free(p);
-	rec_event(ARR_OP_FREE, t, 0, 0, 1, (uint64_t)p, 0, 0, 0);
+	rec_ok(ARR_OP_FREE, t, 1, (uint64_t)p, 0, 0, 0);
 }
 
 static void *boot_realloc(void *p, size_t size)
@@ -145,7 +153,11 @@ EXPORT void *realloc(void *p, size_t size)
 		return boot_realloc(p, size);
 	void *r = real.realloc(p, size);
 	/* realloc(p, 0) frees p and may return NULL without failing. */
-	rec_event(ARR_OP_REALLOC, rec_now(), r == NULL, errno, 3, (uint64_t)p, size, (uint64_t)r, 0);
+	uint64_t t = rec_now();
+	if (likely(!(r == NULL)))
+		rec_ok(ARR_OP_REALLOC, t, 3, (uint64_t)p, size, (uint64_t)r, 0);
+	else
+		arr__rec_event(ARR_OP_REALLOC, t, 1, errno, 3, (uint64_t)p, size, (uint64_t)r, 0);
 	return r;
 }
 
@@ -162,10 +174,14 @@ EXPORT void *reallocarray(void *p, size_t n, size_t size)
 	/* glibc's reallocarray calls realloc: record the outer call only. */
 	uint8_t mode = arr__ts.mode;
 	if (mode == MODE_ACTIVE)
-		arr__ts.mode = MODE_BUSY;
+		ts_set(MODE_BUSY);
 	void *r = real.reallocarray(p, n, size);
-	arr__ts.mode = mode;
-	rec_event(ARR_OP_REALLOCARRAY, rec_now(), r == NULL, errno, 4, (uint64_t)p, n, size, (uint64_t)r);
+	ts_set(mode);
+	uint64_t t = rec_now();
+	if (likely(!(r == NULL)))
+		rec_ok(ARR_OP_REALLOCARRAY, t, 4, (uint64_t)p, n, size, (uint64_t)r);
+	else
+		arr__rec_event(ARR_OP_REALLOCARRAY, t, 1, errno, 4, (uint64_t)p, n, size, (uint64_t)r);
 	return r;
 }
 
@@ -179,7 +195,11 @@ EXPORT int posix_memalign(void **out, size_t align, size_t size)
 		return 0;
 	}
 	int rc = real.posix_memalign(out, align, size);
-	rec_event(ARR_OP_POSIX_MEMALIGN, rec_now(), rc != 0, rc, 3, align, size, rc ? 0 : (uint64_t)*out, 0);
+	uint64_t t = rec_now();
+	if (likely(!(rc != 0)))
+		rec_ok(ARR_OP_POSIX_MEMALIGN, t, 3, align, size, rc ? 0 : (uint64_t)*out, 0);
+	else
+		arr__rec_event(ARR_OP_POSIX_MEMALIGN, t, 1, rc, 3, align, size, rc ? 0 : (uint64_t)*out, 0);
 	return rc;
 }
 
@@ -188,7 +208,11 @@ EXPORT void *aligned_alloc(size_t align, size_t size)
 	if (unlikely(!ready()))
 		return boot_alloc(size, align);
 	void *r = real.aligned_alloc(align, size);
-	rec_event(ARR_OP_ALIGNED_ALLOC, rec_now(), r == NULL, errno, 3, align, size, (uint64_t)r, 0);
+	uint64_t t = rec_now();
+	if (likely(!(r == NULL)))
+		rec_ok(ARR_OP_ALIGNED_ALLOC, t, 3, align, size, (uint64_t)r, 0);
+	else
+		arr__rec_event(ARR_OP_ALIGNED_ALLOC, t, 1, errno, 3, align, size, (uint64_t)r, 0);
 	return r;
 }
 
@@ -197,7 +221,11 @@ EXPORT void *memalign(size_t align, size_t size)
 	if (unlikely(!ready()))
 		return boot_alloc(size, align);
 	void *r = real.memalign(align, size);
-	rec_event(ARR_OP_MEMALIGN, rec_now(), r == NULL, errno, 3, align, size, (uint64_t)r, 0);
+	uint64_t t = rec_now();
+	if (likely(!(r == NULL)))
+		rec_ok(ARR_OP_MEMALIGN, t, 3, align, size, (uint64_t)r, 0);
+	else
+		arr__rec_event(ARR_OP_MEMALIGN, t, 1, errno, 3, align, size, (uint64_t)r, 0);
 	return r;
 }
 
@@ -206,7 +234,11 @@ EXPORT void *valloc(size_t size)
 	if (unlikely(!ready()))
 		return boot_alloc(size, 4096);
 	void *r = real.valloc(size);
-	rec_event(ARR_OP_VALLOC, rec_now(), r == NULL, errno, 2, size, (uint64_t)r, 0, 0);
+	uint64_t t = rec_now();
+	if (likely(!(r == NULL)))
+		rec_ok(ARR_OP_VALLOC, t, 2, size, (uint64_t)r, 0, 0);
+	else
+		arr__rec_event(ARR_OP_VALLOC, t, 1, errno, 2, size, (uint64_t)r, 0, 0);
 	return r;
 }
 
@@ -215,7 +247,11 @@ EXPORT void *pvalloc(size_t size)
 	if (unlikely(!ready()))
 		return boot_alloc((size + 4095) & ~(size_t)4095, 4096);
 	void *r = real.pvalloc(size);
-	rec_event(ARR_OP_PVALLOC, rec_now(), r == NULL, errno, 2, size, (uint64_t)r, 0, 0);
+	uint64_t t = rec_now();
+	if (likely(!(r == NULL)))
+		rec_ok(ARR_OP_PVALLOC, t, 2, size, (uint64_t)r, 0, 0);
+	else
+		arr__rec_event(ARR_OP_PVALLOC, t, 1, errno, 2, size, (uint64_t)r, 0, 0);
 	return r;
 }
 
@@ -238,9 +274,9 @@ EXPORT size_t malloc_usable_size(void *p)
 static void *next_symbol(const char *name)
 {
 	uint8_t mode = arr__ts.mode;
-	arr__ts.mode = MODE_BUSY; /* dlsym may allocate */
+	ts_set(MODE_BUSY); /* dlsym may allocate */
 	void *p = dlsym(RTLD_NEXT, name);
-	arr__ts.mode = mode;
+	ts_set(mode);
 	return p;
 }
 

@@ -528,7 +528,7 @@ static void reap_dangling(void)
 static void *flusher_main(void *arg)
 {
 	(void)arg;
-	arr__ts.mode = MODE_BUSY;
+	ts_set(MODE_BUSY);
 	sigset_t all;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
@@ -597,9 +597,9 @@ static void key_destructor(void *arg)
 	if (arr__ts.exit_rounds + 1 < PTHREAD_DESTRUCTOR_ITERATIONS) {
 		arr__ts.exit_rounds++;
 		uint8_t mode = arr__ts.mode;
-		arr__ts.mode = MODE_BUSY;
+		ts_set(MODE_BUSY);
 		pthread_setspecific(g.key, &arr__ts);
-		arr__ts.mode = mode;
+		ts_set(mode);
 		return;
 	}
 	arr__rec_thread_exit();
@@ -609,10 +609,10 @@ void arr__rec_thread_exit(void)
 {
 	if (arr__ts.mode != MODE_ACTIVE)
 		return;
-	rec_event(ARR_OP_THREAD_EXIT, rec_now(), 0, 0, 0, 0, 0, 0, 0);
+	arr__rec_event(ARR_OP_THREAD_EXIT, rec_now(), 0, 0, 0, 0, 0, 0, 0);
 	if (arr__ts.mode != MODE_ACTIVE)
 		return;
-	arr__ts.mode = MODE_BUSY;
+	ts_set(MODE_BUSY);
 	struct tbuf *b = arr__ts.buf;
 	pthread_mutex_lock(&g.lock);
 	g.nthreads--;
@@ -623,7 +623,7 @@ void arr__rec_thread_exit(void)
 	if (!g.flusher_running)
 		drain_queue();
 	arr__ts.buf = NULL;
-	arr__ts.mode = MODE_EXITED;
+	ts_set(MODE_EXITED);
 }
 
 static uint32_t gettid_raw(void) { return (uint32_t)syscall(SYS_gettid); }
@@ -633,10 +633,10 @@ static void thread_register(void)
 {
 	arr__rec_init();
 	if (!g.enabled) {
-		arr__ts.mode = MODE_OFF;
+		ts_set(MODE_OFF);
 		return;
 	}
-	arr__ts.mode = MODE_BUSY;
+	ts_set(MODE_BUSY);
 	arr__ts.tid = gettid_raw();
 	pthread_mutex_lock(&g.lock);
 	g.nthreads++;
@@ -651,7 +651,7 @@ static void thread_register(void)
 	}
 	pthread_mutex_unlock(&g.lock);
 	if (!b) { /* no memory at all: this thread goes unrecorded */
-		arr__ts.mode = MODE_OFF;
+		ts_set(MODE_OFF);
 		return;
 	}
 	arr__ts.buf = b;
@@ -659,16 +659,16 @@ static void thread_register(void)
 	start_flusher();
 	b->w[0] = ARR_RAW_W0(ARR_OP_THREAD_START, 0, rec_now());
 	__atomic_store_n(&b->used, 1, __ATOMIC_RELEASE);
-	arr__ts.mode = MODE_ACTIVE;
+	ts_set(MODE_ACTIVE);
 }
 
 /* The current buffer is full: queue it and take another. */
 static void handoff(void)
 {
 	struct tbuf *old = arr__ts.buf;
-	arr__ts.mode = MODE_BUSY;
+	ts_set(MODE_BUSY);
 	if (!g.enabled) {
-		arr__ts.mode = MODE_OFF;
+		ts_set(MODE_OFF);
 		return;
 	}
 	pthread_mutex_lock(&g.lock);
@@ -706,16 +706,16 @@ static void handoff(void)
 		drain_queue();
 	}
 	arr__ts.buf = nb;
-	arr__ts.mode = g.enabled ? MODE_ACTIVE : MODE_OFF;
+	ts_set(g.enabled ? MODE_ACTIVE : MODE_OFF);
 }
 
 /* After the thread's exit hook: record into a small dangling buffer. */
 static void dangling_start(void)
 {
-	arr__ts.mode = MODE_BUSY;
+	ts_set(MODE_BUSY);
 	struct tbuf *b = g.enabled ? buf_new(512) : NULL;
 	if (!b) {
-		arr__ts.mode = MODE_OFF;
+		ts_set(MODE_OFF);
 		return;
 	}
 	b->tid = arr__ts.tid;
@@ -724,7 +724,7 @@ static void dangling_start(void)
 	reg_add_locked(b);
 	pthread_mutex_unlock(&g.lock);
 	arr__ts.buf = b;
-	arr__ts.mode = MODE_ACTIVE;
+	ts_set(MODE_ACTIVE);
 }
 
 uint64_t *arr__rec_slow(unsigned words)
@@ -820,7 +820,7 @@ void arr__rec_init(void)
 	if (g.initialized)
 		return;
 	uint8_t mode = arr__ts.mode;
-	arr__ts.mode = MODE_BUSY;
+	ts_set(MODE_BUSY);
 	g.initialized = 1;
 	g.pid = getpid();
 	g.page_size = sysconf(_SC_PAGESIZE);
@@ -858,7 +858,7 @@ void arr__rec_init(void)
 		output_ready();
 		pthread_mutex_unlock(&g.wlock);
 	}
-	arr__ts.mode = mode;
+	ts_set(mode);
 }
 
 int arr__rec_enabled(void) { return g.enabled; }
@@ -904,7 +904,7 @@ void arr__final_flush(unsigned reason, int status)
 	if (!g.initialized || !g.enabled || !arr__rec_owns_process())
 		return;
 	uint8_t mode = arr__ts.mode;
-	arr__ts.mode = MODE_BUSY;
+	ts_set(MODE_BUSY);
 	int patient = reason != ARR_END_SIGNAL;
 	if (lock_for_flush(&g.wlock, patient) < 0)
 		goto out;
@@ -937,13 +937,29 @@ unlock:
 	pthread_mutex_unlock(&g.lock);
 	pthread_mutex_unlock(&g.wlock);
 out:
-	arr__ts.mode = mode;
+	ts_set(mode);
+}
+
+void arr__rec_event(unsigned op, uint64_t t, unsigned failed, int err, unsigned nargs, uint64_t a0,
+		    uint64_t a1, uint64_t a2, uint64_t a3)
+{
+	unsigned n = 1 + nargs + failed;
+	uint64_t *w = rec_begin(n);
+	if (!w)
+		return;
+	uint64_t a[4] = {a0, a1, a2, a3};
+	w[0] = ARR_RAW_W0(op, failed, t);
+	for (unsigned i = 0; i < nargs; i++)
+		w[1 + i] = a[i];
+	if (failed)
+		w[1 + nargs] = (uint64_t)(uint32_t)err;
+	rec_commit(n);
 }
 
 /* Record an event with one argument (fork, exec failure) right now. */
 void arr__rec_event_now(unsigned op, int failed, int err, uint64_t arg)
 {
-	rec_event(op, rec_now(), (unsigned)failed, err, 1, arg, 0, 0, 0);
+	arr__rec_event(op, rec_now(), (unsigned)failed, err, 1, arg, 0, 0, 0);
 }
 
 static void rec_exec_event(const char *path, int failed, int err)
@@ -985,10 +1001,10 @@ void arr__rec_exec_failed(const char *path, int err)
 void arr__rec_fork_prepare(void)
 {
 	uint8_t mode = arr__ts.mode;
-	arr__ts.mode = MODE_BUSY;
+	ts_set(MODE_BUSY);
 	pthread_mutex_lock(&g.wlock);
 	pthread_mutex_lock(&g.lock);
-	arr__ts.mode = mode;
+	ts_set(mode);
 }
 
 void arr__rec_fork_parent(void)
@@ -1043,7 +1059,7 @@ void arr__rec_fork_child(void)
 	arr__ts.exit_rounds = 0;
 	/* The forking thread re-registers (new tid, new buffer) on its next
 	 * call; fork() itself is still inside the recorder. */
-	arr__ts.mode = g.enabled ? MODE_NEW : MODE_OFF;
+	ts_set(g.enabled ? MODE_NEW : MODE_OFF);
 }
 
 __attribute__((destructor)) static void rec_fini(void)

@@ -51,7 +51,13 @@ enum tmode {
 	MODE_EXITED,  /* after the thread's exit hook */
 };
 
+/* The hot path reads only w, used and cap, which mirror buf while the mode
+ * is MODE_ACTIVE; in any other mode cap is 0, so every call takes the slow
+ * path. Change mode only through ts_set(), which keeps the mirror true. */
 struct tstate {
+	uint64_t *w;
+	size_t used;
+	size_t cap;
 	struct tbuf *buf;
 	uint32_t tid;
 	uint8_t mode;
@@ -69,35 +75,57 @@ extern uint64_t arr__start_tsc ARR_HIDDEN;
 
 ARR_HIDDEN uint64_t *arr__rec_slow(unsigned words);
 
+static inline void ts_set(uint8_t mode)
+{
+	struct tbuf *b = arr__ts.buf;
+	arr__ts.mode = mode;
+	if (mode == MODE_ACTIVE && b) {
+		arr__ts.w = b->w;
+		arr__ts.used = b->used;
+		arr__ts.cap = b->cap;
+	} else {
+		arr__ts.used = arr__ts.cap = 0;
+	}
+}
+
 /* Room for one record of `words` words, or NULL when not recording. */
 static inline uint64_t *rec_begin(unsigned words)
 {
-	struct tbuf *b = arr__ts.buf;
-	if (likely(arr__ts.mode == MODE_ACTIVE && b->used + words <= b->cap))
-		return b->w + b->used;
+	if (likely(arr__ts.used + words <= arr__ts.cap))
+		return arr__ts.w + arr__ts.used;
 	return arr__rec_slow(words);
 }
 
+/* Publish the record: other threads may read the buffer up to `used`. */
 static inline void rec_commit(unsigned words)
 {
-	struct tbuf *b = arr__ts.buf;
-	__atomic_store_n(&b->used, b->used + words, __ATOMIC_RELEASE);
+	size_t used = arr__ts.used + words;
+	arr__ts.used = used;
+	__atomic_store_n(&arr__ts.buf->used, used, __ATOMIC_RELEASE);
 }
 
 static inline uint64_t rec_now(void) { return __rdtsc() - arr__start_tsc; }
 
+/* Append one record of any kind (failed calls, process events): out of
+ * line, so the hooks' fast paths stay small. */
+ARR_HIDDEN void arr__rec_event(unsigned op, uint64_t t, unsigned failed, int err, unsigned nargs,
+			       uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3);
+
 /*
- * Append one record: op, timestamp, nargs argument words, and errno when
- * the call failed. Inlined with a constant nargs, it is a handful of stores.
+ * Append the record of a call that succeeded: with a constant nargs this
+ * inlines to a bounds check and nargs + 1 stores; anything unusual (buffer
+ * full, not recording) goes to arr__rec_event().
  */
-static inline void rec_event(unsigned op, uint64_t t, unsigned failed, int err, unsigned nargs,
-			     uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3)
+static inline void rec_ok(unsigned op, uint64_t t, unsigned nargs, uint64_t a0, uint64_t a1,
+			  uint64_t a2, uint64_t a3)
 {
-	unsigned n = 1 + nargs + failed;
-	uint64_t *w = rec_begin(n);
-	if (unlikely(!w))
+	size_t used = arr__ts.used, n = 1 + nargs;
+	if (unlikely(used + n > arr__ts.cap)) {
+		arr__rec_event(op, t, 0, 0, nargs, a0, a1, a2, a3);
 		return;
-	w[0] = ARR_RAW_W0(op, failed, t);
+	}
+	uint64_t *w = arr__ts.w + used;
+	w[0] = ARR_RAW_W0(op, 0, t);
 	if (nargs > 0)
 		w[1] = a0;
 	if (nargs > 1)
@@ -106,9 +134,9 @@ static inline void rec_event(unsigned op, uint64_t t, unsigned failed, int err, 
 		w[3] = a2;
 	if (nargs > 3)
 		w[4] = a3;
-	if (unlikely(failed))
-		w[1 + nargs] = (uint64_t)(uint32_t)err;
-	rec_commit(n);
+	used += n;
+	arr__ts.used = used;
+	__atomic_store_n(&arr__ts.buf->used, used, __ATOMIC_RELEASE);
 }
 
 /* Lifecycle (record.c). */
