@@ -37,5 +37,14 @@ test: test-release test-asan
 bench: build
 	@bash bench/run-all.sh $(BUILD)
 
+# libFuzzer on the trace reader (needs clang and libclang-rt-14-dev):
+#   make fuzz FUZZ_TIME=600
+FUZZ_TIME ?= 120
+fuzz: deps
+	cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DALLOCRR_FUZZ=ON >/dev/null
+	cmake --build build-fuzz --target fuzz-trace -j$(JOBS)
+	mkdir -p build-fuzz/corpus && cp traces/*.atr build-fuzz/corpus/
+	build-fuzz/bin/fuzz-trace -max_total_time=$(FUZZ_TIME) -max_len=65536 build-fuzz/corpus
+
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) build-fuzz
