@@ -3,9 +3,13 @@
  *
  * First pass: an index of every events chunk (offset, first and last time),
  * no events kept. Second pass: chunks are opened in order of their first
- * timestamp, only once the merge has reached that time, and their events
- * are merged through a small binary heap. Memory holds the index plus the
- * chunks whose time ranges overlap the current time, not the trace.
+ * timestamp, only once the merge has reached that time, decoded straight
+ * into their cursor's buffer (cursors and buffers are reused), and their
+ * events are merged through a small binary heap. While the cursor just
+ * advanced stays ahead of every other (the usual case: one thread, or long
+ * runs of one thread), its events are handed out without touching the heap.
+ * Memory holds the index plus the chunks whose time ranges overlap the
+ * current time, not the trace.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -19,8 +23,9 @@ struct idx {
 
 struct cursor {
 	struct arr_event *ev;
-	char *strs;
-	uint32_t n, pos, order;
+	char *strs; /* exec paths of this chunk, or NULL */
+	uint32_t n, pos, order, cap;
+	struct cursor *next_spare;
 };
 
 struct arr_merge {
@@ -31,6 +36,7 @@ struct arr_merge {
 	struct cursor **heap;
 	size_t nheap, heapcap;
 	struct cursor *last; /* popped cursor whose event the caller holds */
+	struct cursor *spare; /* finished cursors, buffers kept for reuse */
 };
 
 static int idx_cmp(const void *a, const void *b)
@@ -88,6 +94,47 @@ static void cursor_free(struct cursor *c)
 	}
 }
 
+/* A finished cursor keeps its event buffer for the next chunk. */
+static void cursor_retire(struct arr_merge *m, struct cursor *c)
+{
+	free(c->strs);
+	c->strs = NULL;
+	c->next_spare = m->spare;
+	m->spare = c;
+}
+
+/* Decode the chunk at offset into a cursor taken from *spare (or new). */
+static int decode_into(struct arr_trace *tr, uint64_t offset, struct cursor **spare, struct cursor **out)
+{
+	struct arr_chunk_info ci;
+	int rc = arr_trace_seek_chunk(tr, offset, &ci);
+	if (rc)
+		return rc;
+	struct cursor *c = *spare;
+	if (c)
+		*spare = c->next_spare;
+	else if (!(c = calloc(1, sizeof *c)))
+		return ARR_ENOMEM;
+	if (c->cap < ci.nevents) {
+		free(c->ev);
+		c->cap = 0;
+		if (!(c->ev = malloc((size_t)ci.nevents * sizeof *c->ev)))
+			rc = ARR_ENOMEM;
+		else
+			c->cap = ci.nevents;
+	}
+	int n = rc ? rc : arr__trace_read_chunk_into(tr, c->ev, &c->strs);
+	if (n < 0) {
+		c->next_spare = *spare;
+		*spare = c;
+		return n;
+	}
+	c->n = (uint32_t)n;
+	c->pos = 0;
+	*out = c;
+	return 0;
+}
+
 int arr_merge_open(struct arr_merge **out, struct arr_trace *tr)
 {
 	*out = NULL;
@@ -125,69 +172,35 @@ int arr_merge_open(struct arr_merge **out, struct arr_trace *tr)
 static int open_next(struct arr_merge *m)
 {
 	struct idx *x = &m->idx[m->next++];
-	struct arr_chunk_info ci;
-	int rc = arr_trace_seek_chunk(m->tr, x->offset, &ci);
-	if (rc)
-		return rc;
-	const struct arr_event *ev;
-	int n = arr_trace_read_chunk(m->tr, &ev);
-	if (n < 0)
-		return n;
-	struct cursor *c = calloc(1, sizeof *c);
-	if (!c)
-		return ARR_ENOMEM;
-	c->ev = malloc((size_t)n * sizeof *c->ev);
-	if (!c->ev) {
-		cursor_free(c);
-		return ARR_ENOMEM;
-	}
-	memcpy(c->ev, ev, (size_t)n * sizeof *ev);
-	/* exec paths point into the reader's buffer: give them their own copy */
-	size_t slen = 0;
-	for (int i = 0; i < n; i++)
-		if (ev[i].str)
-			slen += strlen(ev[i].str) + 1;
-	if (slen) {
-		char *s = c->strs = malloc(slen);
-		if (!s) {
-			cursor_free(c);
-			return ARR_ENOMEM;
-		}
-		for (int i = 0; i < n; i++)
-			if (ev[i].str) {
-				size_t l = strlen(ev[i].str) + 1;
-				memcpy(s, ev[i].str, l);
-				c->ev[i].str = s;
-				s += l;
-			}
-	}
-	c->n = (uint32_t)n;
-	c->order = x->order;
 	if (m->nheap == m->heapcap) {
 		size_t nc = m->heapcap ? m->heapcap * 2 : 16;
 		struct cursor **h = realloc(m->heap, nc * sizeof *h);
-		if (!h) {
-			cursor_free(c);
+		if (!h)
 			return ARR_ENOMEM;
-		}
 		m->heap = h;
 		m->heapcap = nc;
 	}
+	struct cursor *c;
+	int rc = decode_into(m->tr, x->offset, &m->spare, &c);
+	if (rc)
+		return rc;
+	c->order = x->order;
 	m->heap[m->nheap++] = c;
 	heap_up(m, m->nheap - 1);
 	return 0;
 }
 
-int arr_merge_next(struct arr_merge *m, const struct arr_event **evp)
+/* Everything but the fast path: c (the cursor last handed out, or NULL)
+ * goes back to the heap, chunks are opened, the heap's top is popped. */
+static __attribute__((noinline)) int merge_next_slow(struct arr_merge *m, struct cursor *c,
+						     const struct arr_event **evp)
 {
-	if (m->last) { /* advance the cursor whose event was handed out */
-		struct cursor *c = m->last;
-		m->last = NULL;
-		if (++c->pos < c->n) {
+	if (c) {
+		if (c->pos < c->n) {
 			m->heap[m->nheap++] = c;
 			heap_up(m, m->nheap - 1);
 		} else {
-			cursor_free(c);
+			cursor_retire(m, c);
 		}
 	}
 	/* Open every chunk that starts no later than the earliest pending event. */
@@ -199,11 +212,52 @@ int arr_merge_next(struct arr_merge *m, const struct arr_event **evp)
 	}
 	if (m->nheap == 0)
 		return m->index_rc;
-	struct cursor *c = m->heap[0];
+	c = m->heap[0];
 	m->heap[0] = m->heap[--m->nheap];
 	heap_down(m, 0);
 	m->last = c;
 	*evp = &c->ev[c->pos];
+	return 1;
+}
+
+int arr_merge_next(struct arr_merge *m, const struct arr_event **evp)
+{
+	struct cursor *c = m->last;
+	m->last = NULL;
+	/* Fast path: the next event of the cursor just handed out still comes
+	 * first, and no chunk opens at or before it, so the heap would hand
+	 * the same cursor back. */
+	if (c && ++c->pos < c->n && (m->nheap == 0 || cur_less(c, m->heap[0])) &&
+	    (m->next >= m->nidx || m->idx[m->next].first_t > c->ev[c->pos].t)) {
+		m->last = c;
+		*evp = &c->ev[c->pos];
+		return 1;
+	}
+	return merge_next_slow(m, c, evp);
+}
+
+int arr__merge_next_run(struct arr_merge *m, const struct arr_event **evp, size_t *n)
+{
+	int rc = arr_merge_next(m, evp);
+	if (rc != 1)
+		return rc;
+	/* Extend the run while the cursor's events stay strictly before every
+	 * other cursor's head and before the next chunk to open: exactly what
+	 * arr_merge_next() would hand out one at a time. */
+	struct cursor *c = m->last;
+	uint64_t limit = UINT64_MAX;
+	if (m->nheap) {
+		const struct cursor *h = m->heap[0];
+		uint64_t ht = h->ev[h->pos].t;
+		limit = c->order < h->order && ht < UINT64_MAX ? ht + 1 : ht;
+	}
+	if (m->next < m->nidx && m->idx[m->next].first_t < limit)
+		limit = m->idx[m->next].first_t;
+	uint32_t k = c->pos + 1;
+	while (k < c->n && c->ev[k].t < limit)
+		k++;
+	*n = k - c->pos;
+	c->pos = k - 1; /* the run's last event is the one handed out */
 	return 1;
 }
 
@@ -214,6 +268,11 @@ void arr_merge_close(struct arr_merge *m)
 	cursor_free(m->last);
 	for (size_t i = 0; i < m->nheap; i++)
 		cursor_free(m->heap[i]);
+	while (m->spare) {
+		struct cursor *c = m->spare;
+		m->spare = c->next_spare;
+		cursor_free(c);
+	}
 	free(m->heap);
 	free(m->idx);
 	free(m);

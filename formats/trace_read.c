@@ -413,8 +413,15 @@ static const uint8_t op_cols[32] = {
 			return CORRUPT("column cut short");                       \
 	} while (0)
 
-int arr_trace_read_chunk(struct arr_trace *tr, const struct arr_event **events)
+/*
+ * Decode the current chunk into ev (room for cur.nevents). Exec paths go to
+ * the reader's string buffer, or, when own_strs is given, to a buffer
+ * allocated here and handed over (NULL when the chunk has no strings).
+ */
+static int decode_chunk(struct arr_trace *tr, struct arr_event *ev, char **own_strs)
 {
+	if (own_strs)
+		*own_strs = NULL;
 	if (!tr->have_cur)
 		return fail(tr, ARR_EINVAL, tr->pos, "no current chunk");
 	const struct arr_chunk_info *ci = &tr->cur;
@@ -422,7 +429,6 @@ int arr_trace_read_chunk(struct arr_trace *tr, const struct arr_event **events)
 	int rc;
 	if ((rc = reserve((void **)&tr->zbuf, &tr->zcap, zsize + 1)) ||
 	    (rc = reserve((void **)&tr->raw, &tr->rawcap, tr->cur_raw_size + 1)) ||
-	    (rc = reserve((void **)&tr->ev, &tr->evcap, ci->nevents * sizeof *tr->ev)) ||
 	    (rc = reserve((void **)&tr->allocs, &tr->alloccap, ci->nevents * sizeof *tr->allocs)) ||
 	    (rc = reserve((void **)&tr->frees, &tr->freecap, ci->nevents * sizeof *tr->frees)))
 		return rc;
@@ -452,13 +458,20 @@ int arr_trace_read_chunk(struct arr_trace *tr, const struct arr_event **events)
 	}
 	if (lens[ARR_COL_OP] != ci->nevents)
 		return CORRUPT("event count");
-	if ((rc = reserve((void **)&tr->strs, &tr->strcap, lens[ARR_COL_BLOB] + ci->nevents + 1)))
-		return rc;
-	char *sp = tr->strs;
+	char *sp;
+	if (!own_strs) {
+		if ((rc = reserve((void **)&tr->strs, &tr->strcap, lens[ARR_COL_BLOB] + ci->nevents + 1)))
+			return rc;
+		sp = tr->strs;
+	} else if (lens[ARR_COL_BLOB]) {
+		if (!(sp = *own_strs = malloc(lens[ARR_COL_BLOB] + ci->nevents + 1)))
+			return ARR_ENOMEM;
+	} else {
+		sp = NULL; /* no exec event: nothing is written through sp */
+	}
 
 	const uint64_t unit = tr->meta.time_unit_ns;
 	uint64_t q = ci->first_t / unit, prev_ret = 0, prev_miss = 0, nallocs = 0, nfrees = 0;
-	struct arr_event *ev = tr->ev;
 	for (uint32_t i = 0; i < ci->nevents; i++, ev++) {
 		uint8_t opb = *cp[ARR_COL_OP]++;
 		unsigned op = opb & ARR_OPF_MASK;
@@ -536,6 +549,28 @@ int arr_trace_read_chunk(struct arr_trace *tr, const struct arr_event **events)
 	for (int k = 0; k < ARR_NCOLS; k++)
 		if (cp[k] != ce[k])
 			return CORRUPT("trailing column bytes");
-	*events = tr->ev;
 	return (int)ci->nevents;
+}
+
+int arr_trace_read_chunk(struct arr_trace *tr, const struct arr_event **events)
+{
+	if (!tr->have_cur)
+		return fail(tr, ARR_EINVAL, tr->pos, "no current chunk");
+	int rc = reserve((void **)&tr->ev, &tr->evcap, tr->cur.nevents * sizeof *tr->ev);
+	if (rc)
+		return rc;
+	rc = decode_chunk(tr, tr->ev, NULL);
+	if (rc >= 0)
+		*events = tr->ev;
+	return rc;
+}
+
+int arr__trace_read_chunk_into(struct arr_trace *tr, struct arr_event *events, char **strs)
+{
+	int rc = decode_chunk(tr, events, strs);
+	if (rc < 0 && *strs) {
+		free(*strs);
+		*strs = NULL;
+	}
+	return rc;
 }

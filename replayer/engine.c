@@ -92,8 +92,8 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	} else {
-		printf("ops %llu wall_ns %llu peak_rss %llu final_rss %llu anomalies %llu\n",
-		       (unsigned long long)res.ops, (unsigned long long)res.wall_ns,
+		printf("ops %llu wall_ns %llu cpu_ns %llu peak_rss %llu final_rss %llu anomalies %llu\n",
+		       (unsigned long long)res.ops, (unsigned long long)res.wall_ns, (unsigned long long)res.cpu_ns,
 		       (unsigned long long)res.peak_rss, (unsigned long long)res.final_rss,
 		       (unsigned long long)res.anomalies);
 	}

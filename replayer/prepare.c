@@ -26,9 +26,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "addrmap.h"
 #include "allocrr/ptrmap.h"
 #include "allocrr/replay.h"
-#include "varint.h"
 #include "wl.h"
 
 #define RECENT_BITS 16
@@ -65,7 +65,8 @@ struct pthr {
 struct prep {
 	int fd;
 	uint64_t off; /* file offset of the next block */
-	struct arr_ptrmap live, displaced, tids;
+	struct addrmap live, displaced;
+	struct arr_ptrmap tids;
 	struct pslot *slots;
 	size_t nslots, capslots;
 	struct pthr *thr;
@@ -148,8 +149,8 @@ static int sched_flush_run(struct prep *pp)
 	if (rc)
 		return rc;
 	uint8_t *p = pp->sched.buf + pp->sched.len;
-	p = arr__put_uvarint(p, pp->run_thread);
-	p = arr__put_uvarint(p, pp->run_len);
+	p = wl_put(p, pp->run_thread);
+	p = wl_put(p, pp->run_len);
 	pp->sched.len = (size_t)(p - pp->sched.buf);
 	pp->sched.entries++;
 	pp->run_len = 0;
@@ -189,7 +190,7 @@ static int thread_of(struct prep *pp, uint32_t tid, uint32_t *out)
 	return rc;
 }
 
-static int new_id(struct prep *pp, struct pthr *t, uint32_t ti, uint64_t size, uint64_t *id)
+static inline int new_id(struct prep *pp, struct pthr *t, uint32_t ti, uint64_t size, uint64_t *id)
 {
 	if (t->npool) {
 		*id = t->pool[--t->npool];
@@ -211,7 +212,7 @@ static int new_id(struct prep *pp, struct pthr *t, uint32_t ti, uint64_t size, u
 	return 0;
 }
 
-static int release_id(struct prep *pp, struct pthr *t, uint64_t id)
+static inline int release_id(struct prep *pp, struct pthr *t, uint64_t id)
 {
 	pp->live_bytes -= pp->slots[id].size;
 	pp->live_blocks--;
@@ -222,40 +223,49 @@ static int release_id(struct prep *pp, struct pthr *t, uint64_t id)
 	return 0;
 }
 
-/* Record that address a now names id; displace a live object there. */
-static int bind(struct prep *pp, uint64_t a, uint64_t id)
+/* Record that address a now names id; displace a live object there. e is
+ * am_probe(&pp->live, a) on a reserved map, or NULL to probe here. */
+static inline int bind_at(struct prep *pp, struct am_entry *e, uint64_t a, uint64_t id)
 {
-	uint64_t old;
-	if (arr_ptrmap_get(&pp->live, a, &old)) {
-		pp->h.repairs[ARR_REPAIR_alloc_before_free]++;
-		uint64_t older;
-		if (arr_ptrmap_get(&pp->displaced, a, &older))
-			pp->h.repairs[ARR_REPAIR_lost_object]++;
-		int rc = arr_ptrmap_put(&pp->displaced, a, old);
+	if (!a)
+		return 0;
+	if (!e) {
+		int rc = am_reserve(&pp->live);
 		if (rc)
 			return rc;
+		e = am_probe(&pp->live, a);
 	}
-	return arr_ptrmap_put(&pp->live, a, id);
+	if (e->key) {
+		pp->h.repairs[ARR_REPAIR_alloc_before_free]++;
+		if (am_find(&pp->displaced, a))
+			pp->h.repairs[ARR_REPAIR_lost_object]++;
+		int rc = am_put(&pp->displaced, a, e->val);
+		if (rc)
+			return rc;
+		e->val = id;
+		return 0;
+	}
+	am_fill(&pp->live, e, a, id);
+	return 0;
 }
 
 /* Find and unbind the object at address a: the displaced one first. */
-static int unbind(struct prep *pp, uint64_t a, uint64_t *id)
+static inline int unbind(struct prep *pp, uint64_t a, uint64_t *id)
 {
-	if (pp->displaced.count && arr_ptrmap_del(&pp->displaced, a, id))
+	if (pp->displaced.count && am_del(&pp->displaced, a, id))
 		return 1;
-	return arr_ptrmap_del(&pp->live, a, id);
+	return am_del(&pp->live, a, id);
 }
 
-static uint8_t *put_sync(struct prep *pp, struct pthr *t, uint32_t ti, uint64_t id, uint8_t *p)
+static inline uint8_t *put_sync(struct prep *pp, struct pthr *t, uint32_t ti, uint64_t id, uint8_t *p)
 {
 	if (pp->slots[id].thread == ti)
 		return p;
 	*p++ = WL_SYNC;
-	p = arr__put_uvarint(p, id);
-	p = arr__put_uvarint(p, pp->slots[id].ver);
+	p = wl_put(p, id);
+	p = wl_put(p, pp->slots[id].ver);
 	t->s.entries++;
 	pp->h.syncs++;
-	pp->h.entries[0]++;
 	int rc = sched_add(pp, ti);
 	if (rc)
 		pp->err = rc;
@@ -278,10 +288,9 @@ static uint64_t block_bytes(const struct arr_event *ev)
 	}
 }
 
-static int is_live(const struct prep *pp, uint64_t a)
+static inline int is_live(const struct prep *pp, uint64_t a)
 {
-	uint64_t v;
-	return arr_ptrmap_get(&pp->live, a, &v) || (pp->displaced.count && arr_ptrmap_get(&pp->displaced, a, &v));
+	return am_find(&pp->live, a) || (pp->displaced.count && am_find(&pp->displaced, a));
 }
 
 /*
@@ -290,20 +299,50 @@ static int is_live(const struct prep *pp, uint64_t a)
  * is left undone and BLOCKED is returned, with what it waits for in *t.
  */
 #define BLOCKED 1
-static int try_call(struct prep *pp, uint32_t ti, const struct arr_event *ev, int force)
+static inline __attribute__((always_inline)) int try_call(struct prep *pp, uint32_t ti, const struct arr_event *ev,
+							 int force)
 {
 	struct pthr *t = &pp->thr[ti];
 	unsigned op = ev->op;
-	uint64_t id, bytes = block_bytes(ev);
+	uint64_t id, bytes; /* block_bytes(ev), where needed: not for free */
 	int rc, takes = arr_op_takes_ptr(op) && ev->ptr;
 
-	if (!force) {
+	/* The live entry of the freed address (free), or of the returned
+	 * address (allocating calls), probed once and used below: nothing
+	 * changes the live map in between. */
+	struct am_entry *e = NULL;
+	if (op == ARR_OP_FREE) {
+		if (ev->ptr && !pp->displaced.count) {
+			e = am_find(&pp->live, ev->ptr);
+			if (!e && !force) {
+				t->wait_kind = WAIT_ALLOC;
+				t->wait_addr = ev->ptr;
+				return BLOCKED;
+			}
+		} else if (!force && takes && !is_live(pp, ev->ptr)) {
+			t->wait_kind = WAIT_ALLOC;
+			t->wait_addr = ev->ptr;
+			return BLOCKED;
+		}
+	} else if (op != ARR_OP_REALLOC && op != ARR_OP_REALLOCARRAY) {
+		if (!ev->failed && ev->ret) {
+			if ((rc = am_reserve(&pp->live)))
+				return rc;
+			e = am_probe(&pp->live, ev->ret);
+			if (!force && ev->ret != ev->ptr &&
+			    (e->key || (pp->displaced.count && am_find(&pp->displaced, ev->ret)))) {
+				t->wait_kind = WAIT_FREE;
+				t->wait_addr = ev->ret;
+				return BLOCKED;
+			}
+		}
+	} else if (!force) {
 		if (takes && !is_live(pp, ev->ptr)) {
 			t->wait_kind = WAIT_ALLOC;
 			t->wait_addr = ev->ptr;
 			return BLOCKED;
 		}
-		if (op != ARR_OP_FREE && !ev->failed && ev->ret && ev->ret != ev->ptr && is_live(pp, ev->ret)) {
+		if (!ev->failed && ev->ret && ev->ret != ev->ptr && is_live(pp, ev->ret)) {
 			t->wait_kind = WAIT_FREE;
 			t->wait_addr = ev->ret;
 			return BLOCKED;
@@ -319,7 +358,10 @@ static int try_call(struct prep *pp, uint32_t ti, const struct arr_event *ev, in
 			*p++ = ARR_OP_FREE;
 			break;
 		}
-		if (!unbind(pp, ev->ptr, &id)) {
+		if (e) {
+			id = e->val;
+			am_del_at(&pp->live, e);
+		} else if (!unbind(pp, ev->ptr, &id)) {
 			uint64_t *r = &pp->recent[(ev->ptr * 0x9E3779B97F4A7C15ull) >> (64 - RECENT_BITS)];
 			pp->h.repairs[*r == ev->ptr ? ARR_REPAIR_double_free : ARR_REPAIR_unknown_free]++;
 			return 0;
@@ -327,7 +369,7 @@ static int try_call(struct prep *pp, uint32_t ti, const struct arr_event *ev, in
 		pp->recent[(ev->ptr * 0x9E3779B97F4A7C15ull) >> (64 - RECENT_BITS)] = ev->ptr;
 		p = put_sync(pp, t, ti, id, p);
 		*p++ = ARR_OP_FREE | WL_F_SRC;
-		p = arr__put_uvarint(p, id);
+		p = wl_put(p, id);
 		pp->slots[id].ver++;
 		if ((rc = release_id(pp, t, id)))
 			return rc;
@@ -335,9 +377,15 @@ static int try_call(struct prep *pp, uint32_t ti, const struct arr_event *ev, in
 	case ARR_OP_REALLOC:
 	case ARR_OP_REALLOCARRAY: {
 		int has_src = 0;
+		bytes = block_bytes(ev);
 		if (ev->ptr) {
-			if (arr_ptrmap_get(&pp->displaced, ev->ptr, &id) || arr_ptrmap_get(&pp->live, ev->ptr, &id))
+			struct am_entry *x = am_find(&pp->displaced, ev->ptr);
+			if (!x)
+				x = am_find(&pp->live, ev->ptr);
+			if (x) {
+				id = x->val;
 				has_src = 1;
+			}
 			else
 				pp->h.repairs[ARR_REPAIR_unknown_realloc]++;
 		}
@@ -347,7 +395,7 @@ static int try_call(struct prep *pp, uint32_t ti, const struct arr_event *ev, in
 				flags = bytes == 0 ? WL_F_KILL : WL_F_FAILED;
 			p = put_sync(pp, t, ti, id, p);
 			*p++ = (uint8_t)(op | WL_F_SRC | flags);
-			p = arr__put_uvarint(p, id);
+			p = wl_put(p, id);
 			pp->slots[id].ver++;
 			pp->slots[id].thread = ti;
 			if (flags & WL_F_KILL) {
@@ -360,7 +408,7 @@ static int try_call(struct prep *pp, uint32_t ti, const struct arr_event *ev, in
 				pp->slots[id].size = bytes;
 				if (pp->live_bytes > pp->h.ideal_rss)
 					pp->h.ideal_rss = pp->live_bytes;
-				if ((rc = bind(pp, ev->ret, id)))
+				if ((rc = bind_at(pp, NULL, ev->ret, id)))
 					return rc;
 			}
 		} else {
@@ -368,41 +416,39 @@ static int try_call(struct prep *pp, uint32_t ti, const struct arr_event *ev, in
 			if (!ev->failed) {
 				if ((rc = new_id(pp, t, ti, bytes, &id)))
 					return rc;
-				p = arr__put_uvarint(p, id);
+				p = wl_put(p, id);
 				pp->slots[id].ver++;
-				if ((rc = bind(pp, ev->ret, id)))
+				if ((rc = bind_at(pp, NULL, ev->ret, id)))
 					return rc;
 			}
 		}
 		if (op == ARR_OP_REALLOCARRAY)
-			p = arr__put_uvarint(p, ev->nmemb);
-		p = arr__put_uvarint(p, ev->size);
+			p = wl_put(p, ev->nmemb);
+		p = wl_put(p, ev->size);
 		break;
 	}
 	default: /* the allocating calls */
 		*p++ = (uint8_t)(op | (ev->failed ? WL_F_FAILED : 0));
 		if (!ev->failed) {
-			if ((rc = new_id(pp, t, ti, bytes, &id)))
+			if ((rc = new_id(pp, t, ti, block_bytes(ev), &id)))
 				return rc;
-			p = arr__put_uvarint(p, id);
+			p = wl_put(p, id);
 			pp->slots[id].ver++;
-			if ((rc = bind(pp, ev->ret, id)))
+			if ((rc = bind_at(pp, e, ev->ret, id)))
 				return rc;
 		}
 		if (op == ARR_OP_CALLOC)
-			p = arr__put_uvarint(p, ev->nmemb);
+			p = wl_put(p, ev->nmemb);
 		else if (op == ARR_OP_POSIX_MEMALIGN || op == ARR_OP_ALIGNED_ALLOC || op == ARR_OP_MEMALIGN)
-			p = arr__put_uvarint(p, ev->align);
-		p = arr__put_uvarint(p, ev->size);
+			p = wl_put(p, ev->align);
+		p = wl_put(p, ev->size);
 		break;
 	}
 	if (pp->err)
 		return pp->err;
 	t->s.len = (size_t)(p - t->s.buf);
 	t->s.entries++;
-	pp->h.entries[0]++;
-	pp->h.calls++;
-	pp->h.ops[op]++;
+	pp->h.ops[op]++; /* calls and entries are summed from these at the end */
 	return sched_add(pp, ti);
 }
 
@@ -550,8 +596,8 @@ int arr__wl_trace_identity(const char *trace_path, uint64_t *size, uint64_t *mti
 
 static void prep_release(struct prep *pp)
 {
-	arr_ptrmap_release(&pp->live);
-	arr_ptrmap_release(&pp->displaced);
+	am_release(&pp->live);
+	am_release(&pp->displaced);
 	arr_ptrmap_release(&pp->tids);
 	free(pp->slots);
 	for (size_t i = 0; i < pp->nthr; i++) {
@@ -590,6 +636,9 @@ static int finish(struct prep *pp)
 	pp->off += pp->nthr * sizeof *tids;
 	if ((rc = write_all(pp->fd, pp->blocks, pp->nblocks * sizeof *pp->blocks, pp->off)))
 		return rc;
+	for (unsigned op = 0; op < ARR_OP_MAX_; op++)
+		pp->h.calls += pp->h.ops[op];
+	pp->h.entries[0] = pp->h.calls + pp->h.syncs;
 	pp->h.magic = WL_MAGIC;
 	pp->h.version = ARR_WL_VERSION;
 	pp->h.header_size = sizeof pp->h;
@@ -623,8 +672,8 @@ int arr_workload_build(struct arr_trace *tr, const char *out_path, int allow_tru
 {
 	struct prep pp;
 	memset(&pp, 0, sizeof pp);
-	pp.live = (struct arr_ptrmap)ARR_PTRMAP_INIT;
-	pp.displaced = (struct arr_ptrmap)ARR_PTRMAP_INIT;
+	pp.live = (struct addrmap)ADDRMAP_INIT;
+	pp.displaced = (struct addrmap)ADDRMAP_INIT;
 	pp.tids = (struct arr_ptrmap)ARR_PTRMAP_INIT;
 	int rc = arr__wl_trace_identity(arr_trace_path(tr), &pp.h.trace_size, &pp.h.trace_mtime_ns,
 					&pp.h.trace_hash);
@@ -644,8 +693,14 @@ int arr_workload_build(struct arr_trace *tr, const char *out_path, int allow_tru
 	else
 		rc = arr_merge_open(&m, tr);
 	const struct arr_event *ev;
-	while (rc == 0 && (rc = arr_merge_next(m, &ev)) == 1)
-		rc = add_event(&pp, ev);
+	size_t n;
+	while (rc == 0 && (rc = arr__merge_next_run(m, &ev, &n)) == 1) {
+		rc = 0;
+		/* (prefetching the live set's entry a few events ahead was
+		 * measured: slower) */
+		for (size_t i = 0; i < n && rc == 0; i++)
+			rc = add_event(&pp, &ev[i]);
+	}
 	if (rc == ARR_ETRUNCATED && allow_truncated)
 		rc = 0;
 	if (rc == 0)

@@ -40,7 +40,7 @@
 #include "allocrr/error.h"
 #include "allocrr/trace.h"
 
-#define ARR_WL_VERSION 2 /* bump when the format or the preparation changes */
+#define ARR_WL_VERSION 3 /* bump when the format or the preparation changes */
 
 /* Repairs and anomalies found while preparing. */
 #define ARR_REPAIR_MAP(X)                                                     \

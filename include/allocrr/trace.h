@@ -185,6 +185,14 @@ int arr_trace_next_chunk(struct arr_trace *tr, struct arr_chunk_info *info);
  * events or a negative code.
  */
 int arr_trace_read_chunk(struct arr_trace *tr, const struct arr_event **events);
+/*
+ * Internal (for arr_merge and other readers in this project): decode the
+ * current chunk straight into events, which has room for info.nevents.
+ * Exec paths go to a buffer allocated here and handed to the caller in
+ * *strs (NULL when the chunk has none; the caller frees it). Same result
+ * and errors as arr_trace_read_chunk(), without the copy.
+ */
+int arr__trace_read_chunk_into(struct arr_trace *tr, struct arr_event *events, char **strs);
 /* Seek to a chunk previously seen (by offset) and make it current. */
 int arr_trace_seek_chunk(struct arr_trace *tr, uint64_t offset, struct arr_chunk_info *info);
 /* Rewind to the first chunk. */
@@ -201,6 +209,13 @@ int arr_merge_open(struct arr_merge **out, struct arr_trace *tr);
 /* 1 and *ev filled, 0 at the end, negative on error (prefix already delivered). */
 int arr_merge_next(struct arr_merge *m, const struct arr_event **ev);
 void arr_merge_close(struct arr_merge *m);
+/*
+ * Internal: the next events in time order as a run of n >= 1 consecutive
+ * events, valid until the next call: the same events, in the same order,
+ * as n calls of arr_merge_next(), without a call per event. Returns as
+ * arr_merge_next(). The two may be mixed.
+ */
+int arr__merge_next_run(struct arr_merge *m, const struct arr_event **ev, size_t *n);
 
 /* Format an event as one JSON object (no newline). Returns bytes written. */
 int arr_event_fprint_json(FILE *f, const struct arr_event *ev);
