@@ -9,6 +9,7 @@
 #ifndef ARR_CLI_H
 #define ARR_CLI_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "allocrr/trace.h"
@@ -35,6 +36,8 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
 int cli_trace_error(const char *path, const struct arr_trace *tr, int rc);
 /* Print "allocrr CMD VERSION". Returns 0. */
 int cli_version(void);
+/* "1.5 MiB": b in the largest binary unit that keeps it >= 1. */
+void cli_human_bytes(char *buf, size_t cap, uint64_t b);
 /* Directory holding the running allocrr executable. */
 const char *cli_exe_dir(void);
 /* Handle --help/--version style options shared by every command: returns

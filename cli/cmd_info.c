@@ -20,31 +20,6 @@ static const char usage[] =
 	"  -h, --help      show this help\n"
 	"  -V, --version   show the version\n";
 
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; s && *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-		if (ch == '"' || ch == '\\')
-			fprintf(f, "\\%c", ch);
-		else if (ch < 0x20)
-			fprintf(f, "\\u%04x", ch);
-		else
-			fputc(ch, f);
-	}
-	fputc('"', f);
-}
-
-static void human_bytes(char *buf, size_t cap, uint64_t b)
-{
-	const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-	double v = (double)b;
-	int u = 0;
-	while (v >= 1024 && u < 4)
-		v /= 1024, u++;
-	snprintf(buf, cap, u ? "%.1f %s" : "%.0f %s", v, units[u]);
-}
-
 static int info_one(const char *path, int json)
 {
 	struct arr_trace *tr;
@@ -72,19 +47,19 @@ static int info_one(const char *path, int json)
 
 	if (json) {
 		printf("{\"file\":");
-		json_str(stdout, path);
+		arr_json_fputs(stdout, path);
 		printf(",\"format\":\"%u.%u\",\"pid\":%" PRId64 ",\"ppid\":%" PRId64 ",\"exe\":",
 		       meta->major, meta->minor, meta->pid, meta->ppid);
-		json_str(stdout, meta->exe);
+		arr_json_fputs(stdout, meta->exe);
 		printf(",\"argv\":");
-		json_str(stdout, meta->argv);
+		arr_json_fputs(stdout, meta->argv);
 		printf(",\"libc\":");
-		json_str(stdout, meta->libc);
+		arr_json_fputs(stdout, meta->libc);
 		printf(",\"recorder\":");
-		json_str(stdout, meta->recorder);
+		arr_json_fputs(stdout, meta->recorder);
 		if (meta->parent_trace) {
 			printf(",\"parent_trace\":");
-			json_str(stdout, meta->parent_trace);
+			arr_json_fputs(stdout, meta->parent_trace);
 		}
 		printf(",\"start_realtime_ns\":%" PRIu64 ",\"duration_ns\":%" PRIu64
 		       ",\"time_unit_ns\":%u,\"events\":%" PRIu64 ",\"ops\":{",
@@ -108,10 +83,10 @@ static int info_one(const char *path, int json)
 		printf(",\"skipped_chunks\":%" PRIu64 "}\n", arr_trace_skipped_chunks(tr));
 	} else {
 		char b1[32], b2[32], b3[32], b4[32];
-		human_bytes(b1, sizeof b1, s.bytes_requested);
-		human_bytes(b2, sizeof b2, s.peak_live_bytes);
-		human_bytes(b3, sizeof b3, size);
-		human_bytes(b4, sizeof b4, s.peak_rss);
+		cli_human_bytes(b1, sizeof b1, s.bytes_requested);
+		cli_human_bytes(b2, sizeof b2, s.peak_live_bytes);
+		cli_human_bytes(b3, sizeof b3, size);
+		cli_human_bytes(b4, sizeof b4, s.peak_rss);
 		printf("%s\n", path);
 		printf("  process      %" PRId64 " (parent %" PRId64 "): %s\n", meta->pid, meta->ppid, meta->exe);
 		printf("  command      %s\n", meta->argv);

@@ -46,31 +46,6 @@ static const char usage[] =
 	"  -h, --help            show this help\n"
 	"  -V, --version         show the version\n";
 
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; s && *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-		if (ch == '"' || ch == '\\')
-			fprintf(f, "\\%c", ch);
-		else if (ch < 0x20)
-			fprintf(f, "\\u%04x", ch);
-		else
-			fputc(ch, f);
-	}
-	fputc('"', f);
-}
-
-static void human_bytes(char *buf, size_t cap, uint64_t b)
-{
-	const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-	double v = (double)b;
-	int u = 0;
-	while (v >= 1024 && u < 4)
-		v /= 1024, u++;
-	snprintf(buf, cap, u ? "%.1f %s" : "%.0f %s", v, units[u]);
-}
-
 static double now_s(void)
 {
 	struct timespec ts;
@@ -144,9 +119,9 @@ static void print_json(const char *trace, const char *wl_path, const struct arr_
 		       const struct arr_allocator *al, const struct arr_replay_result *res, const int *ok, int n)
 {
 	printf("{\"trace\":");
-	json_str(stdout, trace);
+	arr_json_fputs(stdout, trace);
 	printf(",\"workload\":{\"path\":");
-	json_str(stdout, wl_path);
+	arr_json_fputs(stdout, wl_path);
 	printf(",\"events\":%" PRIu64 ",\"calls\":%" PRIu64 ",\"threads\":%u,\"sync_points\":%" PRIu64
 	       ",\"slots\":%" PRIu64 ",\"ideal_rss\":%" PRIu64 ",\"repairs\":{",
 	       info->events, info->calls, info->nthreads, info->syncs, info->nslots, info->ideal_rss);
@@ -160,9 +135,9 @@ static void print_json(const char *trace, const char *wl_path, const struct arr_
 		const struct arr_replay_result *r = &res[i];
 		printf("%s{\"allocator\":", first ? "" : ",");
 		first = 0;
-		json_str(stdout, al[i].name);
+		arr_json_fputs(stdout, al[i].name);
 		printf(",\"library\":");
-		json_str(stdout, al[i].lib[0] ? al[i].lib : "libc.so.6");
+		arr_json_fputs(stdout, al[i].lib[0] ? al[i].lib : "libc.so.6");
 		printf(",\"threads\":%u,\"wall_ns\":%" PRIu64 ",\"cpu_ns\":%" PRIu64 ",\"ops\":%" PRIu64
 		       ",\"ns_per_op\":%.2f,\"peak_rss\":%" PRIu64 ",\"final_rss\":%" PRIu64 ",\"ideal_rss\":%" PRIu64
 		       ",\"peak_over_ideal\":%.3f,\"baseline_rss\":%" PRIu64 ",\"minor_faults\":%" PRIu64
@@ -234,16 +209,16 @@ CELL(c_major, "%" PRIu64, r->major_faults)
 CELL(c_wait, "%.3f ms", (double)r->sync_wait_ns / 1e6)
 CELL(c_anom, "%" PRIu64, r->anomalies)
 CELL(c_ratio, "%.2f", r->ideal_rss ? (double)r->peak_rss / (double)r->ideal_rss : 0.0)
-static void c_peak(char *b, size_t cap, const struct arr_replay_result *r) { human_bytes(b, cap, r->peak_rss); }
-static void c_final(char *b, size_t cap, const struct arr_replay_result *r) { human_bytes(b, cap, r->final_rss); }
-static void c_ideal(char *b, size_t cap, const struct arr_replay_result *r) { human_bytes(b, cap, r->ideal_rss); }
-static void c_base(char *b, size_t cap, const struct arr_replay_result *r) { human_bytes(b, cap, r->baseline_rss); }
+static void c_peak(char *b, size_t cap, const struct arr_replay_result *r) { cli_human_bytes(b, cap, r->peak_rss); }
+static void c_final(char *b, size_t cap, const struct arr_replay_result *r) { cli_human_bytes(b, cap, r->final_rss); }
+static void c_ideal(char *b, size_t cap, const struct arr_replay_result *r) { cli_human_bytes(b, cap, r->ideal_rss); }
+static void c_base(char *b, size_t cap, const struct arr_replay_result *r) { cli_human_bytes(b, cap, r->baseline_rss); }
 static void c_stat(char *b, size_t cap, const struct arr_replay_result *r)
 {
 	if (r->has_mallinfo)
-		human_bytes(b, cap, r->mi_arena + r->mi_hblkhd);
+		cli_human_bytes(b, cap, r->mi_arena + r->mi_hblkhd);
 	else if (r->has_builtin)
-		human_bytes(b, cap, r->bi_mapped);
+		cli_human_bytes(b, cap, r->bi_mapped);
 	else
 		snprintf(b, cap, "-");
 }

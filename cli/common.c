@@ -51,6 +51,16 @@ int cli_trace_error(const char *path, const struct arr_trace *tr, int rc)
 	return EXIT_BAD_INPUT;
 }
 
+void cli_human_bytes(char *buf, size_t cap, uint64_t b)
+{
+	static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+	double v = (double)b;
+	int u = 0;
+	while (v >= 1024 && u < 4)
+		v /= 1024, u++;
+	snprintf(buf, cap, u ? "%.1f %s" : "%.0f %s", v, units[u]);
+}
+
 int cli_version(void)
 {
 	printf("allocrr %s\n", ALLOCRR_VERSION);

@@ -26,10 +26,10 @@ static unsigned fields(unsigned op)
 	}
 }
 
-static void json_str(FILE *f, const char *s)
+void arr_json_fputs(FILE *f, const char *s)
 {
 	fputc('"', f);
-	for (; *s; s++) {
+	for (; s && *s; s++) {
 		unsigned char ch = (unsigned char)*s;
 		if (ch == '"' || ch == '\\')
 			fprintf(f, "\\%c", ch);
@@ -67,7 +67,7 @@ int arr_event_fprint_json(FILE *f, const struct arr_event *ev)
 		break;
 	case ARR_OP_EXEC:
 		fputs(",\"path\":", f);
-		json_str(f, ev->str ? ev->str : "");
+		arr_json_fputs(f, ev->str ? ev->str : "");
 		if (ev->failed)
 			fprintf(f, ",\"err\":%" PRId32, ev->err);
 		break;

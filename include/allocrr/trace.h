@@ -219,6 +219,8 @@ int arr__merge_next_run(struct arr_merge *m, const struct arr_event **ev, size_t
 
 /* Format an event as one JSON object (no newline). Returns bytes written. */
 int arr_event_fprint_json(FILE *f, const struct arr_event *ev);
+/* Write s as a JSON string literal, quotes and escapes included (NULL: ""). */
+void arr_json_fputs(FILE *f, const char *s);
 /* Format an event as one human-readable line (no newline). */
 int arr_event_fprint_text(FILE *f, const struct arr_event *ev);
 
