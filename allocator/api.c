@@ -21,27 +21,30 @@ static inline void *nomem(void)
 	return NULL;
 }
 
-/* Small blocks are zeroed inline: a call to memset costs more than the stores.
- * Rounding up to 16 stays inside the block (classes above 8 are multiples of 16). */
-static inline void zero_block(void *p, size_t size)
+/* Up to 64 bytes, zeroed inline with overlapping 16-byte stores (no loop, no
+ * call); above, memset's vector stores win, and returning its result lets
+ * calloc reach it by a tail call. Rounding up to 16 stays inside the block
+ * (classes above 8 are multiples of 16). */
+static inline void *zero_block(void *p, size_t size)
 {
-	if (size <= 128) {
-		typedef uint64_t u64x2 __attribute__((vector_size(16), aligned(8)));
-		u64x2 *q = p, z = { 0, 0 };
-		if (size <= 8) {
-			*(uint64_t *)p = 0;
-			return;
-		}
-		for (size_t n = (size + 15) >> 4; n; n--) {
-			*q++ = z;
-			__asm__("" : "+r"(q)); /* keep it a loop: not memset, not rep stos */
-		}
-		return;
+	typedef uint64_t u64x2 __attribute__((vector_size(16), aligned(8)));
+	if (size > 64)
+		return memset(p, 0, size);
+	if (size <= 8) {
+		*(uint64_t *)p = 0;
+		return p;
 	}
-	memset(p, 0, size);
+	u64x2 z = { 0, 0 }, *q = p, *e = (u64x2 *)((uint8_t *)p + ((size + 15) & ~(size_t)15));
+	q[0] = z;
+	e[-1] = z;
+	if (size > 32) {
+		q[1] = z;
+		e[-2] = z;
+	}
+	return p;
 }
 
-static inline void *heap_alloc(size_t size, bool zero)
+static inline void *heap_alloc(size_t size)
 {
 	struct arr__heap *h = arr__tl_heap;
 	if (ARR__LIKELY(size <= ARR__SMALL_TAB) || size <= arr__opt.mmap_threshold) {
@@ -54,35 +57,58 @@ static inline void *heap_alloc(size_t size, bool zero)
 			h->live[cls]++;
 			h->live_req += (int64_t)size;
 			h->alloc_count++;
-			if (zero) {
-				if (page->free_is_zero) {
-					b->next = NULL;
-					h->calloc_skipped += size;
-				} else {
-					zero_block(b, size);
-					h->calloc_zeroed += size;
-				}
-			}
 			return b;
 		}
 	}
 	if (ARR__UNLIKELY(size > PTRDIFF_MAX))
 		return nomem();
-	void *p = arr__malloc_slow(h, size, zero);
+	void *p = arr__malloc_slow(h, size, false);
 	return p ? p : nomem();
 }
 
 EXPORT void *arr_malloc(size_t size)
 {
-	return heap_alloc(size, false);
+	return heap_alloc(size);
 }
 
+static __attribute__((noinline)) void *calloc_slow(size_t total)
+{
+	if (ARR__UNLIKELY(total > PTRDIFF_MAX))
+		return nomem();
+	void *p = arr__malloc_slow(arr__tl_heap, total, true);
+	return p ? p : nomem();
+}
+
+/* calloc has its own fast path, a leaf that saves no registers: pop, then
+ * zero only what the page does not already know to be zero. An empty list or
+ * a huge size takes the generic path. */
 EXPORT void *arr_calloc(size_t count, size_t size)
 {
-	size_t total;
-	if (__builtin_mul_overflow(count, size, &total))
+	size_t total = size;
+	/* calloc(1, n) is common: no multiply (3 cycles) before the class lookup */
+	if (count != 1 && ARR__UNLIKELY(__builtin_mul_overflow(count, size, &total)))
 		return nomem();
-	return heap_alloc(total, true);
+	if (ARR__LIKELY(total <= ARR__SMALL_TAB) || total <= arr__opt.mmap_threshold) {
+		struct arr__heap *h = arr__tl_heap;
+		unsigned cls = arr__size_class(total);
+		struct arr__page *page = h->pages[cls];
+		struct arr__block *b = page->free;
+		if (ARR__LIKELY(b != NULL)) {
+			page->free = b->next;
+			page->used++;
+			h->live[cls]++;
+			h->live_req += (int64_t)total;
+			h->alloc_count++;
+			if (page->free_is_zero) {
+				b->next = NULL;
+				h->calloc_skipped += total;
+				return b;
+			}
+			h->calloc_zeroed += total;
+			return zero_block(b, total);
+		}
+	}
+	return calloc_slow(total);
 }
 
 static inline void heap_free(void *p, size_t req)
@@ -139,7 +165,7 @@ EXPORT size_t arr_malloc_usable_size(const void *p)
 static void *alloc_aligned(size_t align, size_t size)
 {
 	if (align <= 16)
-		return heap_alloc(size < 16 && align == 16 ? 16 : size, false);
+		return heap_alloc(size < 16 && align == 16 ? 16 : size);
 	if (size > PTRDIFF_MAX)
 		return nomem();
 	if (align <= ARR__SLICE_SIZE) {
@@ -148,10 +174,10 @@ static void *alloc_aligned(size_t align, size_t size)
 		size_t sz = size < align ? align : size;
 		if (sz <= ARR__MAX_SMALL && sz <= arr__opt.mmap_threshold &&
 		    arr__class_size[arr__size_class(sz)] % align == 0)
-			return heap_alloc(sz, false);
+			return heap_alloc(sz);
 		size_t need = size + align - 16;
 		if (need <= ARR__MAX_SMALL && need <= arr__opt.mmap_threshold) {
-			uint8_t *p = heap_alloc(need, false);
+			uint8_t *p = heap_alloc(need);
 			if (p == NULL || ((uintptr_t)p & (align - 1)) == 0)
 				return p;
 			arr__page_of(p)->flags |= ARR__PF_ALIGNED;
@@ -211,7 +237,7 @@ EXPORT void *arr_pvalloc(size_t size)
 EXPORT void *arr_realloc(void *p, size_t size)
 {
 	if (p == NULL)
-		return heap_alloc(size, false);
+		return heap_alloc(size);
 	if (size == 0) { /* glibc: frees and returns NULL */
 		heap_free(p, 0);
 		return NULL;
@@ -232,7 +258,7 @@ EXPORT void *arr_realloc(void *p, size_t size)
 	} else if (size <= usable && size >= usable / 2) {
 		return p; /* fits, and not so much smaller that a smaller class is worth a copy */
 	}
-	void *q = heap_alloc(size, false);
+	void *q = heap_alloc(size);
 	if (q == NULL)
 		return NULL;
 	memcpy(q, p, size < usable ? size : usable);

@@ -546,6 +546,23 @@ static void fork_parent(void)
 	pthread_mutex_unlock(&arr__lock);
 }
 
+/* A thread that vanished at fork may have left one of our full pages FREEING
+ * (between marking it and clearing the mark, in remote_free). Nobody will
+ * clear it now, and page_unfull would wait for it forever. Put it back to
+ * DELAYED: if the block reached our delayed list it is processed as usual,
+ * if not it is lost (the page just never empties), and the next remote free
+ * into the page still tells us it has room. Only full pages can be FREEING:
+ * page_unfull waits the state out before a page leaves the full list. */
+static void heap_fork_reset(struct arr__heap *h)
+{
+	for (struct arr__page *page = h->full; page; page = page->next) {
+		uintptr_t tf = atomic_load_explicit(&page->thread_free, memory_order_relaxed);
+		if ((tf & ARR__TF_MASK) == ARR__TF_FREEING)
+			atomic_store_explicit(&page->thread_free, (tf & ~ARR__TF_MASK) | ARR__TF_DELAYED,
+					      memory_order_relaxed);
+	}
+}
+
 /* The other threads are gone: abandon their heaps, so that their empty pages
  * return to the pool and the rest is adopted by the child's threads. */
 static void fork_child(void)
@@ -553,6 +570,8 @@ static void fork_child(void)
 	pthread_mutex_init(&arr__lock, NULL);
 	in_fork_child = true;
 	struct arr__heap *self = arr__tl_heap;
+	if (self != &arr__heap_empty)
+		heap_fork_reset(self);
 	for (struct arr__heap *h = all_heaps; h; h = h->next_all)
 		if (h != self && h->state == ARR__HEAP_ACTIVE)
 			heap_abandon(h);

@@ -50,8 +50,12 @@
 #define ARR__SLICES       (ARR__SEG_SIZE / ARR__SLICE_SIZE) /* 64 */
 #define ARR__OS_PAGE      ((size_t)4096)
 
-/* Size classes: 8, 16..128 step 16, then 8 classes per doubling up to 1 MiB. */
-#define ARR__NCLASSES     114
+/* Size classes: 8, 16..128 step 16, then 8 classes per doubling up to 1 MiB,
+ * the first eighth above 1, 2, 4 and 8 KiB split at 1/64, 1/32, 5/64 (see
+ * classes.c): 11 classes for each of those doublings. */
+#define ARR__NCLASSES     126
+#define ARR__FINE_FIRST   34 /* first class above 1 KiB */
+#define ARR__FINE_END     78 /* first class above 16 KiB */
 #define ARR__MAX_SMALL    ((size_t)1 << 20)
 #define ARR__SMALL_TAB    1024 /* sizes <= this are classed by table lookup */
 
@@ -153,8 +157,13 @@ static inline unsigned arr__size_class(size_t size)
 		return arr__class_tab[(size + 7) >> 3];
 	size_t s1 = size - 1;
 	unsigned k = 63u - (unsigned)__builtin_clzll(s1);
-	unsigned j = (unsigned)(s1 >> (k - 3)) - 7u;
-	return 10u + (k - 7u) * 8u + (j - 1u);
+	unsigned j = (unsigned)(s1 >> (k - 3)) - 7u; /* eighth of the doubling, 1..8 */
+	if (k <= 13) {
+		unsigned q = (unsigned)(s1 >> (k - 6)) & 7u; /* 64ths above 2^k, 0..7 */
+		unsigned r = j == 1 ? (unsigned)(q >= 1u) + (q >= 2u) + (q >= 5u) : j + 2u;
+		return ARR__FINE_FIRST + (k - 10u) * 11u + r;
+	}
+	return ARR__FINE_END + (k - 14u) * 8u + (j - 1u);
 }
 
 /* ---- pointer -> metadata ---- */

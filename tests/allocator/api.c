@@ -244,6 +244,24 @@ static void test_usable_size(void)
 		memset(p, 1, u); /* the whole usable size is ours */
 		arr_free(p);
 	}
+	/* "a power of two plus a header", 1 to 16 KiB: the first 64th above
+	 * 2^k has its own class (sqlite's 1032 -> 1040), the first eighth is
+	 * split at 1/32 and 5/64 (4368 -> 4416) */
+	for (unsigned k = 10; k <= 13; k++) {
+		size_t two = (size_t)1 << k, step = two >> 6;
+		for (size_t s = two + 1; s <= two + (two >> 3); s += 8) {
+			unsigned char *p = arr_malloc(s);
+			size_t u = arr_malloc_usable_size(p);
+			size_t limit = s <= two + step ? two + step : s <= two + 2 * step ? two + 2 * step
+				     : s <= two + 5 * step ? two + 5 * step : two + 8 * step;
+			CHECK(u >= s && u <= limit);
+			arr_free(p);
+		}
+	}
+	void *a = arr_malloc(1032), *b = arr_malloc(4368);
+	CHECK(arr_malloc_usable_size(a) == 1040 && arr_malloc_usable_size(b) == 4416);
+	arr_free(a);
+	arr_free(b);
 }
 
 static void test_stats(void)

@@ -5,6 +5,7 @@
  * another thread held at fork time. A child that hangs is killed by alarm().
  */
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -94,9 +95,93 @@ static int test_child_reclaims(void)
 	return 0;
 }
 
+/*
+ * Hang: a full page is marked DELAYED; the first remote free into it sets
+ * FREEING, pushes the block on the owner's delayed list, then clears the
+ * state. A thread caught between the two by fork() does not exist in the
+ * child, so the state would stay FREEING and the child's own free into that
+ * page (page_unfull) would wait for it forever. Pages of two 28000-byte
+ * blocks (class 28672, one 64 KiB slice) make every remote free take that
+ * path: the main thread keeps one block of each page and hands the other to
+ * a freeing thread, then forks while that thread is busy; the child frees
+ * the blocks it kept. A hang is killed by alarm() and fails the test.
+ */
+enum { PAIR_SIZE = 28000, PAIRS = 1024, RING = 4096, HANG_FORKS = 200 };
+static void *_Atomic ring[RING];
+static _Atomic unsigned ring_head, ring_tail; /* producer: main; consumer: freer */
+static _Atomic int freer_stop;
+
+static void *freer(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		unsigned t = atomic_load_explicit(&ring_tail, memory_order_relaxed);
+		if (t == atomic_load_explicit(&ring_head, memory_order_acquire)) {
+			if (atomic_load(&freer_stop))
+				return NULL;
+			continue;
+		}
+		arr_free(atomic_load_explicit(&ring[t % RING], memory_order_relaxed));
+		atomic_store_explicit(&ring_tail, t + 1, memory_order_release);
+	}
+}
+
+static int test_no_hang_on_freeing(void)
+{
+	static void *kept[PAIRS];
+	pthread_t t;
+	pthread_create(&t, NULL, freer, NULL);
+	int failures = 0;
+	for (int f = 0; f < HANG_FORKS && !failures; f++) {
+		while (atomic_load(&ring_head) - atomic_load(&ring_tail) > RING - PAIRS)
+			sched_yield();
+		unsigned h = atomic_load_explicit(&ring_head, memory_order_relaxed);
+		for (int i = 0; i < PAIRS; i++) {
+			kept[i] = arr_malloc(PAIR_SIZE);
+			void *other = arr_malloc(PAIR_SIZE);
+			if (kept[i] == NULL || other == NULL)
+				return 1;
+			atomic_store_explicit(&ring[h++ % RING], other, memory_order_relaxed);
+		}
+		/* all at once, and fork once the freer is well into the batch */
+		atomic_store_explicit(&ring_head, h, memory_order_release);
+		while (h - atomic_load(&ring_tail) > PAIRS - PAIRS / 8)
+			;
+		pid_t pid = fork();
+		if (pid < 0) {
+			perror("fork");
+			return 1;
+		}
+		if (pid == 0) {
+			alarm(5);
+			for (int i = 0; i < PAIRS; i++)
+				arr_free(kept[i]);
+			for (int i = 0; i < 4 * PAIRS; i++) /* drains the delayed list */
+				arr_free(arr_malloc(PAIR_SIZE));
+			_exit(0);
+		}
+		for (int i = 0; i < PAIRS; i++)
+			arr_free(kept[i]);
+		int status = 0;
+		if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+			fprintf(stderr, "freeing fork %d: child failed (status 0x%x%s)\n", f, status,
+				WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM ? ", hung" : "");
+			failures++;
+		}
+	}
+	atomic_store(&freer_stop, 1);
+	pthread_join(t, NULL);
+	if (failures)
+		return 1;
+	printf("fork: %d forks during remote frees into full pages ok\n", HANG_FORKS);
+	return 0;
+}
+
 int main(void)
 {
 	if (test_child_reclaims())
+		return 1;
+	if (test_no_hang_on_freeing())
 		return 1;
 
 	enum { THREADS = 3, FORKS = 40 };
