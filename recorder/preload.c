@@ -101,7 +101,7 @@ EXPORT void *malloc(size_t size)
 	if (unlikely(!ready()))
 		return boot_alloc(size, 16);
 	void *r = real.malloc(size);
-	uint64_t t = rec_now();
+	uint64_t t = rec_stamp();
 	if (likely(!(r == NULL)))
 		rec_ok(ARR_OP_MALLOC, t, 2, size, (uint64_t)r, 0, 0);
 	else
@@ -118,7 +118,7 @@ EXPORT void *calloc(size_t n, size_t size)
 		return boot_alloc(total, 16);
 	}
 	void *r = real.calloc(n, size);
-	uint64_t t = rec_now();
+	uint64_t t = rec_stamp();
 	if (likely(!(r == NULL)))
 		rec_ok(ARR_OP_CALLOC, t, 3, n, size, (uint64_t)r, 0);
 	else
@@ -132,7 +132,7 @@ EXPORT void free(void *p)
 		return;
 	if (unlikely(!ready()))
 		return;
-	uint64_t t = rec_now();
+	uint64_t t = rec_stamp();
 	real.free(p);
 	rec_ok(ARR_OP_FREE, t, 1, (uint64_t)p, 0, 0, 0);
 }
@@ -153,7 +153,7 @@ EXPORT void *realloc(void *p, size_t size)
 		return boot_realloc(p, size);
 	void *r = real.realloc(p, size);
 	/* realloc(p, 0) frees p and may return NULL without failing. */
-	uint64_t t = rec_now();
+	uint64_t t = rec_stamp();
 	if (likely(!(r == NULL)))
 		rec_ok(ARR_OP_REALLOC, t, 3, (uint64_t)p, size, (uint64_t)r, 0);
 	else
@@ -177,7 +177,7 @@ EXPORT void *reallocarray(void *p, size_t n, size_t size)
 		ts_set(MODE_BUSY);
 	void *r = real.reallocarray(p, n, size);
 	ts_set(mode);
-	uint64_t t = rec_now();
+	uint64_t t = rec_stamp();
 	if (likely(!(r == NULL)))
 		rec_ok(ARR_OP_REALLOCARRAY, t, 4, (uint64_t)p, n, size, (uint64_t)r);
 	else
@@ -195,7 +195,7 @@ EXPORT int posix_memalign(void **out, size_t align, size_t size)
 		return 0;
 	}
 	int rc = real.posix_memalign(out, align, size);
-	uint64_t t = rec_now();
+	uint64_t t = rec_stamp();
 	if (likely(!(rc != 0)))
 		rec_ok(ARR_OP_POSIX_MEMALIGN, t, 3, align, size, rc ? 0 : (uint64_t)*out, 0);
 	else
@@ -208,7 +208,7 @@ EXPORT void *aligned_alloc(size_t align, size_t size)
 	if (unlikely(!ready()))
 		return boot_alloc(size, align);
 	void *r = real.aligned_alloc(align, size);
-	uint64_t t = rec_now();
+	uint64_t t = rec_stamp();
 	if (likely(!(r == NULL)))
 		rec_ok(ARR_OP_ALIGNED_ALLOC, t, 3, align, size, (uint64_t)r, 0);
 	else
@@ -221,7 +221,7 @@ EXPORT void *memalign(size_t align, size_t size)
 	if (unlikely(!ready()))
 		return boot_alloc(size, align);
 	void *r = real.memalign(align, size);
-	uint64_t t = rec_now();
+	uint64_t t = rec_stamp();
 	if (likely(!(r == NULL)))
 		rec_ok(ARR_OP_MEMALIGN, t, 3, align, size, (uint64_t)r, 0);
 	else
@@ -234,7 +234,7 @@ EXPORT void *valloc(size_t size)
 	if (unlikely(!ready()))
 		return boot_alloc(size, 4096);
 	void *r = real.valloc(size);
-	uint64_t t = rec_now();
+	uint64_t t = rec_stamp();
 	if (likely(!(r == NULL)))
 		rec_ok(ARR_OP_VALLOC, t, 2, size, (uint64_t)r, 0, 0);
 	else
@@ -247,7 +247,7 @@ EXPORT void *pvalloc(size_t size)
 	if (unlikely(!ready()))
 		return boot_alloc((size + 4095) & ~(size_t)4095, 4096);
 	void *r = real.pvalloc(size);
-	uint64_t t = rec_now();
+	uint64_t t = rec_stamp();
 	if (likely(!(r == NULL)))
 		rec_ok(ARR_OP_PVALLOC, t, 2, size, (uint64_t)r, 0, 0);
 	else

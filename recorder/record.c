@@ -33,6 +33,7 @@
 
 __thread struct tstate arr__ts __attribute__((tls_model("initial-exec")));
 uint64_t arr__start_tsc;
+int arr__exact_time;
 
 static struct {
 	int initialized;
@@ -639,7 +640,8 @@ static void thread_register(void)
 	ts_set(MODE_BUSY);
 	arr__ts.tid = gettid_raw();
 	pthread_mutex_lock(&g.lock);
-	g.nthreads++;
+	if (++g.nthreads > 1) /* before this thread's first event: see rec_stamp() */
+		__atomic_store_n(&arr__exact_time, 1, __ATOMIC_RELEASE);
 	struct tbuf *b = buf_get_locked();
 	if (!b && (b = buf_new(g.buf_words))) /* over budget beats losing events */
 		g.nbufs++;
@@ -833,6 +835,7 @@ void arr__rec_init(void)
 	g.zlevel = env_int("ALLOCRR_ZSTD_LEVEL", 1, -5, 19);
 	g.buf_words = (size_t)env_int("ALLOCRR_BUFFER_KB", 256, 16, 65536) * 1024 / 8;
 	g.maxbufs = 32;
+	arr__exact_time = env_int("ALLOCRR_EXACT_TIME", 0, 0, 1);
 	const char *root = getenv("ALLOCRR_ROOT_PID");
 	g.root = root ? atoi(root) == g.pid : !written_by_ancestor(g.output);
 	g.enabled = !(g.no_children && !g.root) && !getenv("ALLOCRR_DISABLE");
@@ -1036,6 +1039,8 @@ void arr__rec_fork_child(void)
 	}
 	g.rssbuf = NULL;
 	g.nthreads = 0;
+	arr__exact_time = env_int("ALLOCRR_EXACT_TIME", 0, 0, 1);
+	arr__ts.skip = 0;
 	g.flusher_running = 0;
 	g.stop = 0;
 	if (g.fd >= 0)
