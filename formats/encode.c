@@ -7,6 +7,10 @@
 #include <string.h>
 
 #include "varint.h"
+
+#ifndef ARR_ENC_MAP_SLOTS
+#define ARR_ENC_MAP_SLOTS 4096 /* a power of two */
+#endif
 #include "writer.h"
 
 static void *zalloc(void *opaque, size_t size)
@@ -50,11 +54,11 @@ int arr__encoder_init(struct arr_encoder *enc, const struct arr_mem *mem, size_t
 	}
 	enc->payload_cap = enc->col_cap * ARR_NCOLS + ARR_NCOLS * ARR_VARINT_MAX;
 	enc->payload = mem->alloc(enc->payload_cap, mem->ctx);
-	/* The map holds an entry per allocation (>= 3 words) and per free
-	 * (>= 2 words): slots >= max_words keep it at most half full. */
-	uint32_t slots = 64;
-	while (slots < max_words)
-		slots <<= 1;
+	/* The map is a direct-mapped cache of recent addresses: small enough to
+	 * stay in cache beside the program's own data (the flusher shares the
+	 * machine with it), and always right: every update of an address goes
+	 * to its one slot, so a hit is the latest; a miss only costs bytes. */
+	uint32_t slots = ARR_ENC_MAP_SLOTS;
 	enc->hmask = slots - 1;
 	enc->map = mem->alloc(slots * sizeof *enc->map, mem->ctx);
 	if (!enc->payload || !enc->map)
@@ -104,23 +108,16 @@ static inline uint32_t hash_ptr(uint64_t p)
 /* Remember that allocation (or free) number idx concerned p. */
 static inline void map_put(struct arr_encoder *enc, uint64_t p, uint32_t idx)
 {
-	uint32_t h = hash_ptr(p) & enc->hmask;
-	struct arr_encoder_slot *s = enc->map;
-	while (s[h].gen == enc->gen && s[h].key != p)
-		h = (h + 1) & enc->hmask;
-	s[h] = (struct arr_encoder_slot){p, idx, enc->gen};
+	enc->map[hash_ptr(p) & enc->hmask] = (struct arr_encoder_slot){p, idx, enc->gen};
 }
 
 static inline int map_get(const struct arr_encoder *enc, uint64_t p, uint32_t *idx)
 {
-	uint32_t h = hash_ptr(p) & enc->hmask;
-	const struct arr_encoder_slot *s = enc->map;
-	for (; s[h].gen == enc->gen; h = (h + 1) & enc->hmask)
-		if (s[h].key == p) {
-			*idx = s[h].val;
-			return 1;
-		}
-	return 0;
+	const struct arr_encoder_slot *s = &enc->map[hash_ptr(p) & enc->hmask];
+	if (s->gen != enc->gen || s->key != p)
+		return 0;
+	*idx = s->val;
+	return 1;
 }
 
 long arr__encode_events(struct arr_encoder *enc, uint32_t tid, const uint64_t *w, size_t nwords,

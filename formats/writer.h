@@ -71,7 +71,8 @@ struct arr_mem {
 	void *ctx;
 };
 
-/* One slot of the chunk-local map from address to allocation number. */
+/* One slot of the chunk-local cache from address to allocation (or free)
+ * number: direct-mapped, ARR_ENC_MAP_SLOTS of them (encode.c). */
 struct arr_encoder_slot {
 	uint64_t key;
 	uint32_t val;
