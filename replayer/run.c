@@ -263,10 +263,12 @@ static int wait_version(struct rthr *c, struct slot *s, uint32_t v)
 	return 0;
 }
 
-#define CALL(opcode, expr)                                                    \
+/* Run expr, timing one call in c->lat_every when `on`; `left` counts down
+ * to the next timed call. */
+#define TIMED_CALL(opcode, on, left, expr)                                    \
 	do {                                                                  \
-		if (c->lat_every && --c->lat_left == 0) {                      \
-			c->lat_left = c->lat_every;                            \
+		if ((on) && --(left) == 0) {                                  \
+			(left) = c->lat_every;                                 \
 			uint64_t t0_ = tsc();                                  \
 			expr;                                                  \
 			uint64_t d_ = tsc() - t0_;                             \
@@ -277,6 +279,7 @@ static int wait_version(struct rthr *c, struct slot *s, uint32_t v)
 			expr;                                                  \
 		}                                                             \
 	} while (0)
+#define CALL(opcode, expr) TIMED_CALL(opcode, c->lat_every, c->lat_left, expr)
 
 /* Reads may run past end into the buffer's slack (WL_ENTRY_MAX): harmless,
  * and caught here before the value is used. */
@@ -458,20 +461,7 @@ static __attribute__((noinline)) int exec_entry(struct rthr *c)
  * (Prefetching the next entry's slot was measured: no gain on the
  * benchmark's live set, which stays in L2, so there is none.)
  */
-#define FAST_CALL(opcode, expr)                                               \
-	do {                                                                  \
-		if (timed && --lat_left == 0) {                               \
-			lat_left = c->lat_every;                               \
-			uint64_t t0_ = tsc();                                  \
-			expr;                                                  \
-			uint64_t d_ = tsc() - t0_;                             \
-			c->hist[opcode][bucket(d_)]++;                         \
-			if (d_ > c->maxc[opcode])                              \
-				c->maxc[opcode] = d_;                          \
-		} else {                                                      \
-			expr;                                                  \
-		}                                                             \
-	} while (0)
+#define FAST_CALL(opcode, expr) TIMED_CALL(opcode, timed, lat_left, expr)
 
 static int64_t run_block(struct rthr *c, uint64_t n)
 {
