@@ -16,7 +16,7 @@ echo "== allocrr info $out/demo.atr"
 "$allocrr" info "$out/demo.atr"
 echo
 echo "== allocrr dump $out/demo.atr | head"
-"$allocrr" dump "$out/demo.atr" | head -n 12
+"$allocrr" dump "$out/demo.atr" | head -n 12 || true  # head closes the pipe early
 echo
 echo "== allocrr replay $out/demo.atr"
 "$allocrr" replay "$out/demo.atr"
