@@ -104,6 +104,17 @@ static char *dup_bytes(const uint8_t *p, size_t n)
 	return s;
 }
 
+/* Say what the file starts with instead, printable bytes as themselves. */
+static int bad_magic(struct arr_trace *tr, const uint8_t *p)
+{
+	char shown[ARR_MAGIC_LEN * 4 + 1], *o = shown;
+	for (int i = 0; i < ARR_MAGIC_LEN; i++)
+		o += p[i] >= 0x20 && p[i] < 0x7f && p[i] != '\\'
+			     ? snprintf(o, 5, "%c", p[i])
+			     : snprintf(o, 5, "\\x%02x", p[i]);
+	return fail(tr, ARR_EBADMAGIC, 0, "it starts with \"%s\"", shown);
+}
+
 static int parse_header(struct arr_trace *tr)
 {
 	uint8_t fixed[ARR_FILE_HDR_FIXED];
@@ -115,14 +126,14 @@ static int parse_header(struct arr_trace *tr)
 		if (rc)
 			return rc;
 		if (memcmp(fixed, ARR_MAGIC, ARR_MAGIC_LEN))
-			return fail(tr, ARR_EBADMAGIC, 0, "bad magic");
+			return bad_magic(tr, fixed);
 		return fail(tr, ARR_ETRUNCATED, tr->file_size, "header cut short");
 	}
 	int rc = read_at(tr, fixed, sizeof fixed, 0);
 	if (rc)
 		return rc;
 	if (memcmp(fixed, ARR_MAGIC, ARR_MAGIC_LEN))
-		return fail(tr, ARR_EBADMAGIC, 0, "bad magic");
+		return bad_magic(tr, fixed);
 	struct arr_trace_meta *m = &tr->meta;
 	m->major = arr__get_u16(fixed + 8);
 	m->minor = arr__get_u16(fixed + 10);
