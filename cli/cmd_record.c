@@ -129,29 +129,35 @@ static long long count_events(const char *path, int *clean)
 	return n;
 }
 
-static void list_traces(const char *output)
+/* Print each trace written, with its event count; returns how many. */
+static int list_traces(const char *output)
 {
 	char dir[PATH_MAX];
 	const char *base;
 	split_path(output, dir, sizeof dir, &base);
 	struct dirent **names;
-	int n = scandir(dir, &names, NULL, versionsort);
+	int n = scandir(dir, &names, NULL, versionsort), written = 0;
 	int clean;
 	long long ev = count_events(output, &clean);
-	if (ev >= 0)
+	if (ev >= 0) {
 		fprintf(stderr, "allocrr: wrote %s (%lld events%s)\n", output, ev, clean ? "" : ", truncated");
+		written++;
+	}
 	for (int i = 0; i < n; i++) {
 		if (is_child_trace(names[i]->d_name, base)) {
 			char p[PATH_MAX * 2];
 			snprintf(p, sizeof p, "%s/%s", dir, names[i]->d_name);
-			if ((ev = count_events(p, &clean)) >= 0)
+			if ((ev = count_events(p, &clean)) >= 0) {
 				fprintf(stderr, "allocrr: wrote %s (%lld events%s)\n", p, ev,
 					clean ? "" : ", truncated");
+				written++;
+			}
 		}
 		free(names[i]);
 	}
 	if (n >= 0)
 		free(names);
+	return written;
 }
 
 int cmd_record(int argc, char **argv)
@@ -245,8 +251,9 @@ int cmd_record(int argc, char **argv)
 		;
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGQUIT, &old_quit, NULL);
-	if (!quiet)
-		list_traces(abs_out);
+	if (!quiet && list_traces(abs_out) == 0 && !(WIFEXITED(status) && WEXITSTATUS(status) >= 126))
+		cli_error("no trace was written: '%s' never loaded the recorder "
+			  "(statically linked, or setuid?)", argv[optind]);
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status);
 	if (WIFSIGNALED(status)) {
