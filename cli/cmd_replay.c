@@ -365,12 +365,16 @@ int cmd_replay(int argc, char **argv)
 		return cli_usage_error("replay", "one trace at a time ('%s' is extra)", argv[optind + 1]);
 	const char *trace = argv[optind];
 
+	/* The built-in allocator: beside us in the build tree, or installed. */
 	char builtin_lib[PATH_MAX], engine[PATH_MAX];
-	snprintf(builtin_lib, sizeof builtin_lib, "%s/../lib/liballocrr-malloc.so", cli_exe_dir());
-	{
+	static const char *const lib_dirs[] = {"../lib", "../" ALLOCRR_LIBDIR_REL_PARENT};
+	for (size_t i = 0; i < sizeof lib_dirs / sizeof *lib_dirs; i++) {
 		char real[PATH_MAX];
-		if (realpath(builtin_lib, real))
+		snprintf(builtin_lib, sizeof builtin_lib, "%s/%s/liballocrr-malloc.so", cli_exe_dir(), lib_dirs[i]);
+		if (realpath(builtin_lib, real) && !access(real, R_OK)) {
 			snprintf(builtin_lib, sizeof builtin_lib, "%s", real);
+			break;
+		}
 	}
 	const char *env_engine = getenv("ALLOCRR_REPLAY_ENGINE");
 	snprintf(engine, sizeof engine, "%s", env_engine && *env_engine ? env_engine : "");
