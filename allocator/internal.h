@@ -124,7 +124,6 @@ struct arr__heap {
 	uint64_t tick_at;            /* free_count at which the free fast path ticks */
 	struct arr__page *full;      /* full pages */
 	_Atomic(struct arr__block *) delayed;
-	uint32_t retained;           /* empty pages kept as class heads */
 	int state;                   /* ARR__HEAP_* */
 	struct arr__heap *next_all;  /* every heap ever made (never unmapped) */
 	struct arr__heap *next_state;/* abandoned or free list */
@@ -236,7 +235,7 @@ void *arr__malloc_slow(struct arr__heap *h, size_t size, bool zero);
 /* Free through the non-fast path; `req` is subtracted from live_req. */
 void arr__free_generic(struct arr__heap *h, struct arr__page *page, void *p, size_t req);
 void arr__page_emptied(struct arr__heap *h, struct arr__page *page);
-/* Every ARR__TICK_OPS frees, even on the fast path: release retained pages
+/* Every ARR__TICK_OPS frees, even on the fast path: release empty current pages
  * and advance the purge clock, so purges happen in a thread that never
  * needs a new page. */
 #define ARR__TICK_OPS 4096
