@@ -864,8 +864,6 @@ void arr__rec_init(void)
 	ts_set(mode);
 }
 
-int arr__rec_enabled(void) { return g.enabled; }
-
 int arr__rec_owns_process(void)
 {
 	/* A vfork child shares our memory but has its own pid. */

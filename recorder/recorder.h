@@ -68,10 +68,6 @@ struct tstate {
 
 extern __thread struct tstate arr__ts __attribute__((tls_model("initial-exec")));
 
-/* Largest ordinary record: a failed reallocarray (w0, ptr, nmemb, size,
- * ret, errno). */
-#define REC_MAX_WORDS 6
-
 /* TSC at the start of this trace: records hold ticks since then. */
 extern uint64_t arr__start_tsc ARR_HIDDEN;
 
@@ -175,6 +171,5 @@ ARR_HIDDEN int arr__rec_owns_process(void); /* false in a vfork child */
 ARR_HIDDEN void arr__rec_event_now(unsigned op, int failed, int err, uint64_t arg);
 ARR_HIDDEN void arr__rec_exec(const char *path);
 ARR_HIDDEN void arr__rec_exec_failed(const char *path, int err);
-ARR_HIDDEN int arr__rec_enabled(void);
 
 #endif
