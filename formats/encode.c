@@ -102,21 +102,30 @@ static inline uint32_t hash_ptr(uint64_t p)
 	return (uint32_t)((p >> 4) * 0x9E3779B97F4A7C15ull >> 32);
 }
 
-/* Map values: an allocation number, or a free number with MAP_FREED. */
-#define MAP_FREED 0x80000000u
+/* Map values: an allocation number, or a free number with MAP_FREED; a
+ * slot packs one under the address's low 48 bits. A hit only needs to name
+ * some event of this chunk with that address (any allocation that returned
+ * p decodes to p, any free of p too), so numbers of 2^15 and more, and
+ * addresses with high bits set, are simply not remembered: they miss. An
+ * empty slot is 0, which no entry is (NULL is never stored). */
+#define MAP_FREED 0x8000u
+#define MAP_KEY(p) ((p) << 16)
 
-/* Remember that allocation (or free) number idx concerned p. */
-static inline void map_put(struct arr_encoder *enc, uint64_t p, uint32_t idx)
+/* Remember that allocation number n (or free number n, with freed =
+ * MAP_FREED) concerned p. */
+static inline void map_put(struct arr_encoder *enc, uint64_t p, uint32_t n, uint32_t freed)
 {
-	enc->map[hash_ptr(p) & enc->hmask] = (struct arr_encoder_slot){p, idx, enc->gen};
+	if ((p >> 48) || n >= MAP_FREED)
+		return;
+	enc->map[hash_ptr(p) & enc->hmask] = MAP_KEY(p) | freed | n;
 }
 
 static inline int map_get(const struct arr_encoder *enc, uint64_t p, uint32_t *idx)
 {
-	const struct arr_encoder_slot *s = &enc->map[hash_ptr(p) & enc->hmask];
-	if (s->gen != enc->gen || s->key != p)
+	uint64_t s = enc->map[hash_ptr(p) & enc->hmask];
+	if ((s & ~0xffffull) != MAP_KEY(p) || (p >> 48) || !p)
 		return 0;
-	*idx = s->val;
+	*idx = (uint32_t)(s & 0xffff);
 	return 1;
 }
 
@@ -127,10 +136,7 @@ long arr__encode_events(struct arr_encoder *enc, uint32_t tid, const uint64_t *w
 		return ARR_ERANGE;
 	if (out_cap < arr__encoder_bound(enc))
 		return ARR_ERANGE;
-	if (++enc->gen == 0) { /* generation wrapped: clear the map for real */
-		memset(enc->map, 0, ((size_t)enc->hmask + 1) * sizeof *enc->map);
-		enc->gen = 1;
-	}
+	memset(enc->map, 0, ((size_t)enc->hmask + 1) * sizeof *enc->map);
 	uint8_t *c[ARR_NCOLS];
 	for (int i = 0; i < ARR_NCOLS; i++)
 		c[i] = enc->col[i];
@@ -237,7 +243,7 @@ long arr__encode_events(struct arr_encoder *enc, uint32_t tid, const uint64_t *w
 			}
 			c[ARR_COL_PTR] = arr__put_uvarint(c[ARR_COL_PTR], v);
 			if (ptr_arg) /* remember it as freed: allocators hand such blocks out next */
-				map_put(enc, ptr_arg, MAP_FREED | nfrees++);
+				map_put(enc, ptr_arg, nfrees++, MAP_FREED);
 		}
 		if (has_ret && !failed) {
 			uint32_t idx;
@@ -255,7 +261,7 @@ long arr__encode_events(struct arr_encoder *enc, uint32_t tid, const uint64_t *w
 			}
 			c[ARR_COL_RET] = arr__put_uvarint(c[ARR_COL_RET], v);
 			prev_ret = ret;
-			map_put(enc, ret, nallocs++);
+			map_put(enc, ret, nallocs++, 0);
 		}
 		nevents++;
 		i += words;

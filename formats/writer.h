@@ -71,14 +71,9 @@ struct arr_mem {
 	void *ctx;
 };
 
-/* One slot of the chunk-local cache from address to allocation (or free)
- * number: direct-mapped, ARR_ENC_MAP_SLOTS of them (encode.c). */
-struct arr_encoder_slot {
-	uint64_t key;
-	uint32_t val;
-	uint32_t gen; /* slot is in use when gen == the encoder's gen */
-};
-
+/* The chunk-local cache from address to allocation (or free) number:
+ * direct-mapped, ARR_ENC_MAP_SLOTS slots (encode.c), each the address's low
+ * 48 bits over a 16-bit number, so it stays in L1. */
 struct arr_encoder {
 	void *cctx; /* ZSTD_CCtx */
 	struct arr_mem mem;
@@ -91,8 +86,7 @@ struct arr_encoder {
 	uint8_t *col[ARR_NCOLS];
 	uint8_t *payload;
 	size_t payload_cap;
-	struct arr_encoder_slot *map;
-	uint32_t gen;
+	uint64_t *map;
 	uint32_t hmask;
 };
 

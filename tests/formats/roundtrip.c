@@ -229,8 +229,75 @@ static long read_all(const char *path, int *rc_out, int merged)
 	return n;
 }
 
+/* One chunk with more than 2^15 allocations and frees: numbers past the
+ * encoder's map range must still round-trip (they are coded as misses). */
+static void big_chunk(void)
+{
+	enum { N = 40000 };
+	struct arr_mem mem = {xalloc, xfree, NULL};
+	struct arr_encoder enc;
+	size_t words = 3 * N + 2 * N + 3 * N;
+	CHECK(arr__encoder_init(&enc, &mem, words, 1, UNIT) == 0, "big encoder");
+	uint64_t *raw = calloc(words, 8), addr[N];
+	size_t nw = 0;
+	for (int i = 0; i < N; i++) { /* N mallocs, then N frees in a shuffled order */
+		addr[i] = 0x7f0000000000ull + (uint64_t)i * 48;
+		raw[nw++] = ARR_RAW_W0(ARR_OP_MALLOC, 0, (uint64_t)i * UNIT);
+		raw[nw++] = 40;
+		raw[nw++] = addr[i];
+	}
+	for (int i = N - 1; i > 0; i--) {
+		int j = (int)(rnd() % (uint64_t)(i + 1));
+		uint64_t t = addr[i];
+		addr[i] = addr[j], addr[j] = t;
+	}
+	for (int i = 0; i < N; i++) {
+		raw[nw++] = ARR_RAW_W0(ARR_OP_FREE, 0, (uint64_t)(N + i) * UNIT);
+		raw[nw++] = addr[i];
+	}
+	for (int i = 0; i < N; i++) { /* and N mallocs that reuse freed blocks */
+		raw[nw++] = ARR_RAW_W0(ARR_OP_MALLOC, 0, (uint64_t)(2 * N + i) * UNIT);
+		raw[nw++] = 40;
+		raw[nw++] = addr[(i * 7919) % N];
+	}
+	size_t cap = arr__encoder_bound(&enc);
+	uint8_t *out = malloc(cap), hdr[4096];
+	long len = arr__encode_events(&enc, 7, raw, nw, out, cap);
+	CHECK(len > 0, "big encode: %ld", len);
+	char path[] = "/tmp/allocrr-big-XXXXXX";
+	int fd = mkstemp(path);
+	struct arr_header_info hi = {.pid = 1, .time_unit_ns = UNIT};
+	long hn = arr__encode_header(&hi, hdr, sizeof hdr);
+	CHECK(fd >= 0 && hn > 0 && write(fd, hdr, (size_t)hn) == hn && write(fd, out, (size_t)len) == len,
+	      "big write");
+	close(fd);
+	struct arr_trace *tr;
+	struct arr_chunk_info ci;
+	const struct arr_event *ev;
+	CHECK(arr_trace_open(&tr, path) == 0 && arr_trace_next_chunk(tr, &ci) == 1, "big open");
+	CHECK(arr_trace_read_chunk(tr, &ev) == 3 * N, "big decode: %s", arr_trace_error_detail(tr));
+	size_t k = 0;
+	for (int i = 0; i < 3 * N; i++) {
+		uint64_t w0 = raw[k];
+		unsigned op = ARR_RAW_OP(w0);
+		CHECK(ev[i].op == op, "big: op of event %d", i);
+		if (op == ARR_OP_MALLOC)
+			CHECK(ev[i].size == raw[k + 1] && ev[i].ret == raw[k + 2], "big: malloc %d", i);
+		else
+			CHECK(ev[i].ptr == raw[k + 1], "big: free %d: %llx vs %llx", i,
+			      (unsigned long long)ev[i].ptr, (unsigned long long)raw[k + 1]);
+		k += arr__raw_words(raw + k);
+	}
+	arr_trace_close(tr);
+	unlink(path);
+	free(out);
+	free(raw);
+	arr__encoder_release(&enc);
+}
+
 int main(void)
 {
+	big_chunk();
 	char path[] = "/tmp/allocrr-roundtrip-XXXXXX";
 	int fd = mkstemp(path);
 	CHECK(fd >= 0, "mkstemp");
