@@ -44,9 +44,10 @@ static inline void *zero_block(void *p, size_t size)
 	return p;
 }
 
-static inline void *heap_alloc(size_t size)
+/* The fast path shared by malloc and calloc: pop a block of size's class
+ * from the thread's current page, or NULL (empty list, or a huge size). */
+static inline struct arr__block *fast_pop(struct arr__heap *h, size_t size, struct arr__page **pagep)
 {
-	struct arr__heap *h = arr__tl_heap;
 	if (ARR__LIKELY(size <= ARR__SMALL_TAB) || size <= arr__opt.mmap_threshold) {
 		unsigned cls = arr__size_class(size);
 		struct arr__page *page = h->pages[cls];
@@ -57,9 +58,20 @@ static inline void *heap_alloc(size_t size)
 			h->live[cls]++;
 			h->live_req += (int64_t)size;
 			h->alloc_count++;
+			*pagep = page;
 			return b;
 		}
 	}
+	return NULL;
+}
+
+static inline void *heap_alloc(size_t size)
+{
+	struct arr__heap *h = arr__tl_heap;
+	struct arr__page *page;
+	struct arr__block *b = fast_pop(h, size, &page);
+	if (ARR__LIKELY(b != NULL))
+		return b;
 	if (ARR__UNLIKELY(size > PTRDIFF_MAX))
 		return nomem();
 	void *p = arr__malloc_slow(h, size, false);
@@ -88,25 +100,17 @@ EXPORT void *arr_calloc(size_t count, size_t size)
 	/* calloc(1, n) is common: no multiply (3 cycles) before the class lookup */
 	if (count != 1 && ARR__UNLIKELY(__builtin_mul_overflow(count, size, &total)))
 		return nomem();
-	if (ARR__LIKELY(total <= ARR__SMALL_TAB) || total <= arr__opt.mmap_threshold) {
-		struct arr__heap *h = arr__tl_heap;
-		unsigned cls = arr__size_class(total);
-		struct arr__page *page = h->pages[cls];
-		struct arr__block *b = page->free;
-		if (ARR__LIKELY(b != NULL)) {
-			page->free = b->next;
-			page->used++;
-			h->live[cls]++;
-			h->live_req += (int64_t)total;
-			h->alloc_count++;
-			if (page->free_is_zero) {
-				b->next = NULL;
-				h->calloc_skipped += total;
-				return b;
-			}
-			h->calloc_zeroed += total;
-			return zero_block(b, total);
+	struct arr__heap *h = arr__tl_heap;
+	struct arr__page *page;
+	struct arr__block *b = fast_pop(h, total, &page);
+	if (ARR__LIKELY(b != NULL)) {
+		if (page->free_is_zero) {
+			b->next = NULL;
+			h->calloc_skipped += total;
+			return b;
 		}
+		h->calloc_zeroed += total;
+		return zero_block(b, total);
 	}
 	return calloc_slow(total);
 }

@@ -19,14 +19,9 @@ void arr__os_unmap(void *p, size_t size)
 		munmap(p, size);
 }
 
-/* Over-map by `align` and trim both ends: at most three syscalls, no retry loop. */
-void *arr__os_map_aligned(size_t size, size_t align)
+/* raw is size + align bytes: unmap what lies outside the aligned size. */
+static void *trim_to_align(uint8_t *raw, size_t size, size_t align)
 {
-	if (size > SIZE_MAX - align)
-		return NULL;
-	uint8_t *raw = arr__os_map(size + align);
-	if (raw == NULL)
-		return NULL;
 	uintptr_t base = ((uintptr_t)raw + align - 1) & ~(uintptr_t)(align - 1);
 	size_t head = base - (uintptr_t)raw;
 	size_t tail = align - head;
@@ -35,6 +30,15 @@ void *arr__os_map_aligned(size_t size, size_t align)
 	if (tail)
 		munmap((uint8_t *)base + size, tail);
 	return (void *)base;
+}
+
+/* Over-map by `align` and trim both ends: at most three syscalls, no retry loop. */
+void *arr__os_map_aligned(size_t size, size_t align)
+{
+	if (size > SIZE_MAX - align)
+		return NULL;
+	uint8_t *raw = arr__os_map(size + align);
+	return raw ? trim_to_align(raw, size, align) : NULL;
 }
 
 void arr__os_purge(void *p, size_t size)
@@ -61,16 +65,10 @@ void *arr__os_remap_aligned(void *p, size_t old_size, size_t new_size, size_t al
 			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (raw == MAP_FAILED)
 		return NULL;
-	uintptr_t base = ((uintptr_t)raw + align - 1) & ~(uintptr_t)(align - 1);
-	size_t head = base - (uintptr_t)raw;
-	size_t tail = align - head;
-	if (head)
-		munmap(raw, head);
-	if (tail)
-		munmap((uint8_t *)base + new_size, tail);
-	void *q = mremap(p, old_size, new_size, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)base);
+	void *base = trim_to_align(raw, new_size, align);
+	void *q = mremap(p, old_size, new_size, MREMAP_MAYMOVE | MREMAP_FIXED, base);
 	if (q == MAP_FAILED) {
-		munmap((void *)base, new_size);
+		munmap(base, new_size);
 		return NULL;
 	}
 	return q;
