@@ -10,6 +10,8 @@ LINES always gives the same file.
 """
 import sys
 
+from wlargs import scale
+
 # Each generated "module" holds one struct, a name table, a data table of
 # TABLE_ROWS initialisers and FUNCS_PER_MODULE functions. Functions cost cc1
 # far more time per line than tables; this mix puts cc1 -O1 at ~45 us and
@@ -26,10 +28,6 @@ class Rng:
         self.state = (self.state * 6364136223846793005 + 1442695040888963407) \
             & 0xFFFFFFFFFFFFFFFF
         return (self.state >> 33) % n
-
-
-def usage(out):
-    out.write(__doc__.split("\n\n")[1].strip() + "\n")
 
 
 def gen_struct(w, m, rng):
@@ -150,16 +148,9 @@ def gen_module(w, m, rng):
 
 
 def main(argv):
-    if len(argv) > 1 and argv[1] in ("-h", "--help"):
-        usage(sys.stdout)
-        return 0
-    try:
-        lines = int(argv[1]) if len(argv) > 1 else 100000
-        if lines < 1 or len(argv) > 2:
-            raise ValueError
-    except ValueError:
-        usage(sys.stderr)
-        return 2
+    lines, code = scale(argv, __doc__, 100000)
+    if code is not None:
+        return code
 
     rng = Rng(2024)
     out = []

@@ -8,6 +8,8 @@ and the recorder sees it. The output (a count and a checksum) is the same on
 every run and does not depend on PYTHONHASHSEED.
 """
 import sys
+
+from wlargs import scale
 import zlib
 
 WORDS = ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf",
@@ -15,21 +17,10 @@ WORDS = ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf",
          "oscar", "papa", "quebec", "romeo", "sierra", "tango")
 
 
-def usage(out):
-    out.write(__doc__.split("\n\n")[1].strip() + "\n")
-
-
 def main(argv):
-    if len(argv) > 1 and argv[1] in ("-h", "--help"):
-        usage(sys.stdout)
-        return 0
-    try:
-        n = int(argv[1]) if len(argv) > 1 else 500000
-        if n < 1 or len(argv) > 2:
-            raise ValueError
-    except ValueError:
-        usage(sys.stderr)
-        return 2
+    n, code = scale(argv, __doc__, 500000)
+    if code is not None:
+        return code
 
     # A small linear congruential generator keeps the output independent of
     # the interpreter's random module and hash seed.

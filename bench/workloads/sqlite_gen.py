@@ -10,6 +10,8 @@ output is the same on every run.
 """
 import sys
 
+from wlargs import scale
+
 WORDS = ("amber", "basil", "cedar", "dune", "ember", "fjord", "garnet",
          "harbor", "iris", "jade", "kelp", "lotus", "maple", "nectar",
          "onyx", "pearl", "quartz", "river", "saffron", "thistle")
@@ -17,21 +19,10 @@ WORDS = ("amber", "basil", "cedar", "dune", "ember", "fjord", "garnet",
 TRANSACTIONS = 4
 
 
-def usage(out):
-    out.write(__doc__.split("\n\n")[1].strip() + "\n")
-
-
 def main(argv):
-    if len(argv) > 1 and argv[1] in ("-h", "--help"):
-        usage(sys.stdout)
-        return 0
-    try:
-        n = int(argv[1]) if len(argv) > 1 else 200000
-        if n < 1 or len(argv) > 2:
-            raise ValueError
-    except ValueError:
-        usage(sys.stderr)
-        return 2
+    n, code = scale(argv, __doc__, 200000)
+    if code is not None:
+        return code
 
     out = []
     w = out.append
