@@ -3,6 +3,8 @@
  * records into chunks at each zstd level, on the events of a real trace.
  *   bench-encode TRACE [MAX_EVENTS]
  * Prints ns/event and bytes/event per level, and the reader's decode rate.
+ * Environment: LEVEL=N (one level only), CHECK=1 (print a hash of the
+ * output of each level: equal hashes, equal chunks).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,6 +87,9 @@ int main(int argc, char **argv)
 	arr_trace_close(tr);
 	printf("| events | %zu |\n| read + decode | %.1f M events/s |\n", nev, 1e-6 / decode);
 	const size_t chunk_words = 256 * 1024 / 8;
+	/* CHECK=1: also print a hash of the encoded bytes (not timed fairly),
+	 * to show that a change to the encoder keeps its output identical. */
+	const int check = getenv("CHECK") != NULL;
 	int lo = -1, hi = 3;
 	if (getenv("LEVEL"))
 		lo = hi = atoi(getenv("LEVEL"));
@@ -97,6 +102,7 @@ int main(int argc, char **argv)
 		size_t ocap = arr__encoder_bound(&enc);
 		uint8_t *out = malloc(ocap);
 		size_t bytes = 0;
+		uint64_t hash = 0xcbf29ce484222325ull; /* FNV-1a of every chunk */
 		double t1 = now();
 		for (size_t i = 0; i < nw;) {
 			/* cut on record boundaries, as a full buffer would be */
@@ -109,11 +115,16 @@ int main(int argc, char **argv)
 				return 1;
 			}
 			bytes += (size_t)len;
+			if (check)
+				for (long k = 0; k < len; k++)
+					hash = (hash ^ out[k]) * 0x100000001b3ull;
 			i = j;
 		}
 		double dt = now() - t1;
 		printf("| zstd level %d | %.1f ns/event, %.3f bytes/event |\n", level, dt / nev * 1e9,
 		       (double)bytes / nev);
+		if (check)
+			printf("| output hash, level %d | %016llx |\n", level, (unsigned long long)hash);
 		free(out);
 		arr__encoder_release(&enc);
 	}

@@ -3,8 +3,10 @@
 Every helper raises AssertionError with a message that says what differed,
 so a failing ctest shows the reason in its output.
 """
+import atexit
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -18,8 +20,36 @@ CALLS = {"malloc", "calloc", "realloc", "free", "posix_memalign", "aligned_alloc
          "memalign", "valloc", "pvalloc", "reallocarray"}
 
 
+_tmpdirs = []
+_failed = False
+_excepthook = sys.excepthook
+
+
+def _note_failure(*exc):
+    global _failed
+    _failed = True
+    _excepthook(*exc)
+
+
+sys.excepthook = _note_failure
+
+
+@atexit.register
+def _remove_tmpdirs():
+    """A passing test leaves nothing behind; a failing one (or
+    ALLOCRR_KEEP_TMP=1) keeps its directories and names them."""
+    if _failed or os.environ.get("ALLOCRR_KEEP_TMP"):
+        for d in _tmpdirs:
+            sys.stderr.write("kept %s\n" % d)
+        return
+    for d in _tmpdirs:
+        shutil.rmtree(d, ignore_errors=True)
+
+
 def tmpdir():
-    return tempfile.mkdtemp(prefix="allocrr-test-")
+    d = tempfile.mkdtemp(prefix="allocrr-test-")
+    _tmpdirs.append(d)
+    return d
 
 
 def run(args, check=True, env=None, **kw):
