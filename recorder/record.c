@@ -36,6 +36,7 @@ uint64_t arr__start_tsc;
 int arr__exact_time;
 
 static struct {
+	int diag_stale_time, diag_no_encode; /* stay 0 without ALLOCRR_DIAG_KNOBS */
 	int initialized;
 	int enabled;
 	int finished; /* an END has been written; later buffers are dropped */
@@ -418,6 +419,12 @@ static void write_buffer(struct tbuf *b)
 	g.enc.t_mult = (uint64_t)(g.ns_per_tick * 4294967296.0);
 	uint64_t *w = b->w + b->flushed;
 	size_t n = used - b->flushed;
+#ifdef ALLOCRR_DIAG_KNOBS
+	if (g.diag_no_encode) { /* measure the rest: drop the records */
+		b->flushed = used;
+		return;
+	}
+#endif
 	long len = arr__encode_events(&g.enc, b->tid, w, n, g.out, g.out_cap);
 	if (len < 0) {
 		recording_failed("cannot encode events for", EINVAL);
@@ -640,7 +647,7 @@ static void thread_register(void)
 	ts_set(MODE_BUSY);
 	arr__ts.tid = gettid_raw();
 	pthread_mutex_lock(&g.lock);
-	if (++g.nthreads > 1) /* before this thread's first event: see rec_stamp() */
+	if (++g.nthreads > 1 && !g.diag_stale_time) /* before this thread's first event: see rec_stamp() */
 		__atomic_store_n(&arr__exact_time, 1, __ATOMIC_RELEASE);
 	struct tbuf *b = buf_get_locked();
 	if (!b && (b = buf_new(g.buf_words))) /* over budget beats losing events */
@@ -836,6 +843,10 @@ void arr__rec_init(void)
 	g.buf_words = (size_t)env_int("ALLOCRR_BUFFER_KB", 256, 16, 65536) * 1024 / 8;
 	g.maxbufs = 32;
 	arr__exact_time = env_int("ALLOCRR_EXACT_TIME", 0, 0, 1);
+#ifdef ALLOCRR_DIAG_KNOBS
+	g.diag_stale_time = env_int("ALLOCRR_DIAG_STALE_TIME", 0, 0, 1);
+	g.diag_no_encode = env_int("ALLOCRR_DIAG_NO_ENCODE", 0, 0, 1);
+#endif
 	const char *root = getenv("ALLOCRR_ROOT_PID");
 	g.root = root ? atoi(root) == g.pid : !written_by_ancestor(g.output);
 	g.enabled = !(g.no_children && !g.root) && !getenv("ALLOCRR_DISABLE");
