@@ -65,7 +65,7 @@ static inline struct arr__block *fast_pop(struct arr__heap *h, size_t size, stru
 	return NULL;
 }
 
-static inline void *heap_alloc(size_t size)
+static inline void *heap_alloc_flags(size_t size, unsigned flags)
 {
 	struct arr__heap *h = arr__tl_heap;
 	struct arr__page *page;
@@ -74,8 +74,13 @@ static inline void *heap_alloc(size_t size)
 		return b;
 	if (ARR__UNLIKELY(size > PTRDIFF_MAX))
 		return nomem();
-	void *p = arr__malloc_slow(h, size, false);
+	void *p = arr__malloc_slow(h, size, flags);
 	return p ? p : nomem();
+}
+
+static inline void *heap_alloc(size_t size)
+{
+	return heap_alloc_flags(size, 0);
 }
 
 EXPORT void *arr_malloc(size_t size)
@@ -87,7 +92,7 @@ static __attribute__((noinline)) void *calloc_slow(size_t total)
 {
 	if (ARR__UNLIKELY(total > PTRDIFF_MAX))
 		return nomem();
-	void *p = arr__malloc_slow(arr__tl_heap, total, true);
+	void *p = arr__malloc_slow(arr__tl_heap, total, ARR__ALLOC_ZERO);
 	return p ? p : nomem();
 }
 
@@ -178,7 +183,7 @@ static void *alloc_aligned(size_t align, size_t size)
 		size_t sz = size < align ? align : size;
 		if (sz <= ARR__MAX_SMALL && sz <= arr__opt.mmap_threshold &&
 		    arr__class_size[arr__size_class(sz)] % align == 0)
-			return heap_alloc(sz);
+			return heap_alloc_flags(sz, ARR__ALLOC_EXACT);
 		size_t need = size + align - 16;
 		if (need <= ARR__MAX_SMALL && need <= arr__opt.mmap_threshold) {
 			uint8_t *p = heap_alloc(need);

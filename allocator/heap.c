@@ -163,8 +163,8 @@ static void page_extend(struct arr__page *page)
 		((struct arr__block *)p)->next = (struct arr__block *)(p + bs);
 	((struct arr__block *)p)->next = NULL;
 	page->free = first;
+	page->free_is_zero = (size_t)page->capacity * bs >= (size_t)page->zero_from * ARR__OS_PAGE;
 	page->capacity += n;
-	page->free_is_zero = page->is_zero_init;
 }
 
 /* Set the page aside as full; false if remote frees arrived meanwhile (page usable). */
@@ -192,6 +192,33 @@ static void page_unfull(struct arr__heap *h, struct arr__page *page)
 	page->flags &= (uint8_t)~ARR__PF_FULL;
 	full_remove(h, page);
 	class_insert_second(h, page);
+}
+
+/*
+ * An empty current page whose class made no free during a whole tick: give
+ * back what it carved beyond its first carve and carve again from the front.
+ * Kept as it was, its blocks stay resident where no other class and no purge
+ * reaches them (cc1: ~40 such pages, 1.3 MB at its peak); released to the
+ * pool instead (round 4), it was taken again by the next malloc of the class,
+ * once per tick, and the churn cost more than it saved. Trimming in place
+ * keeps the page, so a class that comes back costs page faults only for what
+ * it really uses again.
+ */
+static void page_trim(struct arr__page *page)
+{
+	size_t bs = page->block_size;
+	size_t keep = bs >= ARR__OS_PAGE ? (bs + ARR__OS_PAGE - 1) & ~(ARR__OS_PAGE - 1) : ARR__OS_PAGE;
+	size_t touched = (size_t)page->capacity * bs;
+	if (touched < (size_t)page->zero_from * ARR__OS_PAGE)
+		touched = (size_t)page->zero_from * ARR__OS_PAGE;
+	touched = (touched + ARR__OS_PAGE - 1) & ~(ARR__OS_PAGE - 1);
+	if (touched <= keep)
+		return;
+	arr__pool_purge_range(page->start + keep, touched - keep);
+	page->free = page->local_free = NULL;
+	page->free_is_zero = 0;
+	page->capacity = 0;
+	page->zero_from = (uint16_t)(keep / ARR__OS_PAGE);
 }
 
 void arr__page_emptied(struct arr__heap *h, struct arr__page *page)
@@ -432,26 +459,66 @@ void arr__heap_tick(struct arr__heap *h)
 	h->tick_at = h->free_count + ARR__TICK_OPS;
 	if (atomic_load_explicit(&h->delayed, memory_order_relaxed))
 		process_delayed(h);
-	/* Empty current pages go back to the pool, even one still used by
-	 * malloc/free pairs (taken again at its next malloc, once per tick at
-	 * most): kept, its carved blocks stay resident where no other class
-	 * and no purge can reach them (cc1: 40 pages, 1.4 MB at its peak).
-	 * The free fast path keeps such pages without counting them, so every
-	 * class is looked at. */
+	/* Empty current pages (the free fast path keeps them, uncounted, so
+	 * every class is looked at). One that had frees since the last tick
+	 * is in use by malloc/free pairs: its local frees join `free`, so that
+	 * the next tick can tell whether it was used again. One that had none
+	 * is idle: trimmed (see page_trim). */
 	for (unsigned c = 0; c < ARR__NCLASSES; c++) {
 		struct arr__page *page = h->pages[c];
 		if (page == &arr__page_empty || page->used != 0)
 			continue;
-		page_collect(page);
-		if (page->used == 0) {
-			class_remove(h, page);
-			arr__pool_give(h, page);
+		if (page->local_free) {
+			struct arr__block *t = page->local_free;
+			while (t->next)
+				t = t->next;
+			t->next = page->free;
+			page->free = page->local_free;
+			page->local_free = NULL;
+			page->free_is_zero = 0;
+			continue;
 		}
+		page_collect(page);
+		if (page->used == 0)
+			page_trim(page);
 	}
 	arr__pool_tick(h);
 }
 
-static struct arr__page *find_page(struct arr__heap *h, unsigned cls)
+/*
+ * Pages shared by neighbouring classes, the cheap way: rather than carve
+ * fresh memory (or take a span) for a class, hand out a free block ready in
+ * the current page of one of the next BORROW_UP classes. The block stays in
+ * its page and class (free finds it by address), so nothing else changes;
+ * it costs at most four classes of rounding (≤ 50 %) while it lives. A
+ * segregated fit holds a high-water mark of blocks per class; a program that
+ * uses a few blocks each of many mid-size classes at different times (cc1:
+ * ~100 classes of 256 B to 64 KiB) then holds the sum of those marks, where
+ * glibc holds the peak of their sum. Only from BORROW_MIN bytes: below, a
+ * page's first carve is one OS page of many blocks, and borrowing would only
+ * send the class to the slow path more often.
+ */
+#define BORROW_UP  4
+#define BORROW_MIN 256
+
+static struct arr__page *borrow(struct arr__heap *h, unsigned cls)
+{
+	for (unsigned c = cls + 1; c <= cls + BORROW_UP && c < ARR__NCLASSES; c++) {
+		struct arr__page *page = h->pages[c];
+		if (page == &arr__page_empty || page->reserved == 1)
+			continue;
+		if (!page->free && page->local_free) {
+			page->free = page->local_free;
+			page->local_free = NULL;
+			page->free_is_zero = 0;
+		}
+		if (page->free)
+			return page;
+	}
+	return NULL;
+}
+
+static struct arr__page *find_page(struct arr__heap *h, unsigned cls, bool exact)
 {
 	if (atomic_load_explicit(&h->delayed, memory_order_relaxed))
 		process_delayed(h);
@@ -463,8 +530,15 @@ retry:;
 	for (; page != &arr__page_empty && page; page = next) {
 		next = page->next;
 		page_collect(page);
-		if (!page->free && page->capacity < page->reserved)
+		if (!page->free && page->capacity < page->reserved) {
+			struct arr__page *b;
+			/* only if the carve would touch fresh memory */
+			if (!exact && page->block_size >= BORROW_MIN &&
+			    (size_t)page->capacity * page->block_size >= (size_t)page->zero_from * ARR__OS_PAGE &&
+			    (b = borrow(h, cls)) != NULL)
+				return b;
 			page_extend(page);
+		}
 		if (page->free || !page_to_full(h, page)) {
 			if (h->pages[cls] != page) {
 				class_remove(h, page);
@@ -478,6 +552,9 @@ retry:;
 		if (reap_one(h))
 			goto retry;
 	}
+	if (!exact && arr__class_size[cls] >= BORROW_MIN && arr__class_size[cls] <= ARR__SLICE_SIZE &&
+	    (page = borrow(h, cls)) != NULL)
+		return page;
 	page = arr__pool_take(h, cls);
 	if (page == NULL)
 		return NULL;
@@ -486,8 +563,9 @@ retry:;
 	return page;
 }
 
-void *arr__malloc_slow(struct arr__heap *h, size_t size, bool zero)
+void *arr__malloc_slow(struct arr__heap *h, size_t size, unsigned flags)
 {
+	bool zero = flags & ARR__ALLOC_ZERO;
 	arr__ensure_init();
 	if (h == &arr__heap_empty) {
 		h = arr__heap_thread_init();
@@ -501,13 +579,13 @@ void *arr__malloc_slow(struct arr__heap *h, size_t size, bool zero)
 		return p;
 	}
 	unsigned cls = arr__size_class(size);
-	struct arr__page *page = find_page(h, cls);
+	struct arr__page *page = find_page(h, cls, flags & ARR__ALLOC_EXACT);
 	if (page == NULL)
 		return NULL;
 	struct arr__block *b = page->free;
 	page->free = b->next;
 	page->used++;
-	h->live[cls]++;
+	h->live[page->cls]++; /* page->cls, not cls: the block may be borrowed */
 	h->live_req += (int64_t)size;
 	h->alloc_count++;
 	if (zero) {

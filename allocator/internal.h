@@ -51,7 +51,7 @@
 #define ARR__OS_PAGE      ((size_t)4096)
 
 /* Size classes: 8, 16..128 step 16, then 8 classes per doubling up to 1 MiB,
- * the first eighth above 1, 2, 4 and 8 KiB split at 1/64, 1/32, 5/64 (see
+ * the first eighth above 1, 2, 4 and 8 KiB split at 1/64, 1/32, 17/256 (see
  * classes.c): 11 classes for each of those doublings. */
 #define ARR__NCLASSES     126
 #define ARR__FINE_FIRST   34 /* first class above 1 KiB */
@@ -91,9 +91,10 @@ struct arr__page {
 	uint32_t block_size;
 	uint32_t capacity;             /* blocks carved so far */
 	uint32_t reserved;             /* blocks that fit in the span */
-	uint8_t is_zero_init;          /* span was all zero when taken */
 	uint8_t slices;                /* span length */
-	uint8_t pad_[2];
+	uint8_t pad_;
+	uint16_t zero_from;            /* OS pages from here to the span's end are known zero
+					* (never touched since mapped or purged) */
 	_Atomic uintptr_t thread_free; /* remote frees | ARR__TF_* */
 	uint8_t *start;
 	struct arr__page *next, *prev; /* heap list links */
@@ -109,6 +110,7 @@ struct arr__segment {
 	uint64_t clean_mask; /* free slices known to be zero (not resident) */
 	struct arr__segment *next;
 	uint8_t slice_head[ARR__SLICES]; /* slice -> first slice of its span */
+	uint8_t res[ARR__SLICES];        /* free dirty slice: OS pages from its start that may be resident */
 	struct arr__page pages[ARR__SLICES];
 	uint64_t stamp[ARR__SLICES];     /* op clock when the slice was freed */
 };
@@ -150,6 +152,13 @@ extern pthread_mutex_t arr__lock;
 extern _Atomic int arr__abandoned_count;
 
 /* ---- size classes (classes.c) ---- */
+/* The third split class above 2^k (k = 10..13): 17/256 above it, rounded up
+ * to 16 bytes (1104, 2192, 4368, 8736). */
+static inline size_t arr__split3(unsigned k)
+{
+	return ((size_t)1 << k) + ((((size_t)17 << (k - 8)) + 15) & ~(size_t)15);
+}
+
 static inline unsigned arr__size_class(size_t size)
 {
 	if (ARR__LIKELY(size <= ARR__SMALL_TAB))
@@ -159,7 +168,7 @@ static inline unsigned arr__size_class(size_t size)
 	unsigned j = (unsigned)(s1 >> (k - 3)) - 7u; /* eighth of the doubling, 1..8 */
 	if (k <= 13) {
 		unsigned q = (unsigned)(s1 >> (k - 6)) & 7u; /* 64ths above 2^k, 0..7 */
-		unsigned r = j == 1 ? (unsigned)(q >= 1u) + (q >= 2u) + (q >= 5u) : j + 2u;
+		unsigned r = j == 1 ? (unsigned)(q >= 1u) + (q >= 2u) + (s1 >= arr__split3(k)) : j + 2u;
 		return ARR__FINE_FIRST + (k - 10u) * 11u + r;
 	}
 	return ARR__FINE_END + (k - 14u) * 8u + (j - 1u);
@@ -227,15 +236,19 @@ struct arr__pool_stats {
 	uint64_t cls_pages[ARR__NCLASSES], cls_capacity[ARR__NCLASSES];
 };
 void arr__pool_stats(struct arr__pool_stats *out); /* caller holds arr__lock */
+/* Give [p, p + size) of a span the caller owns back to the OS (no lock). */
+void arr__pool_purge_range(void *p, size_t size);
 extern _Atomic int64_t arr__huge_live, arr__huge_req_live, arr__huge_count;
 
 /* ---- heap.c ---- */
 struct arr__heap *arr__heap_thread_init(void);
-void *arr__malloc_slow(struct arr__heap *h, size_t size, bool zero);
+#define ARR__ALLOC_ZERO  1u /* calloc */
+#define ARR__ALLOC_EXACT 2u /* a block of size's own class (its alignment is relied on) */
+void *arr__malloc_slow(struct arr__heap *h, size_t size, unsigned flags);
 /* Free through the non-fast path; `req` is subtracted from live_req. */
 void arr__free_generic(struct arr__heap *h, struct arr__page *page, void *p, size_t req);
 void arr__page_emptied(struct arr__heap *h, struct arr__page *page);
-/* Every ARR__TICK_OPS frees, even on the fast path: release empty current pages
+/* Every ARR__TICK_OPS frees, even on the fast path: trim idle empty current pages
  * and advance the purge clock, so purges happen in a thread that never
  * needs a new page. */
 #define ARR__TICK_OPS 4096

@@ -22,6 +22,7 @@ static uint64_t op_clock;
 static uint64_t dirty_slices;     /* free, not yet purged */
 static uint64_t oldest_dirty = UINT64_MAX;
 static uint64_t purged_pages;     /* OS pages returned */
+static _Atomic uint64_t purged_in_pages; /* OS pages returned from spans in use (no lock) */
 static uint64_t seg_count;
 
 
@@ -175,8 +176,8 @@ struct arr__page *arr__pool_take(struct arr__heap *h, unsigned cls)
 		i = 1;
 	}
 	uint64_t bits = (((uint64_t)1 << n) - 1) << i;
-	bool zero = (seg->clean_mask & bits) == bits;
-	dirty_slices -= (uint64_t)__builtin_popcountll(bits & ~seg->clean_mask);
+	uint64_t dirty = bits & ~seg->clean_mask;
+	dirty_slices -= (uint64_t)__builtin_popcountll(dirty);
 	seg->free_mask &= ~bits;
 	seg->clean_mask &= ~bits;
 	for (unsigned k = 0; k < n; k++)
@@ -185,6 +186,12 @@ struct arr__page *arr__pool_take(struct arr__heap *h, unsigned cls)
 
 	struct arr__page *page = &seg->pages[i];
 	uint32_t bs = arr__class_size[cls];
+	/* Where the span's resident part ends: beyond, it is zero. */
+	size_t zero_from = 0;
+	if (dirty) {
+		unsigned last = 63u - (unsigned)__builtin_clzll(dirty);
+		zero_from = (size_t)(last - (unsigned)i) * ARR__SLICE_SIZE + (size_t)seg->res[last] * ARR__OS_PAGE;
+	}
 	page->free = NULL;
 	page->local_free = NULL;
 	page->heap = h;
@@ -196,7 +203,7 @@ struct arr__page *arr__pool_take(struct arr__heap *h, unsigned cls)
 	page->block_size = bs;
 	page->capacity = 0;
 	page->reserved = (uint32_t)((size_t)n * ARR__SLICE_SIZE / bs);
-	page->is_zero_init = zero;
+	page->zero_from = (uint16_t)(zero_from / ARR__OS_PAGE);
 	atomic_store_explicit(&page->thread_free, ARR__TF_NORMAL, memory_order_relaxed);
 	page->start = (uint8_t *)seg + (size_t)i * ARR__SLICE_SIZE;
 	page->next = page->prev = NULL;
@@ -208,13 +215,21 @@ void arr__pool_give(struct arr__heap *h, struct arr__page *page)
 	struct arr__segment *seg = arr__segment_of(page->start);
 	unsigned i = (unsigned)(page - seg->pages), n = page->slices;
 	uint64_t bits = (((uint64_t)1 << n) - 1) << i;
-	/* Untouched slices (beyond what was carved) stay clean. */
+	/* Record how much of each slice may be resident: what was carved, or
+	 * what was resident when the span was taken. Untouched slices stay
+	 * clean; the next owner knows where the resident part ends. */
 	size_t touched = (size_t)page->capacity * page->block_size;
+	if (touched < (size_t)page->zero_from * ARR__OS_PAGE)
+		touched = (size_t)page->zero_from * ARR__OS_PAGE;
+	touched = (touched + ARR__OS_PAGE - 1) & ~(ARR__OS_PAGE - 1);
 	uint64_t clean = 0;
-	if (page->is_zero_init) {
-		unsigned t = (unsigned)((touched + ARR__SLICE_SIZE - 1) >> ARR__SLICE_SHIFT);
-		if (t < n)
-			clean = (((uint64_t)1 << (n - t)) - 1) << (i + t);
+	uint8_t res[ARR__SLICES];
+	for (unsigned k = 0; k < n; k++) {
+		size_t off = (size_t)k * ARR__SLICE_SIZE;
+		size_t r = touched > off ? (touched - off) / ARR__OS_PAGE : 0;
+		res[k] = (uint8_t)(r > ARR__SLICE_SIZE / ARR__OS_PAGE ? ARR__SLICE_SIZE / ARR__OS_PAGE : r);
+		if (r == 0)
+			clean |= (uint64_t)1 << (i + k);
 	}
 	page->heap = NULL;
 	page->capacity = 0;
@@ -222,6 +237,7 @@ void arr__pool_give(struct arr__heap *h, struct arr__page *page)
 	clock_sync(h);
 	seg->free_mask |= bits;
 	seg->clean_mask |= clean;
+	memcpy(&seg->res[i], res, n);
 	for (unsigned k = 0; k < n; k++)
 		seg->stamp[i + k] = op_clock;
 	dirty_slices += (uint64_t)__builtin_popcountll(bits & ~clean);
@@ -237,6 +253,12 @@ void arr__pool_tick(struct arr__heap *h)
 	clock_sync(h);
 	purge_expired(false);
 	pthread_mutex_unlock(&arr__lock);
+}
+
+void arr__pool_purge_range(void *p, size_t size)
+{
+	arr__os_purge(p, size);
+	atomic_fetch_add_explicit(&purged_in_pages, size / ARR__OS_PAGE, memory_order_relaxed);
 }
 
 size_t arr__pool_purge_all(void)
@@ -256,7 +278,8 @@ void arr__pool_stats(struct arr__pool_stats *out)
 		out->mapped += ARR__SEG_SIZE;
 		out->resident += sizeof *seg;
 		uint64_t dirty = seg->free_mask & ~seg->clean_mask;
-		out->resident += (uint64_t)__builtin_popcountll(dirty) * ARR__SLICE_SIZE;
+		for (; dirty; dirty &= dirty - 1)
+			out->resident += (uint64_t)seg->res[__builtin_ctzll(dirty)] * ARR__OS_PAGE;
 		uint64_t used = ~seg->free_mask & USABLE_MASK;
 		while (used) {
 			unsigned i = (unsigned)__builtin_ctzll(used);
@@ -265,7 +288,9 @@ void arr__pool_stats(struct arr__pool_stats *out)
 			size_t span = (size_t)n * ARR__SLICE_SIZE;
 			size_t touched = (size_t)page->capacity * page->block_size;
 			touched = (touched + ARR__OS_PAGE - 1) & ~(ARR__OS_PAGE - 1);
-			out->resident += page->is_zero_init && touched < span ? touched : span;
+			if (touched < (size_t)page->zero_from * ARR__OS_PAGE)
+				touched = (size_t)page->zero_from * ARR__OS_PAGE;
+			out->resident += touched < span ? touched : span;
 			if (page->cls < ARR__NCLASSES) {
 				out->cls_pages[page->cls]++;
 				out->cls_capacity[page->cls] += page->reserved;
@@ -276,7 +301,7 @@ void arr__pool_stats(struct arr__pool_stats *out)
 	int64_t hm = atomic_load(&huge_mapped);
 	out->mapped += (uint64_t)hm;
 	out->resident += (uint64_t)hm;
-	out->purged_pages = purged_pages;
+	out->purged_pages = purged_pages + atomic_load_explicit(&purged_in_pages, memory_order_relaxed);
 	out->huge_live = (uint64_t)atomic_load(&arr__huge_live);
 	out->huge_req = (uint64_t)atomic_load(&arr__huge_req_live);
 	out->huge_count = (uint64_t)atomic_load(&arr__huge_count);
@@ -437,6 +462,13 @@ void *arr__huge_realloc(struct arr__page *page, void *p, size_t size)
 		return NULL;
 	size_t nmap = (off + size + ARR__OS_PAGE - 1) & ~(ARR__OS_PAGE - 1);
 	size_t oreq = page->huge_req;
+	/* Growing is growth like any other (sqlite's page cache grows by
+	 * realloc while the slices of 21 MB it just freed wait to be purged). */
+	if (nmap > map) {
+		pthread_mutex_lock(&arr__lock);
+		purge_for_growth(nmap - map);
+		pthread_mutex_unlock(&arr__lock);
+	}
 	if (!arr__os_resize_in_place(seg, map, nmap)) {
 		seg = arr__os_remap_aligned(seg, map, nmap, ARR__SEG_SIZE);
 		if (seg == NULL)

@@ -4,6 +4,7 @@
  * Exits non-zero on the first failed check.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -233,35 +234,43 @@ static void test_realloc(void)
 	arr_free(h2);
 }
 
+/* The smallest class that holds s, from the stats' class table. */
+static size_t class_for(size_t s)
+{
+	size_t best = SIZE_MAX;
+	for (unsigned c = 0; c < st.nclasses; c++)
+		if (st.classes[c].block_size >= s && st.classes[c].block_size < best)
+			best = st.classes[c].block_size;
+	return best;
+}
+
 static void test_usable_size(void)
 {
+	CHECK(arr_alloc_stats_get(&st) == 0 && st.nclasses > 100);
 	for (size_t s = 1; s < 300000; s += s / 8 + 1) {
 		unsigned char *p = arr_malloc(s);
 		size_t u = arr_malloc_usable_size(p);
 		CHECK(u >= s);
 		if (s > 128)
-			CHECK((u - s) * 8 <= s); /* internal waste at most 12.5% */
+			CHECK((class_for(s) - s) * 8 <= s); /* a class wastes at most 12.5% */
+		/* a block borrowed from a larger class (up to four classes up) */
+		CHECK(u <= class_for(s) || u <= 2 * s);
 		memset(p, 1, u); /* the whole usable size is ours */
 		arr_free(p);
 	}
 	/* "a power of two plus a header", 1 to 16 KiB: the first 64th above
 	 * 2^k has its own class (sqlite's 1032 -> 1040), the first eighth is
-	 * split at 1/32 and 5/64 (4368 -> 4416) */
+	 * split at 1/32 and 17/256 rounded up to 16 (4368 -> 4368) */
 	for (unsigned k = 10; k <= 13; k++) {
 		size_t two = (size_t)1 << k, step = two >> 6;
+		size_t third = two + ((((size_t)17 << (k - 8)) + 15) & ~(size_t)15);
 		for (size_t s = two + 1; s <= two + (two >> 3); s += 8) {
-			unsigned char *p = arr_malloc(s);
-			size_t u = arr_malloc_usable_size(p);
 			size_t limit = s <= two + step ? two + step : s <= two + 2 * step ? two + 2 * step
-				     : s <= two + 5 * step ? two + 5 * step : two + 8 * step;
-			CHECK(u >= s && u <= limit);
-			arr_free(p);
+				     : s <= third ? third : two + 8 * step;
+			CHECK(class_for(s) >= s && class_for(s) <= limit);
 		}
 	}
-	void *a = arr_malloc(1032), *b = arr_malloc(4368);
-	CHECK(arr_malloc_usable_size(a) == 1040 && arr_malloc_usable_size(b) == 4416);
-	arr_free(a);
-	arr_free(b);
+	CHECK(class_for(1032) == 1040 && class_for(4368) == 4368);
 }
 
 static void test_stats(void)
@@ -433,6 +442,66 @@ static void test_rss_returns(void)
 		fprintf(stderr, "rss: base %ld peak %ld after %ld KB\n", base, peak, after);
 }
 
+/* The tests below need a heap of their own: each runs in a new thread. */
+static void run_in_thread(void *(*fn)(void *))
+{
+	pthread_t t;
+	CHECK(pthread_create(&t, NULL, fn, NULL) == 0);
+	CHECK(pthread_join(t, NULL) == 0);
+}
+
+/* An empty current page that sees no free during a tick gives back what it
+ * carved (but its first carve) at the next tick: 16 blocks of 4 KB, all
+ * freed, then only other traffic. Kept, the page would hold 64 KB resident
+ * that no other class and no purge can reach. */
+static void *trim_idle_page(void *arg)
+{
+	enum { N = 16, SZ = 4000 }; /* a whole slice of 4096-byte blocks */
+	void *v[N];
+	for (int i = 0; i < N; i++) {
+		v[i] = arr_malloc(SZ);
+		memset(v[i], 1, SZ);
+	}
+	for (int i = 0; i < N; i++)
+		arr_free(v[i]);
+	CHECK(arr_alloc_stats_get(&st) == 0);
+	uint64_t purged = st.pages_purged;
+	for (int i = 0; i < 3 * 4096; i++) /* three ticks of frees, all in another class */
+		arr_free(arr_malloc(32));
+	CHECK(arr_alloc_stats_get(&st) == 0);
+	CHECK(st.pages_purged - purged >= N - 1); /* all but the first block */
+	/* and the page carves again from the front */
+	void *p = arr_malloc(SZ);
+	CHECK(p == v[0]);
+	memset(p, 2, SZ);
+	arr_free(p);
+	return arg;
+}
+
+/* A class with no free block borrows one ready in a slightly larger class
+ * rather than touching fresh memory; never for a request whose alignment
+ * comes from its own class's block size. */
+static void *borrow_neighbour(void *arg)
+{
+	void *a = arr_malloc(2300), *b = arr_malloc(2300); /* class 2304 */
+	CHECK(arr_malloc_usable_size(a) == 2304);
+	arr_free(a);
+	void *c = arr_malloc(2200); /* class 2192: no page yet */
+	CHECK(c == a && arr_malloc_usable_size(c) == 2304);
+	arr_free(c);
+	arr_free(b);
+	/* 8320-byte blocks at 64 KiB + k * 8320; free the second (not 4 KiB aligned) */
+	void *x = arr_malloc(8300), *y = arr_malloc(8300);
+	CHECK(arr_malloc_usable_size(y) == 8320 && ((uintptr_t)y & 4095) != 0);
+	arr_free(y);
+	void *z = arr_aligned_alloc(4096, 8192); /* served by class 8192: must not borrow y */
+	CHECK(z != NULL && ((uintptr_t)z & 4095) == 0 && z != y);
+	arr_free(z);
+	arr_free(x);
+	CHECK(arr_alloc_stats_get(&st) == 0);
+	return arg;
+}
+
 int main(void)
 {
 	test_stats(); /* first: arr_free() elsewhere makes live_requested a lower bound */
@@ -448,6 +517,8 @@ int main(void)
 	test_big_alignments();
 	test_purge_on_fast_path();
 	test_rss_returns();
+	run_in_thread(trim_idle_page);
+	run_in_thread(borrow_neighbour);
 	if (failures) {
 		fprintf(stderr, "%d check(s) failed\n", failures);
 		return 1;
