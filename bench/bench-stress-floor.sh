@@ -13,7 +13,7 @@ stress workload (bench/workloads/stress.c: 4 threads, ~10M malloc + ~10M
 free) RUNS times, alternating within each round:
   native        the program alone
   full          recorded as shipped: exact time on every call, encoded
-  stale-time    the TSC read every 8th call per thread even with several
+  stale-time    the TSC read every 16th call per thread even with several
                 threads (cross-thread order no longer exact)
   no-encode     exact time, but the flusher drops records instead of
                 encoding and writing them

@@ -106,7 +106,7 @@ static inline uint64_t rec_now(void) { return __rdtsc() - arr__start_tsc; }
 
 /* Every call reads the TSC once a second thread records (see rec_stamp). */
 extern int arr__exact_time ARR_HIDDEN;
-#define REC_STAMP_EVERY 8
+#define REC_STAMP_EVERY 16
 
 /*
  * The timestamp of a call. Reading the TSC is most of a hook's cost (~20 ns
