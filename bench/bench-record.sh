@@ -41,20 +41,8 @@ Environment:
 EOF
 }
 
-case "${1:-}" in
--h | --help)
-	usage
-	exit 0
-	;;
--*)
-	usage >&2
-	exit 2
-	;;
-esac
-if [ $# -gt 1 ]; then
-	usage >&2
-	exit 2
-fi
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_args "$@"
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 wl_src=$here/workloads

@@ -30,16 +30,8 @@ Environment:
 EOF
 }
 
-case "${1:-}" in
--h | --help)
-	usage
-	exit 0
-	;;
--*)
-	usage >&2
-	exit 2
-	;;
-esac
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_args "$@"
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 src=$(cd "$here/.." && pwd)
