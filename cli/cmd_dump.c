@@ -54,6 +54,9 @@ int cmd_dump(int argc, char **argv)
 		arr_trace_close(tr);
 		return rc;
 	}
+	/* Dumps run to gigabytes: big writes, not one per 4 KiB. */
+	static char outbuf[1 << 20];
+	setvbuf(stdout, outbuf, _IOFBF, sizeof outbuf);
 	const struct arr_event *ev;
 	while ((rc = arr_merge_next(m, &ev)) == 1) {
 		if (json)

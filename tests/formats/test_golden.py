@@ -21,6 +21,13 @@ def test():
         info.pop("file")
         want_info = json.loads(open(os.path.join(TRACES, name + ".info.json")).read())
         t.expect(info == want_info, "%s: info differs:\n%s\n%s" % (name, info, want_info))
+    # The text form too (written by printf before print.c formatted lines
+    # itself): every call with its failures, fork and RSS lines.
+    for name in ("calls", "fork"):
+        trace = os.path.join(TRACES, name + ".atr")
+        got = t.run([t.ALLOCRR, "dump", trace]).stdout.decode()
+        want = open(os.path.join(TRACES, name + ".dump.txt")).read()
+        t.expect(got == want, "%s: text dump differs from the golden output" % name)
     cut = os.path.join(TRACES, "endings-cut.atr")
     p = subprocess.run([t.ALLOCRR, "dump", "--json", cut], capture_output=True)
     t.expect(p.returncode == 1, "cut trace: exit %d" % p.returncode)
