@@ -1,41 +1,147 @@
 /*
  * cmd_dump.c - `allocrr dump`: every event, in time order across threads.
  */
+#include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
 
 static const char usage[] =
-	"usage: allocrr dump [--json] FILE\n"
+	"usage: allocrr dump [--json] [FILTER...] FILE\n"
 	"\n"
 	"Print one event a line, in time order across threads.\n"
 	"With --json, one object per line: t (ns since start), tid, op, and where the\n"
 	"call has them size, nmemb, align, ptr, ret (hex strings, \"0x0\" for NULL), err.\n"
 	"\n"
-	"  -j, --json      JSON lines\n"
-	"  -h, --help      show this help\n"
-	"  -V, --version   show the version\n";
+	"  -j, --json          JSON lines\n"
+	"  -t, --tid TID,...   only these threads\n"
+	"  -e, --op OP,...     only these operations (malloc, free, ..., rss, fork,\n"
+	"                      exec, thread_start, thread_exit; 'calls' for the ten)\n"
+	"      --from SEC      only events at or after SEC seconds since the start\n"
+	"      --to SEC        only events before SEC seconds since the start\n"
+	"  -n, --limit N       stop after N events printed\n"
+	"  -h, --help          show this help\n"
+	"  -V, --version       show the version\n";
+
+struct filter {
+	uint32_t tids[64];
+	unsigned ntids;
+	uint64_t ops;     /* bit per op; 0 = every op */
+	uint64_t from, to; /* ns; to == UINT64_MAX: no end */
+	uint64_t limit;    /* 0 = no limit */
+};
+
+static int parse_tids(struct filter *f, const char *arg)
+{
+	char buf[1024];
+	snprintf(buf, sizeof buf, "%s", arg);
+	for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *end;
+		errno = 0;
+		unsigned long v = strtoul(tok, &end, 10);
+		if (errno || *end || end == tok || v > UINT32_MAX)
+			return cli_usage_error("dump", "bad thread id '%s'", tok);
+		if (f->ntids == sizeof f->tids / sizeof f->tids[0])
+			return cli_usage_error("dump", "at most %zu thread ids", sizeof f->tids / sizeof f->tids[0]);
+		f->tids[f->ntids++] = (uint32_t)v;
+	}
+	return f->ntids ? -1 : cli_usage_error("dump", "--tid needs a thread id");
+}
+
+static int parse_ops(struct filter *f, const char *arg)
+{
+	char buf[1024];
+	snprintf(buf, sizeof buf, "%s", arg);
+	for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(tok, "calls")) {
+			for (unsigned op = 0; op < 64; op++)
+				if (arr_op_is_call(op))
+					f->ops |= 1ull << op;
+			continue;
+		}
+		unsigned op = arr_op_from_name(tok);
+		if (!op || op >= 64)
+			return cli_usage_error("dump", "unknown operation '%s'", tok);
+		f->ops |= 1ull << op;
+	}
+	return f->ops ? -1 : cli_usage_error("dump", "--op needs an operation");
+}
+
+static int parse_seconds(const char *opt, const char *arg, uint64_t *ns)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(arg, &end);
+	if (errno || *end || end == arg || !isfinite(v) || v < 0 || v > 1e9)
+		return cli_usage_error("dump", "%s needs seconds (e.g. 1.5), not '%s'", opt, arg);
+	*ns = (uint64_t)(v * 1e9 + 0.5);
+	return -1;
+}
+
+static int parse_limit(const char *arg, uint64_t *n)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(arg, &end, 10);
+	if (errno || *end || end == arg || arg[0] == '-' || v == 0)
+		return cli_usage_error("dump", "--limit needs a positive count, not '%s'", arg);
+	*n = v;
+	return -1;
+}
+
+static int wanted(const struct filter *f, const struct arr_event *ev)
+{
+	if (ev->t < f->from || ev->t >= f->to)
+		return 0;
+	if (f->ops && (ev->op >= 64 || !(f->ops >> ev->op & 1)))
+		return 0;
+	if (f->ntids) {
+		for (unsigned i = 0; i < f->ntids; i++)
+			if (f->tids[i] == ev->tid)
+				return 1;
+		return 0;
+	}
+	return 1;
+}
 
 int cmd_dump(int argc, char **argv)
 {
+	enum { OPT_FROM = 256, OPT_TO };
 	static const struct option opts[] = {
 		{"json", no_argument, 0, 'j'},
+		{"tid", required_argument, 0, 't'},
+		{"op", required_argument, 0, 'e'},
+		{"from", required_argument, 0, OPT_FROM},
+		{"to", required_argument, 0, OPT_TO},
+		{"limit", required_argument, 0, 'n'},
 		{"help", no_argument, 0, 'h'},
 		{"version", no_argument, 0, 'V'},
 		{0, 0, 0, 0},
 	};
 	int json = 0, opt;
+	struct filter f = {.to = UINT64_MAX};
 	optind = 1;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "jhV", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":jt:e:n:hV", opts, NULL)) != -1) {
 		int rc = cli_common_option(opt, usage);
 		if (rc >= 0)
 			return rc;
-		if (opt == 'j')
-			json = 1;
-		else
-			return cli_usage_error("dump", "unknown option '%s'", argv[optind - 1]);
+		switch (opt) {
+		case 'j': json = 1; break;
+		case 't': rc = parse_tids(&f, optarg); break;
+		case 'e': rc = parse_ops(&f, optarg); break;
+		case OPT_FROM: rc = parse_seconds("--from", optarg, &f.from); break;
+		case OPT_TO: rc = parse_seconds("--to", optarg, &f.to); break;
+		case 'n': rc = parse_limit(optarg, &f.limit); break;
+		case ':': return cli_usage_error("dump", "option '%s' needs a value", argv[optind - 1]);
+		default: return cli_usage_error("dump", "unknown option '%s'", argv[optind - 1]);
+		}
+		if (rc >= 0)
+			return rc;
 	}
 	if (optind != argc - 1)
 		return cli_usage_error("dump", optind >= argc ? "no trace given" : "one trace at a time");
@@ -58,13 +164,22 @@ int cmd_dump(int argc, char **argv)
 	static char outbuf[1 << 20];
 	setvbuf(stdout, outbuf, _IOFBF, sizeof outbuf);
 	const struct arr_event *ev;
+	uint64_t printed = 0;
 	while ((rc = arr_merge_next(m, &ev)) == 1) {
+		if (ev->t >= f.to) /* time order: nothing later can match */
+			break;
+		if (!wanted(&f, ev))
+			continue;
 		if (json)
 			arr_event_fprint_json(stdout, ev);
 		else
 			arr_event_fprint_text(stdout, ev);
 		putchar('\n');
+		if (f.limit && ++printed == f.limit)
+			break;
 	}
+	if (rc > 0)
+		rc = 0; /* stopped early by --to or --limit */
 	int status = 0;
 	if (rc < 0)
 		status = cli_trace_error(path, tr, rc);
