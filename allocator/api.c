@@ -3,7 +3,8 @@
  *
  * malloc: pop the first block of the current page of the size class.
  * free:   if the block's page belongs to this thread's heap and has no special
- *         flags, push it on the page's local free list.
+ *         flags, push it on the page's free list, where the next malloc of
+ *         the class takes it back (LIFO) while it is still in the cache.
  * Anything else goes to heap.c. This file also owns the glibc semantics:
  * errno, overflow checks, alignment rules. Built with ARR_ALLOC_PRELOAD it
  * also exports every function under glibc's names (see the end of the file).
@@ -132,14 +133,23 @@ static inline void heap_free(void *p, size_t req)
 	struct arr__heap *h = arr__tl_heap;
 	if (ARR__LIKELY(page->heap == h && page->flags == 0)) {
 		struct arr__block *b = p;
-		b->next = page->local_free;
-		page->local_free = b;
+		/* Straight onto `free`, not `local_free` (mimalloc's split): a
+		 * block freed is the next one of its class handed out, still in
+		 * the cache. Replays, medians of 3–5: cc1 −10 %, sqlite −8 %,
+		 * py −4 % time; the 4-thread stress unchanged. */
+		b->next = page->free;
+		page->free = b;
+		page->free_is_zero = 0;
 		unsigned cls = page->cls;
 		h->live[cls]--;
 		h->live_req -= (int64_t)(req ? req : page->block_size);
-		/* an emptied current page is kept (unless it holds a single block) */
-		if (ARR__UNLIKELY(--page->used == 0) && (h->pages[cls] != page || page->reserved == 1))
-			arr__page_emptied(h, page);
+		/* an emptied current page is kept (unless it holds a single
+		 * block); `idle` = 0 tells the next tick it was in use */
+		if (ARR__UNLIKELY(--page->used == 0)) {
+			page->idle = 0;
+			if (h->pages[cls] != page || page->reserved == 1)
+				arr__page_emptied(h, page);
+		}
 		if (ARR__UNLIKELY(++h->free_count >= h->tick_at))
 			arr__heap_tick(h);
 		return;

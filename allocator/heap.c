@@ -26,6 +26,7 @@ __thread struct arr__heap *arr__tl_heap __attribute__((tls_model("initial-exec")
 
 pthread_mutex_t arr__lock = PTHREAD_MUTEX_INITIALIZER;
 _Atomic int arr__abandoned_count;
+_Atomic unsigned arr__active_heaps;
 _Atomic int arr__init_state;
 _Atomic int64_t arr__orphan_live[ARR__NCLASSES];
 
@@ -43,7 +44,30 @@ static void class_push_front(struct arr__heap *h, struct arr__page *page)
 	page->next = head == &arr__page_empty ? NULL : head;
 	if (page->next)
 		page->next->prev = page;
+	else
+		h->last[page->cls] = page;
 	h->pages[page->cls] = page;
+}
+
+/*
+ * At the back: a page that comes back from the full list with one free
+ * block is used again only after the pages ahead of it, by when it has
+ * gathered more (mimalloc's queue order). Behind the current page instead,
+ * the next slow path took its one block and set it full again: under the
+ * 4-thread stress almost every malloc went through the slow path, and every
+ * block through page_to_full and page_unfull.
+ */
+static void class_push_back(struct arr__heap *h, struct arr__page *page)
+{
+	struct arr__page *tail = h->last[page->cls];
+	if (tail == NULL) {
+		class_push_front(h, page);
+		return;
+	}
+	page->next = NULL;
+	page->prev = tail;
+	tail->next = page;
+	h->last[page->cls] = page;
 }
 
 /* Behind the current page: it does not steal the head from a page in use. */
@@ -58,6 +82,8 @@ static void class_insert_second(struct arr__heap *h, struct arr__page *page)
 	page->next = head->next;
 	if (head->next)
 		head->next->prev = page;
+	else
+		h->last[page->cls] = page;
 	head->next = page;
 }
 
@@ -69,6 +95,8 @@ static void class_remove(struct arr__heap *h, struct arr__page *page)
 		h->pages[page->cls] = page->next ? page->next : &arr__page_empty;
 	if (page->next)
 		page->next->prev = page->prev;
+	else
+		h->last[page->cls] = page->prev;
 	page->next = page->prev = NULL;
 }
 
@@ -191,7 +219,7 @@ static void page_unfull(struct arr__heap *h, struct arr__page *page)
 	tf_set_state(page, ARR__TF_NORMAL);
 	page->flags &= (uint8_t)~ARR__PF_FULL;
 	full_remove(h, page);
-	class_insert_second(h, page);
+	class_push_back(h, page);
 }
 
 /*
@@ -212,7 +240,7 @@ static void page_trim(struct arr__page *page)
 	if (touched < (size_t)page->zero_from * ARR__OS_PAGE)
 		touched = (size_t)page->zero_from * ARR__OS_PAGE;
 	touched = (touched + ARR__OS_PAGE - 1) & ~(ARR__OS_PAGE - 1);
-	if (touched <= keep)
+	if (touched <= keep || arr__opt.purge_delay < 0)
 		return;
 	arr__pool_purge_range(page->start + keep, touched - keep);
 	page->free = page->local_free = NULL;
@@ -223,6 +251,7 @@ static void page_trim(struct arr__page *page)
 
 void arr__page_emptied(struct arr__heap *h, struct arr__page *page)
 {
+	page->idle = 0;
 	if (h->pages[page->cls] == page && page->reserved > 1)
 		return; /* kept as the current page: malloc/free pairs stay on the fast path */
 	class_remove(h, page);
@@ -383,6 +412,7 @@ static void heap_abandon(struct arr__heap *h)
 	}
 	arr__pool_tick(h);
 	pthread_mutex_lock(&arr__lock);
+	atomic_fetch_sub_explicit(&arr__active_heaps, 1, memory_order_relaxed);
 	if (any) {
 		h->state = ARR__HEAP_ABANDONED;
 		h->next_state = abandoned_heaps;
@@ -447,6 +477,7 @@ struct arr__heap *arr__heap_thread_init(void)
 	}
 	h->state = ARR__HEAP_ACTIVE;
 	h->full = NULL;
+	atomic_fetch_add_explicit(&arr__active_heaps, 1, memory_order_relaxed);
 	pthread_mutex_unlock(&arr__lock);
 	arr__tl_heap = h;
 	if (atomic_load(&key_ok))
@@ -460,10 +491,15 @@ void arr__heap_tick(struct arr__heap *h)
 	if (atomic_load_explicit(&h->delayed, memory_order_relaxed))
 		process_delayed(h);
 	/* Empty current pages (the free fast path keeps them, uncounted, so
-	 * every class is looked at). One that had frees since the last tick
-	 * is in use by malloc/free pairs: its local frees join `free`, so that
-	 * the next tick can tell whether it was used again. One that had none
-	 * is idle: trimmed (see page_trim). */
+	 * every class is looked at). One that was emptied since the last tick
+	 * (`idle` 0) is in use by malloc/free pairs. One that was not is
+	 * idle: trimmed (see page_trim) once it has been idle for as many
+	 * ticks as there are threads. Single-threaded that is every idle tick;
+	 * with several threads a purge is a TLB-shootdown IPI to the other
+	 * CPUs and a page fault when the class comes back: in the 4-thread
+	 * stress replay, 717 trims of pages of the large classes (a block every
+	 * ~3000 ops each) were mostly carved again. */
+	unsigned trim_after = arr__purge_scale();
 	for (unsigned c = 0; c < ARR__NCLASSES; c++) {
 		struct arr__page *page = h->pages[c];
 		if (page == &arr__page_empty || page->used != 0)
@@ -476,11 +512,17 @@ void arr__heap_tick(struct arr__heap *h)
 			page->free = page->local_free;
 			page->local_free = NULL;
 			page->free_is_zero = 0;
+			page->idle = 0;
+		}
+		if (page->idle == 0) {
+			page->idle = 1;
 			continue;
 		}
 		page_collect(page);
-		if (page->used == 0)
+		if (page->used == 0 && page->idle++ >= trim_after) {
+			page->idle = 1;
 			page_trim(page);
+		}
 	}
 	arr__pool_tick(h);
 }

@@ -82,7 +82,7 @@ struct arr__heap;
 struct arr__page {
 	/* hot: read and written by the owner's malloc/free fast paths */
 	struct arr__block *free;       /* blocks ready for malloc */
-	struct arr__block *local_free; /* blocks freed by the owner */
+	struct arr__block *local_free; /* blocks the owner freed on the generic path (full pages) */
 	struct arr__heap *heap;        /* owner; NULL for huge */
 	uint32_t used;                 /* blocks out (incl. remote-freed, uncollected) */
 	uint8_t flags;                 /* ARR__PF_* */
@@ -92,7 +92,7 @@ struct arr__page {
 	uint32_t capacity;             /* blocks carved so far */
 	uint32_t reserved;             /* blocks that fit in the span */
 	uint8_t slices;                /* span length */
-	uint8_t pad_;
+	uint8_t idle;                  /* 0: emptied since the last tick; else 1 + idle ticks */
 	uint16_t zero_from;            /* OS pages from here to the span's end are known zero
 					* (never touched since mapped or purged) */
 	_Atomic uintptr_t thread_free; /* remote frees | ARR__TF_* */
@@ -117,6 +117,7 @@ struct arr__segment {
 
 struct arr__heap {
 	struct arr__page *pages[ARR__NCLASSES]; /* current page first; &arr__page_empty if none */
+	struct arr__page *last[ARR__NCLASSES];  /* last page of each list; NULL if none */
 	/* owner-only counters; others read them racily when summing stats */
 	int64_t live[ARR__NCLASSES]; /* live blocks allocated minus freed by this thread */
 	int64_t live_req;            /* requested bytes (lower bound, see alloc.h) */
@@ -150,6 +151,14 @@ extern struct arr__options arr__opt;
 /* Global lock for the pool and the heap lists. */
 extern pthread_mutex_t arr__lock;
 extern _Atomic int arr__abandoned_count;
+/* Heaps of running threads (under arr__lock): the purge delay scales with it. */
+extern _Atomic unsigned arr__active_heaps;
+/* How many idle ticks before a purge of what a thread keeps for itself. */
+static inline unsigned arr__purge_scale(void)
+{
+	unsigned n = atomic_load_explicit(&arr__active_heaps, memory_order_relaxed);
+	return n > 1 ? n : 1;
+}
 
 /* ---- size classes (classes.c) ---- */
 /* The third split class above 2^k (k = 10..13): 17/256 above it, rounded up

@@ -478,6 +478,79 @@ static void *trim_idle_page(void *arg)
 	return arg;
 }
 
+/* With more threads the trim waits longer: a page must be idle for as many
+ * ticks as there are threads with a heap (here three: main, this one and a
+ * parked one), because a purge then costs every other CPU a TLB shootdown. */
+static pthread_mutex_t park_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t park_cv = PTHREAD_COND_INITIALIZER;
+static int park_state; /* 1: parked thread has its heap; 2: may leave */
+
+static void *parked(void *arg)
+{
+	arr_free(arr_malloc(16)); /* a heap of its own */
+	pthread_mutex_lock(&park_mu);
+	park_state = 1;
+	pthread_cond_broadcast(&park_cv);
+	while (park_state != 2)
+		pthread_cond_wait(&park_cv, &park_mu);
+	pthread_mutex_unlock(&park_mu);
+	return arg;
+}
+
+static void *trim_waits_for_threads(void *arg)
+{
+	enum { N = 16, SZ = 4000 };
+	pthread_t t;
+	void *v[N];
+	park_state = 0;
+	CHECK(pthread_create(&t, NULL, parked, NULL) == 0);
+	pthread_mutex_lock(&park_mu);
+	while (park_state != 1)
+		pthread_cond_wait(&park_cv, &park_mu);
+	pthread_mutex_unlock(&park_mu);
+	for (int i = 0; i < N; i++) {
+		v[i] = arr_malloc(SZ);
+		memset(v[i], 1, SZ);
+	}
+	for (int i = 0; i < N; i++)
+		arr_free(v[i]);
+	CHECK(arr_alloc_stats_get(&st) == 0);
+	uint64_t purged = st.pages_purged;
+	for (int i = 0; i < 2 * 4096; i++) /* at most three ticks since the page emptied */
+		arr_free(arr_malloc(32));
+	CHECK(arr_alloc_stats_get(&st) == 0);
+	CHECK(st.pages_purged - purged < N - 1); /* single-threaded it would be trimmed */
+	for (int i = 0; i < 2 * 4096; i++) /* five ticks or more: now it is */
+		arr_free(arr_malloc(32));
+	CHECK(arr_alloc_stats_get(&st) == 0);
+	CHECK(st.pages_purged - purged >= N - 1);
+	pthread_mutex_lock(&park_mu);
+	park_state = 2;
+	pthread_cond_broadcast(&park_cv);
+	pthread_mutex_unlock(&park_mu);
+	CHECK(pthread_join(t, NULL) == 0);
+	return arg;
+}
+
+/* A block freed is the next one of its class handed out (LIFO), not one
+ * that has waited on the page's list for longer and left the cache. */
+static void *free_is_lifo(void *arg)
+{
+	void *a = arr_malloc(96), *b = arr_malloc(96), *c = arr_malloc(96);
+	CHECK(a && b && c);
+	arr_free(b);
+	void *d = arr_malloc(96);
+	CHECK(d == b);
+	arr_free(a);
+	arr_free(c);
+	void *e = arr_malloc(96), *f = arr_malloc(96);
+	CHECK(e == c && f == a);
+	arr_free(d);
+	arr_free(e);
+	arr_free(f);
+	return arg;
+}
+
 /* A class with no free block borrows one ready in a slightly larger class
  * rather than touching fresh memory; never for a request whose alignment
  * comes from its own class's block size. */
@@ -519,6 +592,8 @@ int main(void)
 	test_rss_returns();
 	run_in_thread(trim_idle_page);
 	run_in_thread(borrow_neighbour);
+	run_in_thread(trim_waits_for_threads);
+	run_in_thread(free_is_lifo);
 	if (failures) {
 		fprintf(stderr, "%d check(s) failed\n", failures);
 		return 1;
