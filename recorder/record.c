@@ -1069,6 +1069,7 @@ void arr__rec_fork_child(void)
 	arr__exact_time = env_int("ALLOCRR_EXACT_TIME", 0, 0, 1);
 	arr__ts.skip = 0;
 	g.flusher_running = 0;
+	g.polling = 0; /* no flusher yet: the first full buffer must wake it */
 	g.stop = 0;
 	if (g.fd >= 0)
 		close(g.fd);
