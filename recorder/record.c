@@ -4,8 +4,11 @@
  *
  * Locks: g.wlock (encoder and file) is always taken before g.lock (queue,
  * free list, registry). The hot path takes neither: a thread takes g.lock
- * once per full buffer, to queue it and take another.
+ * once per full buffer, to queue it and take another. Both are sync.h's
+ * futex locks, not pthread mutexes: the flusher is a thread glibc does not
+ * know about (rawthread.c).
  */
+#define _GNU_SOURCE /* strerrordesc_np */
 #include <errno.h>
 #include <fcntl.h>
 #include <gnu/libc-version.h>
@@ -23,7 +26,9 @@
 
 #include <zstd.h>
 
+#include "rawthread.h"
 #include "recorder.h"
+#include "sync.h"
 
 #define ARR_HIGH_FD 900 /* where the trace's fd moves, away from the program's */
 
@@ -40,8 +45,8 @@ static struct {
 	int initialized;
 	int enabled;
 	int finished; /* an END has been written; later buffers are dropped */
-	pthread_mutex_t lock, wlock;
-	pthread_cond_t cond;
+	struct xlock lock, wlock;
+	struct xcond cond;
 	struct tbuf *qhead, *qtail, *free_list, *reg;
 	size_t qlen; /* buffers queued: a backlog means the flusher lacks CPU */
 	int polling; /* the flusher waits FLUSH_POLL_NS at most: no need to wake it */
@@ -75,13 +80,11 @@ static struct {
 
 	/* flusher */
 	int flusher_running, stop;
-	pthread_t flusher;
+	struct arr_raw_thread flusher;
 	uint64_t rss_interval_ns;
 	struct tbuf *rssbuf;
 	long page_size;
 } g = {
-	.lock = PTHREAD_MUTEX_INITIALIZER,
-	.wlock = PTHREAD_MUTEX_INITIALIZER,
 	.fd = -1,
 };
 
@@ -296,7 +299,8 @@ static void recording_failed(const char *what, int err)
 	if (!g.failed) {
 		char msg[PATH_MAX + 64];
 		snprintf(msg, sizeof msg, "%s '%s': ", what, g.path[0] ? g.path : g.output);
-		say(msg, strerror(err), "; the program continues unrecorded");
+		say(msg, strerrordesc_np(err) ? strerrordesc_np(err) : "unknown error",
+		    "; the program continues unrecorded");
 	}
 	g.failed = 1;
 	g.enabled = 0;
@@ -455,8 +459,8 @@ static void set_level(int level)
 static void drain_queue(void)
 {
 	for (;;) {
-		pthread_mutex_lock(&g.wlock);
-		pthread_mutex_lock(&g.lock);
+		xlock(&g.wlock);
+		xlock(&g.lock);
 		struct tbuf *b = g.qhead;
 		size_t backlog = g.qlen;
 		if (b) {
@@ -465,19 +469,19 @@ static void drain_queue(void)
 			if (!g.qhead)
 				g.qtail = NULL;
 		}
-		pthread_mutex_unlock(&g.lock);
+		xunlock(&g.lock);
 		if (!b) {
-			pthread_mutex_unlock(&g.wlock);
+			xunlock(&g.wlock);
 			return;
 		}
 		/* Falling behind (the program keeps every core busy): trade some
 		 * size for a faster zstd level until the backlog is gone. */
 		set_level(backlog > 3 ? ARR_FAST_LEVEL : g.zlevel);
 		write_buffer(b);
-		pthread_mutex_unlock(&g.wlock);
-		pthread_mutex_lock(&g.lock);
+		xunlock(&g.wlock);
+		xlock(&g.lock);
 		buf_put_locked(b);
-		pthread_mutex_unlock(&g.lock);
+		xunlock(&g.lock);
 	}
 }
 
@@ -501,7 +505,7 @@ static void sample_rss(void)
 	uint64_t rss = strtoull(p + 1, NULL, 10) * (uint64_t)g.page_size;
 	struct tbuf *b = g.rssbuf;
 	if (b->used + 2 > b->cap) {
-		pthread_mutex_lock(&g.lock);
+		xlock(&g.lock);
 		struct tbuf *nb = buf_get_locked();
 		if (nb) {
 			nb->tid = 0;
@@ -510,7 +514,7 @@ static void sample_rss(void)
 			queue_push_locked(b);
 			g.rssbuf = b = nb;
 		}
-		pthread_mutex_unlock(&g.lock);
+		xunlock(&g.lock);
 		if (!nb)
 			return;
 	}
@@ -523,7 +527,7 @@ static void sample_rss(void)
 /* Dangling buffers of threads that are gone: write and recycle them. */
 static void reap_dangling(void)
 {
-	pthread_mutex_lock(&g.lock);
+	xlock(&g.lock);
 	for (struct tbuf *b = g.reg, *next; b; b = next) {
 		next = b->reg_next;
 		if (b->dangling && syscall(SYS_tgkill, g.pid, b->tid, 0) < 0 && errno == ESRCH) {
@@ -531,7 +535,7 @@ static void reap_dangling(void)
 			queue_push_locked(b);
 		}
 	}
-	pthread_mutex_unlock(&g.lock);
+	xunlock(&g.lock);
 }
 
 /* While buffers keep coming, the flusher polls the queue this often, and a
@@ -542,17 +546,23 @@ static void reap_dangling(void)
 #define FLUSH_POLL_NS 2000000u
 #define FLUSH_WAKE_BACKLOG 4
 
-static void *flusher_main(void *arg)
+/*
+ * The flusher runs on a raw thread (rawthread.c): signals blocked from its
+ * first instruction, its TLS a copy of its creator's. What it calls must
+ * not malloc, must not take a glibc lock the program may hold, and must not
+ * rely on a glibc thread descriptor: it uses sync.h's locks, system calls,
+ * snprintf/strtoull (locale from the TLS copy), strerrordesc_np (no
+ * translation, no allocation), zstd with the recorder's mmap allocator.
+ */
+static int flusher_main(void *arg)
 {
 	(void)arg;
+	arr__ts.buf = NULL; /* the copy of the creator's state is not ours */
 	ts_set(MODE_BUSY);
-	sigset_t all;
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	uint64_t next_tick = mono_ns() + g.rss_interval_ns;
 	if (g.rss_interval_ns)
 		sample_rss();
-	pthread_mutex_lock(&g.lock);
+	xlock(&g.lock);
 	int active = 0; /* the last wakeup found buffers queued */
 	while (!g.stop) {
 		if (!g.qhead) {
@@ -560,13 +570,12 @@ static void *flusher_main(void *arg)
 			uint64_t wake = g.rss_interval_ns ? next_tick : now + 100000000u;
 			if (active && now + FLUSH_POLL_NS < wake)
 				wake = now + FLUSH_POLL_NS;
-			struct timespec ts = {(time_t)(wake / 1000000000u), (long)(wake % 1000000000u)};
 			g.polling = active;
-			pthread_cond_timedwait(&g.cond, &g.lock, &ts);
+			xcond_wait_until(&g.cond, &g.lock, wake);
 			g.polling = 0;
 		}
 		active = g.qhead != NULL;
-		pthread_mutex_unlock(&g.lock);
+		xunlock(&g.lock);
 		uint64_t now = mono_ns();
 		if (g.rss_interval_ns && now >= next_tick) {
 			sample_rss();
@@ -575,10 +584,10 @@ static void *flusher_main(void *arg)
 				next_tick += g.rss_interval_ns;
 		}
 		drain_queue();
-		pthread_mutex_lock(&g.lock);
+		xlock(&g.lock);
 	}
-	pthread_mutex_unlock(&g.lock);
-	return NULL;
+	xunlock(&g.lock);
+	return 0;
 }
 
 static void start_flusher(void)
@@ -592,22 +601,20 @@ static void start_flusher(void)
 		return;
 	}
 	if (g.rss_interval_ns) {
-		pthread_mutex_lock(&g.lock);
+		xlock(&g.lock);
 		if (!g.rssbuf && (g.rssbuf = buf_get_locked())) {
 			g.rssbuf->tid = 0;
 			reg_add_locked(g.rssbuf);
 		}
-		pthread_mutex_unlock(&g.lock);
+		xunlock(&g.lock);
 		if (!g.rssbuf)
 			g.rss_interval_ns = 0;
 	}
-	pthread_attr_t attr;
-	pthread_attr_init(&attr);
-	pthread_attr_setstacksize(&attr, 256 * 1024);
 	g.stop = 0;
-	if (pthread_create(&g.flusher, &attr, flusher_main, NULL) == 0)
+	int saved = errno;
+	if (arr__raw_thread_start(&g.flusher, flusher_main, NULL, 512 * 1024) == 0)
 		g.flusher_running = 1;
-	pthread_attr_destroy(&attr);
+	errno = saved;
 	pthread_mutex_unlock(&once);
 }
 
@@ -638,12 +645,12 @@ void arr__rec_thread_exit(void)
 		return;
 	ts_set(MODE_BUSY);
 	struct tbuf *b = arr__ts.buf;
-	pthread_mutex_lock(&g.lock);
+	xlock(&g.lock);
 	g.nthreads--;
 	reg_del_locked(b);
 	queue_push_locked(b);
-	pthread_cond_signal(&g.cond);
-	pthread_mutex_unlock(&g.lock);
+	xcond_signal(&g.cond);
+	xunlock(&g.lock);
 	if (!g.flusher_running)
 		drain_queue();
 	arr__ts.buf = NULL;
@@ -662,7 +669,7 @@ static void thread_register(void)
 	}
 	ts_set(MODE_BUSY);
 	arr__ts.tid = gettid_raw();
-	pthread_mutex_lock(&g.lock);
+	xlock(&g.lock);
 	if (++g.nthreads > 1 && !g.diag_stale_time) /* before this thread's first event: see rec_stamp() */
 		__atomic_store_n(&arr__exact_time, 1, __ATOMIC_RELEASE);
 	struct tbuf *b = buf_get_locked();
@@ -674,7 +681,7 @@ static void thread_register(void)
 	} else {
 		g.nthreads--;
 	}
-	pthread_mutex_unlock(&g.lock);
+	xunlock(&g.lock);
 	if (!b) { /* no memory at all: this thread goes unrecorded */
 		ts_set(MODE_OFF);
 		return;
@@ -696,7 +703,7 @@ static void handoff(void)
 		ts_set(MODE_OFF);
 		return;
 	}
-	pthread_mutex_lock(&g.lock);
+	xlock(&g.lock);
 	struct tbuf *nb = buf_get_locked();
 	if (nb) {
 		nb->tid = old->tid;
@@ -706,28 +713,28 @@ static void handoff(void)
 		queue_push_locked(old);
 		/* see FLUSH_POLL_NS */
 		if (g.qlen >= FLUSH_WAKE_BACKLOG || !g.polling)
-			pthread_cond_signal(&g.cond);
+			xcond_signal(&g.cond);
 	}
-	pthread_mutex_unlock(&g.lock);
+	xunlock(&g.lock);
 	if (!nb) {
 		/* Out of buffers: the flusher is behind. Write the queue and this
 		 * buffer here, in order, and reuse this buffer. */
-		pthread_mutex_lock(&g.wlock);
-		pthread_mutex_lock(&g.lock);
+		xlock(&g.wlock);
+		xlock(&g.lock);
 		struct tbuf *q = queue_take_all_locked();
-		pthread_mutex_unlock(&g.lock);
+		xunlock(&g.lock);
 		for (struct tbuf *b = q; b; b = b->next)
 			write_buffer(b);
 		write_buffer(old);
 		old->used = old->flushed = 0;
-		pthread_mutex_unlock(&g.wlock);
-		pthread_mutex_lock(&g.lock);
+		xunlock(&g.wlock);
+		xlock(&g.lock);
 		while (q) {
 			struct tbuf *next = q->next;
 			buf_put_locked(q);
 			q = next;
 		}
-		pthread_mutex_unlock(&g.lock);
+		xunlock(&g.lock);
 		nb = old;
 	} else if (!g.flusher_running) {
 		drain_queue();
@@ -747,9 +754,9 @@ static void dangling_start(void)
 	}
 	b->tid = arr__ts.tid;
 	b->dangling = 1;
-	pthread_mutex_lock(&g.lock);
+	xlock(&g.lock);
 	reg_add_locked(b);
-	pthread_mutex_unlock(&g.lock);
+	xunlock(&g.lock);
 	arr__ts.buf = b;
 	ts_set(MODE_ACTIVE);
 }
@@ -874,11 +881,6 @@ void arr__rec_init(void)
 	struct timespec rt;
 	clock_gettime(CLOCK_REALTIME, &rt);
 	g.start_real = (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec;
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&g.cond, &ca);
-	pthread_condattr_destroy(&ca);
 	if (g.enabled) {
 		pthread_key_create(&g.key, key_destructor);
 		pthread_atfork(arr__rec_fork_prepare, arr__rec_fork_parent, arr__rec_fork_child);
@@ -886,9 +888,9 @@ void arr__rec_init(void)
 		install_signal_handlers();
 		/* The top process creates its file now, so an unwritable output
 		 * is reported before the program runs and no thread is started. */
-		pthread_mutex_lock(&g.wlock);
+		xlock(&g.wlock);
 		output_ready();
-		pthread_mutex_unlock(&g.wlock);
+		xunlock(&g.wlock);
 	}
 	ts_set(mode);
 }
@@ -901,12 +903,14 @@ int arr__rec_owns_process(void)
 
 /* Lock with a deadline: a signal handler must not wait forever for a lock
  * the interrupted code may hold. */
-static int lock_for_flush(pthread_mutex_t *m, int patient)
+static int lock_for_flush(struct xlock *m, int patient)
 {
-	if (patient)
-		return pthread_mutex_lock(m);
+	if (patient) {
+		xlock(m);
+		return 0;
+	}
 	for (int i = 0; i < 200; i++) {
-		if (pthread_mutex_trylock(m) == 0)
+		if (xtrylock(m) == 0)
 			return 0;
 		struct timespec ts = {0, 1000000};
 		nanosleep(&ts, NULL);
@@ -939,7 +943,7 @@ void arr__final_flush(unsigned reason, int status)
 	if (lock_for_flush(&g.wlock, patient) < 0)
 		goto out;
 	if (lock_for_flush(&g.lock, patient) < 0) {
-		pthread_mutex_unlock(&g.wlock);
+		xunlock(&g.wlock);
 		goto out;
 	}
 	if (g.finished || (g.fd < 0 && g.is_fork_child && !pending_calls()))
@@ -964,8 +968,8 @@ void arr__final_flush(unsigned reason, int status)
 		g.finished = 1;
 	}
 unlock:
-	pthread_mutex_unlock(&g.lock);
-	pthread_mutex_unlock(&g.wlock);
+	xunlock(&g.lock);
+	xunlock(&g.wlock);
 out:
 	ts_set(mode);
 }
@@ -1022,9 +1026,9 @@ void arr__rec_exec_failed(const char *path, int err)
 {
 	if (!arr__rec_owns_process())
 		return;
-	pthread_mutex_lock(&g.wlock);
+	xlock(&g.wlock);
 	g.finished = 0; /* we are still here: the trace goes on */
-	pthread_mutex_unlock(&g.wlock);
+	xunlock(&g.wlock);
 	rec_exec_event(path, 1, err);
 }
 
@@ -1032,26 +1036,25 @@ void arr__rec_fork_prepare(void)
 {
 	uint8_t mode = arr__ts.mode;
 	ts_set(MODE_BUSY);
-	pthread_mutex_lock(&g.wlock);
-	pthread_mutex_lock(&g.lock);
+	xlock(&g.wlock);
+	xlock(&g.lock);
 	ts_set(mode);
 }
 
 void arr__rec_fork_parent(void)
 {
-	pthread_mutex_unlock(&g.lock);
-	pthread_mutex_unlock(&g.wlock);
+	xunlock(&g.lock);
+	xunlock(&g.wlock);
 }
 
 void arr__rec_fork_child(void)
 {
-	pthread_mutex_init(&g.lock, NULL);
-	pthread_mutex_init(&g.wlock, NULL);
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&g.cond, &ca);
-	pthread_condattr_destroy(&ca);
+	/* Only this thread goes on: the locks are free, and the flusher is
+	 * gone (its memory too, once released). */
+	g.lock = (struct xlock){0};
+	g.wlock = (struct xlock){0};
+	g.cond = (struct xcond){0};
+	arr__raw_thread_forget(&g.flusher);
 	/* Everything buffered belongs to the parent's trace: recycle it. */
 	struct tbuf *q = queue_take_all_locked();
 	while (q) {

@@ -1,6 +1,7 @@
 /*
  * endings.c MODE - 5 x malloc(555) and a thread that allocates, then end
- * the process one way: return, exit, _exit, abort, segv, term, kill, exec.
+ * the process one way: return, exit, _exit, abort, segv, term, kill, exec,
+ * pthread_exit (main ends as a thread; glibc exits when the last one does).
  */
 #include <pthread.h>
 #include <signal.h>
@@ -37,6 +38,8 @@ int main(int argc, char **argv)
 		raise(SIGKILL);
 	if (!strcmp(mode, "exec"))
 		execl("/bin/true", "true", (char *)0);
+	if (!strcmp(mode, "pthread_exit"))
+		pthread_exit(NULL);
 	for (int i = 0; i < 5; i++)
 		free(keep[i]);
 	return 0;

@@ -15,15 +15,20 @@ CASES = {
     "return": ("exit", 0), "exit": ("exit", 3), "_exit": ("_exit", 4),
     "abort": ("signal", signal.SIGABRT), "segv": ("signal", signal.SIGSEGV),
     "term": ("signal", signal.SIGTERM), "exec": ("exec", 0), "kill": (None, None),
+    # A recorder thread glibc counted would keep this process alive forever.
+    "pthread_exit": ("exit", 0),
 }
 
 
 def test():
     d = t.tmpdir()
     for mode, (ending, status) in CASES.items():
-        native = subprocess.run([PROG, mode], capture_output=True).returncode
+        native = subprocess.run([PROG, mode], capture_output=True, timeout=60).returncode
         out = os.path.join(d, mode + ".atr")
-        p = t.record(out, [PROG, mode], check=False)
+        try:
+            p = t.record(out, [PROG, mode], check=False, timeout=60)
+        except subprocess.TimeoutExpired:
+            raise AssertionError("%s: still running after 60 s under the recorder" % mode)
         want_rc = native if native >= 0 else 128 - native
         t.expect(p.returncode == want_rc, "%s: exit %d under the recorder, %d without"
                  % (mode, p.returncode, want_rc))

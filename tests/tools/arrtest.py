@@ -63,8 +63,9 @@ def run(args, check=True, env=None, **kw):
     return p
 
 
-def record(out, cmd, extra=(), check=True, env=None):
-    return run([ALLOCRR, "record", "-q", "-o", out, *extra, "--", *cmd], check=check, env=env)
+def record(out, cmd, extra=(), check=True, env=None, timeout=None):
+    return run([ALLOCRR, "record", "-q", "-o", out, *extra, "--", *cmd], check=check, env=env,
+               timeout=timeout)
 
 
 def dump(trace):
