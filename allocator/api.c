@@ -66,6 +66,16 @@ static inline struct arr__block *fast_pop(struct arr__heap *h, size_t size, stru
 	return NULL;
 }
 
+/* Out of line, so that the fast path reaches it by a tail call and needs no
+ * stack frame of its own. */
+static __attribute__((noinline)) void *alloc_slow(struct arr__heap *h, size_t size, unsigned flags)
+{
+	if (ARR__UNLIKELY(size > PTRDIFF_MAX))
+		return nomem();
+	void *p = arr__malloc_slow(h, size, flags);
+	return p ? p : nomem();
+}
+
 static inline void *heap_alloc_flags(size_t size, unsigned flags)
 {
 	struct arr__heap *h = arr__tl_heap;
@@ -73,10 +83,7 @@ static inline void *heap_alloc_flags(size_t size, unsigned flags)
 	struct arr__block *b = fast_pop(h, size, &page);
 	if (ARR__LIKELY(b != NULL))
 		return b;
-	if (ARR__UNLIKELY(size > PTRDIFF_MAX))
-		return nomem();
-	void *p = arr__malloc_slow(h, size, flags);
-	return p ? p : nomem();
+	return alloc_slow(h, size, flags);
 }
 
 static inline void *heap_alloc(size_t size)
@@ -121,6 +128,17 @@ EXPORT void *arr_calloc(size_t count, size_t size)
 	return calloc_slow(total);
 }
 
+/* An emptied current page is kept (unless it holds a single block); `idle`
+ * = 0 tells the next tick it was in use. */
+static __attribute__((noinline)) void free_emptied(struct arr__heap *h, struct arr__page *page)
+{
+	page->idle = 0;
+	if (h->pages[page->cls] != page || page->reserved == 1)
+		arr__page_emptied(h, page);
+	if (h->free_count >= h->tick_at)
+		arr__heap_tick(h);
+}
+
 static inline void heap_free(void *p, size_t req)
 {
 	/* one test for NULL and for blocks aligned to a segment or more */
@@ -143,14 +161,11 @@ static inline void heap_free(void *p, size_t req)
 		unsigned cls = page->cls;
 		h->live[cls]--;
 		h->live_req -= (int64_t)(req ? req : page->block_size);
-		/* an emptied current page is kept (unless it holds a single
-		 * block); `idle` = 0 tells the next tick it was in use */
-		if (ARR__UNLIKELY(--page->used == 0)) {
-			page->idle = 0;
-			if (h->pages[cls] != page || page->reserved == 1)
-				arr__page_emptied(h, page);
-		}
-		if (ARR__UNLIKELY(++h->free_count >= h->tick_at))
+		h->free_count++;
+		/* the rare cases are tail calls: the fast path needs no frame */
+		if (ARR__UNLIKELY(--page->used == 0))
+			free_emptied(h, page);
+		else if (ARR__UNLIKELY(h->free_count >= h->tick_at))
 			arr__heap_tick(h);
 		return;
 	}
@@ -296,6 +311,7 @@ EXPORT void *arr_reallocarray(void *p, size_t count, size_t size)
 EXPORT size_t arr_alloc_purge(void)
 {
 	arr__ensure_init();
+	arr__heap_release_cached(arr__tl_heap);
 	return arr__pool_purge_all();
 }
 

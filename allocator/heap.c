@@ -218,6 +218,7 @@ static void page_unfull(struct arr__heap *h, struct arr__page *page)
 {
 	tf_set_state(page, ARR__TF_NORMAL);
 	page->flags &= (uint8_t)~ARR__PF_FULL;
+	page->requeued = 0;
 	full_remove(h, page);
 	class_push_back(h, page);
 }
@@ -249,13 +250,78 @@ static void page_trim(struct arr__page *page)
 	page->zero_from = (uint16_t)(keep / ARR__OS_PAGE);
 }
 
+/*
+ * A few empty spans (up to SPAN_CACHE_SLICES slices) kept by the thread,
+ * multi-threaded only: the classes of 4 to 64 KiB hold 1 to 16 blocks per
+ * span, so in the 4-thread stress replay a span went to the pool and back
+ * (two trips through its lock) every ~100 operations, and the lock is
+ * contended there. A cached span is taken again by the next class of the
+ * same span length, without the lock; one that waited a whole tick goes to
+ * the pool (so its slices can be purged or used by another thread).
+ * Single-threaded the lock is free, and a span kept out of the pool could
+ * only cost footprint.
+ */
+#define SPAN_CACHE_SLICES 16 /* at most 1 MiB per thread */
+
+static void span_cache_put(struct arr__heap *h, struct arr__page *page)
+{
+	if (h->span_cached + page->slices <= SPAN_CACHE_SLICES && arr__purge_scale() > 1 &&
+	    arr__opt.purge_delay != 0) {
+		page->idle = 0;
+		page->next = h->span_cache;
+		h->span_cache = page;
+		h->span_cached += page->slices;
+		return;
+	}
+	arr__pool_give(h, page);
+}
+
+static struct arr__page *span_cache_take(struct arr__heap *h, unsigned cls)
+{
+	unsigned n = arr__class_slices[cls];
+	for (struct arr__page **pp = &h->span_cache, *page; (page = *pp) != NULL; pp = &page->next) {
+		if (page->slices != n)
+			continue;
+		*pp = page->next;
+		h->span_cached -= page->slices;
+		/* what the previous class touched may be resident */
+		size_t touched = (size_t)page->capacity * page->block_size;
+		size_t zero_from = (touched + ARR__OS_PAGE - 1) / ARR__OS_PAGE;
+		if (zero_from < page->zero_from)
+			zero_from = page->zero_from;
+		arr__page_init(page, h, cls, zero_from);
+		return page;
+	}
+	return NULL;
+}
+
+/* Spans cached since the previous tick (or all) go to the pool. */
+static void span_cache_flush(struct arr__heap *h, bool all)
+{
+	for (struct arr__page **pp = &h->span_cache, *page; (page = *pp) != NULL;) {
+		if (!all && page->idle++ == 0) {
+			pp = &page->next;
+			continue;
+		}
+		*pp = page->next;
+		h->span_cached -= page->slices;
+		arr__pool_give(h, page);
+	}
+}
+
+void arr__heap_release_cached(struct arr__heap *h)
+{
+	if (h != &arr__heap_empty)
+		span_cache_flush(h, true);
+}
+
 void arr__page_emptied(struct arr__heap *h, struct arr__page *page)
 {
 	page->idle = 0;
 	if (h->pages[page->cls] == page && page->reserved > 1)
 		return; /* kept as the current page: malloc/free pairs stay on the fast path */
 	class_remove(h, page);
-	arr__pool_give(h, page);
+	span_cache_put(h, page);
 }
 
 /* A block of one of h's own pages comes back (stats already counted). */
@@ -381,6 +447,7 @@ static bool reap_one(struct arr__heap *h)
 /* Return what can be returned and hand the rest to whoever adopts it. */
 static void heap_abandon(struct arr__heap *h)
 {
+	span_cache_flush(h, true);
 	/* No new delayed frees after this; then drain the ones in flight. */
 	for (struct arr__page *page = h->full; page; page = page->next)
 		tf_force_state(page, ARR__TF_NEVER);
@@ -500,6 +567,8 @@ void arr__heap_tick(struct arr__heap *h)
 	 * stress replay, 717 trims of pages of the large classes (a block every
 	 * ~3000 ops each) were mostly carved again. */
 	unsigned trim_after = arr__purge_scale();
+	if (h->span_cache)
+		span_cache_flush(h, false);
 	for (unsigned c = 0; c < ARR__NCLASSES; c++) {
 		struct arr__page *page = h->pages[c];
 		if (page == &arr__page_empty || page->used != 0)
@@ -581,7 +650,23 @@ retry:;
 				return b;
 			page_extend(page);
 		}
+		if (!page->free && !page->requeued && next != NULL) {
+			/* Exhausted: to the back of the list, unmarked, once. Its
+			 * blocks come back on the fast path meanwhile, and by the
+			 * time it is at the front again it usually has some. Set
+			 * aside as full at once (mimalloc's order), every such page
+			 * cost two atomic CAS (page_to_full, page_unfull, each
+			 * waiting for the store buffer to drain of the fast path's
+			 * cache-missing stores) and sent the owner's frees to the
+			 * generic path: in the 4-thread stress replay, 30 % of the
+			 * malloc slow path was that CAS. */
+			page->requeued = 1;
+			class_remove(h, page);
+			class_push_back(h, page);
+			continue;
+		}
 		if (page->free || !page_to_full(h, page)) {
+			page->requeued = 0;
 			if (h->pages[cls] != page) {
 				class_remove(h, page);
 				class_push_front(h, page);
@@ -597,7 +682,9 @@ retry:;
 	if (!exact && arr__class_size[cls] >= BORROW_MIN && arr__class_size[cls] <= ARR__SLICE_SIZE &&
 	    (page = borrow(h, cls)) != NULL)
 		return page;
-	page = arr__pool_take(h, cls);
+	page = h->span_cache ? span_cache_take(h, cls) : NULL;
+	if (page == NULL)
+		page = arr__pool_take(h, cls);
 	if (page == NULL)
 		return NULL;
 	class_push_front(h, page);

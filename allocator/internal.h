@@ -20,6 +20,8 @@
  *            full pages. Only the owning thread touches a heap's lists; other
  *            threads free into a page with one atomic push (thread_free) or, when
  *            the page is full, into the heap's atomic `delayed` list.
+ *            With several threads a heap also keeps a few empty spans for
+ *            its next span takes (span cache, heap.c).
  *   pool     the process-wide set of segments, under one lock: spans come from it
  *            and empty pages go back to it, so memory freed in one size class
  *            serves another. Free dirty slices are purged (MADV_DONTNEED) once
@@ -89,7 +91,9 @@ struct arr__page {
 	uint8_t free_is_zero;          /* every block on `free` is zero past word 0 */
 	uint16_t cls;
 	uint32_t block_size;
-	uint32_t capacity;             /* blocks carved so far */
+	uint16_t capacity;             /* blocks carved so far (a span holds at most 8192) */
+	uint8_t requeued;              /* exhausted, sent to the back of its list once (heap.c) */
+	uint8_t pad_;
 	uint32_t reserved;             /* blocks that fit in the span */
 	uint8_t slices;                /* span length */
 	uint8_t idle;                  /* 0: emptied since the last tick; else 1 + idle ticks */
@@ -126,6 +130,8 @@ struct arr__heap {
 	uint64_t alloc_count, free_count; /* their sum drives the purge clock */
 	uint64_t tick_at;            /* free_count at which the free fast path ticks */
 	struct arr__page *full;      /* full pages */
+	struct arr__page *span_cache;/* empty spans kept for the next take (see heap.c) */
+	unsigned span_cached;        /* slices in span_cache */
 	_Atomic(struct arr__block *) delayed;
 	int state;                   /* ARR__HEAP_* */
 	struct arr__heap *next_all;  /* every heap ever made (never unmapped) */
@@ -224,6 +230,9 @@ void arr__classes_init(void);
 /* A span of `slices` for a page of class `cls`, owned by heap h; NULL if out of memory. */
 struct arr__page *arr__pool_take(struct arr__heap *h, unsigned cls);
 void arr__pool_give(struct arr__heap *h, struct arr__page *page);
+/* Set up the descriptor of a span (page->slices set) for class cls of heap h;
+ * OS pages from zero_from on are known zero. */
+void arr__page_init(struct arr__page *page, struct arr__heap *h, unsigned cls, size_t zero_from);
 /* Advance the op clock by the heap's unsynced ops and purge what has expired. */
 void arr__pool_tick(struct arr__heap *h);
 /* Purge every free dirty slice now; returns bytes purged. */
@@ -257,6 +266,8 @@ void *arr__malloc_slow(struct arr__heap *h, size_t size, unsigned flags);
 /* Free through the non-fast path; `req` is subtracted from live_req. */
 void arr__free_generic(struct arr__heap *h, struct arr__page *page, void *p, size_t req);
 void arr__page_emptied(struct arr__heap *h, struct arr__page *page);
+/* Give the empty spans the heap keeps for itself back to the pool. */
+void arr__heap_release_cached(struct arr__heap *h);
 /* Every ARR__TICK_OPS frees, even on the fast path: trim idle empty current pages
  * and advance the purge clock, so purges happen in a thread that never
  * needs a new page. */

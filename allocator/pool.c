@@ -65,10 +65,27 @@ static struct arr__segment *segment_new(void)
 	return seg;
 }
 
-static void purge_expired(bool all)
+/*
+ * Purging is done outside the lock: madvise is a syscall and, with several
+ * threads, a TLB-shootdown IPI to the other CPUs, and every thread that
+ * wanted the lock meanwhile slept in futex (4-thread stress replay: 1 600
+ * futex calls with the purges under the lock). The expired runs are taken
+ * out of the free mask first, so nobody takes them while they are purged,
+ * and put back free and clean afterwards. If a fork catches a run in
+ * flight, the child never gets those slices back: address space, not
+ * memory, and only that much.
+ */
+#define PURGE_BATCH 16
+struct purge_run {
+	struct arr__segment *seg;
+	unsigned i, n;
+};
+
+/* Under the lock: up to PURGE_BATCH expired runs, taken out of the free mask. */
+static unsigned purge_collect(bool all, struct purge_run *runs)
 {
 	if (dirty_slices == 0)
-		return;
+		return 0;
 	/* The op clock sums every thread's operations, so with n threads at
 	 * work it runs n times faster than any one of them: the delay is
 	 * counted per thread. Multi-threaded, a purge is also dearer (a TLB
@@ -80,12 +97,11 @@ static void purge_expired(bool all)
 		delay *= arr__purge_scale();
 	if (!all && (delay < 0 || op_clock < (uint64_t)delay ||
 		     (oldest_dirty != UINT64_MAX && op_clock < oldest_dirty + (uint64_t)delay)))
-		return;
+		return 0;
 	uint64_t limit = all ? UINT64_MAX : op_clock - (uint64_t)delay;
 	uint64_t oldest = UINT64_MAX;
-	struct arr__segment **pp = &segments;
-	while (*pp) {
-		struct arr__segment *seg = *pp;
+	unsigned nr = 0;
+	for (struct arr__segment *seg = segments; seg; seg = seg->next) {
 		uint64_t dirty = seg->free_mask & ~seg->clean_mask;
 		while (dirty) {
 			unsigned i = (unsigned)__builtin_ctzll(dirty);
@@ -98,15 +114,38 @@ static void purge_expired(bool all)
 				dirty &= ~((uint64_t)1 << i);
 				continue;
 			}
-			arr__os_purge((uint8_t *)seg + (size_t)i * ARR__SLICE_SIZE,
-				      (size_t)(j - i) * ARR__SLICE_SIZE);
+			if (nr == PURGE_BATCH) {
+				oldest = 0; /* not all seen: look again next time */
+				goto done;
+			}
 			uint64_t bits = (j - i == 64 ? ~(uint64_t)0 : (((uint64_t)1 << (j - i)) - 1)) << i;
-			seg->clean_mask |= bits;
+			seg->free_mask &= ~bits;
 			dirty &= ~bits;
 			dirty_slices -= j - i;
 			purged_pages += (uint64_t)(j - i) * (ARR__SLICE_SIZE / ARR__OS_PAGE);
+			runs[nr++] = (struct purge_run){ seg, i, j - i };
 		}
-		/* a wholly free and clean segment goes back to the OS (keep one) */
+	}
+done:
+	oldest_dirty = oldest;
+	return nr;
+}
+
+/* Without the lock: purge the runs, then put them back free and clean, and
+ * give back segments wholly free and clean (one is kept). */
+static void purge_finish(struct purge_run *runs, unsigned nr)
+{
+	for (unsigned r = 0; r < nr; r++)
+		arr__os_purge((uint8_t *)runs[r].seg + (size_t)runs[r].i * ARR__SLICE_SIZE,
+			      (size_t)runs[r].n * ARR__SLICE_SIZE);
+	pthread_mutex_lock(&arr__lock);
+	for (unsigned r = 0; r < nr; r++) {
+		unsigned n = runs[r].n;
+		uint64_t bits = (n == 64 ? ~(uint64_t)0 : (((uint64_t)1 << n) - 1)) << runs[r].i;
+		runs[r].seg->free_mask |= bits;
+		runs[r].seg->clean_mask |= bits;
+	}
+	for (struct arr__segment **pp = &segments, *seg; (seg = *pp) != NULL;) {
 		if (seg->free_mask == USABLE_MASK && seg->clean_mask == USABLE_MASK && seg_count > 1) {
 			*pp = seg->next;
 			seg_count--;
@@ -115,7 +154,17 @@ static void purge_expired(bool all)
 		}
 		pp = &seg->next;
 	}
-	oldest_dirty = oldest;
+	pthread_mutex_unlock(&arr__lock);
+}
+
+/* Called with the lock held; releases it. */
+static void unlock_and_purge(void)
+{
+	struct purge_run runs[PURGE_BATCH];
+	unsigned nr = purge_collect(false, runs);
+	pthread_mutex_unlock(&arr__lock);
+	if (nr)
+		purge_finish(runs, nr);
 }
 
 /*
@@ -144,6 +193,26 @@ static void purge_for_growth(size_t bytes)
 			purged_pages += (uint64_t)(j - i) * (ARR__SLICE_SIZE / ARR__OS_PAGE);
 		}
 	}
+}
+
+void arr__page_init(struct arr__page *page, struct arr__heap *h, unsigned cls, size_t zero_from)
+{
+	uint32_t bs = arr__class_size[cls];
+	page->free = NULL;
+	page->local_free = NULL;
+	page->heap = h;
+	page->used = 0;
+	page->flags = 0;
+	page->free_is_zero = 0;
+	page->cls = (uint16_t)cls;
+	page->idle = 0;
+	page->block_size = bs;
+	page->capacity = 0;
+	page->requeued = 0;
+	page->reserved = (uint32_t)((size_t)page->slices * ARR__SLICE_SIZE / bs);
+	page->zero_from = (uint16_t)zero_from;
+	atomic_store_explicit(&page->thread_free, ARR__TF_NORMAL, memory_order_relaxed);
+	page->next = page->prev = NULL;
 }
 
 struct arr__page *arr__pool_take(struct arr__heap *h, unsigned cls)
@@ -193,29 +262,15 @@ struct arr__page *arr__pool_take(struct arr__heap *h, unsigned cls)
 	pthread_mutex_unlock(&arr__lock);
 
 	struct arr__page *page = &seg->pages[i];
-	uint32_t bs = arr__class_size[cls];
 	/* Where the span's resident part ends: beyond, it is zero. */
 	size_t zero_from = 0;
 	if (dirty) {
 		unsigned last = 63u - (unsigned)__builtin_clzll(dirty);
 		zero_from = (size_t)(last - (unsigned)i) * ARR__SLICE_SIZE + (size_t)seg->res[last] * ARR__OS_PAGE;
 	}
-	page->free = NULL;
-	page->local_free = NULL;
-	page->heap = h;
-	page->used = 0;
-	page->flags = 0;
-	page->free_is_zero = 0;
-	page->cls = (uint16_t)cls;
 	page->slices = (uint8_t)n;
-	page->idle = 0;
-	page->block_size = bs;
-	page->capacity = 0;
-	page->reserved = (uint32_t)((size_t)n * ARR__SLICE_SIZE / bs);
-	page->zero_from = (uint16_t)(zero_from / ARR__OS_PAGE);
-	atomic_store_explicit(&page->thread_free, ARR__TF_NORMAL, memory_order_relaxed);
+	arr__page_init(page, h, cls, zero_from / ARR__OS_PAGE);
 	page->start = (uint8_t *)seg + (size_t)i * ARR__SLICE_SIZE;
-	page->next = page->prev = NULL;
 	return page;
 }
 
@@ -252,16 +307,14 @@ void arr__pool_give(struct arr__heap *h, struct arr__page *page)
 	dirty_slices += (uint64_t)__builtin_popcountll(bits & ~clean);
 	if (oldest_dirty == UINT64_MAX || op_clock < oldest_dirty)
 		oldest_dirty = op_clock;
-	purge_expired(false);
-	pthread_mutex_unlock(&arr__lock);
+	unlock_and_purge();
 }
 
 void arr__pool_tick(struct arr__heap *h)
 {
 	pthread_mutex_lock(&arr__lock);
 	clock_sync(h);
-	purge_expired(false);
-	pthread_mutex_unlock(&arr__lock);
+	unlock_and_purge();
 }
 
 void arr__pool_purge_range(void *p, size_t size)
@@ -272,12 +325,18 @@ void arr__pool_purge_range(void *p, size_t size)
 
 size_t arr__pool_purge_all(void)
 {
-	pthread_mutex_lock(&arr__lock);
-	uint64_t before = purged_pages;
-	purge_expired(true);
-	size_t bytes = (size_t)(purged_pages - before) * ARR__OS_PAGE;
-	pthread_mutex_unlock(&arr__lock);
-	return bytes;
+	struct purge_run runs[PURGE_BATCH];
+	size_t bytes = 0;
+	for (;;) {
+		pthread_mutex_lock(&arr__lock);
+		unsigned nr = purge_collect(true, runs);
+		pthread_mutex_unlock(&arr__lock);
+		if (nr == 0)
+			return bytes;
+		for (unsigned r = 0; r < nr; r++)
+			bytes += (size_t)runs[r].n * ARR__SLICE_SIZE;
+		purge_finish(runs, nr);
+	}
 }
 
 void arr__pool_stats(struct arr__pool_stats *out)

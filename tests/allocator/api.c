@@ -551,6 +551,52 @@ static void *free_is_lifo(void *arg)
 	return arg;
 }
 
+/* Pages of the class of block size bs in the stats (spans held for it). */
+static uint64_t class_pages(size_t bs)
+{
+	CHECK(arr_alloc_stats_get(&st) == 0);
+	for (unsigned c = 0; c < st.nclasses; c++)
+		if (st.classes[c].block_size == bs)
+			return st.classes[c].pages;
+	CHECK(!"no such class");
+	return 0;
+}
+
+/* With several threads, a span emptied by a free is kept by the thread for
+ * its next span of the same length, whatever the class, and malloc_trim
+ * (arr_alloc_purge) gives it back. Here: a 100 kB block (class 106496, one
+ * block in two slices) freed, then a 120 kB one (class 122880, also two
+ * slices) gets the same span. */
+static void *span_cache_reused(void *arg)
+{
+	pthread_t t;
+	park_state = 0;
+	CHECK(pthread_create(&t, NULL, parked, NULL) == 0);
+	pthread_mutex_lock(&park_mu);
+	while (park_state != 1)
+		pthread_cond_wait(&park_cv, &park_mu);
+	pthread_mutex_unlock(&park_mu);
+	unsigned char *p = arr_malloc(100000);
+	CHECK(p != NULL && arr_malloc_usable_size(p) == 106496);
+	memset(p, 1, 100000);
+	uint64_t before = class_pages(106496);
+	arr_free(p);
+	CHECK(class_pages(106496) == before); /* kept, not given to the pool */
+	unsigned char *q = arr_malloc(120000);
+	CHECK(q == p && arr_malloc_usable_size(q) == 122880);
+	memset(q, 2, 120000);
+	CHECK(q[0] == 2 && q[119999] == 2);
+	arr_free(q);
+	CHECK(arr_alloc_purge() >= 2 * 65536); /* the kept span, among others */
+	CHECK(class_pages(122880) == 0);
+	pthread_mutex_lock(&park_mu);
+	park_state = 2;
+	pthread_cond_broadcast(&park_cv);
+	pthread_mutex_unlock(&park_mu);
+	CHECK(pthread_join(t, NULL) == 0);
+	return arg;
+}
+
 /* A class with no free block borrows one ready in a slightly larger class
  * rather than touching fresh memory; never for a request whose alignment
  * comes from its own class's block size. */
@@ -594,6 +640,7 @@ int main(void)
 	run_in_thread(borrow_neighbour);
 	run_in_thread(trim_waits_for_threads);
 	run_in_thread(free_is_lifo);
+	run_in_thread(span_cache_reused);
 	if (failures) {
 		fprintf(stderr, "%d check(s) failed\n", failures);
 		return 1;
