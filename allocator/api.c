@@ -56,7 +56,6 @@ static inline struct arr__block *fast_pop(struct arr__heap *h, size_t size, stru
 		if (ARR__LIKELY(b != NULL)) {
 			page->free = b->next;
 			page->used++;
-			h->live[cls]++;
 			h->live_req += (int64_t)size;
 			h->alloc_count++;
 			*pagep = page;
@@ -158,8 +157,6 @@ static inline void heap_free(void *p, size_t req)
 		b->next = page->free;
 		page->free = b;
 		page->free_is_zero = 0;
-		unsigned cls = page->cls;
-		h->live[cls]--;
 		h->live_req -= (int64_t)(req ? req : page->block_size);
 		h->free_count++;
 		/* the rare cases are tail calls: the fast path needs no frame */
@@ -338,7 +335,8 @@ EXPORT int arr_alloc_stats_get(struct arr_alloc_stats *out)
 	for (unsigned c = 1; c < ARR__NCLASSES; c++) {
 		struct arr_alloc_class_stats *cs = &out->classes[c - 1];
 		cs->block_size = arr__class_size[c];
-		cs->live = sum.live[c] > 0 ? (uint64_t)sum.live[c] : 0;
+		int64_t live = (int64_t)ps.cls_used[c] + sum.live_adj[c];
+		cs->live = live > 0 ? (uint64_t)live : 0;
 		cs->capacity = ps.cls_capacity[c];
 		cs->pages = ps.cls_pages[c];
 		out->live_blocks += cs->live;

@@ -123,7 +123,11 @@ struct arr__heap {
 	struct arr__page *pages[ARR__NCLASSES]; /* current page first; &arr__page_empty if none */
 	struct arr__page *last[ARR__NCLASSES];  /* last page of each list; NULL if none */
 	/* owner-only counters; others read them racily when summing stats */
-	int64_t live[ARR__NCLASSES]; /* live blocks allocated minus freed by this thread */
+	/* Live blocks of a class are the `used` of its pages plus the sum of
+	 * these: a remote free subtracts one from the freeing thread's until the
+	 * owner collects the block and lowers `used` (adding it back to its
+	 * own), so neither fast path keeps a per-class count. */
+	int64_t live_adj[ARR__NCLASSES];
 	int64_t live_req;            /* requested bytes (lower bound, see alloc.h) */
 	uint64_t ops_synced;         /* alloc_count + free_count already folded into the op clock */
 	uint64_t calloc_zeroed, calloc_skipped;
@@ -251,7 +255,7 @@ void arr__big_aligned_free(void *p);
 struct arr__pool_stats {
 	uint64_t mapped, resident, purged_pages;
 	uint64_t huge_live, huge_req, huge_count;
-	uint64_t cls_pages[ARR__NCLASSES], cls_capacity[ARR__NCLASSES];
+	uint64_t cls_pages[ARR__NCLASSES], cls_capacity[ARR__NCLASSES], cls_used[ARR__NCLASSES];
 };
 void arr__pool_stats(struct arr__pool_stats *out); /* caller holds arr__lock */
 /* Give [p, p + size) of a span the caller owns back to the OS (no lock). */

@@ -362,6 +362,7 @@ void arr__pool_stats(struct arr__pool_stats *out)
 			if (page->cls < ARR__NCLASSES) {
 				out->cls_pages[page->cls]++;
 				out->cls_capacity[page->cls] += page->reserved;
+				out->cls_used[page->cls] += page->used;
 			}
 			used &= ~((((uint64_t)1 << n) - 1) << i);
 		}

@@ -597,6 +597,51 @@ static void *span_cache_reused(void *arg)
 	return arg;
 }
 
+/* Live blocks of the class of block size bs in the stats. */
+static uint64_t class_live(size_t bs)
+{
+	CHECK(arr_alloc_stats_get(&st) == 0);
+	for (unsigned c = 0; c < st.nclasses; c++)
+		if (st.classes[c].block_size == bs)
+			return st.classes[c].live;
+	CHECK(!"no such class");
+	return 0;
+}
+
+/* A class's live count is its pages' `used` plus per-thread adjustments:
+ * a block freed by another thread counts as freed at once, before its owner
+ * collects it (and lowers `used`), and not twice after. */
+#define REMOTE_N 200
+static void *remote_free_some(void *arg)
+{
+	void **v = arg;
+	for (int i = 0; i < REMOTE_N; i += 2)
+		arr_free(v[i]);
+	return NULL;
+}
+
+static void *remote_free_live(void *arg)
+{
+	static void *v[REMOTE_N];
+	uint64_t before = class_live(160);
+	for (int i = 0; i < REMOTE_N; i++) {
+		v[i] = arr_malloc(150);
+		CHECK(arr_malloc_usable_size(v[i]) == 160);
+	}
+	CHECK(class_live(160) == before + REMOTE_N);
+	pthread_t t;
+	CHECK(pthread_create(&t, NULL, remote_free_some, v) == 0);
+	CHECK(pthread_join(t, NULL) == 0);
+	CHECK(class_live(160) == before + REMOTE_N / 2); /* not yet collected */
+	for (int i = 0; i < REMOTE_N; i += 2) /* takes the remote frees back */
+		v[i] = arr_malloc(150);
+	CHECK(class_live(160) == before + REMOTE_N);
+	for (int i = 0; i < REMOTE_N; i++)
+		arr_free(v[i]);
+	CHECK(class_live(160) == before);
+	return arg;
+}
+
 /* A class with no free block borrows one ready in a slightly larger class
  * rather than touching fresh memory; never for a request whose alignment
  * comes from its own class's block size. */
@@ -621,6 +666,38 @@ static void *borrow_neighbour(void *arg)
 	return arg;
 }
 
+/* Single-threaded (main alone holds a heap), an empty current page is
+ * trimmed at a tick even if malloc/free pairs use it: 16 blocks of 4 KB
+ * freed, then one 4 KB pair every 1000 frees of another class. Without the
+ * trim the pairs keep taking the last block freed (v[N - 1]) and all 16
+ * stay resident. */
+static void test_trim_busy_page(void)
+{
+	enum { N = 16, SZ = 4000 };
+	void *v[N];
+	for (int i = 0; i < N; i++) {
+		v[i] = arr_malloc(SZ);
+		memset(v[i], 1, SZ);
+	}
+	for (int i = 0; i < N; i++)
+		arr_free(v[i]);
+	CHECK(arr_alloc_stats_get(&st) == 0);
+	uint64_t purged = st.pages_purged;
+	for (int i = 0; i < 3 * 4096; i++) { /* three ticks */
+		arr_free(arr_malloc(32));
+		if (i % 1000 == 0) {
+			void *p = arr_malloc(SZ);
+			memset(p, 2, SZ);
+			arr_free(p);
+		}
+	}
+	CHECK(arr_alloc_stats_get(&st) == 0);
+	CHECK(st.pages_purged - purged >= N - 1); /* all but the first block */
+	void *p = arr_malloc(SZ);
+	CHECK(p == v[0]); /* carved again from the front */
+	arr_free(p);
+}
+
 int main(void)
 {
 	test_stats(); /* first: arr_free() elsewhere makes live_requested a lower bound */
@@ -638,6 +715,8 @@ int main(void)
 	test_rss_returns();
 	run_in_thread(trim_idle_page);
 	run_in_thread(borrow_neighbour);
+	run_in_thread(remote_free_live);
+	test_trim_busy_page(); /* threads gone: single-threaded again */
 	run_in_thread(trim_waits_for_threads);
 	run_in_thread(free_is_lifo);
 	run_in_thread(span_cache_reused);
