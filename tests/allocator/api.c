@@ -497,17 +497,32 @@ static void *parked(void *arg)
 	return arg;
 }
 
+/* Start a parked thread (one more heap) and wait until it has its heap. */
+static void park_start(pthread_t *t)
+{
+	park_state = 0;
+	CHECK(pthread_create(t, NULL, parked, NULL) == 0);
+	pthread_mutex_lock(&park_mu);
+	while (park_state != 1)
+		pthread_cond_wait(&park_cv, &park_mu);
+	pthread_mutex_unlock(&park_mu);
+}
+
+static void park_stop(pthread_t t)
+{
+	pthread_mutex_lock(&park_mu);
+	park_state = 2;
+	pthread_cond_broadcast(&park_cv);
+	pthread_mutex_unlock(&park_mu);
+	CHECK(pthread_join(t, NULL) == 0);
+}
+
 static void *trim_waits_for_threads(void *arg)
 {
 	enum { N = 16, SZ = 4000 };
 	pthread_t t;
 	void *v[N];
-	park_state = 0;
-	CHECK(pthread_create(&t, NULL, parked, NULL) == 0);
-	pthread_mutex_lock(&park_mu);
-	while (park_state != 1)
-		pthread_cond_wait(&park_cv, &park_mu);
-	pthread_mutex_unlock(&park_mu);
+	park_start(&t);
 	for (int i = 0; i < N; i++) {
 		v[i] = arr_malloc(SZ);
 		memset(v[i], 1, SZ);
@@ -524,11 +539,7 @@ static void *trim_waits_for_threads(void *arg)
 		arr_free(arr_malloc(32));
 	CHECK(arr_alloc_stats_get(&st) == 0);
 	CHECK(st.pages_purged - purged >= N - 1);
-	pthread_mutex_lock(&park_mu);
-	park_state = 2;
-	pthread_cond_broadcast(&park_cv);
-	pthread_mutex_unlock(&park_mu);
-	CHECK(pthread_join(t, NULL) == 0);
+	park_stop(t);
 	return arg;
 }
 
@@ -551,16 +562,19 @@ static void *free_is_lifo(void *arg)
 	return arg;
 }
 
-/* Pages of the class of block size bs in the stats (spans held for it). */
-static uint64_t class_pages(size_t bs)
+/* Fresh statistics of the class of block size bs. */
+static const struct arr_alloc_class_stats *class_stats(size_t bs)
 {
 	CHECK(arr_alloc_stats_get(&st) == 0);
 	for (unsigned c = 0; c < st.nclasses; c++)
 		if (st.classes[c].block_size == bs)
-			return st.classes[c].pages;
+			return &st.classes[c];
 	CHECK(!"no such class");
-	return 0;
+	return NULL;
 }
+
+/* Pages of the class (spans held for it). */
+static uint64_t class_pages(size_t bs) { return class_stats(bs)->pages; }
 
 /* With several threads, a span emptied by a free is kept by the thread for
  * its next span of the same length, whatever the class, and malloc_trim
@@ -570,12 +584,7 @@ static uint64_t class_pages(size_t bs)
 static void *span_cache_reused(void *arg)
 {
 	pthread_t t;
-	park_state = 0;
-	CHECK(pthread_create(&t, NULL, parked, NULL) == 0);
-	pthread_mutex_lock(&park_mu);
-	while (park_state != 1)
-		pthread_cond_wait(&park_cv, &park_mu);
-	pthread_mutex_unlock(&park_mu);
+	park_start(&t);
 	unsigned char *p = arr_malloc(100000);
 	CHECK(p != NULL && arr_malloc_usable_size(p) == 106496);
 	memset(p, 1, 100000);
@@ -589,24 +598,12 @@ static void *span_cache_reused(void *arg)
 	arr_free(q);
 	CHECK(arr_alloc_purge() >= 2 * 65536); /* the kept span, among others */
 	CHECK(class_pages(122880) == 0);
-	pthread_mutex_lock(&park_mu);
-	park_state = 2;
-	pthread_cond_broadcast(&park_cv);
-	pthread_mutex_unlock(&park_mu);
-	CHECK(pthread_join(t, NULL) == 0);
+	park_stop(t);
 	return arg;
 }
 
-/* Live blocks of the class of block size bs in the stats. */
-static uint64_t class_live(size_t bs)
-{
-	CHECK(arr_alloc_stats_get(&st) == 0);
-	for (unsigned c = 0; c < st.nclasses; c++)
-		if (st.classes[c].block_size == bs)
-			return st.classes[c].live;
-	CHECK(!"no such class");
-	return 0;
-}
+/* Live blocks of the class. */
+static uint64_t class_live(size_t bs) { return class_stats(bs)->live; }
 
 /* A class's live count is its pages' `used` plus per-thread adjustments:
  * a block freed by another thread counts as freed at once, before its owner
