@@ -450,30 +450,38 @@ static void run_in_thread(void *(*fn)(void *))
 	CHECK(pthread_join(t, NULL) == 0);
 }
 
+enum { TRIM_N = 16, TRIM_SZ = 4000 }; /* a whole slice of 4096-byte blocks */
+
+/* Fill a page of 4 KB blocks, touch them, free them all; returns the pages
+ * purged so far, to compare with after some ticks. */
+static uint64_t fill_and_empty_page(void *v[TRIM_N])
+{
+	for (int i = 0; i < TRIM_N; i++) {
+		v[i] = arr_malloc(TRIM_SZ);
+		memset(v[i], 1, TRIM_SZ);
+	}
+	for (int i = 0; i < TRIM_N; i++)
+		arr_free(v[i]);
+	CHECK(arr_alloc_stats_get(&st) == 0);
+	return st.pages_purged;
+}
+
 /* An empty current page that sees no free during a tick gives back what it
  * carved (but its first carve) at the next tick: 16 blocks of 4 KB, all
  * freed, then only other traffic. Kept, the page would hold 64 KB resident
  * that no other class and no purge can reach. */
 static void *trim_idle_page(void *arg)
 {
-	enum { N = 16, SZ = 4000 }; /* a whole slice of 4096-byte blocks */
-	void *v[N];
-	for (int i = 0; i < N; i++) {
-		v[i] = arr_malloc(SZ);
-		memset(v[i], 1, SZ);
-	}
-	for (int i = 0; i < N; i++)
-		arr_free(v[i]);
-	CHECK(arr_alloc_stats_get(&st) == 0);
-	uint64_t purged = st.pages_purged;
+	void *v[TRIM_N];
+	uint64_t purged = fill_and_empty_page(v);
 	for (int i = 0; i < 3 * 4096; i++) /* three ticks of frees, all in another class */
 		arr_free(arr_malloc(32));
 	CHECK(arr_alloc_stats_get(&st) == 0);
-	CHECK(st.pages_purged - purged >= N - 1); /* all but the first block */
+	CHECK(st.pages_purged - purged >= TRIM_N - 1); /* all but the first block */
 	/* and the page carves again from the front */
-	void *p = arr_malloc(SZ);
+	void *p = arr_malloc(TRIM_SZ);
 	CHECK(p == v[0]);
-	memset(p, 2, SZ);
+	memset(p, 2, TRIM_SZ);
 	arr_free(p);
 	return arg;
 }
@@ -519,26 +527,18 @@ static void park_stop(pthread_t t)
 
 static void *trim_waits_for_threads(void *arg)
 {
-	enum { N = 16, SZ = 4000 };
 	pthread_t t;
-	void *v[N];
+	void *v[TRIM_N];
 	park_start(&t);
-	for (int i = 0; i < N; i++) {
-		v[i] = arr_malloc(SZ);
-		memset(v[i], 1, SZ);
-	}
-	for (int i = 0; i < N; i++)
-		arr_free(v[i]);
-	CHECK(arr_alloc_stats_get(&st) == 0);
-	uint64_t purged = st.pages_purged;
+	uint64_t purged = fill_and_empty_page(v);
 	for (int i = 0; i < 2 * 4096; i++) /* at most three ticks since the page emptied */
 		arr_free(arr_malloc(32));
 	CHECK(arr_alloc_stats_get(&st) == 0);
-	CHECK(st.pages_purged - purged < N - 1); /* single-threaded it would be trimmed */
+	CHECK(st.pages_purged - purged < TRIM_N - 1); /* single-threaded it would be trimmed */
 	for (int i = 0; i < 2 * 4096; i++) /* five ticks or more: now it is */
 		arr_free(arr_malloc(32));
 	CHECK(arr_alloc_stats_get(&st) == 0);
-	CHECK(st.pages_purged - purged >= N - 1);
+	CHECK(st.pages_purged - purged >= TRIM_N - 1);
 	park_stop(t);
 	return arg;
 }
@@ -666,31 +666,23 @@ static void *borrow_neighbour(void *arg)
 /* Single-threaded (main alone holds a heap), an empty current page is
  * trimmed at a tick even if malloc/free pairs use it: 16 blocks of 4 KB
  * freed, then one 4 KB pair every 1000 frees of another class. Without the
- * trim the pairs keep taking the last block freed (v[N - 1]) and all 16
+ * trim the pairs keep taking the last block freed (v[TRIM_N - 1]) and all 16
  * stay resident. */
 static void test_trim_busy_page(void)
 {
-	enum { N = 16, SZ = 4000 };
-	void *v[N];
-	for (int i = 0; i < N; i++) {
-		v[i] = arr_malloc(SZ);
-		memset(v[i], 1, SZ);
-	}
-	for (int i = 0; i < N; i++)
-		arr_free(v[i]);
-	CHECK(arr_alloc_stats_get(&st) == 0);
-	uint64_t purged = st.pages_purged;
+	void *v[TRIM_N];
+	uint64_t purged = fill_and_empty_page(v);
 	for (int i = 0; i < 3 * 4096; i++) { /* three ticks */
 		arr_free(arr_malloc(32));
 		if (i % 1000 == 0) {
-			void *p = arr_malloc(SZ);
-			memset(p, 2, SZ);
+			void *p = arr_malloc(TRIM_SZ);
+			memset(p, 2, TRIM_SZ);
 			arr_free(p);
 		}
 	}
 	CHECK(arr_alloc_stats_get(&st) == 0);
-	CHECK(st.pages_purged - purged >= N - 1); /* all but the first block */
-	void *p = arr_malloc(SZ);
+	CHECK(st.pages_purged - purged >= TRIM_N - 1); /* all but the first block */
+	void *p = arr_malloc(TRIM_SZ);
 	CHECK(p == v[0]); /* carved again from the front */
 	arr_free(p);
 }
