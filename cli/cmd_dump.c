@@ -95,7 +95,7 @@ static int parse_limit(const char *arg, uint64_t *n)
 
 static int wanted(const struct filter *f, const struct arr_event *ev)
 {
-	if (ev->t < f->from || ev->t >= f->to)
+	if (ev->t < f->from) /* --to ends the loop in cmd_dump */
 		return 0;
 	if (f->ops && (ev->op >= 64 || !(f->ops >> ev->op & 1)))
 		return 0;

@@ -95,7 +95,8 @@ static char *put_hex(char *p, uint64_t v)
 	return p;
 }
 
-/* v right-aligned in a field of `width` characters, as printf's %*. */
+/* s (len bytes) padded to `width` characters, on the left (right-aligned,
+ * printf's %*s) or, with `left`, on the right (%-*s). */
 static char *put_padded(char *p, const char *s, size_t len, int width, int left)
 {
 	int pad = width > (int)len ? width - (int)len : 0;
