@@ -574,7 +574,7 @@ void arr__heap_tick(struct arr__heap *h)
 	 * use is trimmed too (round 8): pairs rarely need more than the first
 	 * carve back, and a page fault costs no IPI there (cc1: 140 KB less at
 	 * its peak for 6 % more page faults; py and sqlite unchanged). */
-	unsigned trim_after = arr__purge_scale();
+	unsigned trim_after = arr__purge_mult();
 	if (h->span_cache)
 		span_cache_flush(h, false);
 	for (unsigned c = 0; c < ARR__NCLASSES; c++) {

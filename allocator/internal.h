@@ -110,6 +110,7 @@ struct arr__page {
 struct arr__segment {
 	uint32_t kind; /* 0 small, 1 huge */
 	uint32_t pad_;
+	struct arr__heap *owner; /* the heap it was mapped for (pool.c: spans stay near their thread's) */
 	uint64_t free_mask;  /* free slices */
 	uint64_t clean_mask; /* free slices known to be zero (not resident) */
 	struct arr__segment *next;
@@ -163,11 +164,29 @@ extern pthread_mutex_t arr__lock;
 extern _Atomic int arr__abandoned_count;
 /* Heaps of running threads (under arr__lock): the purge delay scales with it. */
 extern _Atomic unsigned arr__active_heaps;
-/* How many idle ticks before a purge of what a thread keeps for itself. */
+/* Threads holding a heap (at least 1). */
 static inline unsigned arr__purge_scale(void)
 {
 	unsigned n = atomic_load_explicit(&arr__active_heaps, memory_order_relaxed);
 	return n > 1 ? n : 1;
+}
+
+/*
+ * How much longer than `purge_delay` freed memory waits before it is purged,
+ * and how many idle ticks before an empty current page is trimmed: 1
+ * single-threaded; with n threads, n (the op clock sums every thread's
+ * operations) times ARR__MT_PURGE_FACTOR. With several threads a purge is a
+ * TLB-shootdown IPI to every CPU running the process, and memory purged in a
+ * busy program is mostly faulted in again soon: 4-thread stress replay
+ * (docs/allocator.md, round 9): ~1 400 madvise calls and 33 k page faults
+ * against mimalloc's 7 and 29 k; with the factor 8, 27 k faults and 8 %
+ * less time, for 2 % more peak RSS (still under glibc's).
+ */
+#define ARR__MT_PURGE_FACTOR 8
+static inline unsigned arr__purge_mult(void)
+{
+	unsigned n = arr__purge_scale();
+	return n > 1 ? n * ARR__MT_PURGE_FACTOR : 1;
 }
 
 /* ---- size classes (classes.c) ---- */
@@ -223,6 +242,9 @@ void *arr__os_map(size_t size);
 void *arr__os_map_aligned(size_t size, size_t align);
 void arr__os_unmap(void *p, size_t size);
 void arr__os_purge(void *p, size_t size);
+/* Purge n ranges, in one system call where the kernel allows. */
+struct iovec;
+void arr__os_purge_many(const struct iovec *iov, unsigned n);
 /* Move/resize a mapping to a fresh `align`-aligned place; NULL on failure. */
 void *arr__os_remap_aligned(void *p, size_t old_size, size_t new_size, size_t align);
 bool arr__os_resize_in_place(void *p, size_t old_size, size_t new_size);

@@ -5,6 +5,9 @@
  */
 #define _GNU_SOURCE
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
 #include "internal.h"
 
 void *arr__os_map(size_t size)
@@ -44,6 +47,36 @@ void *arr__os_map_aligned(size_t size, size_t align)
 void arr__os_purge(void *p, size_t size)
 {
 	madvise(p, size, MADV_DONTNEED);
+}
+
+/*
+ * Several ranges at once: process_madvise() on the calling process (Linux
+ * 6.13+ takes MADV_DONTNEED there; PIDFD_SELF needs 6.14) flushes the TLB
+ * once for the whole vector (6.16+), where a madvise() per range sends a
+ * TLB-shootdown IPI to every CPU running the process each time. Refused
+ * once (older kernel, seccomp), it is not tried again.
+ */
+#ifndef SYS_process_madvise
+#define SYS_process_madvise 440
+#endif
+#define ARR__PIDFD_SELF_THREAD (-10000)
+static _Atomic int vector_purge_ok = 1;
+
+void arr__os_purge_many(const struct iovec *iov, unsigned n)
+{
+	if (n > 1 && atomic_load_explicit(&vector_purge_ok, memory_order_relaxed)) {
+		size_t total = 0;
+		for (unsigned i = 0; i < n; i++)
+			total += iov[i].iov_len;
+		long r = syscall(SYS_process_madvise, ARR__PIDFD_SELF_THREAD, iov, (size_t)n, MADV_DONTNEED, 0u);
+		if (r == (long)total)
+			return;
+		if (r < 0)
+			atomic_store_explicit(&vector_purge_ok, 0, memory_order_relaxed);
+		/* refused or partly done: range by range (purging twice is harmless) */
+	}
+	for (unsigned i = 0; i < n; i++)
+		madvise(iov[i].iov_base, iov[i].iov_len, MADV_DONTNEED);
 }
 
 bool arr__os_resize_in_place(void *p, size_t old_size, size_t new_size)

@@ -451,6 +451,9 @@ static void run_in_thread(void *(*fn)(void *))
 }
 
 enum { TRIM_N = 16, TRIM_SZ = 4000 }; /* a whole slice of 4096-byte blocks */
+/* With n threads holding a heap, an empty page is trimmed after n × 8 idle
+ * ticks of 4096 frees (allocator/internal.h, ARR__MT_PURGE_FACTOR). */
+enum { TICK = 4096, MT_FACTOR = 8 };
 
 /* Fill a page of 4 KB blocks, touch them, free them all; returns the pages
  * purged so far, to compare with after some ticks. */
@@ -474,7 +477,9 @@ static void *trim_idle_page(void *arg)
 {
 	void *v[TRIM_N];
 	uint64_t purged = fill_and_empty_page(v);
-	for (int i = 0; i < 3 * 4096; i++) /* three ticks of frees, all in another class */
+	/* this thread and main: 2 × 8 idle ticks, plus the one that sees it
+	 * emptied and one for the tick count's phase; all frees in another class */
+	for (int i = 0; i < (2 * MT_FACTOR + 2) * TICK; i++)
 		arr_free(arr_malloc(32));
 	CHECK(arr_alloc_stats_get(&st) == 0);
 	CHECK(st.pages_purged - purged >= TRIM_N - 1); /* all but the first block */
@@ -486,9 +491,9 @@ static void *trim_idle_page(void *arg)
 	return arg;
 }
 
-/* With more threads the trim waits longer: a page must be idle for as many
- * ticks as there are threads with a heap (here three: main, this one and a
- * parked one), because a purge then costs every other CPU a TLB shootdown. */
+/* With more threads the trim waits longer: a page must be idle for 8 ticks
+ * per thread with a heap (here three: main, this one and a parked one),
+ * because a purge then costs every other CPU a TLB shootdown. */
 static pthread_mutex_t park_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t park_cv = PTHREAD_COND_INITIALIZER;
 static int park_state; /* 1: parked thread has its heap; 2: may leave */
@@ -531,11 +536,12 @@ static void *trim_waits_for_threads(void *arg)
 	void *v[TRIM_N];
 	park_start(&t);
 	uint64_t purged = fill_and_empty_page(v);
-	for (int i = 0; i < 2 * 4096; i++) /* at most three ticks since the page emptied */
+	/* enough idle ticks for two threads (see trim_idle_page), not for three */
+	for (int i = 0; i < (2 * MT_FACTOR + 2) * TICK; i++)
 		arr_free(arr_malloc(32));
 	CHECK(arr_alloc_stats_get(&st) == 0);
-	CHECK(st.pages_purged - purged < TRIM_N - 1); /* single-threaded it would be trimmed */
-	for (int i = 0; i < 2 * 4096; i++) /* five ticks or more: now it is */
+	CHECK(st.pages_purged - purged < TRIM_N - 1);
+	for (int i = 0; i < (MT_FACTOR + 1) * TICK; i++) /* 3 × 8 + 2 ticks or more: now it is */
 		arr_free(arr_malloc(32));
 	CHECK(arr_alloc_stats_get(&st) == 0);
 	CHECK(st.pages_purged - purged >= TRIM_N - 1);
@@ -600,6 +606,75 @@ static void *span_cache_reused(void *arg)
 	CHECK(class_pages(122880) == 0);
 	park_stop(t);
 	return arg;
+}
+
+/* With several threads, a thread that needs fresh memory maps a segment of
+ * its own rather than filling another thread's: its blocks stay in a few
+ * segments. Here a parked thread holds 6 MB of 60 kB blocks (one 64 KiB
+ * slice each: a segment and a half), and another thread, with no dirty
+ * slices anywhere (purged first), takes 6 MB more: none of its blocks may
+ * share a segment with the first thread's (first fit would fill the second
+ * half of the first thread's last segment). */
+enum { OWN_N = 100, OWN_SZ = 60000 };
+static void *own_blocks[OWN_N];
+static pthread_mutex_t own_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t own_cv = PTHREAD_COND_INITIALIZER;
+static int own_state; /* 1: blocks allocated; 2: may free them and leave */
+
+static void *own_holder(void *arg)
+{
+	for (int i = 0; i < OWN_N; i++)
+		own_blocks[i] = arr_malloc(OWN_SZ);
+	pthread_mutex_lock(&own_mu);
+	own_state = 1;
+	pthread_cond_broadcast(&own_cv);
+	while (own_state != 2)
+		pthread_cond_wait(&own_cv, &own_mu);
+	pthread_mutex_unlock(&own_mu);
+	for (int i = 0; i < OWN_N; i++)
+		arr_free(own_blocks[i]);
+	return arg;
+}
+
+static void *own_segments(void *arg)
+{
+	uintptr_t segs[OWN_N];
+	for (int i = 0; i < OWN_N; i++) {
+		CHECK(own_blocks[i] != NULL);
+		segs[i] = (uintptr_t)own_blocks[i] >> 22; /* 4 MiB segments */
+	}
+	void *mine[OWN_N];
+	int shared = 0;
+	for (int i = 0; i < OWN_N; i++) {
+		mine[i] = arr_malloc(OWN_SZ);
+		CHECK(mine[i] != NULL);
+		for (int j = 0; j < OWN_N; j++)
+			shared += segs[j] == (uintptr_t)mine[i] >> 22;
+	}
+	CHECK(shared == 0);
+	if (shared)
+		fprintf(stderr, "own_segments: %d blocks share a segment with the other thread's\n", shared);
+	for (int i = 0; i < OWN_N; i++)
+		arr_free(mine[i]);
+	return arg;
+}
+
+static void test_own_segments(void)
+{
+	arr_alloc_purge(); /* no dirty slices left to reuse */
+	pthread_t t;
+	own_state = 0;
+	CHECK(pthread_create(&t, NULL, own_holder, NULL) == 0);
+	pthread_mutex_lock(&own_mu);
+	while (own_state != 1)
+		pthread_cond_wait(&own_cv, &own_mu);
+	pthread_mutex_unlock(&own_mu);
+	run_in_thread(own_segments);
+	pthread_mutex_lock(&own_mu);
+	own_state = 2;
+	pthread_cond_broadcast(&own_cv);
+	pthread_mutex_unlock(&own_mu);
+	CHECK(pthread_join(t, NULL) == 0);
 }
 
 /* Live blocks of the class. */
@@ -709,6 +784,7 @@ int main(void)
 	run_in_thread(trim_waits_for_threads);
 	run_in_thread(free_is_lifo);
 	run_in_thread(span_cache_reused);
+	test_own_segments();
 	if (failures) {
 		fprintf(stderr, "%d check(s) failed\n", failures);
 		return 1;
