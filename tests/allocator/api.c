@@ -762,6 +762,27 @@ static void test_trim_busy_page(void)
 	arr_free(p);
 }
 
+/* Single-threaded, an empty page idle for 6 ticks more than the first trim
+ * gives back its first carve too, and carves again from the front: fresh,
+ * known-zero memory (calloc skips the zeroing). Without it the first 4 KB
+ * block stays resident and calloc must clear it. */
+static void test_trim_idle_fully(void)
+{
+	void *v[TRIM_N];
+	uint64_t purged = fill_and_empty_page(v);
+	for (int i = 0; i < 9 * TICK; i++) /* 1 + 6 idle ticks, plus the phase */
+		arr_free(arr_malloc(32));
+	CHECK(arr_alloc_stats_get(&st) == 0);
+	CHECK(st.pages_purged - purged >= TRIM_N); /* every block, the first one too */
+	uint64_t skipped = st.calloc_skipped;
+	unsigned char *p = arr_calloc(1, TRIM_SZ);
+	CHECK(p == v[0]);
+	CHECK(p[0] == 0 && p[TRIM_SZ - 1] == 0);
+	CHECK(arr_alloc_stats_get(&st) == 0);
+	CHECK(st.calloc_skipped - skipped == TRIM_SZ); /* known zero: not cleared */
+	arr_free(p);
+}
+
 int main(void)
 {
 	test_stats(); /* first: arr_free() elsewhere makes live_requested a lower bound */
@@ -781,6 +802,7 @@ int main(void)
 	run_in_thread(borrow_neighbour);
 	run_in_thread(remote_free_live);
 	test_trim_busy_page(); /* threads gone: single-threaded again */
+	test_trim_idle_fully();
 	run_in_thread(trim_waits_for_threads);
 	run_in_thread(free_is_lifo);
 	run_in_thread(span_cache_reused);
