@@ -783,6 +783,42 @@ static void test_trim_idle_fully(void)
 	arr_free(p);
 }
 
+/* A span is taken from a run of free dirty slices of exactly its length when
+ * there is one, not from the first longer run (which a longer span could
+ * have reused): with slices 1-2 free and dirty and slice 4 free and dirty,
+ * a one-slice block goes to slice 4. 60 kB blocks: one per 64 KiB slice. */
+static void test_dirty_exact_fit(void)
+{
+	enum { N = 24 };
+	void *b[N];
+	arr_alloc_purge(); /* no dirty slices but ours */
+	for (int i = 0; i < N; i++) {
+		b[i] = arr_malloc(OWN_SZ);
+		CHECK(b[i] != NULL);
+	}
+	/* six blocks in consecutive slices */
+	int k = -1;
+	for (int i = 0; i + 6 <= N && k < 0; i++) {
+		int j = 1;
+		while (j < 6 && (uintptr_t)b[i + j] == (uintptr_t)b[i] + (uintptr_t)j * 65536)
+			j++;
+		if (j == 6)
+			k = i;
+	}
+	CHECK(k >= 0);
+	if (k >= 0) {
+		void *one = b[k + 4];
+		arr_free(b[k + 1]);
+		arr_free(b[k + 2]);
+		arr_free(b[k + 4]);
+		b[k + 1] = b[k + 2] = NULL;
+		b[k + 4] = arr_malloc(OWN_SZ);
+		CHECK(b[k + 4] == one);
+	}
+	for (int i = 0; i < N; i++)
+		arr_free(b[i]);
+}
+
 int main(void)
 {
 	test_stats(); /* first: arr_free() elsewhere makes live_requested a lower bound */
@@ -803,6 +839,7 @@ int main(void)
 	run_in_thread(remote_free_live);
 	test_trim_busy_page(); /* threads gone: single-threaded again */
 	test_trim_idle_fully();
+	test_dirty_exact_fit();
 	run_in_thread(trim_waits_for_threads);
 	run_in_thread(free_is_lifo);
 	run_in_thread(span_cache_reused);
