@@ -82,9 +82,10 @@ struct arr__block {
 struct arr__heap;
 
 struct arr__page {
-	/* hot: read and written by the owner's malloc/free fast paths */
+	/* hot: the fields the malloc/free fast paths touch, in the first 32
+	 * bytes (descriptors are 96 bytes from a 32-byte boundary, so these
+	 * never straddle two cache lines) */
 	struct arr__block *free;       /* blocks ready for malloc */
-	struct arr__block *local_free; /* blocks the owner freed on the generic path (full pages) */
 	struct arr__heap *heap;        /* owner; NULL for huge */
 	uint32_t used;                 /* blocks out (incl. remote-freed, uncollected) */
 	uint8_t flags;                 /* ARR__PF_* */
@@ -99,6 +100,7 @@ struct arr__page {
 	uint8_t idle;                  /* 0: emptied since the last tick; else 1 + idle ticks */
 	uint16_t zero_from;            /* OS pages from here to the span's end are known zero
 					* (never touched since mapped or purged) */
+	struct arr__block *local_free; /* blocks the owner freed on the generic path (full pages) */
 	_Atomic uintptr_t thread_free; /* remote frees | ARR__TF_* */
 	uint8_t *start;
 	struct arr__page *next, *prev; /* heap list links */
@@ -116,7 +118,9 @@ struct arr__segment {
 	struct arr__segment *next;
 	uint8_t slice_head[ARR__SLICES]; /* slice -> first slice of its span */
 	uint8_t res[ARR__SLICES];        /* free dirty slice: OS pages from its start that may be resident */
-	struct arr__page pages[ARR__SLICES];
+	/* 96-byte descriptors from a 32-byte boundary: the first 32 bytes of each
+	 * (the fast paths' fields) lie in one cache line */
+	struct arr__page pages[ARR__SLICES] __attribute__((aligned(32)));
 	uint64_t stamp[ARR__SLICES];     /* op clock when the slice was freed */
 };
 

@@ -609,3 +609,6 @@ void *arr__huge_realloc(struct arr__page *page, void *p, size_t size)
 	atomic_fetch_add(&arr__huge_req_live, (int64_t)size - (int64_t)oreq);
 	return page->start;
 }
+
+_Static_assert(sizeof(struct arr__page) % 32 == 0 && offsetof(struct arr__segment, pages) % 32 == 0,
+	       "page descriptors start on 32-byte boundaries");
