@@ -62,7 +62,10 @@ int main(int argc, char **argv)
 	logline("reallocarray", 4, 25, 0, 0, p5, 0);
 	KEEP_ERRNO(p6 = reallocarray(p5, 8, 25), 777);
 	logline("reallocarray", 8, 25, 0, p5, p6, 0);
-	KEEP_ERRNO(p7 = reallocarray(p6, SIZE_MAX / 2, 4), ENOMEM);
+	/* impossible sizes, read through a volatile so that the compiler does
+	 * not warn about calls that are meant to fail */
+	static volatile size_t size_max = SIZE_MAX;
+	KEEP_ERRNO(p7 = reallocarray(p6, size_max / 2, 4), ENOMEM);
 	logline("reallocarray", SIZE_MAX / 2, 4, 0, p6, p7, ENOMEM);
 	KEEP_ERRNO(rc = posix_memalign(&p8, 64, 1000), 777);
 	logline("posix_memalign", 64, 1000, 0, 0, p8, rc);
@@ -76,9 +79,9 @@ int main(int argc, char **argv)
 	logline("valloc", 5000, 0, 0, 0, p12, 0);
 	KEEP_ERRNO(p13 = pvalloc(5000), 777);
 	logline("pvalloc", 5000, 0, 0, 0, p13, 0);
-	KEEP_ERRNO(p14 = malloc(SIZE_MAX), ENOMEM);
+	KEEP_ERRNO(p14 = malloc(size_max), ENOMEM);
 	logline("malloc", SIZE_MAX, 0, 0, 0, p14, ENOMEM);
-	KEEP_ERRNO(p15 = calloc(SIZE_MAX, 2), ENOMEM);
+	KEEP_ERRNO(p15 = calloc(size_max, 2), ENOMEM);
 	logline("calloc", SIZE_MAX, 2, 0, 0, p15, ENOMEM);
 	KEEP_ERRNO(free(NULL), 777);
 	logline("free", 0, 0, 0, 0, 0, 0);
