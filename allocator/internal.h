@@ -104,9 +104,20 @@ struct arr__page {
 	_Atomic uintptr_t thread_free; /* remote frees | ARR__TF_* */
 	uint8_t *start;
 	struct arr__page *next, *prev; /* heap list links */
-	/* huge blocks only */
-	size_t huge_map;               /* bytes mapped, header included */
-	size_t huge_req;               /* bytes requested */
+	union {
+		struct { /* huge blocks only */
+			size_t huge_map;       /* bytes mapped, header included */
+			size_t huge_req;       /* bytes requested */
+		};
+		struct { /* pages of a size class: holes (heap.c page_punch) */
+			struct arr__block *seen_free; /* `free` and `used` at the last tick, */
+			uint32_t seen_used;           /* to tell an idle page */
+			uint8_t seen_ticks;           /* ticks the page has been idle */
+			uint8_t pad2_;
+			uint16_t holes;               /* OS pages of a one-slice span purged
+						       * while all their blocks were free */
+		};
+	};
 };
 
 struct arr__segment {
@@ -138,6 +149,7 @@ struct arr__heap {
 	uint64_t calloc_zeroed, calloc_skipped;
 	uint64_t alloc_count, free_count; /* their sum drives the purge clock */
 	uint64_t tick_at;            /* free_count at which the free fast path ticks */
+	unsigned punch_cls;          /* where the next tick's look for idle pages starts (heap.c) */
 	struct arr__page *full;      /* full pages */
 	struct arr__page *span_cache;/* empty spans kept for the next take (see heap.c) */
 	unsigned span_cached;        /* slices in span_cache */
@@ -286,6 +298,8 @@ struct arr__pool_stats {
 void arr__pool_stats(struct arr__pool_stats *out); /* caller holds arr__lock */
 /* Give [p, p + size) of a span the caller owns back to the OS (no lock). */
 void arr__pool_purge_range(void *p, size_t size);
+/* Count bytes purged from spans in use elsewhere (statistics). */
+void arr__pool_count_purged(size_t bytes);
 extern _Atomic int64_t arr__huge_live, arr__huge_req_live, arr__huge_count;
 
 /* ---- heap.c ---- */

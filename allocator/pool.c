@@ -215,6 +215,10 @@ void arr__page_init(struct arr__page *page, struct arr__heap *h, unsigned cls, s
 	page->requeued = 0;
 	page->reserved = (uint32_t)((size_t)page->slices * ARR__SLICE_SIZE / bs);
 	page->zero_from = (uint16_t)zero_from;
+	page->seen_free = NULL;
+	page->seen_used = 0;
+	page->seen_ticks = 0;
+	page->holes = 0;
 	atomic_store_explicit(&page->thread_free, ARR__TF_NORMAL, memory_order_relaxed);
 	page->next = page->prev = NULL;
 }
@@ -374,6 +378,11 @@ void arr__pool_tick(struct arr__heap *h)
 	unlock_and_purge();
 }
 
+void arr__pool_count_purged(size_t bytes)
+{
+	atomic_fetch_add_explicit(&purged_in_pages, bytes / ARR__OS_PAGE, memory_order_relaxed);
+}
+
 void arr__pool_purge_range(void *p, size_t size)
 {
 	arr__os_purge(p, size);
@@ -415,7 +424,12 @@ void arr__pool_stats(struct arr__pool_stats *out)
 			touched = (touched + ARR__OS_PAGE - 1) & ~(ARR__OS_PAGE - 1);
 			if (touched < (size_t)page->zero_from * ARR__OS_PAGE)
 				touched = (size_t)page->zero_from * ARR__OS_PAGE;
-			out->resident += touched < span ? touched : span;
+			size_t r = touched < span ? touched : span;
+			if (page->cls < ARR__NCLASSES) {
+				size_t holes = (size_t)__builtin_popcount(page->holes) * ARR__OS_PAGE;
+				r -= holes < r ? holes : r;
+			}
+			out->resident += r;
 			if (page->cls < ARR__NCLASSES) {
 				out->cls_pages[page->cls]++;
 				out->cls_capacity[page->cls] += page->reserved;

@@ -819,6 +819,70 @@ static void test_dirty_exact_fit(void)
 		arr_free(b[i]);
 }
 
+/* A page that is not its class's current page and stays unchanged gives
+ * back its OS pages whose blocks are all free (holes), and hands those
+ * blocks out again, zero, once it has no other free block. Here a full page
+ * of 32-byte blocks keeps only its first block: its 15 other OS pages go. */
+static void test_punch_holes(void)
+{
+	enum { PER_PAGE = 65536 / 32, MAX_TRIES = 5 * PER_PAGE };
+	static unsigned char *v[2 * PER_PAGE + 64];
+	int n = 0;
+	/* fill pages of the class until one is full and another is current */
+	for (; n < 2 * PER_PAGE + 64; n++)
+		v[n] = arr_malloc(32);
+	/* the page of the first block whose whole page we hold */
+	uintptr_t base = 0;
+	for (int i = 0; i < n && !base; i++) {
+		uintptr_t b = (uintptr_t)v[i] & ~(uintptr_t)65535;
+		int count = 0;
+		for (int j = 0; j < n; j++)
+			count += ((uintptr_t)v[j] & ~(uintptr_t)65535) == b;
+		if (count == PER_PAGE)
+			base = b;
+	}
+	CHECK(base != 0);
+	int kept = -1;
+	for (int i = 0; i < n; i++)
+		if (((uintptr_t)v[i] & ~(uintptr_t)65535) == base) {
+			if ((uintptr_t)v[i] == base) {
+				kept = i;
+				continue;
+			}
+			memset(v[i], 0x5a, 32);
+			arr_free(v[i]);
+		}
+	CHECK(kept >= 0);
+	CHECK(arr_alloc_stats_get(&st) == 0);
+	uint64_t purged = st.pages_purged;
+	for (int t = 0; t < 64 * TICK; t++) /* ticks; other classes only */
+		arr_free(arr_malloc(200));
+	CHECK(arr_alloc_stats_get(&st) == 0);
+	CHECK(st.pages_purged - purged >= 15);
+	/* every freed block of that page comes back, those past its first OS page zero */
+	int back = 0, zero = 1;
+	static void *w[MAX_TRIES];
+	int m = 0;
+	while (back < PER_PAGE - 1 && m < MAX_TRIES) {
+		unsigned char *p = arr_malloc(32);
+		w[m++] = p;
+		if (((uintptr_t)p & ~(uintptr_t)65535) != base)
+			continue;
+		back++;
+		if ((uintptr_t)p - base >= 4096)
+			for (int k = 8; k < 32; k++)
+				zero &= p[k] == 0;
+		memset(p, 0xa5, 32);
+	}
+	CHECK(back == PER_PAGE - 1);
+	CHECK(zero);
+	for (int i = 0; i < m; i++)
+		arr_free(w[i]);
+	for (int i = 0; i < n; i++)
+		if (((uintptr_t)v[i] & ~(uintptr_t)65535) != base || i == kept)
+			arr_free(v[i]);
+}
+
 int main(void)
 {
 	test_stats(); /* first: arr_free() elsewhere makes live_requested a lower bound */
@@ -840,6 +904,7 @@ int main(void)
 	test_trim_busy_page(); /* threads gone: single-threaded again */
 	test_trim_idle_fully();
 	test_dirty_exact_fit();
+	test_punch_holes();
 	run_in_thread(trim_waits_for_threads);
 	run_in_thread(free_is_lifo);
 	run_in_thread(span_cache_reused);
