@@ -134,6 +134,8 @@ static __attribute__((noinline)) void free_emptied(struct arr__heap *h, struct a
 	page->idle = 0;
 	if (h->pages[page->cls] != page || page->reserved == 1)
 		arr__page_emptied(h, page);
+	else
+		arr__page_emptied_current(page);
 	if (h->free_count >= h->tick_at)
 		arr__heap_tick(h);
 }

@@ -94,7 +94,7 @@ struct arr__page {
 	uint32_t block_size;
 	uint16_t capacity;             /* blocks carved so far (a span holds at most 8192) */
 	uint8_t requeued;              /* exhausted, sent to the back of its list once (heap.c) */
-	uint8_t pad_;
+	uint8_t trimmed;               /* current page trimmed as it emptied, since the last tick */
 	uint32_t reserved;             /* blocks that fit in the span */
 	uint8_t slices;                /* span length */
 	uint8_t idle;                  /* 0: emptied since the last tick; else 1 + idle ticks */
@@ -310,6 +310,8 @@ void *arr__malloc_slow(struct arr__heap *h, size_t size, unsigned flags);
 /* Free through the non-fast path; `req` is subtracted from live_req. */
 void arr__free_generic(struct arr__heap *h, struct arr__page *page, void *p, size_t req);
 void arr__page_emptied(struct arr__heap *h, struct arr__page *page);
+/* The class's current page emptied (kept current): maybe trim it now. */
+void arr__page_emptied_current(struct arr__page *page);
 /* Give the empty spans the heap keeps for itself back to the pool. */
 void arr__heap_release_cached(struct arr__heap *h);
 /* Every ARR__TICK_OPS frees, even on the fast path: trim idle empty current pages

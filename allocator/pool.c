@@ -213,6 +213,7 @@ void arr__page_init(struct arr__page *page, struct arr__heap *h, unsigned cls, s
 	page->block_size = bs;
 	page->capacity = 0;
 	page->requeued = 0;
+	page->trimmed = 0;
 	page->reserved = (uint32_t)((size_t)page->slices * ARR__SLICE_SIZE / bs);
 	page->zero_from = (uint16_t)zero_from;
 	page->seen_free = NULL;

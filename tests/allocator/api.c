@@ -456,17 +456,19 @@ enum { TRIM_N = 16, TRIM_SZ = 4000 }; /* a whole slice of 4096-byte blocks */
 enum { TICK = 4096, MT_FACTOR = 8 };
 
 /* Fill a page of 4 KB blocks, touch them, free them all; returns the pages
- * purged so far, to compare with after some ticks. */
+ * purged before the frees, to compare with after some ticks (single-threaded
+ * the page may be trimmed as it empties). */
 static uint64_t fill_and_empty_page(void *v[TRIM_N])
 {
 	for (int i = 0; i < TRIM_N; i++) {
 		v[i] = arr_malloc(TRIM_SZ);
 		memset(v[i], 1, TRIM_SZ);
 	}
+	CHECK(arr_alloc_stats_get(&st) == 0);
+	uint64_t purged = st.pages_purged;
 	for (int i = 0; i < TRIM_N; i++)
 		arr_free(v[i]);
-	CHECK(arr_alloc_stats_get(&st) == 0);
-	return st.pages_purged;
+	return purged;
 }
 
 /* An empty current page that sees no free during a tick gives back what it
@@ -775,8 +777,12 @@ static void test_trim_idle_fully(void)
 	CHECK(arr_alloc_stats_get(&st) == 0);
 	CHECK(st.pages_purged - purged >= TRIM_N); /* every block, the first one too */
 	uint64_t skipped = st.calloc_skipped;
+	void *first = v[0]; /* the page's first block (v[] comes in LIFO order) */
+	for (int i = 1; i < TRIM_N; i++)
+		if ((uintptr_t)v[i] < (uintptr_t)first)
+			first = v[i];
 	unsigned char *p = arr_calloc(1, TRIM_SZ);
-	CHECK(p == v[0]);
+	CHECK(p == first);
 	CHECK(p[0] == 0 && p[TRIM_SZ - 1] == 0);
 	CHECK(arr_alloc_stats_get(&st) == 0);
 	CHECK(st.calloc_skipped - skipped == TRIM_SZ); /* known zero: not cleared */
@@ -883,6 +889,22 @@ static void test_punch_holes(void)
 			arr_free(v[i]);
 }
 
+/* Single-threaded, the current page that empties is trimmed at once (beyond
+ * its first carve) if it carved more than two OS pages, at most once a tick:
+ * emptied again and again before the next tick, it is not trimmed again. */
+static void test_trim_at_emptying(void)
+{
+	void *v[TRIM_N];
+	uint64_t before = fill_and_empty_page(v);
+	CHECK(arr_alloc_stats_get(&st) == 0);
+	CHECK(st.pages_purged - before >= TRIM_N - 1); /* no tick needed */
+	uint64_t again = st.pages_purged;
+	for (int r = 0; r < 3; r++)
+		fill_and_empty_page(v);
+	CHECK(arr_alloc_stats_get(&st) == 0);
+	CHECK(st.pages_purged - again <= TRIM_N - 1); /* a tick may fall in between, once */
+}
+
 int main(void)
 {
 	test_stats(); /* first: arr_free() elsewhere makes live_requested a lower bound */
@@ -902,6 +924,7 @@ int main(void)
 	run_in_thread(borrow_neighbour);
 	run_in_thread(remote_free_live);
 	test_trim_busy_page(); /* threads gone: single-threaded again */
+	test_trim_at_emptying();
 	test_trim_idle_fully();
 	test_dirty_exact_fit();
 	test_punch_holes();
