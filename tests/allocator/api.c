@@ -508,28 +508,43 @@ static pthread_mutex_t park_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t park_cv = PTHREAD_COND_INITIALIZER;
 static int park_state; /* 1: parked thread has its heap; 2: may leave */
 
+/* What a parked thread does before it parks and after it is let go; by
+ * default it only gets a heap of its own. */
+struct park_job {
+	void (*before)(void), (*after)(void);
+};
+
 static void *parked(void *arg)
 {
-	arr_free(arr_malloc(16)); /* a heap of its own */
+	const struct park_job *job = arg;
+	if (job && job->before)
+		job->before();
+	else
+		arr_free(arr_malloc(16)); /* a heap of its own */
 	pthread_mutex_lock(&park_mu);
 	park_state = 1;
 	pthread_cond_broadcast(&park_cv);
 	while (park_state != 2)
 		pthread_cond_wait(&park_cv, &park_mu);
 	pthread_mutex_unlock(&park_mu);
-	return arg;
+	if (job && job->after)
+		job->after();
+	return NULL;
 }
 
-/* Start a parked thread (one more heap) and wait until it has its heap. */
-static void park_start(pthread_t *t)
+/* Start a parked thread (one more heap) and wait until it has done job's
+ * `before` (NULL: until it has its heap). */
+static void park_start_job(pthread_t *t, const struct park_job *job)
 {
 	park_state = 0;
-	CHECK(pthread_create(t, NULL, parked, NULL) == 0);
+	CHECK(pthread_create(t, NULL, parked, (void *)job) == 0);
 	pthread_mutex_lock(&park_mu);
 	while (park_state != 1)
 		pthread_cond_wait(&park_cv, &park_mu);
 	pthread_mutex_unlock(&park_mu);
 }
+
+static void park_start(pthread_t *t) { park_start_job(t, NULL); }
 
 static void park_stop(pthread_t t)
 {
@@ -627,23 +642,16 @@ static void *span_cache_reused(void *arg)
  * half of the first thread's last segment). */
 enum { OWN_N = 100, OWN_SZ = 60000 };
 static void *own_blocks[OWN_N];
-static pthread_mutex_t own_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t own_cv = PTHREAD_COND_INITIALIZER;
-static int own_state; /* 1: blocks allocated; 2: may free them and leave */
-
-static void *own_holder(void *arg)
+static void own_alloc(void)
 {
 	for (int i = 0; i < OWN_N; i++)
 		own_blocks[i] = arr_malloc(OWN_SZ);
-	pthread_mutex_lock(&own_mu);
-	own_state = 1;
-	pthread_cond_broadcast(&own_cv);
-	while (own_state != 2)
-		pthread_cond_wait(&own_cv, &own_mu);
-	pthread_mutex_unlock(&own_mu);
+}
+
+static void own_free(void)
+{
 	for (int i = 0; i < OWN_N; i++)
 		arr_free(own_blocks[i]);
-	return arg;
 }
 
 static void *own_segments(void *arg)
@@ -672,19 +680,11 @@ static void *own_segments(void *arg)
 static void test_own_segments(void)
 {
 	arr_alloc_purge(); /* no dirty slices left to reuse */
+	static const struct park_job holder = { own_alloc, own_free };
 	pthread_t t;
-	own_state = 0;
-	CHECK(pthread_create(&t, NULL, own_holder, NULL) == 0);
-	pthread_mutex_lock(&own_mu);
-	while (own_state != 1)
-		pthread_cond_wait(&own_cv, &own_mu);
-	pthread_mutex_unlock(&own_mu);
+	park_start_job(&t, &holder);
 	run_in_thread(own_segments);
-	pthread_mutex_lock(&own_mu);
-	own_state = 2;
-	pthread_cond_broadcast(&own_cv);
-	pthread_mutex_unlock(&own_mu);
-	CHECK(pthread_join(t, NULL) == 0);
+	park_stop(t);
 }
 
 /* Live blocks of the class. */
