@@ -93,7 +93,8 @@ struct arr__page {
 	uint16_t cls;
 	uint32_t block_size;
 	uint16_t capacity;             /* blocks carved so far (a span holds at most 8192) */
-	uint8_t requeued;              /* exhausted, sent to the back of its list once (heap.c) */
+	uint8_t head_off;              /* in every slice's descriptor: slices back to its span's
+					* first (0 in the span's own descriptor; see arr__page_of) */
 	uint8_t trimmed;               /* current page trimmed as it emptied, since the last tick */
 	uint32_t reserved;             /* blocks that fit in the span */
 	uint8_t slices;                /* span length */
@@ -113,7 +114,7 @@ struct arr__page {
 			struct arr__block *seen_free; /* `free` and `used` at the last tick, */
 			uint32_t seen_used;           /* to tell an idle page */
 			uint8_t seen_ticks;           /* ticks the page has been idle */
-			uint8_t pad2_;
+			uint8_t requeued;             /* exhausted, sent to the back of its list once (heap.c) */
 			uint16_t holes;               /* OS pages of a one-slice span purged
 						       * while all their blocks were free */
 		};
@@ -127,7 +128,6 @@ struct arr__segment {
 	uint64_t free_mask;  /* free slices */
 	uint64_t clean_mask; /* free slices known to be zero (not resident) */
 	struct arr__segment *next;
-	uint8_t slice_head[ARR__SLICES]; /* slice -> first slice of its span */
 	uint8_t res[ARR__SLICES];        /* free dirty slice: OS pages from its start that may be resident */
 	/* 96-byte descriptors from a 32-byte boundary: the first 32 bytes of each
 	 * (the fast paths' fields) lie in one cache line */
@@ -238,7 +238,11 @@ static inline struct arr__page *arr__page_of(const void *p)
 {
 	struct arr__segment *seg = arr__segment_of(p);
 	size_t idx = ((uintptr_t)p - (uintptr_t)seg) >> ARR__SLICE_SHIFT;
-	return &seg->pages[seg->slice_head[idx]];
+	/* No table: the slice's own descriptor says how far back its span's
+	 * is, and for a one-slice span (most) it is the span's, whose line the
+	 * caller reads next anyway. */
+	struct arr__page *page = &seg->pages[idx];
+	return page - page->head_off;
 }
 
 /* Start of the block holding p (p may be an aligned interior pointer). */

@@ -320,7 +320,7 @@ struct arr__page *arr__pool_take(struct arr__heap *h, unsigned cls)
 	seg->free_mask &= ~bits;
 	seg->clean_mask &= ~bits;
 	for (unsigned k = 0; k < n; k++)
-		seg->slice_head[i + k] = (uint8_t)i;
+		seg->pages[i + k].head_off = (uint8_t)k;
 	pthread_mutex_unlock(&arr__lock);
 
 	struct arr__page *page = &seg->pages[i];
@@ -566,9 +566,11 @@ void *arr__huge_alloc(size_t size, size_t align)
 	struct arr__segment *seg = arr__os_map_aligned(map, ARR__SEG_SIZE);
 	if (seg == NULL)
 		return NULL;
-	/* fresh mapping: slice_head[] is already all zero, so every slice maps to pages[0] */
+	/* fresh mapping: every descriptor's head_off is zero; the one of the
+	 * block's slice (past 0 when aligned to 64 KiB or more) leads to pages[0] */
 	seg->kind = 1;
 	struct arr__page *page = &seg->pages[0];
+	seg->pages[off >> ARR__SLICE_SHIFT].head_off = (uint8_t)(off >> ARR__SLICE_SHIFT);
 	page->heap = NULL;
 	page->flags = ARR__PF_HUGE;
 	page->cls = ARR__NCLASSES;
