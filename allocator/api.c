@@ -218,7 +218,7 @@ static void *alloc_aligned(size_t align, size_t size)
 		}
 	}
 	arr__ensure_init();
-	void *p = arr__huge_alloc(size, align);
+	void *p = arr__huge_alloc(size, align, NULL);
 	return p ? p : nomem();
 }
 

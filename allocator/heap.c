@@ -886,9 +886,12 @@ void *arr__malloc_slow(struct arr__heap *h, size_t size, unsigned flags)
 			return NULL;
 	}
 	if (size > ARR__MAX_SMALL || size > arr__opt.mmap_threshold) {
-		void *p = arr__huge_alloc(size, 0);
-		if (p && zero)
-			h->calloc_skipped += size; /* fresh mapping */
+		size_t zeroed = 0;
+		void *p = arr__huge_alloc(size, 0, zero ? &zeroed : NULL);
+		if (p && zero) {
+			h->calloc_zeroed += zeroed;
+			h->calloc_skipped += size - zeroed; /* fresh mapping */
+		}
 		return p;
 	}
 	unsigned cls = arr__size_class(size);

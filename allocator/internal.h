@@ -283,7 +283,9 @@ void arr__page_init(struct arr__page *page, struct arr__heap *h, unsigned cls, s
 void arr__pool_tick(struct arr__heap *h);
 /* Purge every free dirty slice now; returns bytes purged. */
 size_t arr__pool_purge_all(void);
-void *arr__huge_alloc(size_t size, size_t align);
+/* A huge block; with `zeroed`, a zero one, and *zeroed = the bytes cleared
+ * (a reused mapping) or 0 (a fresh one). */
+void *arr__huge_alloc(size_t size, size_t align, size_t *zeroed);
 void arr__huge_free(struct arr__page *page);
 void *arr__huge_realloc(struct arr__page *page, void *p, size_t size);
 /* Blocks aligned to ARR__SEG_SIZE or more: p is segment-aligned (and not NULL). */

@@ -1,8 +1,9 @@
 /*
  * allocator/pool.c - the process-wide pool of segments, spans and huge blocks.
  *
- * Everything here runs under arr__lock except the huge-block functions, which
- * only talk to the kernel and bump atomic counters. Spans are found first-fit
+ * Everything here runs under arr__lock; the huge-block functions take it
+ * only for the cache of freed huge mappings and call the kernel outside it
+ * (but for trims on reuse and drops on growth). Spans are found first-fit
  * over the segment list in creation order, so long-lived memory packs into old
  * segments and dirty (resident) slices are reused before fresh ones.
  *
@@ -28,7 +29,51 @@ static uint64_t seg_count;
 
 
 _Atomic int64_t arr__huge_live, arr__huge_req_live, arr__huge_count;
-static _Atomic int64_t huge_mapped;
+static _Atomic int64_t huge_mapped; /* huge mappings, the cached ones included */
+
+/*
+ * Freed huge mappings kept for reuse, under arr__lock. Mapping every huge
+ * block afresh costs an mmap, a munmap (a TLB shootdown) and a page fault
+ * per OS page each time: a loop of malloc(2 MiB), fill, free ran 450 us an
+ * iteration against glibc's 3.6 (glibc raises its mmap threshold after the
+ * first free and serves the next from its heap; mimalloc keeps freed
+ * segments). A freed mapping of up to HUGE_CACHE_BLOCK waits here, resident,
+ * until the purge delay has passed (the op clock, as for slices), until
+ * the footprint has to grow (purge_for_growth drops it first, so it never
+ * adds to a peak), or until newer ones push it out; a huge request takes
+ * the best fit, trimmed to size. glibc never keeps more than its mmap
+ * threshold's maximum (32 MiB) either.
+ */
+#define HUGE_CACHE_N     8
+#define HUGE_CACHE_BLOCK ((size_t)32 << 20)  /* larger ones are unmapped at once */
+#define HUGE_CACHE_BYTES ((size_t)64 << 20)
+struct huge_cached {
+	struct arr__segment *seg;
+	size_t map;
+	uint64_t stamp; /* op clock when freed */
+};
+static struct huge_cached huge_cache[HUGE_CACHE_N]; /* oldest first */
+static unsigned huge_cache_n;
+static size_t huge_cache_bytes;
+
+/* Under the lock: take entry k out of the cache (order kept). */
+static struct huge_cached huge_cache_remove(unsigned k)
+{
+	struct huge_cached e = huge_cache[k];
+	memmove(&huge_cache[k], &huge_cache[k + 1], (huge_cache_n - k - 1) * sizeof e);
+	huge_cache_n--;
+	huge_cache_bytes -= e.map;
+	return e;
+}
+
+/* Without the lock: unmap entries taken out of the cache. */
+static void huge_cache_unmap(const struct huge_cached *e, unsigned n)
+{
+	for (unsigned k = 0; k < n; k++) {
+		arr__os_unmap(e[k].seg, e[k].map);
+		atomic_fetch_sub(&huge_mapped, (int64_t)e[k].map);
+	}
+}
 
 static void clock_sync(struct arr__heap *h)
 {
@@ -161,12 +206,32 @@ static void purge_finish(struct purge_run *runs, unsigned nr)
 	pthread_mutex_unlock(&arr__lock);
 }
 
+/* Under the lock: take the cached huge mappings that expired (all: every
+ * one) out of the cache into out[]; returns how many. */
+static unsigned huge_cache_expired(bool all, struct huge_cached *out)
+{
+	unsigned n = 0;
+	if (huge_cache_n == 0)
+		return 0;
+	long long delay = arr__opt.purge_delay;
+	if (delay > 0)
+		delay *= arr__purge_mult();
+	while (huge_cache_n > 0 &&
+	       (all || (delay >= 0 && op_clock >= huge_cache[0].stamp + (uint64_t)delay)))
+		out[n++] = huge_cache_remove(0);
+	return n;
+}
+
 /* Called with the lock held; releases it. */
 static void unlock_and_purge(void)
 {
 	struct purge_run runs[PURGE_BATCH];
+	struct huge_cached old[HUGE_CACHE_N];
 	unsigned nr = purge_collect(false, runs);
+	unsigned nh = huge_cache_expired(false, old);
 	pthread_mutex_unlock(&arr__lock);
+	if (nh)
+		huge_cache_unmap(old, nh);
 	if (nr)
 		purge_finish(runs, nr);
 }
@@ -177,9 +242,23 @@ static void unlock_and_purge(void)
  * then grows by what the program really holds, as a coalescing heap's does
  * (glibc would have carved the request out of that freed memory).
  */
+static size_t huge_cache_shrink(size_t bytes)
+{
+	while (huge_cache_n > 0 && bytes > 0 && arr__opt.purge_delay >= 0) {
+		struct huge_cached e = huge_cache_remove(0);
+		huge_cache_unmap(&e, 1);
+		bytes = bytes > e.map ? bytes - e.map : 0;
+	}
+	return bytes;
+}
+
 static void purge_for_growth(size_t bytes)
 {
-	if (dirty_slices == 0 || arr__opt.purge_delay < 0)
+	if (arr__opt.purge_delay < 0)
+		return;
+	/* freed huge mappings first: resident, and wholly unused */
+	bytes = huge_cache_shrink(bytes);
+	if (dirty_slices == 0 || bytes == 0)
 		return;
 	size_t want = (bytes + ARR__SLICE_SIZE - 1) >> ARR__SLICE_SHIFT;
 	for (struct arr__segment *seg = segments; seg && want && dirty_slices; seg = seg->next) {
@@ -317,6 +396,11 @@ struct arr__page *arr__pool_take(struct arr__heap *h, unsigned cls)
 	uint64_t bits = (((uint64_t)1 << n) - 1) << i;
 	uint64_t dirty = bits & ~seg->clean_mask;
 	dirty_slices -= (uint64_t)__builtin_popcountll(dirty);
+	/* Clean slices become resident as they are carved: growth, which
+	 * cached huge mappings give way to (cc1 replay: +1.1 MB at its peak
+	 * otherwise, a freed 1 MiB block kept while its small blocks grew) */
+	if (huge_cache_n > 0 && dirty != bits)
+		huge_cache_shrink((size_t)__builtin_popcountll(bits & ~dirty) * ARR__SLICE_SIZE);
 	seg->free_mask &= ~bits;
 	seg->clean_mask &= ~bits;
 	for (unsigned k = 0; k < n; k++)
@@ -393,7 +477,14 @@ void arr__pool_purge_range(void *p, size_t size)
 size_t arr__pool_purge_all(void)
 {
 	struct purge_run runs[PURGE_BATCH];
+	struct huge_cached old[HUGE_CACHE_N];
 	size_t bytes = 0;
+	pthread_mutex_lock(&arr__lock);
+	unsigned nh = huge_cache_expired(true, old);
+	pthread_mutex_unlock(&arr__lock);
+	huge_cache_unmap(old, nh);
+	for (unsigned k = 0; k < nh; k++)
+		bytes += old[k].map;
 	for (;;) {
 		pthread_mutex_lock(&arr__lock);
 		unsigned nr = purge_collect(true, runs);
@@ -552,8 +643,41 @@ void arr__big_aligned_free(void *p)
 	arr__os_unmap(p, b->map);
 }
 
-void *arr__huge_alloc(size_t size, size_t align)
+/* Under the lock: a cached mapping for `map` bytes (trimmed or grown in
+ * place to fit), or NULL. Best fit; one more than 1/8 too long is trimmed. */
+static struct arr__segment *huge_cache_take(size_t map, size_t *got)
 {
+	unsigned best = HUGE_CACHE_N, largest = HUGE_CACHE_N;
+	for (unsigned k = 0; k < huge_cache_n; k++) {
+		size_t m = huge_cache[k].map;
+		if (m >= map && (best == HUGE_CACHE_N || m < huge_cache[best].map))
+			best = k;
+		if (largest == HUGE_CACHE_N || m > huge_cache[largest].map)
+			largest = k;
+	}
+	if (best == HUGE_CACHE_N) {
+		/* none long enough: grow the longest in place, if it is half there */
+		if (largest == HUGE_CACHE_N || huge_cache[largest].map < map / 2 ||
+		    !arr__os_resize_in_place(huge_cache[largest].seg, huge_cache[largest].map, map))
+			return NULL;
+		struct huge_cached e = huge_cache_remove(largest);
+		atomic_fetch_add(&huge_mapped, (int64_t)(map - e.map));
+		*got = map;
+		return e.seg;
+	}
+	struct huge_cached e = huge_cache_remove(best);
+	if (e.map - map > map / 8 && arr__os_resize_in_place(e.seg, e.map, map)) {
+		atomic_fetch_sub(&huge_mapped, (int64_t)(e.map - map));
+		e.map = map;
+	}
+	*got = e.map;
+	return e.seg;
+}
+
+void *arr__huge_alloc(size_t size, size_t align, size_t *zeroed)
+{
+	if (zeroed)
+		*zeroed = 0;
 	if (align >= ARR__SEG_SIZE)
 		return big_aligned_alloc(size, align);
 	size_t off = huge_offset(align);
@@ -561,16 +685,27 @@ void *arr__huge_alloc(size_t size, size_t align)
 		return NULL;
 	size_t map = (off + size + ARR__OS_PAGE - 1) & ~(ARR__OS_PAGE - 1);
 	pthread_mutex_lock(&arr__lock);
-	purge_for_growth(map);
-	pthread_mutex_unlock(&arr__lock);
-	struct arr__segment *seg = arr__os_map_aligned(map, ARR__SEG_SIZE);
+	struct arr__segment *seg = huge_cache_n ? huge_cache_take(map, &map) : NULL;
 	if (seg == NULL)
-		return NULL;
-	/* fresh mapping: every descriptor's head_off is zero; the one of the
+		purge_for_growth(map);
+	pthread_mutex_unlock(&arr__lock);
+	if (seg != NULL) {
+		if (zeroed) { /* calloc: what a resident block costs to clear, a fresh one costs in faults */
+			memset((uint8_t *)seg + off, 0, size);
+			*zeroed = size;
+		}
+	} else {
+		seg = arr__os_map_aligned(map, ARR__SEG_SIZE);
+		if (seg == NULL)
+			return NULL;
+		atomic_fetch_add(&huge_mapped, (int64_t)map);
+	}
+	/* a fresh mapping has every descriptor's head_off zero; the one of the
 	 * block's slice (past 0 when aligned to 64 KiB or more) leads to pages[0] */
 	seg->kind = 1;
 	struct arr__page *page = &seg->pages[0];
 	seg->pages[off >> ARR__SLICE_SHIFT].head_off = (uint8_t)(off >> ARR__SLICE_SHIFT);
+	page->head_off = 0;
 	page->heap = NULL;
 	page->flags = ARR__PF_HUGE;
 	page->cls = ARR__NCLASSES;
@@ -578,7 +713,6 @@ void *arr__huge_alloc(size_t size, size_t align)
 	page->huge_map = map;
 	page->huge_req = size;
 	page->block_size = 0;
-	atomic_fetch_add(&huge_mapped, (int64_t)map);
 	atomic_fetch_add(&arr__huge_live, (int64_t)(map - off));
 	atomic_fetch_add(&arr__huge_req_live, (int64_t)size);
 	atomic_fetch_add(&arr__huge_count, 1);
@@ -589,11 +723,24 @@ void arr__huge_free(struct arr__page *page)
 {
 	struct arr__segment *seg = arr__segment_of(page->start);
 	size_t off = (size_t)(page->start - (uint8_t *)seg), map = page->huge_map;
-	atomic_fetch_sub(&huge_mapped, (int64_t)map);
 	atomic_fetch_sub(&arr__huge_live, (int64_t)(map - off));
 	atomic_fetch_sub(&arr__huge_req_live, (int64_t)page->huge_req);
 	atomic_fetch_sub(&arr__huge_count, 1);
-	arr__os_unmap(seg, map);
+	if (arr__opt.purge_delay == 0 || map > HUGE_CACHE_BLOCK) {
+		arr__os_unmap(seg, map);
+		atomic_fetch_sub(&huge_mapped, (int64_t)map);
+		return;
+	}
+	/* keep it; the oldest make room */
+	struct huge_cached old[HUGE_CACHE_N];
+	unsigned n = 0;
+	pthread_mutex_lock(&arr__lock);
+	while (huge_cache_n == HUGE_CACHE_N || (huge_cache_n > 0 && huge_cache_bytes + map > HUGE_CACHE_BYTES))
+		old[n++] = huge_cache_remove(0);
+	huge_cache[huge_cache_n++] = (struct huge_cached){ seg, map, op_clock };
+	huge_cache_bytes += map;
+	pthread_mutex_unlock(&arr__lock);
+	huge_cache_unmap(old, n);
 }
 
 /* Resize a huge block in place or move its pages with mremap; NULL if impossible. */

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -335,6 +336,102 @@ static void test_options(void)
 	CHECK(arr_alloc_parse_options("purge_delay=x") < 0);
 	CHECK(arr_alloc_parse_options("purge_delay=100000,mmap_threshold=1m") == 0);
 	CHECK(arr_alloc_get_option("mmap_threshold", &v) == 0 && v == 1 << 20);
+}
+
+static long minor_faults(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_minflt;
+}
+
+/* Page faults while writing every OS page of [p, p + size). */
+static long faults_touching(void *p, size_t size)
+{
+	long f0 = minor_faults();
+	for (size_t k = 0; k < size; k += 4096)
+		((volatile unsigned char *)p)[k] = 1;
+	return minor_faults() - f0;
+}
+
+/*
+ * A freed huge block's mapping is kept and serves the next huge request:
+ * same address, no page faults; calloc clears it; a much shorter request
+ * trims it; it goes when the footprint grows (clean slices taken), when the
+ * purge delay has passed, and on arr_alloc_purge().
+ */
+static void test_huge_reuse(void)
+{
+	const size_t MB = (size_t)1 << 20;
+	long long delay0 = 0;
+	arr_alloc_get_option("purge_delay", &delay0);
+	arr_alloc_set_option("purge_delay", 1LL << 40);
+	arr_alloc_purge();
+
+	unsigned char *p = arr_malloc(3 * MB);
+	CHECK(p != NULL);
+	CHECK(faults_touching(p, 3 * MB) >= 700); /* fresh: a fault an OS page */
+	memset(p, 0xab, 3 * MB);
+	arr_alloc_stats_get(&st);
+	uint64_t mapped = st.mapped, huge = st.huge_blocks;
+	arr_free(p);
+	arr_alloc_stats_get(&st);
+	CHECK(st.huge_blocks == huge - 1);
+	CHECK(st.mapped == mapped); /* kept */
+
+	unsigned char *q = arr_malloc(3 * MB - 100000); /* within 1/8: taken whole */
+	CHECK(q == p);
+	CHECK(faults_touching(q, 3 * MB - 100000) < 50);
+	arr_free(q);
+
+	arr_alloc_stats_get(&st);
+	uint64_t zeroed = st.calloc_zeroed;
+	unsigned char *r = arr_calloc(1, 3 * MB);
+	CHECK(r == p);
+	size_t nonzero = 0;
+	for (size_t k = 0; r && k < 3 * MB; k++)
+		nonzero += r[k] != 0;
+	CHECK(nonzero == 0);
+	arr_alloc_stats_get(&st);
+	CHECK(st.calloc_zeroed == zeroed + 3 * MB);
+	arr_free(r);
+
+	unsigned char *s = arr_malloc(MB + MB / 2); /* half: trimmed to size */
+	CHECK(s == p);
+	arr_alloc_stats_get(&st);
+	CHECK(st.mapped < mapped - MB);
+	arr_free(s);
+
+	/* growth: 16 MiB of new blocks take clean slices; the cache gives way */
+	enum { NB = 512 };
+	static void *v[NB];
+	for (int i = 0; i < NB; i++)
+		v[i] = arr_malloc(32 * 1024);
+	void *t = arr_malloc(MB + MB / 2);
+	CHECK(t != NULL && faults_touching(t, MB + MB / 2) >= 350);
+	arr_free(t);
+	for (int i = 0; i < NB; i++)
+		arr_free(v[i]);
+
+	/* expiry: 1 000 ops later (a tick every 4 096 frees) it is unmapped */
+	arr_alloc_purge();
+	arr_alloc_set_option("purge_delay", 1000);
+	void *u = arr_malloc(2 * MB);
+	faults_touching(u, 2 * MB);
+	arr_free(u);
+	arr_alloc_stats_get(&st);
+	mapped = st.mapped;
+	for (int i = 0; i < 3 * 4096; i++)
+		arr_free(arr_malloc(64));
+	arr_alloc_stats_get(&st);
+	CHECK(st.mapped <= mapped - 2 * MB);
+
+	/* and arr_alloc_purge() gives it back at once */
+	arr_alloc_set_option("purge_delay", 1LL << 40);
+	u = arr_malloc(2 * MB);
+	arr_free(u);
+	CHECK(arr_alloc_purge() >= 2 * MB);
+	arr_alloc_set_option("purge_delay", delay0);
 }
 
 /* 100,000 x 200 B freed, then 50,000 x 400 B: the 400s reuse the freed pages. */
@@ -961,6 +1058,7 @@ int main(void)
 	test_options();
 	test_contiguous_reuse();
 	test_big_alignments();
+	test_huge_reuse();
 	test_purge_on_fast_path();
 	test_rss_returns();
 	run_in_thread(trim_idle_page);
