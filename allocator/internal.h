@@ -13,7 +13,8 @@
  *   span     a run of slices given to one page.
  *   page     metadata (struct arr__page, out of line in the segment header) for a
  *            span that holds blocks of one size class and is owned by one heap.
- *            Found from a pointer by masking then one table lookup.
+ *            Found from a pointer by masking: the descriptor of its slice,
+ *            minus that descriptor's head_off (0 for a span's first slice).
  *   block    one object; free blocks hold the free-list link in their first
  *            word, live blocks carry no header at all.
  *   heap     per-thread set of pages, one list per size class plus a list of

@@ -55,6 +55,16 @@ for size in 64 4096 65536 1048576 268435456; do
 done
 
 echo
+echo "-- a huge block taken, written (a byte an OS page) and freed in a loop, us per iteration (ratio to glibc)"
+printf "  %-9s" alloc; for size in 2097152 8388608 33554432; do printf " %12s" "$((size >> 20)) MiB"; done; echo
+for size in 2097152 8388608 33554432; do measure "h$size" 1 ${#all[@]} "${all[@]}" "$micro" huge "$size" 200; done
+for n in "${names[@]}"; do
+	printf "  %-9s" "$n"
+	for size in 2097152 8388608 33554432; do v=$(med "h$size" "$n"); printf " %12s" "$v ($(ratio "$v" "$(med "h$size" glibc)"))"; done
+	echo
+done
+
+echo
 echo "-- calloc of a fresh 256 MiB block: time, RSS growth right after"
 measure fresh_ms 1 ${#all[@]} "${all[@]}" "$micro" calloc-fresh
 measure fresh_kb 2 ${#all[@]} "${all[@]}" "$micro" calloc-fresh

@@ -122,6 +122,25 @@ static int checker(int contiguous)
 	return 0;
 }
 
+/* A buffer of `size` allocated, written (a byte an OS page) and freed again,
+ * `iters` times: what a program that takes a big scratch buffer per task pays. */
+static int huge_loop(size_t size, long iters)
+{
+	unsigned sum = 0;
+	double t0 = now_ns();
+	for (long i = 0; i < iters; i++) {
+		unsigned char *p = malloc(size);
+		if (p == NULL)
+			return 1;
+		for (size_t k = 0; k < size; k += 4096)
+			p[k] = (unsigned char)i;
+		sum += ((volatile unsigned char *)p)[size / 2];
+		free(p);
+	}
+	printf("%.2f %u\n", (now_ns() - t0) / (double)iters / 1000.0, sum & 1);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "pair";
@@ -132,12 +151,14 @@ int main(int argc, char **argv)
 		long iters = argc > 3 ? atol(argv[3]) : (long)(60000000 / (size + 64)) + 3;
 		return calloc_vs_memset(size, iters);
 	}
+	if (strcmp(mode, "huge") == 0 && argc > 2)
+		return huge_loop(strtoull(argv[2], NULL, 0), argc > 3 ? atol(argv[3]) : 500);
 	if (strcmp(mode, "calloc-fresh") == 0)
 		return calloc_fresh();
 	if (strcmp(mode, "checker") == 0)
 		return checker(0);
 	if (strcmp(mode, "contiguous") == 0)
 		return checker(1);
-	fprintf(stderr, "usage: micro pair|calloc SIZE|calloc-fresh|checker|contiguous\n");
+	fprintf(stderr, "usage: micro pair|calloc SIZE|huge SIZE [ITERS]|calloc-fresh|checker|contiguous\n");
 	return 2;
 }
