@@ -127,6 +127,7 @@ EXPORT void *arr_calloc(size_t count, size_t size)
 		if (page->free_is_zero) {
 			b->next = NULL;
 			h->calloc_skipped += total;
+			arr__calloc_prefault(b, total);
 			return b;
 		}
 		h->calloc_zeroed += total;

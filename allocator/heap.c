@@ -907,6 +907,7 @@ void *arr__malloc_slow(struct arr__heap *h, size_t size, unsigned flags)
 		if (page->free_is_zero) {
 			b->next = NULL;
 			h->calloc_skipped += size;
+			arr__calloc_prefault(b, size);
 		} else {
 			memset(b, 0, size);
 			h->calloc_zeroed += size;

@@ -258,6 +258,26 @@ static inline uint64_t arr__heap_ops(const struct arr__heap *h)
 	return h->alloc_count + h->free_count;
 }
 
+/*
+ * calloc of a block of a size class that is known zero skips the memset but
+ * writes a zero into each of its OS pages past the first (the carve wrote the
+ * first). Those pages were never touched: a program that reads its calloc'd
+ * block before writing it (a hash table probed, a bitmap tested) would get
+ * the kernel's shared zero page on the read, then on the first write a
+ * second fault that copies it and, with threads, a TLB-shootdown IPI to
+ * every CPU; written first, each page costs one fault, which the program's
+ * own first write would have cost anyway. Huge blocks stay untouched
+ * (a 256 MiB calloc costs nothing until used).
+ */
+static inline void arr__calloc_prefault(void *b, size_t size)
+{
+	if (size > ARR__OS_PAGE) {
+		uint8_t *p = (uint8_t *)(((uintptr_t)b + ARR__OS_PAGE) & ~(uintptr_t)(ARR__OS_PAGE - 1));
+		for (uint8_t *end = (uint8_t *)b + size; p < end; p += ARR__OS_PAGE)
+			*(volatile uint8_t *)p = 0;
+	}
+}
+
 /* ---- os.c: the only file that talks to the kernel ---- */
 void *arr__os_map(size_t size);
 void *arr__os_map_aligned(size_t size, size_t align);

@@ -434,6 +434,42 @@ static void test_huge_reuse(void)
 	arr_alloc_set_option("purge_delay", delay0);
 }
 
+/*
+ * A calloc'd block of a size class that calloc did not clear (known zero)
+ * is writable at once: reading it first must not leave the kernel's zero
+ * page behind for the first write to copy (a fault, and with threads an IPI).
+ */
+static void test_calloc_prefault(void)
+{
+	enum { SIZE = 45000, MAXN = 400 };
+	static void *v[MAXN];
+	int n = 0;
+	unsigned char *b = NULL;
+	arr_alloc_purge();
+	while (n < MAXN) {
+		arr_alloc_stats_get(&st);
+		uint64_t skipped = st.calloc_skipped;
+		v[n] = arr_calloc(1, SIZE);
+		CHECK(v[n] != NULL);
+		arr_alloc_stats_get(&st);
+		if (st.calloc_skipped == skipped + SIZE) {
+			b = v[n++];
+			break;
+		}
+		n++;
+	}
+	CHECK(b != NULL); /* a fresh block came within MAXN */
+	if (b != NULL) {
+		unsigned sum = 0;
+		for (size_t k = 0; k < SIZE; k += 4096)
+			sum += ((volatile unsigned char *)b)[k];
+		CHECK(sum == 0);
+		CHECK(faults_touching(b, SIZE) <= 1);
+	}
+	for (int i = 0; i < n; i++)
+		arr_free(v[i]);
+}
+
 /* 100,000 x 200 B freed, then 50,000 x 400 B: the 400s reuse the freed pages. */
 static void test_contiguous_reuse(void)
 {
@@ -1059,6 +1095,7 @@ int main(void)
 	test_contiguous_reuse();
 	test_big_alignments();
 	test_huge_reuse();
+	test_calloc_prefault();
 	test_purge_on_fast_path();
 	test_rss_returns();
 	run_in_thread(trim_idle_page);
