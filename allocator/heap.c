@@ -849,6 +849,18 @@ retry:;
 			class_push_back(h, page);
 			continue;
 		}
+		/* With several threads, the fuller of this page and the next
+		 * one with free blocks becomes current (tcmalloc's span
+		 * prioritisation, one step of it): the sparser page drains
+		 * and goes back to the pool for any class or thread instead
+		 * of keeping free blocks resident in one class of one thread.
+		 * 4-thread stress replay (round 10): peak −1.8 MB, +1.5 %
+		 * time; scanning 4 pages −1.1 MB more for +5 % (cold
+		 * descriptors, one after the other). Single-threaded, cc1's
+		 * peak rose 150 KB with it: not there. */
+		if (page->free && next != NULL && next->free && next->used > page->used &&
+		    arr__purge_scale() > 1)
+			page = next;
 		if (page->free || !page_to_full(h, page)) {
 			page->requeued = 0;
 			if (h->pages[cls] != page) {

@@ -592,9 +592,9 @@ static void run_in_thread(void *(*fn)(void *))
 }
 
 enum { TRIM_N = 16, TRIM_SZ = 4000 }; /* a whole slice of 4096-byte blocks */
-/* With n threads holding a heap, an empty page is trimmed after n × 8 idle
+/* With n threads holding a heap, an empty page is trimmed after n × 4 idle
  * ticks of 4096 frees (allocator/internal.h, ARR__MT_PURGE_FACTOR). */
-enum { TICK = 4096, MT_FACTOR = 8 };
+enum { TICK = 4096, MT_FACTOR = 4 };
 
 /* Fill a page of 4 KB blocks, touch them, free them all; returns the pages
  * purged before the frees, to compare with after some ticks (single-threaded
@@ -620,7 +620,7 @@ static void *trim_idle_page(void *arg)
 {
 	void *v[TRIM_N];
 	uint64_t purged = fill_and_empty_page(v);
-	/* this thread and main: 2 × 8 idle ticks, plus the one that sees it
+	/* this thread and main: 2 × 4 idle ticks, plus the one that sees it
 	 * emptied and one for the tick count's phase; all frees in another class */
 	for (int i = 0; i < (2 * MT_FACTOR + 2) * TICK; i++)
 		arr_free(arr_malloc(32));
@@ -699,10 +699,50 @@ static void *trim_waits_for_threads(void *arg)
 		arr_free(arr_malloc(32));
 	CHECK(arr_alloc_stats_get(&st) == 0);
 	CHECK(st.pages_purged - purged < TRIM_N - 1);
-	for (int i = 0; i < (MT_FACTOR + 1) * TICK; i++) /* 3 × 8 + 2 ticks or more: now it is */
+	for (int i = 0; i < (MT_FACTOR + 1) * TICK; i++) /* 3 × 4 + 2 ticks or more: now it is */
 		arr_free(arr_malloc(32));
 	CHECK(arr_alloc_stats_get(&st) == 0);
 	CHECK(st.pages_purged - purged >= TRIM_N - 1);
+	park_stop(t);
+	return arg;
+}
+
+/*
+ * With several threads, when the current page of a class runs dry, the
+ * fuller of the next page with free blocks and the one after becomes
+ * current, so that the sparser one drains: three pages of 4096-byte blocks
+ * filled, then 12 blocks of the first freed and 2 of the second; the next
+ * block comes from the second (14 of 16 in use), not the first (4).
+ */
+static void *fullest_next(void *arg)
+{
+	enum { PER = 16, BS = 4096 };
+	pthread_t t;
+	park_start(&t);
+	void *v[3 * PER];
+	for (int i = 0; i < 3 * PER; i++) {
+		v[i] = arr_malloc(BS);
+		CHECK(v[i] != NULL);
+	}
+	uintptr_t a = (uintptr_t)v[0] & ~(uintptr_t)0xffff, b = (uintptr_t)v[PER] & ~(uintptr_t)0xffff;
+	int sorted = a != b;
+	for (int i = 0; i < PER; i++) /* each page is one 64 KiB slice */
+		sorted &= ((uintptr_t)v[i] & ~(uintptr_t)0xffff) == a &&
+			  ((uintptr_t)v[PER + i] & ~(uintptr_t)0xffff) == b;
+	CHECK(sorted);
+	for (int i = 0; i < 12; i++) {
+		arr_free(v[i]);
+		v[i] = NULL;
+	}
+	for (int i = 0; i < 2; i++) {
+		arr_free(v[PER + i]);
+		v[PER + i] = NULL;
+	}
+	void *p = arr_malloc(BS);
+	CHECK(((uintptr_t)p & ~(uintptr_t)0xffff) == b);
+	arr_free(p);
+	for (int i = 0; i < 3 * PER; i++)
+		arr_free(v[i]);
 	park_stop(t);
 	return arg;
 }
@@ -1109,6 +1149,7 @@ int main(void)
 	test_purge_under_seccomp();
 	run_in_thread(trim_waits_for_threads);
 	run_in_thread(free_is_lifo);
+	run_in_thread(fullest_next);
 	run_in_thread(span_cache_reused);
 	test_own_segments();
 	if (failures) {
