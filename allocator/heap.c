@@ -194,8 +194,16 @@ static void page_extend(struct arr__page *page)
 		((struct arr__block *)p)->next = (struct arr__block *)(p + bs);
 	((struct arr__block *)p)->next = NULL;
 	page->free = first;
-	page->free_is_zero = (size_t)page->capacity * bs >= (size_t)page->zero_from * ARR__OS_PAGE;
+	size_t from = (size_t)page->capacity * bs, to = from + (size_t)n * bs;
+	size_t zero = (size_t)page->zero_from * ARR__OS_PAGE;
+	page->free_is_zero = from >= zero;
 	page->capacity += n;
+	/* Fresh memory carved is growth: freed huge mappings kept for reuse
+	 * give way first, as before a new mapping (pool.c). Kept otherwise,
+	 * cc1's replay ended 40–100 KB above its peak without them: its last
+	 * 8 MiB block freed and kept, then a few small blocks carved. */
+	if (ARR__UNLIKELY(atomic_load_explicit(&arr__huge_cached, memory_order_relaxed) != 0) && to > zero)
+		arr__pool_grown(to - (from > zero ? from : zero));
 }
 
 /* Set the page aside as full; false if remote frees arrived meanwhile (page usable). */

@@ -54,6 +54,7 @@ struct huge_cached {
 };
 static struct huge_cached huge_cache[HUGE_CACHE_N]; /* oldest first */
 static unsigned huge_cache_n;
+_Atomic unsigned arr__huge_cached; /* huge_cache_n, for a look without the lock */
 static size_t huge_cache_bytes;
 
 /* Under the lock: take entry k out of the cache (order kept). */
@@ -62,6 +63,7 @@ static struct huge_cached huge_cache_remove(unsigned k)
 	struct huge_cached e = huge_cache[k];
 	memmove(&huge_cache[k], &huge_cache[k + 1], (huge_cache_n - k - 1) * sizeof e);
 	huge_cache_n--;
+	atomic_store_explicit(&arr__huge_cached, huge_cache_n, memory_order_relaxed);
 	huge_cache_bytes -= e.map;
 	return e;
 }
@@ -252,6 +254,13 @@ static size_t huge_cache_shrink(size_t bytes)
 	return bytes;
 }
 
+void arr__pool_grown(size_t bytes)
+{
+	pthread_mutex_lock(&arr__lock);
+	huge_cache_shrink(bytes);
+	pthread_mutex_unlock(&arr__lock);
+}
+
 static void purge_for_growth(size_t bytes)
 {
 	if (arr__opt.purge_delay < 0)
@@ -396,11 +405,6 @@ struct arr__page *arr__pool_take(struct arr__heap *h, unsigned cls)
 	uint64_t bits = (((uint64_t)1 << n) - 1) << i;
 	uint64_t dirty = bits & ~seg->clean_mask;
 	dirty_slices -= (uint64_t)__builtin_popcountll(dirty);
-	/* Clean slices become resident as they are carved: growth, which
-	 * cached huge mappings give way to (cc1 replay: +1.1 MB at its peak
-	 * otherwise, a freed 1 MiB block kept while its small blocks grew) */
-	if (huge_cache_n > 0 && dirty != bits)
-		huge_cache_shrink((size_t)__builtin_popcountll(bits & ~dirty) * ARR__SLICE_SIZE);
 	seg->free_mask &= ~bits;
 	seg->clean_mask &= ~bits;
 	for (unsigned k = 0; k < n; k++)
@@ -738,6 +742,7 @@ void arr__huge_free(struct arr__page *page)
 	while (huge_cache_n == HUGE_CACHE_N || (huge_cache_n > 0 && huge_cache_bytes + map > HUGE_CACHE_BYTES))
 		old[n++] = huge_cache_remove(0);
 	huge_cache[huge_cache_n++] = (struct huge_cached){ seg, map, op_clock };
+	atomic_store_explicit(&arr__huge_cached, huge_cache_n, memory_order_relaxed);
 	huge_cache_bytes += map;
 	pthread_mutex_unlock(&arr__lock);
 	huge_cache_unmap(old, n);
