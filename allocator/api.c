@@ -227,6 +227,7 @@ static void *alloc_aligned(size_t align, size_t size)
 		}
 	}
 	arr__ensure_init();
+	arr__heap_trim_for_growth(arr__tl_heap);
 	void *p = arr__huge_alloc(size, align, NULL);
 	return p ? p : nomem();
 }
@@ -292,6 +293,8 @@ EXPORT void *arr_realloc(void *p, size_t size)
 		/* segment-aligned block: move it (realloc need not keep the alignment) */
 	} else if (page->flags & ARR__PF_HUGE) {
 		if (size > arr__opt.mmap_threshold || size > ARR__MAX_SMALL) {
+			if (size > usable)
+				arr__heap_trim_for_growth(arr__tl_heap);
 			void *q = arr__huge_realloc(page, p, size);
 			if (q == NULL)
 				return nomem();

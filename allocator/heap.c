@@ -352,6 +352,28 @@ void arr__page_emptied_current(struct arr__page *page)
 	page_trim(page, false);
 }
 
+/*
+ * The program is about to grow by a huge block: single-threaded, every empty
+ * current page gives back all it carved first (what a tick does to a page
+ * idle for FULL_TRIM_TICKS more ticks), as the pool gives back dirty slices
+ * (purge_for_growth). Growth is where a peak is made, and an empty page's
+ * carve is memory nobody holds: cc1's replay peaks right after its last
+ * huge blocks, 22 840 → 22 436 KB (−0.4 MB), 6 % fewer page faults (a page
+ * emptied, trimmed and carved again costs fewer faults than one kept while
+ * its neighbours grow); py −130 KB; sqlite the same. Several threads: not
+ * (a purge is an IPI to every CPU; their ticks trim instead).
+ */
+void arr__heap_trim_for_growth(struct arr__heap *h)
+{
+	if (h == &arr__heap_empty || arr__purge_scale() > 1 || arr__opt.purge_delay < 0)
+		return;
+	for (unsigned c = 0; c < ARR__NCLASSES; c++) {
+		struct arr__page *page = h->pages[c];
+		if (page != &arr__page_empty && page->used == 0 && page->reserved > 1)
+			page_trim(page, true);
+	}
+}
+
 void arr__page_emptied(struct arr__heap *h, struct arr__page *page)
 {
 	page->idle = 0;
@@ -906,6 +928,7 @@ void *arr__malloc_slow(struct arr__heap *h, size_t size, unsigned flags)
 			return NULL;
 	}
 	if (size > ARR__MAX_SMALL || size > arr__opt.mmap_threshold) {
+		arr__heap_trim_for_growth(h);
 		size_t zeroed = 0;
 		void *p = arr__huge_alloc(size, 0, zero ? &zeroed : NULL);
 		if (p && zero) {

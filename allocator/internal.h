@@ -347,6 +347,9 @@ void arr__page_emptied(struct arr__heap *h, struct arr__page *page);
 void arr__page_emptied_current(struct arr__page *page);
 /* Give the empty spans the heap keeps for itself back to the pool. */
 void arr__heap_release_cached(struct arr__heap *h);
+/* About to map a huge block or grow one: single-threaded, every empty
+ * current page of h gives back what it carved. */
+void arr__heap_trim_for_growth(struct arr__heap *h);
 /* Every ARR__TICK_OPS frees, even on the fast path: trim idle empty current pages
  * and advance the purge clock, so purges happen in a thread that never
  * needs a new page. */

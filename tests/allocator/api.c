@@ -470,6 +470,35 @@ static void test_calloc_prefault(void)
 		arr_free(v[i]);
 }
 
+/*
+ * Single-threaded, a huge block about to be mapped makes every empty current
+ * page give back all it carved: a 3000-byte block freed (its page empty,
+ * kept current, one OS page carved), then 2 MiB taken; the next calloc of
+ * 3000 bytes finds the page carved afresh, known zero, and skips its memset.
+ */
+static void test_trim_for_growth(void)
+{
+	void *p = arr_malloc(3000);
+	CHECK(p != NULL);
+	memset(p, 0xab, 3000);
+	arr_free(p);
+	void *big = arr_malloc((size_t)2 << 20);
+	CHECK(big != NULL);
+	arr_alloc_stats_get(&st);
+	uint64_t skipped = st.calloc_skipped, zeroed = st.calloc_zeroed;
+	unsigned char *q = arr_calloc(1, 3000);
+	CHECK(q != NULL);
+	arr_alloc_stats_get(&st);
+	CHECK(st.calloc_skipped == skipped + 3000);
+	CHECK(st.calloc_zeroed == zeroed);
+	size_t nonzero = 0;
+	for (size_t k = 0; q && k < 3000; k++)
+		nonzero += q[k] != 0;
+	CHECK(nonzero == 0);
+	arr_free(q);
+	arr_free(big);
+}
+
 /* 100,000 x 200 B freed, then 50,000 x 400 B: the 400s reuse the freed pages. */
 static void test_contiguous_reuse(void)
 {
@@ -1143,6 +1172,7 @@ int main(void)
 	run_in_thread(remote_free_live);
 	test_trim_busy_page(); /* threads gone: single-threaded again */
 	test_trim_at_emptying();
+	test_trim_for_growth();
 	test_trim_idle_fully();
 	test_dirty_exact_fit();
 	test_punch_holes();
