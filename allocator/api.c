@@ -64,7 +64,7 @@ static inline struct arr__block *fast_pop(struct arr__heap *h, size_t size, stru
 			page->free = next;
 			__builtin_prefetch(next, 1, 3);
 			page->used++;
-			h->live_req += (int64_t)size;
+			h->waste += (int64_t)page->block_size - (int64_t)size;
 			h->alloc_count++;
 			*pagep = page;
 			return b;
@@ -167,8 +167,13 @@ static inline void heap_free(void *p, size_t req)
 		 * py −4 % time; the 4-thread stress unchanged. */
 		b->next = page->free;
 		page->free = b;
-		page->free_is_zero = 0;
-		h->live_req -= (int64_t)(req ? req : page->block_size);
+		/* Stores are what this path waits on (each free's first is to a
+		 * cold block, and the ones after it queue behind it): the flag
+		 * is cleared only if set, and a plain free counts no bytes. */
+		if (page->free_is_zero)
+			page->free_is_zero = 0;
+		if (req)
+			h->waste -= (int64_t)page->block_size - (int64_t)req;
 		h->free_count++;
 		/* the rare cases are tail calls: the fast path needs no frame */
 		if (ARR__UNLIKELY(--page->used == 0))
@@ -177,7 +182,7 @@ static inline void heap_free(void *p, size_t req)
 			arr__heap_tick(h);
 		return;
 	}
-	arr__free_generic(h, page, p, req ? req : page->block_size);
+	arr__free_generic(h, page, p, req);
 }
 
 EXPORT void arr_free(void *p)
@@ -345,7 +350,7 @@ EXPORT int arr_alloc_stats_get(struct arr_alloc_stats *out)
 	out->mallocs = sum.alloc_count;
 	out->frees = sum.free_count;
 	out->nclasses = ARR__NCLASSES - 1;
-	int64_t live_req = sum.live_req;
+	int64_t live_req = -sum.waste;
 	for (unsigned c = 1; c < ARR__NCLASSES; c++) {
 		struct arr_alloc_class_stats *cs = &out->classes[c - 1];
 		cs->block_size = arr__class_size[c];
@@ -356,6 +361,7 @@ EXPORT int arr_alloc_stats_get(struct arr_alloc_stats *out)
 		out->live_blocks += cs->live;
 		out->live_usable += cs->live * cs->block_size;
 	}
+	live_req += (int64_t)out->live_usable;
 	pthread_mutex_unlock(&arr__lock);
 	out->live_blocks += ps.huge_count;
 	out->huge_blocks = ps.huge_count;

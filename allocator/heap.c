@@ -447,7 +447,8 @@ void arr__free_generic(struct arr__heap *h, struct arr__page *page, void *p, siz
 	if (h != &arr__heap_empty) {
 		if (page->heap != h)
 			h->live_adj[cls]--; /* until the owner collects it */
-		h->live_req -= (int64_t)req;
+		if (req)
+			h->waste -= (int64_t)page->block_size - (int64_t)req;
 		h->free_count++;
 	} else {
 		atomic_fetch_sub_explicit(&arr__orphan_live[cls], 1, memory_order_relaxed);
@@ -944,7 +945,7 @@ void *arr__malloc_slow(struct arr__heap *h, size_t size, unsigned flags)
 	struct arr__block *b = page->free;
 	page->free = b->next;
 	page->used++;
-	h->live_req += (int64_t)size;
+	h->waste += (int64_t)page->block_size - (int64_t)size;
 	h->alloc_count++;
 	if (zero) {
 		if (page->free_is_zero) {
@@ -1026,7 +1027,7 @@ void arr__heaps_sum(struct arr__heap *out)
 	for (struct arr__heap *h = all_heaps; h; h = h->next_all) {
 		for (unsigned c = 0; c < ARR__NCLASSES; c++)
 			out->live_adj[c] += __atomic_load_n(&h->live_adj[c], __ATOMIC_RELAXED);
-		out->live_req += __atomic_load_n(&h->live_req, __ATOMIC_RELAXED);
+		out->waste += __atomic_load_n(&h->waste, __ATOMIC_RELAXED);
 				out->calloc_zeroed += __atomic_load_n(&h->calloc_zeroed, __ATOMIC_RELAXED);
 		out->calloc_skipped += __atomic_load_n(&h->calloc_skipped, __ATOMIC_RELAXED);
 		out->alloc_count += __atomic_load_n(&h->alloc_count, __ATOMIC_RELAXED);

@@ -145,7 +145,11 @@ struct arr__heap {
 	 * owner collects the block and lowers `used` (adding it back to its
 	 * own), so neither fast path keeps a per-class count. */
 	int64_t live_adj[ARR__NCLASSES];
-	int64_t live_req;            /* requested bytes (lower bound, see alloc.h) */
+	/* Usable minus requested bytes of the blocks allocated, less that of
+	 * the blocks freed by size: requested bytes live = usable bytes live
+	 * (from the pages) minus the sum of these (arr_alloc_stats_get). A
+	 * plain free stores nothing for it (round 10). */
+	int64_t waste;
 	uint64_t ops_synced;         /* alloc_count + free_count already folded into the op clock */
 	uint64_t calloc_zeroed, calloc_skipped;
 	uint64_t alloc_count, free_count; /* their sum drives the purge clock */
@@ -340,7 +344,7 @@ struct arr__heap *arr__heap_thread_init(void);
 #define ARR__ALLOC_ZERO  1u /* calloc */
 #define ARR__ALLOC_EXACT 2u /* a block of size's own class (its alignment is relied on) */
 void *arr__malloc_slow(struct arr__heap *h, size_t size, unsigned flags);
-/* Free through the non-fast path; `req` is subtracted from live_req. */
+/* Free through the non-fast path; `req`: the size freed by arr_free_sized, or 0. */
 void arr__free_generic(struct arr__heap *h, struct arr__page *page, void *p, size_t req);
 void arr__page_emptied(struct arr__heap *h, struct arr__page *page);
 /* The class's current page emptied (kept current): maybe trim it now. */
