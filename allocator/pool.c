@@ -39,8 +39,9 @@ static _Atomic int64_t huge_mapped; /* huge mappings, the cached ones included *
  * first free and serves the next from its heap; mimalloc keeps freed
  * segments). A freed mapping of up to HUGE_CACHE_BLOCK waits here, resident,
  * until the purge delay has passed (the op clock, as for slices), until
- * the footprint has to grow (purge_for_growth drops it first, so it never
- * adds to a peak), or until newer ones push it out; a huge request takes
+ * the footprint has to grow (before a new mapping, purge_for_growth drops
+ * it first; when blocks are carved from fresh memory, arr__pool_grown: so
+ * it never adds to a peak), or until newer ones push it out; a huge request takes
  * the best fit, trimmed to size. glibc never keeps more than its mmap
  * threshold's maximum (32 MiB) either.
  */
@@ -238,12 +239,8 @@ static void unlock_and_purge(void)
 		purge_finish(runs, nr);
 }
 
-/*
- * About to map fresh memory although `bytes` of free dirty slices may be
- * resident: they did not fit, so give that much back first. The footprint
- * then grows by what the program really holds, as a coalescing heap's does
- * (glibc would have carved the request out of that freed memory).
- */
+/* Under the lock: unmap kept huge mappings, oldest first, until `bytes`
+ * are gone; returns what is left of `bytes`. */
 static size_t huge_cache_shrink(size_t bytes)
 {
 	while (huge_cache_n > 0 && bytes > 0 && arr__opt.purge_delay >= 0) {
@@ -261,6 +258,12 @@ void arr__pool_grown(size_t bytes)
 	pthread_mutex_unlock(&arr__lock);
 }
 
+/*
+ * About to map fresh memory although `bytes` of free dirty slices may be
+ * resident: they did not fit, so give that much back first. The footprint
+ * then grows by what the program really holds, as a coalescing heap's does
+ * (glibc would have carved the request out of that freed memory).
+ */
 static void purge_for_growth(size_t bytes)
 {
 	if (arr__opt.purge_delay < 0)
