@@ -194,15 +194,8 @@ static void page_extend(struct arr__page *page)
 		((struct arr__block *)p)->next = (struct arr__block *)(p + bs);
 	((struct arr__block *)p)->next = NULL;
 	page->free = first;
-	size_t from = (size_t)page->capacity * bs, to = from + (size_t)n * bs;
-	size_t zero = (size_t)page->zero_from * ARR__OS_PAGE;
-	page->free_is_zero = from >= zero;
+	page->free_is_zero = (size_t)page->capacity * bs >= (size_t)page->zero_from * ARR__OS_PAGE;
 	page->capacity += n;
-	/* Fresh memory carved is growth: freed huge mappings kept for reuse
-	 * give way first, as before a new mapping (pool.c), so that a kept
-	 * mapping never adds to a peak (cc1's replay: +1.1 MB without it). */
-	if (ARR__UNLIKELY(atomic_load_explicit(&arr__huge_cached, memory_order_relaxed) != 0) && to > zero)
-		arr__pool_grown(to - (from > zero ? from : zero));
 }
 
 /* Set the page aside as full; false if remote frees arrived meanwhile (page usable). */

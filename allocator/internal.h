@@ -330,11 +330,6 @@ struct arr__pool_stats {
 void arr__pool_stats(struct arr__pool_stats *out); /* caller holds arr__lock */
 /* Give [p, p + size) of a span the caller owns back to the OS (no lock). */
 void arr__pool_purge_range(void *p, size_t size);
-/* Freed huge mappings kept for reuse (pool.c); read without the lock. */
-extern _Atomic unsigned arr__huge_cached;
-/* `bytes` of fresh memory were just carved: the kept huge mappings give way
- * (so that they never add to a peak). */
-void arr__pool_grown(size_t bytes);
 /* Count bytes purged from spans in use elsewhere (statistics). */
 void arr__pool_count_purged(size_t bytes);
 extern _Atomic int64_t arr__huge_live, arr__huge_req_live, arr__huge_count;
