@@ -129,6 +129,14 @@ struct purge_run {
 	unsigned i, n;
 };
 
+/* Summed operations a freed slice or kept huge mapping waits before it is
+ * given back now (purge_delay scaled by arr__purge_mult; < 0: never). */
+static long long purge_delay_ops(void)
+{
+	long long delay = arr__opt.purge_delay;
+	return delay > 0 ? delay * arr__purge_mult() : delay;
+}
+
 /* Under the lock: up to PURGE_BATCH expired runs, taken out of the free mask. */
 static unsigned purge_collect(bool all, struct purge_run *runs)
 {
@@ -140,9 +148,7 @@ static unsigned purge_collect(bool all, struct purge_run *runs)
 	 * shootdown IPI to every CPU running the process); in the 4-thread
 	 * stress replay a delay of 100 000 summed ops (~2 ms) purged 37 k
 	 * OS pages that were faulted in again, 48 k faults against glibc's 29 k. */
-	long long delay = arr__opt.purge_delay;
-	if (delay > 0)
-		delay *= arr__purge_mult();
+	long long delay = purge_delay_ops();
 	if (!all && (delay < 0 || op_clock < (uint64_t)delay ||
 		     (oldest_dirty != UINT64_MAX && op_clock < oldest_dirty + (uint64_t)delay)))
 		return 0;
@@ -214,9 +220,7 @@ static unsigned huge_cache_expired(bool all, struct huge_cached *out)
 	unsigned n = 0;
 	if (huge_cache_n == 0)
 		return 0;
-	long long delay = arr__opt.purge_delay;
-	if (delay > 0)
-		delay *= arr__purge_mult();
+	long long delay = purge_delay_ops();
 	while (huge_cache_n > 0 &&
 	       (all || (delay >= 0 && op_clock >= huge_cache[0].stamp + (uint64_t)delay)))
 		out[n++] = huge_cache_remove(0);
