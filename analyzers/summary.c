@@ -3,21 +3,6 @@
  */
 #include "allocrr/summary.h"
 
-uint64_t arr_event_request(const struct arr_event *ev)
-{
-	switch (ev->op) {
-	case ARR_OP_CALLOC:
-	case ARR_OP_REALLOCARRAY: {
-		uint64_t total;
-		return __builtin_mul_overflow(ev->nmemb, ev->size, &total) ? UINT64_MAX : total;
-	}
-	case ARR_OP_PVALLOC:
-		return ev->size; /* the request; pvalloc rounds up to a page */
-	default:
-		return arr_op_allocates(ev->op) ? ev->size : 0;
-	}
-}
-
 static void release_block(struct arr_summary *s, uint64_t ptr)
 {
 	uint64_t size;
@@ -51,13 +36,10 @@ int arr_summary_add(struct arr_summary *s, const struct arr_event *ev)
 	s->calls++;
 	if (ev->failed)
 		s->failed++;
-	/* realloc and reallocarray release their argument only when they
-	 * succeed, or when realloc(p, 0) frees p and returns NULL. */
-	if (arr_op_takes_ptr(ev->op) && ev->ptr &&
-	    (ev->op == ARR_OP_FREE || !ev->failed || (ev->op == ARR_OP_REALLOC && ev->size == 0)))
+	if (arr_event_releases(ev))
 		release_block(s, ev->ptr);
-	if (arr_op_allocates(ev->op) && !ev->failed && ev->ret) {
-		uint64_t req = arr_event_request(ev);
+	if (arr_event_allocates(ev)) {
+		uint64_t req = arr_event_bytes(ev, s->page_size);
 		s->bytes_requested += req;
 		uint64_t old;
 		if (arr_ptrmap_get(&s->live, ev->ret, &old)) { /* its free was lost */

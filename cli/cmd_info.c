@@ -30,6 +30,7 @@ static int info_one(const char *path, int json)
 		return rc;
 	}
 	struct arr_summary s = ARR_SUMMARY_INIT;
+	s.page_size = arr_trace_meta(tr)->page_size;
 	struct arr_merge *m;
 	rc = arr_merge_open(&m, tr);
 	const struct arr_event *ev;

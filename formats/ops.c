@@ -6,7 +6,7 @@
 #include "allocrr/trace.h"
 
 static const char *const op_names[ARR_OP_MAX_] = {
-#define ARR_OP_NAME(name, val, str) [val] = str,
+#define ARR_OP_NAME(name, val, str, args, facts) [val] = str,
 	ARR_OP_MAP(ARR_OP_NAME)
 #undef ARR_OP_NAME
 };

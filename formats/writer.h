@@ -47,20 +47,15 @@
 #define ARR_RAW_T(w0) ((w0) & ARR_RAW_TMASK)
 #define ARR_RAW_MAX_WORDS 256
 
-/* Argument words of each op; 0xff for values that are not ops. */
-static const uint8_t arr__raw_args[32] = {
-	0xff, 2, 3, 3, 1, 3, 3, 3, 2, 2, 4, 0xff, 0xff, 0xff, 0xff, 0xff,
-	0, 0, 1, 1, 1, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-};
-
 /* Words of the record at w, or 0 if w[0] is no record. */
 static inline size_t arr__raw_words(const uint64_t *w)
 {
-	unsigned op = ARR_RAW_OP(w[0]), args = arr__raw_args[op];
-	if (args == 0xff)
+	unsigned op = ARR_RAW_OP(w[0]);
+	int args = arr_op_raw_args(op);
+	if (args < 0)
 		return 0;
-	size_t n = 1 + args + ARR_RAW_FAILED(w[0]);
-	if (op == ARR_OP_EXEC)
+	size_t n = 1 + (size_t)args + ARR_RAW_FAILED(w[0]);
+	if (arr_op_facts(op) & ARR_OPF_STR)
 		n += (w[1] + 7) / 8;
 	return n;
 }

@@ -25,6 +25,7 @@ struct arr_summary {
 	uint64_t unknown_frees; /* frees of addresses not live in the trace */
 	uint64_t first_t, last_t;
 	uint64_t peak_rss;
+	uint64_t page_size; /* from the trace header, for pvalloc (0: not rounded) */
 	struct arr_ptrmap live; /* address -> requested size */
 	struct arr_ptrmap tids;
 };
@@ -32,7 +33,5 @@ struct arr_summary {
 
 int arr_summary_add(struct arr_summary *s, const struct arr_event *ev);
 void arr_summary_release(struct arr_summary *s);
-/* Bytes a successful call asked for (nmemb * size for calloc). */
-uint64_t arr_event_request(const struct arr_event *ev);
 
 #endif

@@ -32,47 +32,84 @@
 #define ARR_TRACE_MAJOR 1
 #define ARR_TRACE_MINOR 0
 
-/* Operations. Values are part of the on-disk format: never renumber. */
-#define ARR_OP_MAP(X)                                                         \
-	X(MALLOC, 1, "malloc")                                                \
-	X(CALLOC, 2, "calloc")                                                \
-	X(REALLOC, 3, "realloc")                                              \
-	X(FREE, 4, "free")                                                    \
-	X(POSIX_MEMALIGN, 5, "posix_memalign")                                \
-	X(ALIGNED_ALLOC, 6, "aligned_alloc")                                  \
-	X(MEMALIGN, 7, "memalign")                                            \
-	X(VALLOC, 8, "valloc")                                                \
-	X(PVALLOC, 9, "pvalloc")                                              \
-	X(REALLOCARRAY, 10, "reallocarray")                                   \
-	X(THREAD_START, 16, "thread_start")                                   \
-	X(THREAD_EXIT, 17, "thread_exit")                                     \
-	X(FORK, 18, "fork")                                                   \
-	X(EXEC, 19, "exec")                                                   \
-	X(RSS, 20, "rss")
+/*
+ * Operations: the one table of what each recorded operation is. Values are
+ * part of the on-disk format: never renumber. Columns:
+ *   X(NAME, value, "name", raw argument words, facts)
+ * raw argument words: what the recorder stores after the record's first
+ * word (formats/writer.h; exec adds its string), facts: ARR_OPF_* below.
+ * Everything else about an operation (does it allocate, free, how many
+ * bytes does it ask for) is derived from this table: add an operation here
+ * and in its hook, nowhere else.
+ */
+#define ARR_OPF_CALL 0x001  /* one of the ten allocation functions */
+#define ARR_OPF_SIZE 0x002  /* takes a size */
+#define ARR_OPF_NMEMB 0x004 /* takes nmemb: bytes = nmemb * size, overflow checked */
+#define ARR_OPF_ALIGN 0x008 /* takes an alignment */
+#define ARR_OPF_PTR 0x010   /* takes a block to release or resize */
+#define ARR_OPF_RET 0x020   /* returns a new block */
+#define ARR_OPF_ZERO 0x040  /* the new block reads as zeros (calloc) */
+#define ARR_OPF_PAGE 0x080  /* rounds its size up to a page (pvalloc) */
+#define ARR_OPF_STR 0x100   /* carries a string (exec path) */
+#define ARR_OPF_A_ (ARR_OPF_CALL | ARR_OPF_SIZE | ARR_OPF_RET)
+
+#define ARR_OP_MAP(X)                                                                 \
+	X(MALLOC, 1, "malloc", 2, ARR_OPF_A_)                                         \
+	X(CALLOC, 2, "calloc", 3, ARR_OPF_A_ | ARR_OPF_NMEMB | ARR_OPF_ZERO)          \
+	X(REALLOC, 3, "realloc", 3, ARR_OPF_A_ | ARR_OPF_PTR)                         \
+	X(FREE, 4, "free", 1, ARR_OPF_CALL | ARR_OPF_PTR)                             \
+	X(POSIX_MEMALIGN, 5, "posix_memalign", 3, ARR_OPF_A_ | ARR_OPF_ALIGN)         \
+	X(ALIGNED_ALLOC, 6, "aligned_alloc", 3, ARR_OPF_A_ | ARR_OPF_ALIGN)           \
+	X(MEMALIGN, 7, "memalign", 3, ARR_OPF_A_ | ARR_OPF_ALIGN)                     \
+	X(VALLOC, 8, "valloc", 2, ARR_OPF_A_)                                         \
+	X(PVALLOC, 9, "pvalloc", 2, ARR_OPF_A_ | ARR_OPF_PAGE)                        \
+	X(REALLOCARRAY, 10, "reallocarray", 4, ARR_OPF_A_ | ARR_OPF_PTR | ARR_OPF_NMEMB) \
+	X(THREAD_START, 16, "thread_start", 0, 0)                                     \
+	X(THREAD_EXIT, 17, "thread_exit", 0, 0)                                       \
+	X(FORK, 18, "fork", 1, 0)                                                     \
+	X(EXEC, 19, "exec", 1, ARR_OPF_STR)                                           \
+	X(RSS, 20, "rss", 1, 0)
 
 enum arr_op {
-#define ARR_OP_ENUM(name, val, str) ARR_OP_##name = val,
+#define ARR_OP_ENUM(name, val, str, args, facts) ARR_OP_##name = val,
 	ARR_OP_MAP(ARR_OP_ENUM)
 #undef ARR_OP_ENUM
 	ARR_OP_MAX_ = 32
 };
 
+/* Facts (ARR_OPF_*) of an operation; 0 for values that are not ops. */
+static inline unsigned arr_op_facts(unsigned op)
+{
+	switch (op) {
+#define ARR_OP_FACTS(name, val, str, args, facts) case val: return (facts) | 0x8000u;
+		ARR_OP_MAP(ARR_OP_FACTS)
+#undef ARR_OP_FACTS
+	}
+	return 0;
+}
+/* True for values that are operations of this format version. */
+static inline int arr_op_known(unsigned op) { return arr_op_facts(op) != 0; }
+/* Raw argument words of an operation (formats/writer.h), -1 if unknown. */
+static inline int arr_op_raw_args(unsigned op)
+{
+	switch (op) {
+#define ARR_OP_ARGS(name, val, str, args, facts) case val: return args;
+		ARR_OP_MAP(ARR_OP_ARGS)
+#undef ARR_OP_ARGS
+	}
+	return -1;
+}
+
 /* Name of an operation ("malloc"), or NULL for an unknown value. */
 const char *arr_op_name(unsigned op);
 /* Operation for a name, or 0. */
 unsigned arr_op_from_name(const char *name);
-/* True for the ten allocation calls (ops 1..10). */
-static inline int arr_op_is_call(unsigned op) { return op >= 1 && op <= 10; }
+/* True for the ten allocation calls. */
+static inline int arr_op_is_call(unsigned op) { return (arr_op_facts(op) & ARR_OPF_CALL) != 0; }
 /* True for calls that return a new block (all calls except free). */
-static inline int arr_op_allocates(unsigned op)
-{
-	return arr_op_is_call(op) && op != ARR_OP_FREE;
-}
+static inline int arr_op_allocates(unsigned op) { return (arr_op_facts(op) & ARR_OPF_RET) != 0; }
 /* True for calls that take a block to release or resize. */
-static inline int arr_op_takes_ptr(unsigned op)
-{
-	return op == ARR_OP_FREE || op == ARR_OP_REALLOC || op == ARR_OP_REALLOCARRAY;
-}
+static inline int arr_op_takes_ptr(unsigned op) { return (arr_op_facts(op) & ARR_OPF_PTR) != 0; }
 
 /*
  * One event. Which fields are meaningful depends on op:
@@ -102,6 +139,44 @@ struct arr_event {
 	uint8_t failed; /* the call returned NULL (or non-zero for posix_memalign) */
 	int32_t err;
 };
+
+/*
+ * What an event does to the heap, derived from the operation table.
+ *
+ * arr_event_bytes: bytes a call asks for: size; nmemb * size for calloc and
+ * reallocarray (UINT64_MAX when it overflows); for pvalloc size rounded up
+ * to page_size (one page for 0; no rounding when page_size is 0, e.g. an
+ * unknown page size). 0 for free and for events that are not calls.
+ */
+static inline uint64_t arr_event_bytes(const struct arr_event *ev, uint64_t page_size)
+{
+	unsigned f = arr_op_facts(ev->op);
+	if (!(f & ARR_OPF_SIZE))
+		return 0;
+	uint64_t n = ev->size;
+	if ((f & ARR_OPF_NMEMB) && __builtin_mul_overflow(ev->nmemb, ev->size, &n))
+		return UINT64_MAX;
+	if ((f & ARR_OPF_PAGE) && page_size) {
+		if (n == 0)
+			return page_size;
+		n = n > UINT64_MAX - (page_size - 1) ? UINT64_MAX : (n + page_size - 1) / page_size * page_size;
+	}
+	return n;
+}
+/* Does the event release the block ev->ptr? free(p) does (p != 0); realloc
+ * and reallocarray do when they succeed, or when asked for 0 bytes (glibc
+ * frees the block and returns NULL). */
+static inline int arr_event_releases(const struct arr_event *ev)
+{
+	if (!arr_op_takes_ptr(ev->op) || !ev->ptr)
+		return 0;
+	return ev->op == ARR_OP_FREE || !ev->failed || arr_event_bytes(ev, 0) == 0;
+}
+/* Does the event return a new block at ev->ret? */
+static inline int arr_event_allocates(const struct arr_event *ev)
+{
+	return arr_op_allocates(ev->op) && !ev->failed && ev->ret;
+}
 
 /* How a trace ended (the END chunk's reason). */
 #define ARR_END_MAP(X)                                                        \

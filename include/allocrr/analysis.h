@@ -1,0 +1,74 @@
+/*
+ * allocrr/analysis.h - the analyses of a trace: one time-ordered streaming
+ * pass (arr_merge) feeding every selected analyzer, each writing its
+ * results into a section of an arr_doc (allocrr/doc.h).
+ *
+ * Contract
+ *   - Memory is bounded by the live set (one entry per live block) and the
+ *     analyzers' fixed-size tables, never by the trace's length.
+ *   - Functions return 0 or a negative ARR_E* code; on a trace error the
+ *     reader keeps the offset (arr_trace_error_offset) and the sections
+ *     computed from the events delivered so far are still written.
+ *   - The keys each section writes are documented in docs/report.md and
+ *     are stable: tests check them and scripts rely on them.
+ */
+#ifndef ALLOCRR_ANALYSIS_H
+#define ALLOCRR_ANALYSIS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "allocrr/doc.h"
+#include "allocrr/trace.h"
+
+/* The trace-side analyses: X(NAME, "section") */
+#define ARR_ANALYSIS_MAP(X)                                                   \
+	X(SUMMARY, "summary")                                                 \
+	X(SIZES, "sizes")                                                     \
+	X(LIFETIMES, "lifetimes")                                             \
+	X(LIVE, "live")                                                       \
+	X(LEAKS, "leaks")                                                     \
+	X(THREADS, "threads")                                                 \
+	X(RSS, "rss")                                                         \
+	X(ZEROING, "zeroing")                                                 \
+	X(PHASES, "phases")
+
+enum arr_analysis {
+#define ARR_ANALYSIS_ENUM(name, str) ARR_AN_##name,
+	ARR_ANALYSIS_MAP(ARR_ANALYSIS_ENUM)
+#undef ARR_ANALYSIS_ENUM
+	ARR_AN_COUNT_
+};
+/* Section name of an analysis, or NULL. */
+const char *arr_analysis_name(unsigned an);
+/* Analysis for a section name, or -1. */
+int arr_analysis_from_name(const char *name);
+
+/* A phase given by the user (markers recorded by allocrr_mark() make
+ * phases of their own). Bounds are inclusive-exclusive. */
+struct arr_phase_spec {
+	char name[64];
+	int by_events;      /* 0: from/to are ns since the trace's start; 1: event numbers */
+	uint64_t from, to;  /* to == UINT64_MAX: until the end */
+};
+
+struct arr_analysis_options {
+	uint32_t what;             /* bit (1u << ARR_AN_x) per analysis; 0 = all */
+	unsigned timeline_points;  /* bounded timelines; 0 = default (2000) */
+	unsigned top;              /* rows in "most frequent"/"largest" tables; 0 = default (20) */
+	const struct arr_phase_spec *phases;
+	size_t nphases;
+	/* progress, called every few million events (may be NULL) */
+	void (*progress)(void *ctx, uint64_t events_done, uint64_t bytes_done, uint64_t bytes_total);
+	void *progress_ctx;
+};
+#define ARR_ANALYSIS_OPTIONS_INIT {0, 0, 0, NULL, 0, NULL, NULL}
+
+/*
+ * Run the selected analyses over an open trace, writing each into out (an
+ * object) under its section name. out also gets "trace" (path, pid, exe,
+ * argv, duration, how it ended).
+ */
+int arr_analyze_trace(struct arr_trace *tr, const struct arr_analysis_options *opt, struct arr_doc *out);
+
+#endif
