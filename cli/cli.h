@@ -44,4 +44,58 @@ const char *cli_exe_dir(void);
  * -1 to continue, else the exit code. */
 int cli_common_option(int opt, const char *usage);
 
+/* ---- replays.c: the replay-side driver, shared by replay, analyze and report ---- */
+#include <stddef.h>
+
+#include "allocrr/replay.h"
+
+struct arr_doc;
+
+/* What to replay, how often and how to talk about it. */
+struct cli_replay_plan {
+	const char *cmd;               /* for usage errors: "try 'allocrr CMD --help'" */
+	unsigned runs;                 /* timed replays per allocator, >= 1: medians and min-max */
+	int zeroing;                   /* also replay calloc as malloc, and as malloc + memset */
+	int fragmentation;             /* one more replay that tracks live and usable bytes */
+	struct arr_replay_options opt; /* threads, touch, samples, latency sampling */
+	const char *cache_dir;         /* workload cache; NULL: TRACE.wl */
+	int partial, rebuild;          /* replay a truncated trace; prepare even if cached */
+	int quiet;                     /* no notes on stderr */
+	int progress;                  /* a progress line on stderr (when it is a terminal) */
+	unsigned points;               /* timeline points in the document, at most */
+};
+#define CLI_REPLAY_PLAN_INIT {"replay", 1, 1, 1, ARR_REPLAY_OPTIONS_INIT, NULL, 0, 0, 0, 0, 2000}
+
+/* Where the engine and the built-in allocator are. */
+struct cli_replay_env {
+	char engine[4096];
+	char builtin_lib[4096]; /* may not exist */
+};
+/* Find them; 0, or EXIT_BAD_INPUT with the error printed. */
+int cli_replay_env_find(struct cli_replay_env *env);
+/* The default allocators (glibc, and builtin if built) into specs[2]; returns how many. */
+size_t cli_replay_default_specs(const struct cli_replay_env *env, const char **specs);
+/* Resolve one spec: 0, EXIT_USAGE (unknown, bad tunables) or EXIT_BAD_INPUT, error printed. */
+int cli_replay_resolve(const char *cmd, const struct cli_replay_env *env, const char *spec,
+		       struct arr_allocator *out);
+/* Make sure trace's workload exists (prepare it if absent or stale): 0 and wl_path,
+ * *info, or an exit code with the error printed (trace errors name the offset). */
+int cli_replay_workload(const char *trace, const struct cli_replay_plan *plan, char *wl_path, size_t cap,
+			struct arr_workload_info *info);
+/* One replay in a fresh engine: 0 and *res, or EXIT_BAD_INPUT with the error printed. */
+int cli_replay_once(const struct cli_replay_env *env, const struct arr_allocator *a, const char *wl_path,
+		    const struct arr_replay_options *opt, struct arr_replay_result *res);
+
+/*
+ * The replay-side analyses of trace into each allocator of specs (glibc and
+ * builtin when n is 0): one object appended to `allocators` (an arr_doc
+ * array) per allocator, keys as docs/report.md "Replay analyses". Returns 0,
+ * or the exit code of the first failure (EXIT_USAGE for a bad spec, before
+ * anything runs; EXIT_BAD_INPUT for a bad trace, a missing library or an
+ * engine that failed: the other allocators still run). Errors are printed,
+ * one line each.
+ */
+int cli_replays_analyze(const char *trace, const char *const *specs, size_t n, const struct cli_replay_plan *plan,
+			struct arr_doc *allocators);
+
 #endif

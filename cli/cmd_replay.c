@@ -46,13 +46,6 @@ static const char usage[] =
 	"  -h, --help            show this help\n"
 	"  -V, --version         show the version\n";
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static int parse_uint(const char *s, unsigned *out)
 {
 	char *end;
@@ -61,54 +54,6 @@ static int parse_uint(const char *s, unsigned *out)
 	if (errno || end == s || *end || v > 100000000 || *s == '-')
 		return -1;
 	*out = (unsigned)v;
-	return 0;
-}
-
-/* Make sure the workload of trace is in wl_path; trace errors are reported here. */
-static int ensure_workload(const char *trace, const char *wl_path, int rebuild, int partial, int quiet,
-			   struct arr_workload_info *info)
-{
-	int rc = rebuild ? ARR_ESTALE : arr_workload_check(wl_path, trace, info);
-	if (rc == 0)
-		return 0;
-	if (rc != ARR_ESTALE && rc != -ENOENT) {
-		if (access(trace, R_OK)) {
-			cli_error("cannot open '%s': %s", trace, strerror(errno));
-			return EXIT_BAD_INPUT;
-		}
-		cli_error("'%s': %s", wl_path, arr_strerror(rc));
-		return EXIT_BAD_INPUT;
-	}
-	struct arr_trace *tr;
-	double t0 = now_s();
-	rc = arr_trace_open(&tr, trace);
-	if (rc) {
-		rc = cli_trace_error(trace, tr, rc);
-		arr_trace_close(tr);
-		return rc;
-	}
-	rc = arr_workload_build(tr, wl_path, partial, info);
-	if (rc == ARR_ETRUNCATED || rc == ARR_ECORRUPT || rc == ARR_EDECOMPRESS || rc == ARR_EBADMAGIC ||
-	    rc == ARR_EVERSION) {
-		rc = cli_trace_error(trace, tr, rc);
-		if (rc && arr_trace_error_offset(tr) && !partial)
-			fprintf(stderr, "hint: --partial replays the complete part of a truncated trace\n");
-		arr_trace_close(tr);
-		return rc;
-	}
-	arr_trace_close(tr);
-	if (rc) {
-		cli_error("cannot write workload '%s': %s%s", wl_path, arr_strerror(rc),
-			  rc == -EACCES || rc == -EROFS ? " (try --cache-dir)" : "");
-		return EXIT_BAD_INPUT;
-	}
-	double dt = now_s() - t0;
-	if (!quiet)
-		fprintf(stderr,
-			"allocrr: prepared '%s': %" PRIu64 " events, %" PRIu64 " calls, %u threads, %" PRIu64
-			" sync points in %.3f s (%.1fM events/s)\n",
-			wl_path, info->events, info->calls, info->nthreads, info->syncs, dt,
-			dt > 0 ? (double)info->events / dt / 1e6 : 0.0);
 	return 0;
 }
 
@@ -157,8 +102,8 @@ static void print_json(const char *trace, const char *wl_path, const struct arr_
 			if (!l->count)
 				continue;
 			printf("%s\"%s\":{\"count\":%" PRIu64 ",\"p50\":%" PRIu64 ",\"p90\":%" PRIu64 ",\"p99\":%" PRIu64
-			       ",\"max\":%" PRIu64 "}",
-			       lf ? "" : ",", lat_keys[op], l->count, l->p50, l->p90, l->p99, l->max);
+			       ",\"p999\":%" PRIu64 ",\"max\":%" PRIu64 "}",
+			       lf ? "" : ",", lat_keys[op], l->count, l->p50, l->p90, l->p99, l->p999, l->max);
 			lf = 0;
 		}
 		printf("}");
@@ -172,7 +117,7 @@ static void print_json(const char *trace, const char *wl_path, const struct arr_
 			       r->bi_mapped, r->bi_resident, r->bi_live_usable, r->bi_live_blocks, r->bi_pages_purged);
 		printf(",\"rss_timeline\":[");
 		for (uint32_t s = 0; s < r->nsamples; s++)
-			printf("%s[%" PRIu64 ",%" PRIu64 "]", s ? "," : "", r->timeline[s][0], r->timeline[s][1]);
+			printf("%s[%" PRIu64 ",%" PRIu64 "]", s ? "," : "", r->timeline[s].t_ns, r->timeline[s].rss);
 		printf("]}");
 	}
 	printf("]}\n");
@@ -365,88 +310,37 @@ int cmd_replay(int argc, char **argv)
 		return cli_usage_error("replay", "one trace at a time ('%s' is extra)", argv[optind + 1]);
 	const char *trace = argv[optind];
 
-	/* The built-in allocator: beside us in the build tree, or installed. */
-	char builtin_lib[PATH_MAX], engine[PATH_MAX];
-	static const char *const lib_dirs[] = {"../lib", "../" ALLOCRR_LIBDIR_REL_PARENT};
-	for (size_t i = 0; i < sizeof lib_dirs / sizeof *lib_dirs; i++) {
-		char real[PATH_MAX];
-		snprintf(builtin_lib, sizeof builtin_lib, "%s/%s/liballocrr-malloc.so", cli_exe_dir(), lib_dirs[i]);
-		if (realpath(builtin_lib, real) && !access(real, R_OK)) {
-			snprintf(builtin_lib, sizeof builtin_lib, "%s", real);
-			break;
-		}
-	}
-	const char *env_engine = getenv("ALLOCRR_REPLAY_ENGINE");
-	snprintf(engine, sizeof engine, "%s", env_engine && *env_engine ? env_engine : "");
-	if (!engine[0])
-		snprintf(engine, sizeof engine, "%s/allocrr-replay-engine", cli_exe_dir());
-	if (access(engine, X_OK)) {
-		cli_error("cannot run the replay engine '%s': %s", engine, strerror(errno));
-		return EXIT_BAD_INPUT;
-	}
-
+	struct cli_replay_env env;
+	int rc = cli_replay_env_find(&env);
+	if (rc)
+		return rc;
 	static struct arr_allocator al[MAX_ALLOCATORS];
 	int n = 0;
-	if (!nspecs) {
-		specs[nspecs++] = "glibc";
-		if (!access(builtin_lib, R_OK))
-			specs[nspecs++] = "builtin";
-	}
-	for (int i = 0; i < nspecs; i++, n++) {
-		int rc = arr_allocator_resolve(specs[i], builtin_lib, &al[n]);
-		if (rc == ARR_EINVAL)
-			return cli_usage_error("replay",
-					       "unknown allocator '%s' (known: builtin, glibc, jemalloc, mimalloc, "
-					       "tcmalloc, or a path to a .so)",
-					       specs[i]);
-		if (rc == ARR_ESYNTAX)
-			return cli_usage_error("replay", "bad tunables in '%s' (want NAME:key=value,...)", specs[i]);
-		if (rc == ARR_ENOTFOUND) {
-			if (al[n].package)
-				cli_error("allocator '%s': %s not found; install the Debian package %s", specs[i],
-					  al[n].lib, al[n].package);
-			else if (al[n].is_builtin)
-				cli_error("allocator 'builtin': %s not found; build the allocrr-malloc target",
-					  al[n].lib);
-			else
-				cli_error("allocator '%s': cannot read '%s'", specs[i], al[n].lib);
-			return EXIT_BAD_INPUT;
-		}
-		if (rc) {
-			cli_error("allocator '%s': %s", specs[i], arr_strerror(rc));
-			return EXIT_BAD_INPUT;
-		}
-	}
+	if (!nspecs)
+		nspecs = (int)cli_replay_default_specs(&env, specs);
+	for (int i = 0; i < nspecs; i++, n++)
+		if ((rc = cli_replay_resolve("replay", &env, specs[i], &al[n])))
+			return rc;
 
+	struct cli_replay_plan plan = CLI_REPLAY_PLAN_INIT;
+	plan.cache_dir = cache_dir;
+	plan.rebuild = rebuild;
+	plan.partial = partial;
+	plan.quiet = quiet;
 	char wl_path[PATH_MAX];
-	int rc = arr_workload_cache_path(wl_path, sizeof wl_path, trace, cache_dir);
-	if (rc) {
-		cli_error("cannot open '%s': %s", trace, arr_strerror(rc));
-		return EXIT_BAD_INPUT;
-	}
 	struct arr_workload_info info;
-	if ((rc = ensure_workload(trace, wl_path, rebuild, partial, quiet, &info)))
+	if ((rc = cli_replay_workload(trace, &plan, wl_path, sizeof wl_path, &info)))
 		return rc;
 
 	static struct arr_replay_result res[MAX_ALLOCATORS];
 	int ok[MAX_ALLOCATORS] = {0}, status = 0, nok = 0;
 	for (int i = 0; i < n; i++) {
-		int st;
-		rc = arr_replay_spawn(engine, &al[i], wl_path, &ro, &res[i], &st);
-		if (rc == 0) {
-			ok[i] = 1;
-			nok++;
+		if (cli_replay_once(&env, &al[i], wl_path, &ro, &res[i])) {
+			status = EXIT_BAD_INPUT;
 			continue;
 		}
-		status = EXIT_BAD_INPUT;
-		if (WIFSIGNALED(st))
-			cli_error("replay into '%s' failed: the engine was killed by signal %d (%s)", al[i].name,
-				  WTERMSIG(st), strsignal(WTERMSIG(st)));
-		else if (WIFEXITED(st) && WEXITSTATUS(st))
-			cli_error("replay into '%s' failed: the engine exited with status %d", al[i].name,
-				  WEXITSTATUS(st));
-		else
-			cli_error("replay into '%s' failed: %s", al[i].name, arr_strerror(rc));
+		ok[i] = 1;
+		nok++;
 	}
 	if (nok) {
 		if (json)

@@ -6,7 +6,8 @@
  *
  *   allocrr-replay-engine [--threads serial|parallel|auto] [--touch none|page|all]
  *                         [--samples N] [--latency-every N] [--glibc-stats]
- *                         [--result-fd FD] WORKLOAD
+ *                         [--zeroing as_recorded|calloc_as_malloc|calloc_as_malloc_memset]
+ *                         [--measure-usable] [--result-fd FD] WORKLOAD
  *
  * Without --result-fd it prints a one-line summary. Exit 0, 1 on a replay
  * error, 2 on bad usage. It never prints once the replay has started.
@@ -20,7 +21,8 @@
 static int usage(void)
 {
 	fputs("usage: allocrr-replay-engine [--threads serial|parallel|auto] [--touch none|page|all]\n"
-	      "       [--samples N] [--latency-every N] [--glibc-stats] [--result-fd FD] WORKLOAD\n",
+	      "       [--samples N] [--latency-every N] [--glibc-stats] [--measure-usable]\n"
+	      "       [--zeroing as_recorded|calloc_as_malloc|calloc_as_malloc_memset] [--result-fd FD] WORKLOAD\n",
 	      stderr);
 	return 2;
 }
@@ -73,6 +75,13 @@ int main(int argc, char **argv)
 			fd = atoi(v);
 		} else if (!strcmp(argv[i], "--glibc-stats")) {
 			opt.glibc_stats = 1;
+		} else if (!strcmp(argv[i], "--measure-usable")) {
+			opt.measure_usable = 1;
+		} else if ((v = value_of("--zeroing", argc, argv, &i))) {
+			int z = arr_replay_zeroing_from_name(v);
+			if (z < 0)
+				return usage();
+			opt.zeroing = (enum arr_replay_zeroing)z;
 		} else {
 			return usage();
 		}

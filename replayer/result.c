@@ -81,3 +81,19 @@ int arr_replay_result_read(int fd, struct arr_replay_result *res)
 		arr_replay_result_release(res);
 	return rc;
 }
+
+static const char *const zeroing_names[ARR_ZERO_MODES] = {"as_recorded", "calloc_as_malloc",
+							   "calloc_as_malloc_memset"};
+
+const char *arr_replay_zeroing_name(enum arr_replay_zeroing z)
+{
+	return (unsigned)z < ARR_ZERO_MODES ? zeroing_names[z] : "?";
+}
+
+int arr_replay_zeroing_from_name(const char *name)
+{
+	for (int i = 0; i < ARR_ZERO_MODES; i++)
+		if (!strcmp(name, zeroing_names[i]))
+			return i;
+	return -1;
+}

@@ -119,6 +119,24 @@ static void *sub_memalign(size_t a, size_t n)
 	return F.posix_memalign(&p, a, n) ? NULL : p;
 }
 
+/* calloc replaced, to measure what its zeroing costs and saves (zeroing modes) */
+static void *calloc_as_malloc(size_t k, size_t n)
+{
+	size_t b;
+	if (__builtin_mul_overflow(k, n, &b)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return F.malloc(b);
+}
+static void *calloc_as_malloc_memset(size_t k, size_t n)
+{
+	void *p = calloc_as_malloc(k, n);
+	if (p)
+		memset(p, 0, k * n);
+	return p;
+}
+
 /*
  * Resolve each call as the program would (RTLD_DEFAULT), and replace those
  * that a preloaded library does not define (they would fall through to
@@ -198,6 +216,7 @@ struct rthr {
 	int touch, serial, error;
 	uint32_t lat_every, lat_left;
 	uint64_t ops, entries;
+	_Atomic uint64_t ops_seen; /* ops, published at each block's end for the sampler */
 	uint64_t wait_cycles;
 	double ghz;
 	struct arr_replay_divergence div;
@@ -570,6 +589,7 @@ out:
 	c->s.p = p;
 	c->lat_left = lat_left;
 	c->ops += ops;
+	atomic_store_explicit(&c->ops_seen, c->ops, memory_order_relaxed);
 	c->entries += done;
 	c->div.failed_now += failed;
 	return rc ? rc : (int64_t)done;
@@ -612,7 +632,9 @@ static void *thread_main(void *arg)
 struct rss {
 	int statm;
 	uint32_t n, cap;
-	uint64_t (*tl)[2];
+	struct arr_rss_sample *tl;
+	struct rthr *const *thr; /* for the calls done so far */
+	uint32_t nthr;
 	uint64_t t0;
 	uint64_t interval_ns;
 	_Atomic int done;
@@ -660,15 +682,17 @@ static void reset_hwm(void)
 static void rss_sample(struct rss *r)
 {
 	if (r->n == r->cap) { /* keep every other sample, sample half as often */
-		for (uint32_t i = 0; i < r->n / 2; i++) {
-			r->tl[i][0] = r->tl[2 * i][0];
-			r->tl[i][1] = r->tl[2 * i][1];
-		}
+		for (uint32_t i = 0; i < r->n / 2; i++)
+			r->tl[i] = r->tl[2 * i];
 		r->n /= 2;
 		r->interval_ns *= 2;
 	}
-	r->tl[r->n][0] = now_ns(CLOCK_MONOTONIC) - r->t0;
-	r->tl[r->n][1] = read_rss(r->statm);
+	struct arr_rss_sample *s = &r->tl[r->n];
+	s->t_ns = now_ns(CLOCK_MONOTONIC) - r->t0;
+	s->op_index = 0;
+	for (uint32_t i = 0; i < r->nthr; i++)
+		s->op_index += atomic_load_explicit(&r->thr[i]->ops_seen, memory_order_relaxed);
+	s->rss = read_rss(r->statm);
 	r->n++;
 }
 
@@ -782,14 +806,14 @@ static void summarise(struct arr_replay_result *res, struct rthr *const *thr, si
 		l->count = total;
 		if (!total)
 			continue;
-		const double q[3] = {0.50, 0.90, 0.99};
-		uint64_t *out[3] = {&l->p50, &l->p90, &l->p99};
+		const double q[4] = {0.50, 0.90, 0.99, 0.999};
+		uint64_t *out[4] = {&l->p50, &l->p90, &l->p99, &l->p999};
 		uint64_t cum = 0;
 		int k = 0;
-		for (unsigned b = 0; b < NBUCKETS && k < 3; b++) {
+		for (unsigned b = 0; b < NBUCKETS && k < 4; b++) {
 			for (size_t t = 0; t < n; t++)
 				cum += thr[t]->hist[op][b];
-			while (k < 3 && (double)cum >= q[k] * (double)total) {
+			while (k < 4 && (double)cum >= q[k] * (double)total) {
 				uint64_t v = bucket_mid(b);
 				if (v > maxc)
 					v = maxc;
@@ -809,6 +833,10 @@ int arr_replay_run(const char *wl_path, const struct arr_replay_options *opt, st
 	if (rc)
 		return rc;
 	res->div.substituted = (uint64_t)__builtin_popcountll(res->div.substituted);
+	if (opt->zeroing == ARR_ZERO_CALLOC_AS_MALLOC)
+		F.calloc = calloc_as_malloc;
+	else if (opt->zeroing == ARR_ZERO_CALLOC_AS_MALLOC_MEMSET)
+		F.calloc = calloc_as_malloc_memset;
 
 	struct wl w = {0};
 	if ((rc = wl_open(&w, wl_path))) {
@@ -870,6 +898,8 @@ int arr_replay_run(const char *wl_path, const struct arr_replay_options *opt, st
 	if (!(r.tl = map(r.cap * sizeof *r.tl + 1)))
 		return ARR_ENOMEM;
 	r.interval_ns = 100000;
+	r.thr = thr;
+	r.nthr = nthr;
 	uint64_t sample_every = w.h.entries[0] / samples + 1;
 
 	pthread_t sampler;
@@ -967,10 +997,10 @@ out:;
 	}
 	summarise(res, thr, nthr, overhead);
 	for (uint32_t i = 0; i < r.n; i++)
-		if (r.tl[i][1] > peak)
-			peak = r.tl[i][1];
+		if (r.tl[i].rss > peak)
+			peak = r.tl[i].rss;
 	for (uint32_t i = 0; i < r.n; i++)
-		r.tl[i][1] = r.tl[i][1] > res->baseline_rss ? r.tl[i][1] - res->baseline_rss : 0;
+		r.tl[i].rss = r.tl[i].rss > res->baseline_rss ? r.tl[i].rss - res->baseline_rss : 0;
 	res->peak_rss = peak > res->baseline_rss ? peak - res->baseline_rss : 0;
 	res->final_rss = final > res->baseline_rss ? final - res->baseline_rss : 0;
 	res->ideal_rss = w.h.ideal_rss;

@@ -170,7 +170,7 @@ int arr_replay_spawn(const char *engine, const struct arr_allocator *a, const ch
 	char samples[32], every[32];
 	snprintf(samples, sizeof samples, "%u", opt->samples);
 	snprintf(every, sizeof every, "%u", opt->latency_every);
-	const char *argv[16];
+	const char *argv[24];
 	int n = 0;
 	argv[n++] = engine;
 	argv[n++] = "--result-fd=3";
@@ -184,6 +184,12 @@ int arr_replay_spawn(const char *engine, const struct arr_allocator *a, const ch
 	argv[n++] = every;
 	if (a->is_glibc)
 		argv[n++] = "--glibc-stats";
+	if (opt->zeroing != ARR_ZERO_AS_RECORDED) {
+		argv[n++] = "--zeroing";
+		argv[n++] = arr_replay_zeroing_name(opt->zeroing);
+	}
+	if (opt->measure_usable)
+		argv[n++] = "--measure-usable";
 	argv[n++] = "--";
 	argv[n++] = wl_path;
 	argv[n] = NULL;

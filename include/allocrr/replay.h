@@ -100,18 +100,50 @@ int arr_workload_cache_path(char *buf, size_t cap, const char *trace_path, const
 enum arr_replay_threads { ARR_THREADS_AUTO, ARR_THREADS_SERIAL, ARR_THREADS_PARALLEL };
 enum arr_replay_touch { ARR_TOUCH_NONE, ARR_TOUCH_PAGE, ARR_TOUCH_ALL };
 
+/*
+ * What a replayed calloc does: as recorded, or made a malloc (what calloc's
+ * zeroing costs), or a malloc then a memset of the block (what calloc saves
+ * over the code a program would write without it).
+ */
+enum arr_replay_zeroing { ARR_ZERO_AS_RECORDED, ARR_ZERO_CALLOC_AS_MALLOC, ARR_ZERO_CALLOC_AS_MALLOC_MEMSET };
+#define ARR_ZERO_MODES 3
+/* "as_recorded", "calloc_as_malloc", "calloc_as_malloc_memset"; and back (-1: unknown). */
+const char *arr_replay_zeroing_name(enum arr_replay_zeroing z);
+int arr_replay_zeroing_from_name(const char *name);
+
 struct arr_replay_options {
 	enum arr_replay_threads threads;
 	enum arr_replay_touch touch;
 	unsigned samples;      /* RSS timeline samples (about) */
 	unsigned latency_every; /* time one call in N (1 = all, 0 = none) */
 	int glibc_stats;       /* call mallinfo2 at the end */
+	enum arr_replay_zeroing zeroing;
+	/* Track live requested and usable bytes (malloc_usable_size, where the
+	 * allocator has it) per call, and sample them with RSS: a run for the
+	 * fragmentation figures, whose times are not the allocator's alone. */
+	int measure_usable;
 };
-#define ARR_REPLAY_OPTIONS_INIT {ARR_THREADS_AUTO, ARR_TOUCH_PAGE, 1000, 1, 0}
+#define ARR_REPLAY_OPTIONS_INIT {ARR_THREADS_AUTO, ARR_TOUCH_PAGE, 1000, 1, 0, ARR_ZERO_AS_RECORDED, 0}
 
 struct arr_latency {
 	uint64_t count;  /* timed calls */
-	uint64_t p50, p90, p99, max; /* ns, timer cost removed */
+	uint64_t p50, p90, p99, p999, max; /* ns, timer cost removed */
+};
+
+/* One point of a replay's timeline. live/usable: only with measure_usable. */
+struct arr_rss_sample {
+	uint64_t t_ns;     /* since the replay started */
+	uint64_t op_index; /* calls executed so far (all threads) */
+	uint64_t rss;      /* resident bytes minus the engine's baseline */
+	uint64_t live;     /* live requested bytes */
+	uint64_t usable;   /* live usable bytes (requested when the allocator cannot say) */
+};
+
+/* Memory at one moment of a measure_usable run. */
+struct arr_replay_moment {
+	uint64_t op_index, t_ns;
+	uint64_t rss, live, usable;
+	uint64_t mapped; /* the allocator's own figure (glibc arena + mmapped, builtin mapped); 0 = unknown */
 };
 
 /* Divergences: the replayed allocator did not do what the recorded did. */
@@ -142,8 +174,12 @@ struct arr_replay_result {
 	uint64_t mi_arena, mi_hblkhd, mi_uordblks, mi_fordblks, mi_keepcost;
 	int has_builtin;  /* arr_alloc_stats_get */
 	uint64_t bi_mapped, bi_resident, bi_live_usable, bi_live_blocks, bi_pages_purged;
+	/* measure_usable runs */
+	int has_live;   /* live bytes were tracked */
+	int has_usable; /* and the allocator has malloc_usable_size */
+	struct arr_replay_moment at_peak_live, at_end;
 	uint32_t nsamples;
-	uint64_t (*timeline)[2]; /* [t_ns, rss bytes minus baseline] */
+	struct arr_rss_sample *timeline;
 };
 
 /*
