@@ -213,7 +213,7 @@ struct rthr {
 	struct rstream s;
 	struct slot *slots;
 	uint64_t nslots;
-	int touch, serial, error;
+	int touch, serial, error, measure;
 	uint32_t lat_every, lat_left;
 	uint64_t ops, entries;
 	_Atomic uint64_t ops_seen; /* ops, published at each block's end for the sampler */
@@ -255,6 +255,53 @@ static inline void touch_block(int mode, void *p, uint64_t n)
 	uintptr_t a = ((uintptr_t)p + page_size) & ~(uintptr_t)(page_size - 1);
 	for (uintptr_t e = (uintptr_t)p + n; a < e; a += page_size)
 		*(volatile unsigned char *)a = 1;
+}
+
+/* ---- live and usable bytes (measure_usable runs only) ---- */
+
+/*
+ * Kept out of struct slot so the timed runs' slot table stays 16 bytes an
+ * entry: a measure run routes every entry through exec_entry(), which calls
+ * note() wherever a slot gets or loses a block.
+ */
+static struct {
+	uint64_t *req, *use;            /* per slot: requested and usable bytes of its block */
+	size_t (*usable)(void *);       /* the allocator's malloc_usable_size, or NULL */
+	_Atomic int64_t live, live_use; /* sums over live blocks */
+	int64_t ideal;                  /* peak live requested bytes, from the workload */
+	_Atomic int peak_taken;
+	void (*take)(struct arr_replay_moment *); /* fills rss and mapped */
+	struct arr_replay_moment at_peak;
+	struct rthr *const *thr;
+	uint32_t nthr;
+} M;
+
+static uint64_t ops_so_far(void)
+{
+	uint64_t n = 0;
+	for (uint32_t i = 0; i < M.nthr; i++)
+		n += atomic_load_explicit(&M.thr[i]->ops_seen, memory_order_relaxed);
+	return n;
+}
+
+/* Slot id now holds p (NULL: nothing) of req requested bytes. */
+static void note(uint64_t id, void *p, uint64_t req)
+{
+	uint64_t use = p ? (M.usable ? M.usable(p) : req) : 0;
+	if (!p)
+		req = 0;
+	int64_t d = (int64_t)(req - M.req[id]), du = (int64_t)(use - M.use[id]);
+	M.req[id] = req;
+	M.use[id] = use;
+	int64_t live = atomic_fetch_add_explicit(&M.live, d, memory_order_relaxed) + d;
+	int64_t live_use = atomic_fetch_add_explicit(&M.live_use, du, memory_order_relaxed) + du;
+	/* The workload knows the peak in advance: take the moment when it is reached. */
+	if (d > 0 && live >= M.ideal && !atomic_exchange_explicit(&M.peak_taken, 1, memory_order_relaxed)) {
+		M.at_peak.live = (uint64_t)live;
+		M.at_peak.usable = (uint64_t)live_use;
+		M.at_peak.op_index = ops_so_far() + 1;
+		M.take(&M.at_peak);
+	}
 }
 
 static int wait_version(struct rthr *c, struct slot *s, uint32_t v)
@@ -342,6 +389,8 @@ static __attribute__((noinline)) int exec_entry(struct rthr *c)
 				return ARR_ECORRUPT;
 			CALL(ARR_OP_FREE, F.free(slots[id].p));
 			slots[id].p = NULL;
+			if (c->measure)
+				note(id, NULL, 0);
 			bump(&slots[id]);
 		} else {
 			CALL(ARR_OP_FREE, F.free(NULL));
@@ -380,6 +429,8 @@ static __attribute__((noinline)) int exec_entry(struct rthr *c)
 				F.free(r);
 			}
 			slots[id].p = NULL;
+			if (c->measure)
+				note(id, NULL, 0);
 			bump(&slots[id]);
 			return 0;
 		}
@@ -389,6 +440,8 @@ static __attribute__((noinline)) int exec_entry(struct rthr *c)
 				if (b & WL_F_SRC) {
 					slots[id].p = r;
 					touch_block(c->touch, r, bytes);
+					if (c->measure)
+						note(id, r, bytes);
 				} else {
 					F.free(r);
 				}
@@ -400,10 +453,15 @@ static __attribute__((noinline)) int exec_entry(struct rthr *c)
 		if (r) {
 			slots[id].p = r;
 			touch_block(c->touch, r, bytes);
+			if (c->measure)
+				note(id, r, bytes);
 		} else {
 			c->div.failed_now++;
-			if (!bytes) /* realloc(p, 0) freed it here but not when recorded */
+			if (!bytes) { /* realloc(p, 0) freed it here but not when recorded */
 				slots[id].p = NULL;
+				if (c->measure)
+					note(id, NULL, 0);
+			}
 		}
 		bump(&slots[id]);
 		return 0;
@@ -466,6 +524,8 @@ static __attribute__((noinline)) int exec_entry(struct rthr *c)
 		touch_block(c->touch, r, bytes);
 	else
 		c->div.failed_now++;
+	if (c->measure)
+		note(id, r, bytes);
 	bump(&slots[id]);
 	return 0;
 }
@@ -607,6 +667,17 @@ static int64_t run_entries(struct rthr *c, uint64_t n)
 		if (rc <= 0)
 			return rc;
 	}
+	if (__builtin_expect(c->measure, 0)) { /* every entry on the slow path, which notes sizes */
+		uint64_t done = 0;
+		for (; done < n && c->s.p < c->s.end; done++) {
+			int rc = exec_entry(c);
+			if (rc)
+				return rc;
+			atomic_store_explicit(&c->ops_seen, c->ops, memory_order_relaxed);
+		}
+		c->entries += done;
+		return (int64_t)done;
+	}
 	return run_block(c, n);
 }
 
@@ -628,6 +699,8 @@ static void *thread_main(void *arg)
 }
 
 /* ---- RSS ---- */
+
+static uint64_t allocator_mapped(void);
 
 struct rss {
 	int statm;
@@ -693,6 +766,11 @@ static void rss_sample(struct rss *r)
 	for (uint32_t i = 0; i < r->nthr; i++)
 		s->op_index += atomic_load_explicit(&r->thr[i]->ops_seen, memory_order_relaxed);
 	s->rss = read_rss(r->statm);
+	int64_t live = atomic_load_explicit(&M.live, memory_order_relaxed),
+		use = atomic_load_explicit(&M.live_use, memory_order_relaxed);
+	s->live = live > 0 ? (uint64_t)live : 0;
+	s->usable = use > 0 ? (uint64_t)use : 0;
+	s->mapped = M.take ? allocator_mapped() : 0;
 	r->n++;
 }
 
@@ -707,6 +785,51 @@ static void *sampler_main(void *arg)
 		nanosleep(&ts, NULL);
 	}
 	return NULL;
+}
+
+/* ---- moments of a measure run ---- */
+
+static struct rss *moment_rss;
+static uint64_t moment_baseline;
+static int moment_glibc;
+static struct arr_alloc_stats moment_stats; /* static: no malloc of ours */
+
+/* The allocator's own count of memory it holds, where it offers one. */
+static uint64_t allocator_mapped(void)
+{
+	if (moment_glibc) {
+		struct mallinfo2 mi = mallinfo2();
+		return mi.arena + mi.hblkhd;
+	}
+	static int (*stats_get)(struct arr_alloc_stats *);
+	static int looked;
+	if (!looked++)
+		stats_get = (int (*)(struct arr_alloc_stats *))dlsym(RTLD_DEFAULT, "arr_alloc_stats_get");
+	if (stats_get && stats_get(&moment_stats) == 0)
+		return moment_stats.mapped;
+	return 0;
+}
+
+static void take_moment(struct arr_replay_moment *m)
+{
+	struct rss *r = moment_rss;
+	uint64_t rss = read_rss(r->statm);
+	m->t_ns = now_ns(CLOCK_MONOTONIC) - r->t0;
+	m->rss = rss > moment_baseline ? rss - moment_baseline : 0;
+	m->mapped = allocator_mapped();
+}
+
+/*
+ * malloc_usable_size of the allocator that serves malloc, or NULL: a library
+ * without one would leave glibc's, which must not see the library's blocks.
+ */
+static size_t (*resolve_usable(void))(void *)
+{
+	void *u = dlsym(RTLD_DEFAULT, "malloc_usable_size");
+	Dl_info a, b;
+	if (!u || !dladdr((void *)F.malloc, &a) || !dladdr(u, &b) || a.dli_fbase != b.dli_fbase)
+		return NULL;
+	return (size_t (*)(void *))u;
 }
 
 /* ---- timer calibration ---- */
@@ -886,10 +1009,25 @@ int arr_replay_run(const char *wl_path, const struct arr_replay_options *opt, st
 		c->lat_every = opt->latency_every;
 		c->lat_left = opt->latency_every;
 		c->ghz = ghz;
+		c->measure = opt->measure_usable;
 	}
 	struct rstream sched = {0};
 	if (serial && (rc = stream_init(&sched, &w, sorted, first, nthr)))
 		return rc;
+	memset(&M, 0, sizeof M);
+	if (opt->measure_usable) {
+		if (!(M.req = map((w.h.nslots + 1) * sizeof *M.req)) ||
+		    !(M.use = map((w.h.nslots + 1) * sizeof *M.use)))
+			return ARR_ENOMEM;
+		M.usable = resolve_usable();
+		M.ideal = (int64_t)w.h.ideal_rss;
+		M.thr = thr;
+		M.nthr = nthr;
+		M.take = take_moment;
+		res->has_live = 1;
+		res->has_usable = M.usable != NULL;
+		moment_glibc = opt->glibc_stats;
+	}
 
 	struct rss r = {0};
 	unsigned samples = opt->samples ? opt->samples : 1;
@@ -900,6 +1038,7 @@ int arr_replay_run(const char *wl_path, const struct arr_replay_options *opt, st
 	r.interval_ns = 100000;
 	r.thr = thr;
 	r.nthr = nthr;
+	moment_rss = &r;
 	uint64_t sample_every = w.h.entries[0] / samples + 1;
 
 	pthread_t sampler;
@@ -925,6 +1064,7 @@ int arr_replay_run(const char *wl_path, const struct arr_replay_options *opt, st
 	/* baseline, then go */
 	reset_hwm();
 	res->baseline_rss = read_rss(r.statm);
+	moment_baseline = res->baseline_rss;
 	struct rusage ru0, ru1;
 	getrusage(RUSAGE_SELF, &ru0);
 	uint64_t cpu0 = now_ns(CLOCK_PROCESS_CPUTIME_ID);
@@ -1011,6 +1151,16 @@ out:;
 			res->anomalies += res->repairs[i];
 	res->nsamples = r.n;
 	res->timeline = r.tl;
+	if (opt->measure_usable) {
+		res->at_peak_live = M.at_peak;
+		struct arr_replay_moment *e = &res->at_end;
+		e->live = (uint64_t)atomic_load(&M.live);
+		e->usable = (uint64_t)atomic_load(&M.live_use);
+		take_moment(e);
+		e->op_index = res->ops;
+		e->t_ns = res->wall_ns;
+		e->rss = res->final_rss;
+	}
 
 	if (opt->glibc_stats) {
 		struct mallinfo2 mi = mallinfo2();
