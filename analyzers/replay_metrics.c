@@ -200,18 +200,15 @@ int arr_replay_put_fragmentation(struct arr_doc *frag, const struct arr_replay_r
 	 * the sample of most RSS, the end as measured after the last call */
 	struct arr_replay_moment at_live = m->at_peak_live, at_rss = {0};
 	const struct arr_rss_sample *top_rss = NULL, *top_live = NULL;
-	double sum = 0;
-	uint64_t nsum = 0;
+	double sum_rss = 0, sum_live = 0;
 	for (uint32_t i = 0; i < m->nsamples; i++) {
 		const struct arr_rss_sample *s = &m->timeline[i];
 		if (!top_rss || s->rss > top_rss->rss)
 			top_rss = s;
 		if (!top_live || s->live > top_live->live)
 			top_live = s;
-		if (s->live) {
-			sum += jw(s->rss, s->live);
-			nsum++;
-		}
+		sum_rss += (double)s->rss;
+		sum_live += (double)s->live;
 	}
 	if (top_rss)
 		at_rss = moment_of(top_rss);
@@ -225,7 +222,9 @@ int arr_replay_put_fragmentation(struct arr_doc *frag, const struct arr_replay_r
 	arr_doc_set_int(frag, "external_bytes", (int64_t)at_rss.rss - (int64_t)at_rss.usable);
 	arr_doc_set_bool(frag, "usable_known", m->has_usable);
 	struct arr_doc *j = arr_doc_set_obj(frag, "jw");
-	arr_doc_set_num(j, "avg_over_time", nsum ? sum / (double)nsum : 0.0);
+	/* averages of memory and of live bytes over the samples, then the ratio:
+	 * the mean of per-sample ratios would be ruled by moments of few live bytes */
+	arr_doc_set_num(j, "avg_over_time", sum_live > 0 ? (sum_rss - sum_live) / sum_live : 0.0);
 	arr_doc_set_num(j, "at_peak_live", jw(at_live.rss, at_live.live));
 	arr_doc_set_num(j, "at_peak_rss", jw(at_rss.rss, at_rss.live));
 	arr_doc_set_num(j, "peak_vs_peak", jw(peak_rss, peak_live));

@@ -46,6 +46,8 @@ static const char usage[] =
 	"                        malloc + memset: what zeroing costs, what calloc saves\n"
 	"      --fragmentation   one more replay tracking live and usable bytes:\n"
 	"                        internal and external fragmentation over time\n"
+	"      --analysis        with --json: print the analysis document's\n"
+	"                        'allocators' entries instead (docs/report.md)\n"
 	"      --cache-dir DIR   keep the workload in DIR (default: TRACE.wl)\n"
 	"      --rebuild         prepare the workload again even if cached\n"
 	"      --partial         replay the complete part of a truncated trace\n"
@@ -342,13 +344,13 @@ int cmd_replay(int argc, char **argv)
 		{"rebuild", no_argument, 0, 'R'},         {"partial", no_argument, 0, 'P'},
 		{"json", no_argument, 0, 'j'},            {"quiet", no_argument, 0, 'q'},
 		{"runs", required_argument, 0, 'r'},      {"zeroing", no_argument, 0, 'Z'},
-		{"fragmentation", no_argument, 0, 'F'},
+		{"fragmentation", no_argument, 0, 'F'}, {"analysis", no_argument, 0, 'A'},
 		{"help", no_argument, 0, 'h'},            {"version", no_argument, 0, 'V'},
 		{0, 0, 0, 0},
 	};
 	struct arr_replay_options ro = ARR_REPLAY_OPTIONS_INIT;
 	const char *specs[MAX_ALLOCATORS];
-	int nspecs = 0, json = 0, quiet = 0, rebuild = 0, partial = 0, zeroing = 0, frag = 0, opt;
+	int nspecs = 0, json = 0, quiet = 0, rebuild = 0, partial = 0, zeroing = 0, frag = 0, analysis = 0, opt;
 	unsigned runs = 1;
 	const char *cache_dir = NULL;
 	optind = 1;
@@ -402,6 +404,9 @@ int cmd_replay(int argc, char **argv)
 			break;
 		case 'F':
 			frag = 1;
+			break;
+		case 'A':
+			analysis = 1;
 			break;
 		case 'R':
 			rebuild = 1;
@@ -467,7 +472,15 @@ int cmd_replay(int argc, char **argv)
 	int status = cli_replays_analyze(trace, specs, (size_t)nspecs, &plan, entries);
 	for (int i = 0; i < n; i++)
 		nok += ok[i];
-	if (nok) {
+	if (nok && analysis && json) {
+		struct arr_doc *d = arr_doc_object();
+		arr_doc_set_str(d, "trace", trace);
+		arr_doc_set(d, "allocators", entries); /* owns it now, even on failure */
+		entries = NULL;
+		arr_doc_write_json(stdout, d, 0);
+		putchar('\n');
+		arr_doc_free(d);
+	} else if (nok) {
 		if (json)
 			print_json(trace, wl_path, &info, al, res, ok, n, entries);
 		else
