@@ -215,6 +215,7 @@ struct rthr {
 	uint64_t nslots;
 	int touch, serial, error, measure;
 	uint32_t lat_every, lat_left;
+	uint64_t rng; /* lat_next()'s state: fixed seed, so runs time the same calls */
 	uint64_t ops, entries;
 	_Atomic uint64_t ops_seen; /* ops, published at each block's end for the sampler */
 	uint64_t wait_cycles;
@@ -329,12 +330,29 @@ static int wait_version(struct rthr *c, struct slot *s, uint32_t v)
 	return 0;
 }
 
-/* Run expr, timing one call in c->lat_every when `on`; `left` counts down
- * to the next timed call. */
+/*
+ * Calls to the next timed one: 1, or for one in N a number drawn from 1 to
+ * 2N - 1 (mean N). A fixed stride would alias with a periodic program (one
+ * in 10 of an alternating calloc/free loop would time only the frees).
+ */
+static inline uint32_t lat_next(struct rthr *c)
+{
+	if (c->lat_every <= 1)
+		return 1;
+	uint64_t x = c->rng;
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	c->rng = x;
+	return 1 + (uint32_t)(x % (2ull * c->lat_every - 1));
+}
+
+/* Run expr, timing about one call in c->lat_every when `on`; `left` counts
+ * down to the next timed call. */
 #define TIMED_CALL(opcode, on, left, expr)                                    \
 	do {                                                                  \
 		if ((on) && --(left) == 0) {                                  \
-			(left) = c->lat_every;                                 \
+			(left) = lat_next(c);                                  \
 			uint64_t t0_ = tsc();                                  \
 			expr;                                                  \
 			uint64_t d_ = tsc() - t0_;                             \
@@ -1007,7 +1025,8 @@ int arr_replay_run(const char *wl_path, const struct arr_replay_options *opt, st
 		c->touch = opt->touch;
 		c->serial = serial;
 		c->lat_every = opt->latency_every;
-		c->lat_left = opt->latency_every;
+		c->rng = 0x9e3779b97f4a7c15ull + i;
+		c->lat_left = opt->latency_every ? lat_next(c) : 0;
 		c->ghz = ghz;
 		c->measure = opt->measure_usable;
 	}
