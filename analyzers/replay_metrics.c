@@ -200,7 +200,8 @@ int arr_replay_put_fragmentation(struct arr_doc *frag, const struct arr_replay_r
 	 * the sample of most RSS, the end as measured after the last call */
 	struct arr_replay_moment at_live = m->at_peak_live, at_rss = {0};
 	const struct arr_rss_sample *top_rss = NULL, *top_live = NULL;
-	double sum_rss = 0, sum_live = 0;
+	double sum_rss = 0, sum_live = 0, sum_mapped = 0;
+	uint64_t peak_mapped = 0;
 	for (uint32_t i = 0; i < m->nsamples; i++) {
 		const struct arr_rss_sample *s = &m->timeline[i];
 		if (!top_rss || s->rss > top_rss->rss)
@@ -209,6 +210,9 @@ int arr_replay_put_fragmentation(struct arr_doc *frag, const struct arr_replay_r
 			top_live = s;
 		sum_rss += (double)s->rss;
 		sum_live += (double)s->live;
+		sum_mapped += (double)s->mapped;
+		if (s->mapped > peak_mapped)
+			peak_mapped = s->mapped;
 	}
 	if (top_rss)
 		at_rss = moment_of(top_rss);
@@ -228,6 +232,16 @@ int arr_replay_put_fragmentation(struct arr_doc *frag, const struct arr_replay_r
 	arr_doc_set_num(j, "at_peak_live", jw(at_live.rss, at_live.live));
 	arr_doc_set_num(j, "at_peak_rss", jw(at_rss.rss, at_rss.live));
 	arr_doc_set_num(j, "peak_vs_peak", jw(peak_rss, peak_live));
+	if (has_mapped) { /* the same with the allocator's own figure for its memory */
+		if (m->at_end.mapped > peak_mapped)
+			peak_mapped = m->at_end.mapped;
+		arr_doc_set_int(frag, "peak_mapped", (int64_t)peak_mapped);
+		j = arr_doc_set_obj(frag, "jw_mapped");
+		arr_doc_set_num(j, "avg_over_time", sum_live > 0 ? (sum_mapped - sum_live) / sum_live : 0.0);
+		arr_doc_set_num(j, "at_peak_live", jw(at_live.mapped, at_live.live));
+		arr_doc_set_num(j, "at_peak_rss", jw(at_rss.mapped, at_rss.live));
+		arr_doc_set_num(j, "peak_vs_peak", jw(peak_mapped, peak_live));
+	}
 	struct arr_doc *at = arr_doc_set_obj(frag, "at");
 	put_moment(arr_doc_set_obj(at, "peak_live"), &at_live, has_mapped);
 	put_moment(arr_doc_set_obj(at, "peak_rss"), &at_rss, has_mapped);

@@ -19,6 +19,7 @@
 #include "cli.h"
 
 #define MAX_ALLOCATORS 16
+#define MAX_PHASES 64
 
 static const char usage[] =
 	"usage: allocrr replay [--allocator A]... [--threads serial|parallel]\n"
@@ -46,6 +47,9 @@ static const char usage[] =
 	"                        malloc + memset: what zeroing costs, what calloc saves\n"
 	"      --fragmentation   one more replay tracking live and usable bytes:\n"
 	"                        internal and external fragmentation over time\n"
+	"      --phase NAME=FROM..TO  RSS growth of the calls FROM to TO (call\n"
+	"                        indexes from 0, TO excluded, empty: the end);\n"
+	"                        repeatable\n"
 	"      --analysis        with --json: print the analysis document's\n"
 	"                        'allocators' entries instead (docs/report.md)\n"
 	"      --cache-dir DIR   keep the workload in DIR (default: TRACE.wl)\n"
@@ -64,6 +68,27 @@ static int parse_uint(const char *s, unsigned *out)
 	if (errno || end == s || *end || v > 100000000 || *s == '-')
 		return -1;
 	*out = (unsigned)v;
+	return 0;
+}
+
+/* NAME=FROM..TO, TO optional; s is kept (the name points into it). */
+static int parse_phase(char *s, struct arr_replay_phase *ph)
+{
+	char *eq = strchr(s, '='), *dots, *end;
+	if (!eq || eq == s || !(dots = strstr(eq, "..")))
+		return -1;
+	*eq = 0;
+	ph->name = s;
+	errno = 0;
+	ph->from_op = strtoull(eq + 1, &end, 10);
+	if (errno || end != dots || eq[1] == '-' || end == eq + 1)
+		return -1;
+	ph->to_op = UINT64_MAX;
+	if (dots[2]) {
+		ph->to_op = strtoull(dots + 2, &end, 10);
+		if (errno || *end || dots[2] == '-' || ph->to_op <= ph->from_op)
+			return -1;
+	}
 	return 0;
 }
 
@@ -345,6 +370,7 @@ int cmd_replay(int argc, char **argv)
 		{"json", no_argument, 0, 'j'},            {"quiet", no_argument, 0, 'q'},
 		{"runs", required_argument, 0, 'r'},      {"zeroing", no_argument, 0, 'Z'},
 		{"fragmentation", no_argument, 0, 'F'}, {"analysis", no_argument, 0, 'A'},
+		{"phase", required_argument, 0, 'p'},
 		{"help", no_argument, 0, 'h'},            {"version", no_argument, 0, 'V'},
 		{0, 0, 0, 0},
 	};
@@ -352,6 +378,8 @@ int cmd_replay(int argc, char **argv)
 	const char *specs[MAX_ALLOCATORS];
 	int nspecs = 0, json = 0, quiet = 0, rebuild = 0, partial = 0, zeroing = 0, frag = 0, analysis = 0, opt;
 	unsigned runs = 1;
+	static struct arr_replay_phase phases[MAX_PHASES];
+	size_t nphases = 0;
 	const char *cache_dir = NULL;
 	optind = 1;
 	opterr = 0;
@@ -408,6 +436,14 @@ int cmd_replay(int argc, char **argv)
 		case 'A':
 			analysis = 1;
 			break;
+		case 'p':
+			if (nphases == MAX_PHASES)
+				return cli_usage_error("replay", "at most %d phases", MAX_PHASES);
+			if (parse_phase(optarg, &phases[nphases]))
+				return cli_usage_error("replay", "--phase wants NAME=FROM..TO (call indexes), not '%s'",
+						       optarg);
+			nphases++;
+			break;
 		case 'R':
 			rebuild = 1;
 			break;
@@ -462,6 +498,8 @@ int cmd_replay(int argc, char **argv)
 	plan.fragmentation = frag;
 	plan.quiet = 1; /* the workload is ready: said above */
 	plan.progress = !quiet;
+	plan.phases = phases;
+	plan.nphases = nphases;
 	plan.timed = res;
 	plan.timed_ok = ok;
 	struct arr_doc *entries = arr_doc_array();

@@ -377,6 +377,13 @@ int cli_replays_analyze(const char *trace, const char *const *specs, size_t n, c
 		for (unsigned k = 0; k < S_N; k++)
 			z[k] = res + (size_t)k * runs;
 		for (unsigned k = 0; k < nsets && !failed; k++) {
+			if (k > S_ZERO && !info.ops[ARR_OP_CALLOC]) {
+				/* no calloc: the three ways are the same replay, measured once */
+				z[k] = z[S_ZERO];
+				have[k] = have[S_ZERO];
+				pg.done += runs;
+				continue;
+			}
 			struct arr_replay_options o = plan->opt;
 			o.measure_usable = 0;
 			if (k >= S_ZERO) {
@@ -425,7 +432,7 @@ int cli_replays_analyze(const char *trace, const char *const *specs, size_t n, c
 			status = EXIT_BAD_INPUT;
 		}
 		for (unsigned k = 0; k < S_N; k++)
-			if (have[k])
+			if (have[k] && (k <= S_ZERO || z[k] != z[S_ZERO]))
 				for (unsigned r = 0; r < runs; r++)
 					arr_replay_result_release(&z[k][r]);
 		if (f)

@@ -812,19 +812,66 @@ static uint64_t moment_baseline;
 static int moment_glibc;
 static struct arr_alloc_stats moment_stats; /* static: no malloc of ours */
 
-/* The allocator's own count of memory it holds, where it offers one. */
+/* Each allocator's own statistics entry point, looked up once (NULL: absent). */
+static struct {
+	int looked;
+	int (*builtin)(struct arr_alloc_stats *);
+	int (*mallctl)(const char *, void *, size_t *, void *, size_t);           /* jemalloc */
+	void (*mi_info)(size_t *, size_t *, size_t *, size_t *, size_t *, size_t *, size_t *, size_t *); /* mimalloc */
+	int (*tc_prop)(const char *, size_t *);                                 /* gperftools tcmalloc */
+} S;
+
+/* A symbol of the library that serves malloc, or NULL. */
+static void *own_symbol(const char *name)
+{
+	void *p = dlsym(RTLD_DEFAULT, name);
+	Dl_info a, b;
+	if (!p || !dladdr((void *)F.malloc, &a) || !dladdr(p, &b) || a.dli_fbase != b.dli_fbase)
+		return NULL;
+	return p;
+}
+
+/*
+ * The allocator's own count of the memory it holds from the system, where it
+ * offers one: glibc arena + mmapped (mallinfo2), builtin mapped, jemalloc
+ * stats.mapped, mimalloc committed, tcmalloc heap size minus unmapped bytes.
+ * 0 when unknown.
+ */
 static uint64_t allocator_mapped(void)
 {
 	if (moment_glibc) {
 		struct mallinfo2 mi = mallinfo2();
 		return mi.arena + mi.hblkhd;
 	}
-	static int (*stats_get)(struct arr_alloc_stats *);
-	static int looked;
-	if (!looked++)
-		stats_get = (int (*)(struct arr_alloc_stats *))dlsym(RTLD_DEFAULT, "arr_alloc_stats_get");
-	if (stats_get && stats_get(&moment_stats) == 0)
+	if (!S.looked) {
+		S.looked = 1;
+		S.builtin = (int (*)(struct arr_alloc_stats *))own_symbol("arr_alloc_stats_get");
+		S.mallctl = (int (*)(const char *, void *, size_t *, void *, size_t))own_symbol("mallctl");
+		S.mi_info = (void (*)(size_t *, size_t *, size_t *, size_t *, size_t *, size_t *, size_t *,
+				      size_t *))own_symbol("mi_process_info");
+		S.tc_prop = (int (*)(const char *, size_t *))own_symbol("MallocExtension_GetNumericProperty");
+	}
+	if (S.builtin && S.builtin(&moment_stats) == 0)
 		return moment_stats.mapped;
+	if (S.mallctl) {
+		uint64_t epoch = 1;
+		size_t v = 0, len = sizeof epoch;
+		S.mallctl("epoch", &epoch, &len, &epoch, sizeof epoch); /* refresh the statistics */
+		len = sizeof v;
+		return S.mallctl("stats.mapped", &v, &len, NULL, 0) == 0 ? v : 0;
+	}
+	if (S.mi_info) {
+		size_t el, user, sys, rss, peak, commit = 0, peak_commit, faults;
+		S.mi_info(&el, &user, &sys, &rss, &peak, &commit, &peak_commit, &faults);
+		return commit;
+	}
+	if (S.tc_prop) {
+		size_t heap = 0, unmapped = 0;
+		if (!S.tc_prop("generic.heap_size", &heap))
+			return 0;
+		S.tc_prop("tcmalloc.pageheap_unmapped_bytes", &unmapped);
+		return heap > unmapped ? heap - unmapped : 0;
+	}
 	return 0;
 }
 
@@ -843,11 +890,7 @@ static void take_moment(struct arr_replay_moment *m)
  */
 static size_t (*resolve_usable(void))(void *)
 {
-	void *u = dlsym(RTLD_DEFAULT, "malloc_usable_size");
-	Dl_info a, b;
-	if (!u || !dladdr((void *)F.malloc, &a) || !dladdr(u, &b) || a.dli_fbase != b.dli_fbase)
-		return NULL;
-	return (size_t (*)(void *))u;
+	return (size_t (*)(void *))own_symbol("malloc_usable_size");
 }
 
 /* ---- timer calibration ---- */

@@ -7,7 +7,8 @@
 for m in checkerboard contiguous; do
 	"$ALLOCRR" record -q -o $m.atr -- "$BINDIR/replay-test-frag" $m 2> $m.native || fail "recording $m"
 	"$ALLOCRR" replay -q -a glibc --threads serial --json $m.atr > $m.json || fail "replay $m"
-	"$ALLOCRR" replay -q -a glibc --threads serial --fragmentation --analysis --json $m.atr > $m.frag.json ||
+	"$ALLOCRR" replay -q -a glibc --threads serial --fragmentation --phase fill=0..100001 --phase rest=100001.. \
+		--analysis --json $m.atr > $m.frag.json ||
 		fail "fragmentation replay $m"
 done
 $PY - <<'PY' || fail "fragmentation not reproduced"
@@ -47,5 +48,20 @@ assert ext_ct < 1024, ext_ct
 int_ct = f["contiguous"]["at"]["end"]["internal"]
 assert abs(int_ct - 50000 * 8) < 50000 * 8 * 0.10 + 64, int_ct
 assert f["checkerboard"]["jw"]["peak_vs_peak"] > f["contiguous"]["jw"]["peak_vs_peak"] + 0.2
+
+# Per phase (calls 0..100001: the 200-byte blocks and the guard; then the
+# rest): the heap grows by ~20 MB after the fill in the checkerboard only.
+for m in ("checkerboard", "contiguous"):
+    ph = {p["name"]: p for p in json.load(open(m + ".frag.json"))["allocators"][0]["rss"]["phases"]}
+    fill, rest = ph["fill"], ph["rest"]
+    grew = (rest["rss_end"] - fill["rss_end"]) / 1024
+    print(f"{m}: phase fill peak live {fill['peak_live']}, RSS {fill['rss_end']//1024} KB; the rest grew RSS by "
+          f"{grew:.0f} KB")
+    assert abs(fill["peak_live"] - 20000016) < 20000016 * 0.01, fill  # sampled: ~500 samples in the phase
+    assert fill["samples"] > 10 and rest["samples"] > 10
+    if m == "checkerboard":
+        assert abs(grew - 20480) < 20480 * 0.10, grew
+    else:
+        assert abs(grew) < 1024, grew
 PY
 echo "ok"
