@@ -104,6 +104,11 @@ static char *dup_bytes(const uint8_t *p, size_t n)
 	return s;
 }
 
+int arr_trace_has_magic(const void *head, size_t len)
+{
+	return len >= ARR_MAGIC_LEN && !memcmp(head, ARR_MAGIC, ARR_MAGIC_LEN);
+}
+
 /* Say what the file starts with instead, printable bytes as themselves. */
 static int bad_magic(struct arr_trace *tr, const uint8_t *p)
 {

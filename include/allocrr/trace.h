@@ -232,6 +232,10 @@ struct arr_chunk_info {
 
 struct arr_trace; /* opaque streaming reader */
 
+/* Whether the first len bytes of a file start like an allocrr trace (its
+ * magic): what `record` may replace. Reads nothing else. */
+int arr_trace_has_magic(const void *head, size_t len);
+
 /* Open a trace: reads and validates the header. *out is NULL on error. */
 int arr_trace_open(struct arr_trace **out, const char *path);
 void arr_trace_close(struct arr_trace *tr);
