@@ -40,7 +40,7 @@
 #include "allocrr/error.h"
 #include "allocrr/trace.h"
 
-#define ARR_WL_VERSION 3 /* bump when the format or the preparation changes */
+#define ARR_WL_VERSION 4 /* bump when the format or the preparation changes */
 
 /* Repairs and anomalies found while preparing. */
 #define ARR_REPAIR_MAP(X)                                                     \
@@ -88,7 +88,8 @@ int arr_workload_build(struct arr_trace *tr, const char *out_path, int allow_tru
 int arr_workload_read_info(const char *wl_path, struct arr_workload_info *info);
 /*
  * Is wl_path a current workload of trace_path? 0 (and *info) when it is,
- * ARR_ESTALE when it exists but the trace changed (size, mtime, header hash)
+ * ARR_ESTALE when it exists but the trace changed (size, mtime, hash of all
+ * its bytes), the workload does not match its checksum (every byte is read)
  * or the format version differs, -ENOENT when absent.
  */
 int arr_workload_check(const char *wl_path, const char *trace_path, struct arr_workload_info *info);
