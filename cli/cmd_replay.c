@@ -69,6 +69,11 @@ static int ensure_workload(const char *trace, const char *wl_path, int rebuild, 
 			   struct arr_workload_info *info)
 {
 	int rc = rebuild ? ARR_ESTALE : arr_workload_check(wl_path, trace, info);
+	if (rc == 0 && info->truncated_at && !partial) { /* cached by an earlier --partial */
+		cli_error("'%s': %s at offset %" PRIu64, trace, arr_strerror(ARR_ETRUNCATED), info->truncated_at);
+		fprintf(stderr, "hint: --partial replays the complete part of a truncated trace\n");
+		return EXIT_BAD_INPUT;
+	}
 	if (rc == 0)
 		return 0;
 	if (rc != ARR_ESTALE && rc != -ENOENT) {

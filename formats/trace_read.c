@@ -367,6 +367,9 @@ int arr_trace_next_chunk(struct arr_trace *tr, struct arr_chunk_info *info)
 			tr->end.present = 0;
 		if (rc == 1 && info)
 			*info = tr->cur;
+		if (rc == 0 && !tr->end.present) /* killed, or still being written */
+			return fail(tr, ARR_ETRUNCATED, tr->pos, "no end record (the program was killed, "
+				    "or is still running)");
 		if (rc == 0)
 			tr->err_off = tr->pos;
 		return rc;

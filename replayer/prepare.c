@@ -716,6 +716,7 @@ static void info_from_header(const struct wl_header *h, struct arr_workload_info
 	memcpy(info->ops, h->ops, sizeof info->ops);
 	memcpy(info->repairs, h->repairs, sizeof info->repairs);
 	info->file_size = file_size;
+	info->truncated_at = h->truncated_at;
 }
 
 int arr_workload_build(struct arr_trace *tr, const char *out_path, int allow_truncated,
@@ -762,8 +763,10 @@ int arr_workload_build(struct arr_trace *tr, const char *out_path, int allow_tru
 		for (size_t i = 0; i < n && rc == 0; i++)
 			rc = add_event(&pp, &ev[i]);
 	}
-	if (rc == ARR_ETRUNCATED && allow_truncated)
+	if (rc == ARR_ETRUNCATED && allow_truncated) {
+		pp.h.truncated_at = arr_trace_error_offset(tr) ? arr_trace_error_offset(tr) : 1;
 		rc = 0;
+	}
 	if (rc == 0)
 		rc = resolve(&pp, UINT64_MAX, 1);
 	if (rc == 0)

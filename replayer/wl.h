@@ -68,7 +68,8 @@ struct wl_header {
 	uint64_t repairs[ARR_REPAIR_COUNT_];
 	uint64_t entries[1]; /* total entries; per stream in the blocks */
 	uint64_t checksum;
-	uint64_t reserved[15];
+	uint64_t truncated_at; /* where the trace was cut (built with --partial), 0 = whole */
+	uint64_t reserved[14];
 };
 
 struct wl_block {

@@ -74,6 +74,7 @@ struct arr_workload_info {
 	uint64_t ops[ARR_OP_MAX_]; /* calls by op */
 	uint64_t repairs[ARR_REPAIR_COUNT_];
 	uint64_t file_size;
+	uint64_t truncated_at;  /* built from a truncated trace: where it was cut; 0 = whole */
 };
 
 /*

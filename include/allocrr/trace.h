@@ -254,7 +254,9 @@ uint64_t arr_trace_file_size(const struct arr_trace *tr);
 
 /*
  * Advance to the next events chunk. Returns 1 and fills *info, 0 at a clean
- * end of file, or a negative code (ARR_ETRUNCATED, ARR_ECORRUPT, ...).
+ * end of file (after an END record), or a negative code (ARR_ETRUNCATED, also
+ * for a file that ends on a chunk boundary without its END record: the
+ * program was killed; ARR_ECORRUPT, ...).
  * END chunks and unknown chunks are consumed silently.
  */
 int arr_trace_next_chunk(struct arr_trace *tr, struct arr_chunk_info *info);
