@@ -341,7 +341,8 @@ static __attribute__((noinline)) int exec_entry(struct rthr *c)
 		if (op == ARR_OP_REALLOCARRAY)
 			GET(nmemb);
 		GET(size);
-		if (id >= c->nslots)
+		/* a failed call without a source names no slot */
+		if ((b & (WL_F_SRC | WL_F_FAILED)) != WL_F_FAILED && id >= c->nslots)
 			return ARR_ECORRUPT;
 		c->s.p = p;
 		if (b & WL_F_SRC)
@@ -398,7 +399,7 @@ static __attribute__((noinline)) int exec_entry(struct rthr *c)
 	else if (op == ARR_OP_POSIX_MEMALIGN || op == ARR_OP_ALIGNED_ALLOC || op == ARR_OP_MEMALIGN)
 		GET(align);
 	GET(size);
-	if (id >= c->nslots)
+	if (!(b & WL_F_FAILED) && id >= c->nslots) /* a failed call names no slot */
 		return ARR_ECORRUPT;
 	c->s.p = p;
 	bytes = size;
