@@ -186,6 +186,8 @@ static void print_json(const char *trace, const char *wl_path, const struct arr_
 /* One table row: a label and a cell per successful allocator. */
 typedef void (*cell_fn)(char *buf, size_t cap, const struct arr_replay_result *r);
 
+static int colw[MAX_ALLOCATORS]; /* each column as wide as its allocator's full label */
+
 static void row(const char *label, cell_fn fn, const struct arr_replay_result *res, const int *ok, int n)
 {
 	printf("%-22s", label);
@@ -194,7 +196,7 @@ static void row(const char *label, cell_fn fn, const struct arr_replay_result *r
 			continue;
 		char buf[64] = "";
 		fn(buf, sizeof buf, &res[i]);
-		printf(" %20s", buf);
+		printf(" %*s", colw[i], buf);
 	}
 	putchar('\n');
 }
@@ -233,10 +235,12 @@ static void print_table(const char *trace, const struct arr_workload_info *info,
 {
 	printf("%s: %" PRIu64 " calls, %u threads, %" PRIu64 " sync points\n\n", trace, info->calls, info->nthreads,
 	       info->syncs);
+	for (int i = 0; i < n; i++)
+		colw[i] = strlen(al[i].name) > 20 ? (int)strlen(al[i].name) : 20;
 	printf("%-22s", "");
 	for (int i = 0; i < n; i++)
 		if (ok[i])
-			printf(" %20.20s", al[i].name);
+			printf(" %*s", colw[i], al[i].name);
 	putchar('\n');
 	row("threads", c_threads, res, ok, n);
 	row("wall time", c_wall, res, ok, n);
@@ -268,7 +272,7 @@ static void print_table(const char *trace, const struct arr_workload_info *info,
 			char buf[80];
 			snprintf(buf, sizeof buf, "%" PRIu64 "/%" PRIu64 "/%" PRIu64 "/%" PRIu64, l->p50, l->p90, l->p99,
 				 l->max);
-			printf(" %20s", buf);
+			printf(" %*s", colw[i], buf);
 		}
 		putchar('\n');
 	}
@@ -404,8 +408,12 @@ int cmd_replay(int argc, char **argv)
 					       "unknown allocator '%s' (known: builtin, glibc, jemalloc, mimalloc, "
 					       "tcmalloc, or a path to a .so)",
 					       specs[i]);
-		if (rc == ARR_ESYNTAX)
-			return cli_usage_error("replay", "bad tunables in '%s' (want NAME:key=value,...)", specs[i]);
+		if (rc == ARR_ESYNTAX || rc == ARR_ERANGE)
+			return cli_usage_error("replay", "allocator '%s': %s", specs[i], al[n].why);
+		if (rc == ARR_EUNSUPPORTED) {
+			cli_error("allocator '%s': '%s' is not a malloc library: %s", specs[i], al[n].lib, al[n].why);
+			return EXIT_BAD_INPUT;
+		}
 		if (rc == ARR_ENOTFOUND) {
 			if (al[n].package)
 				cli_error("allocator '%s': %s not found; install the Debian package %s", specs[i],

@@ -165,19 +165,31 @@ int arr_replay_result_read(int fd, struct arr_replay_result *res);
  * "tcmalloc", or a path to a .so; ":k=v,..." tunables after the name.
  */
 struct arr_allocator {
-	char name[64];         /* as shown in results: the spec */
+	char name[160];        /* as shown in results: the spec */
 	char lib[4096];        /* library to preload, "" for glibc */
 	const char *package;   /* Debian package that provides lib, or NULL */
 	int is_glibc, is_builtin;
 	unsigned nenv;         /* environment the engine runs with */
 	char env[4][2][256];   /* name, value */
+	char why[256];         /* what was wrong, when resolving failed */
 };
 /*
  * Resolve a spec. builtin_lib is where the built-in allocator would be.
  * ARR_ENOTFOUND: the library does not exist (out->lib and out->package say
- * which); ARR_EINVAL: unknown name; ARR_ESYNTAX: bad tunable.
+ * which); ARR_EINVAL: unknown name; ARR_ESYNTAX: bad tunable (unknown name,
+ * or none known for a path); ARR_ERANGE: a glibc or builtin tunable's value
+ * is not an integer in its documented range; ARR_EUNSUPPORTED: a library
+ * given by path is not a malloc (arr_allocator_check_lib). out->why says
+ * what was wrong, in a phrase for "allocator 'SPEC': WHY".
  */
 int arr_allocator_resolve(const char *spec, const char *builtin_lib, struct arr_allocator *out);
+/*
+ * Is path a malloc library the loader can preload: an ELF shared object for
+ * this machine whose dynamic symbols define malloc and free? Reads the file,
+ * runs nothing. 0, or ARR_EUNSUPPORTED / a negated errno with the reason in
+ * reason ("it exports no malloc").
+ */
+int arr_allocator_check_lib(const char *path, char *reason, size_t cap);
 
 /*
  * Run the engine for one allocator in a fresh process and collect its
