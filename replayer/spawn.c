@@ -136,7 +136,7 @@ static int add_tunable(struct arr_allocator *a, const char *style, const char *k
 {
 	const char *eq = strchr(kv, '=');
 	if (!eq || eq == kv || !eq[1])
-		return why(a, ARR_ESYNTAX, "bad tunable '%s' (want key=value)", kv);
+		return why(a, ARR_ESYNTAX, "bad tunables: '%s' is not key=value", kv);
 	for (const char *p = kv; p < eq; p++)
 		if (!isalnum((unsigned char)*p) && *p != '_')
 			return why(a, ARR_ESYNTAX, "bad tunable name in '%s'", kv);
