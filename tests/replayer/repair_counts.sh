@@ -69,6 +69,15 @@ cat > twothreads.ev <<'X'
 1 9000000 free ptr=0x30000
 X
 check twothreads 4  0 1 1 0 0
+cat > idle_threads.ev <<'X'
+# threads whose only calls are dropped (unknown frees): no entries, no blocks
+1 100 malloc size=16 ret=0x10000
+2 200 free ptr=0x60000
+3 300 free ptr=0x61000
+4 400 free ptr=0x62000
+1 500 free ptr=0x10000
+X
+check idle_threads 2  0 3 0 0 0
 cat > failed_only.ev <<'X'
 # every call failed: nothing to allocate, but the calls are replayed
 1 100 malloc size=0x7fffffffffff err=12
