@@ -8,11 +8,13 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -363,7 +365,7 @@ int arr_replay_spawn(const char *engine, const struct arr_allocator *a, const ch
 	argv[n] = NULL;
 
 	fflush(NULL);
-	pid_t pid = fork();
+	pid_t parent = getpid(), pid = fork();
 	if (pid < 0) {
 		int e = errno;
 		close(pfd[0]);
@@ -371,6 +373,9 @@ int arr_replay_spawn(const char *engine, const struct arr_allocator *a, const ch
 		return -e;
 	}
 	if (pid == 0) {
+		/* the engine dies with us, however we die (kept across exec) */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
+			_exit(127);
 		if (pfd[1] == 3)
 			fcntl(3, F_SETFD, 0);
 		else if (dup2(pfd[1], 3) < 0)
