@@ -95,8 +95,9 @@ static int ensure_workload(const char *trace, const char *wl_path, int rebuild, 
 	rc = arr_workload_build(tr, wl_path, partial, info);
 	if (rc == ARR_ETRUNCATED || rc == ARR_ECORRUPT || rc == ARR_EDECOMPRESS || rc == ARR_EBADMAGIC ||
 	    rc == ARR_EVERSION) {
+		int brc = rc;
 		rc = cli_trace_error(trace, tr, rc);
-		if (rc && arr_trace_error_offset(tr) && !partial)
+		if (rc == EXIT_BAD_INPUT && arr_trace_error_offset(tr) && !partial && brc == ARR_ETRUNCATED)
 			fprintf(stderr, "hint: --partial replays the complete part of a truncated trace\n");
 		arr_trace_close(tr);
 		return rc;

@@ -60,6 +60,16 @@ static int fail(struct arr_trace *tr, int code, uint64_t off, const char *fmt, .
 	return code;
 }
 
+int arr__trace_fail(struct arr_trace *tr, int code, uint64_t off, const char *fmt, ...)
+{
+	va_list ap;
+	tr->err_off = off;
+	va_start(ap, fmt);
+	vsnprintf(tr->err_detail, sizeof tr->err_detail, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
 static int read_at(struct arr_trace *tr, void *buf, size_t len, uint64_t off)
 {
 	uint8_t *p = buf;

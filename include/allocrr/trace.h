@@ -274,6 +274,9 @@ int arr_trace_read_chunk(struct arr_trace *tr, const struct arr_event **events);
  * and errors as arr_trace_read_chunk(), without the copy.
  */
 int arr__trace_read_chunk_into(struct arr_trace *tr, struct arr_event *events, char **strs);
+/* Internal: record an error (offset, printf-style detail) on tr and return code. */
+int arr__trace_fail(struct arr_trace *tr, int code, uint64_t off, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 /* Seek to a chunk previously seen (by offset) and make it current. */
 int arr_trace_seek_chunk(struct arr_trace *tr, uint64_t offset, struct arr_chunk_info *info);
 /* Rewind to the first chunk. */
@@ -286,6 +289,11 @@ int arr_trace_rewind(struct arr_trace *tr);
  * Ties are broken by file order, so the order is deterministic.
  */
 struct arr_merge;
+/* The merge holds every chunk that overlaps the current time decoded: at
+ * most this many bytes of events (about 15M), else ARR_ECORRUPT at the
+ * offset of the chunk that would pass it. A recorded trace needs threads x
+ * chunk size (about 1 MiB per thread with the recorder's default buffers). */
+#define ARR_MERGE_MAX_BYTES (1ull << 30)
 int arr_merge_open(struct arr_merge **out, struct arr_trace *tr);
 /* 1 and *ev filled, 0 at the end, negative on error (prefix already delivered). */
 int arr_merge_next(struct arr_merge *m, const struct arr_event **ev);
