@@ -35,7 +35,11 @@ static const char usage[] =
 	"                        parallel: a thread per recorded thread, cross-thread\n"
 	"                        order kept (default when the trace has several)\n"
 	"      --touch MODE      write to new blocks: none, page (one byte per page,\n"
-	"                        default) or all (every byte)\n"
+	"                        default) or all (every byte). The default becomes\n"
+	"                        none when the program touched little of what it\n"
+	"                        allocated (recorded RSS under half its peak live\n"
+	"                        memory) or touching would not fit in the available\n"
+	"                        memory; an explicit page/all that cannot fit is refused\n"
 	"      --samples N       RSS timeline samples (default 1000)\n"
 	"      --latency-every N time one call in N (default 1; 0 = no timing)\n"
 	"      --cache-dir DIR   keep the workload in DIR (default: TRACE.wl)\n"
@@ -118,6 +122,8 @@ static int ensure_workload(const char *trace, const char *wl_path, int rebuild, 
 	return 0;
 }
 
+static enum arr_replay_touch touch_used; /* after arr_replay_choose_touch() */
+
 static const char *const lat_keys[] = {NULL, "malloc", "calloc", "realloc", "free", "posix_memalign",
 				       "aligned_alloc", "memalign", "valloc", "pvalloc", "reallocarray"};
 
@@ -126,6 +132,7 @@ static void print_json(const char *trace, const char *wl_path, const struct arr_
 {
 	printf("{\"trace\":");
 	arr_json_fputs(stdout, trace);
+	printf(",\"touch\":\"%s\"", touch_used == ARR_TOUCH_NONE ? "none" : touch_used == ARR_TOUCH_ALL ? "all" : "page");
 	printf(",\"workload\":{\"path\":");
 	arr_json_fputs(stdout, wl_path);
 	printf(",\"events\":%" PRIu64 ",\"calls\":%" PRIu64 ",\"threads\":%u,\"sync_points\":%" PRIu64
@@ -307,7 +314,7 @@ int cmd_replay(int argc, char **argv)
 	};
 	struct arr_replay_options ro = ARR_REPLAY_OPTIONS_INIT;
 	const char *specs[MAX_ALLOCATORS];
-	int nspecs = 0, json = 0, quiet = 0, rebuild = 0, partial = 0, opt;
+	int nspecs = 0, json = 0, quiet = 0, rebuild = 0, partial = 0, touch_set = 0, opt;
 	const char *cache_dir = NULL;
 	optind = 1;
 	opterr = 0;
@@ -338,6 +345,7 @@ int cmd_replay(int argc, char **argv)
 				ro.touch = ARR_TOUCH_ALL;
 			else
 				return cli_usage_error("replay", "--touch must be none, page or all, not '%s'", optarg);
+			touch_set = 1;
 			break;
 		case 's':
 			if (parse_uint(optarg, &ro.samples) || ro.samples == 0 || ro.samples > 1000000)
@@ -441,6 +449,14 @@ int cmd_replay(int argc, char **argv)
 	struct arr_workload_info info;
 	if ((rc = ensure_workload(trace, wl_path, rebuild, partial, quiet, &info)))
 		return rc;
+	char note[512];
+	if (arr_replay_choose_touch(&info, touch_set, &ro.touch, note, sizeof note)) {
+		cli_error("'%s': %s", trace, note);
+		return EXIT_BAD_INPUT;
+	}
+	if (*note && !quiet)
+		fprintf(stderr, "allocrr: %s\n", note);
+	touch_used = ro.touch;
 
 	static struct arr_replay_result res[MAX_ALLOCATORS];
 	int ok[MAX_ALLOCATORS] = {0}, status = 0, nok = 0;

@@ -551,6 +551,8 @@ static int add_event(struct prep *pp, const struct arr_event *ev)
 {
 	pp->h.events++;
 	if (!arr_op_is_call(ev->op)) {
+		if (ev->op == ARR_OP_RSS && ev->size > pp->h.recorded_peak_rss)
+			pp->h.recorded_peak_rss = ev->size;
 		if (ev->op == ARR_OP_FORK || ev->op == ARR_OP_EXEC || ev->op == ARR_OP_RSS)
 			pp->h.repairs[ARR_REPAIR_ignored_event]++;
 		return 0;
@@ -717,6 +719,7 @@ static void info_from_header(const struct wl_header *h, struct arr_workload_info
 	memcpy(info->repairs, h->repairs, sizeof info->repairs);
 	info->file_size = file_size;
 	info->truncated_at = h->truncated_at;
+	info->recorded_peak_rss = h->recorded_peak_rss;
 }
 
 int arr_workload_build(struct arr_trace *tr, const char *out_path, int allow_truncated,

@@ -325,6 +325,63 @@ int arr_allocator_resolve(const char *spec, const char *builtin_lib, struct arr_
 	return 0;
 }
 
+/* MemAvailable in bytes, 0 if unknown. */
+static uint64_t mem_available(void)
+{
+	FILE *f = fopen("/proc/meminfo", "re");
+	if (!f)
+		return 0;
+	char line[128];
+	unsigned long long kb = 0;
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+			break;
+	fclose(f);
+	return (uint64_t)kb * 1024;
+}
+
+static void human(char *b, size_t cap, uint64_t v)
+{
+	static const char *const u[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+	double d = (double)v;
+	int i = 0;
+	while (d >= 1024 && i < 5)
+		d /= 1024, i++;
+	snprintf(b, cap, i ? "%.1f %s" : "%.0f %s", d, u[i]);
+}
+
+int arr_replay_choose_touch(const struct arr_workload_info *info, int explicit, enum arr_replay_touch *touch,
+			    char *note, size_t cap)
+{
+	char need[32], have[32], rss[32];
+	uint64_t avail = mem_available();
+	int fits = !avail || info->ideal_rss <= avail / 10 * 9; /* leave the machine a tenth */
+	human(need, sizeof need, info->ideal_rss);
+	human(have, sizeof have, avail);
+	human(rss, sizeof rss, info->recorded_peak_rss);
+	*note = 0;
+	if (*touch == ARR_TOUCH_NONE)
+		return 0;
+	if (!fits) {
+		snprintf(note, cap,
+			 "touching the workload's peak live memory (%s) would take more than the memory "
+			 "available (%s)%s",
+			 need, have, explicit ? "; --touch none replays without touching" : ": replaying with --touch none");
+		if (explicit)
+			return ARR_ENOMEM;
+		*touch = ARR_TOUCH_NONE;
+		return 0;
+	}
+	if (!explicit && info->recorded_peak_rss && info->recorded_peak_rss < info->ideal_rss / 2) {
+		snprintf(note, cap,
+			 "the program's recorded peak RSS (%s) is under half its peak live memory (%s): it touched "
+			 "little of what it allocated; replaying with --touch none (--touch page to insist)",
+			 rss, need);
+		*touch = ARR_TOUCH_NONE;
+	}
+	return 0;
+}
+
 static const char *threads_name(enum arr_replay_threads t)
 {
 	return t == ARR_THREADS_SERIAL ? "serial" : t == ARR_THREADS_PARALLEL ? "parallel" : "auto";

@@ -69,7 +69,8 @@ struct wl_header {
 	uint64_t entries[1]; /* total entries; per stream in the blocks */
 	uint64_t checksum;
 	uint64_t truncated_at; /* where the trace was cut (built with --partial), 0 = whole */
-	uint64_t reserved[14];
+	uint64_t recorded_peak_rss; /* largest RSS sample of the trace, 0 = none */
+	uint64_t reserved[13];
 };
 
 struct wl_block {

@@ -75,6 +75,7 @@ struct arr_workload_info {
 	uint64_t repairs[ARR_REPAIR_COUNT_];
 	uint64_t file_size;
 	uint64_t truncated_at;  /* built from a truncated trace: where it was cut; 0 = whole */
+	uint64_t recorded_peak_rss; /* largest RSS sample in the trace, 0 = none */
 };
 
 /*
@@ -190,6 +191,19 @@ int arr_allocator_resolve(const char *spec, const char *builtin_lib, struct arr_
  * reason ("it exports no malloc").
  */
 int arr_allocator_check_lib(const char *path, char *reason, size_t cap);
+
+/*
+ * The touch mode to replay with, checked against this machine. Touching
+ * (page or all) makes the replay resident in about the workload's peak live
+ * memory (ideal_rss). explicit: the user chose *touch; it is refused
+ * (ARR_ENOMEM, reason in note) when that cannot fit in MemAvailable.
+ * Otherwise *touch (the default, page) becomes none when it cannot fit, or
+ * when the recorded peak RSS is under half the peak live memory (the
+ * program touched little of what it allocated), with the reason in note.
+ * Returns 0 (note "" when nothing changed) or ARR_ENOMEM.
+ */
+int arr_replay_choose_touch(const struct arr_workload_info *info, int explicit, enum arr_replay_touch *touch,
+			    char *note, size_t cap);
 
 /*
  * Run the engine for one allocator in a fresh process and collect its
