@@ -7,7 +7,7 @@ ASAN_BUILD ?= build-asan
 JOBS       ?= $(shell nproc)
 ALLOCRR     = $(BUILD)/bin/allocrr
 
-.PHONY: all deps build build-asan demo test test-release test-asan bench fuzz clean
+.PHONY: all deps build build-asan demo test test-release test-asan bench fuzz fuzz-short clean
 
 all: build
 
@@ -32,19 +32,21 @@ test-asan: build-asan
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --test-dir $(ASAN_BUILD) --output-on-failure -j$(JOBS) -LE no-sanitize
 
-test: test-release test-asan
+test: test-release test-asan fuzz-short
 
 bench: build
 	@bash bench/run-all.sh $(BUILD)
 
-# libFuzzer on the trace reader (needs clang and libclang-rt-14-dev):
-#   make fuzz FUZZ_TIME=600
+# libFuzzer on the trace reader and on the workload loader and engine (needs
+# clang and libclang-rt-14-dev: ALLOCRR_DEPS=full scripts/deps.sh), each for
+# FUZZ_TIME seconds:   make fuzz FUZZ_TIME=600
+# `make test` runs each for a few seconds when clang's libFuzzer is there.
 FUZZ_TIME ?= 120
 fuzz: deps
-	cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DALLOCRR_FUZZ=ON >/dev/null
-	cmake --build build-fuzz --target fuzz-trace -j$(JOBS)
-	mkdir -p build-fuzz/corpus && cp traces/*.atr build-fuzz/corpus/
-	build-fuzz/bin/fuzz-trace -max_total_time=$(FUZZ_TIME) -max_len=65536 build-fuzz/corpus
+	@sh tests/fuzz/run.sh $(FUZZ_TIME)
+
+fuzz-short:
+	@sh tests/fuzz/run.sh 5 --if-available
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) build-fuzz

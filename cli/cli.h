@@ -57,6 +57,7 @@ struct cli_replay_plan {
 	int zeroing;                   /* also replay calloc as malloc, and as malloc + memset */
 	int fragmentation;             /* one more replay that tracks live and usable bytes */
 	struct arr_replay_options opt; /* threads, touch, samples, latency sampling */
+	int touch_set;                 /* opt.touch was asked for: no automatic choice */
 	const char *cache_dir;         /* workload cache; NULL: TRACE.wl */
 	int partial, rebuild;          /* replay a truncated trace; prepare even if cached */
 	int quiet;                     /* no notes on stderr */
@@ -69,7 +70,7 @@ struct cli_replay_plan {
 	struct arr_replay_result *timed;
 	int *timed_ok;
 };
-#define CLI_REPLAY_PLAN_INIT {"replay", 1, 1, 1, ARR_REPLAY_OPTIONS_INIT, NULL, 0, 0, 0, 0, 2000, NULL, 0, NULL, NULL}
+#define CLI_REPLAY_PLAN_INIT {"replay", 1, 1, 1, ARR_REPLAY_OPTIONS_INIT, 0, NULL, 0, 0, 0, 0, 2000, NULL, 0, NULL, NULL}
 
 /* Where the engine and the built-in allocator are. */
 struct cli_replay_env {

@@ -3,6 +3,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
@@ -28,7 +29,9 @@ static const char usage[] =
 	"Exits with CMD's status.\n"
 	"\n"
 	"  -o, --output FILE     trace file (default: allocrr.atr); a forked or exec'd\n"
-	"                        child writes FILE.PID (FILE.PID.N after an exec)\n"
+	"                        child writes FILE.PID (FILE.PID.N after an exec).\n"
+	"                        Earlier traces there are replaced (and listed); a\n"
+	"                        FILE that is not a trace is refused, never replaced\n"
 	"      --rss-interval MS sample resident memory every MS milliseconds\n"
 	"                        (default 10, 0 = off)\n"
 	"      --no-children     record only the top process\n"
@@ -91,23 +94,89 @@ static void split_path(const char *path, char *dir, size_t dcap, const char **ba
 	}
 }
 
-static void remove_old_traces(const char *output)
+/* What a name in the output's place holds. Only an allocrr trace (by its
+ * magic) in a regular file is ours to replace: never a symlink (it is not
+ * followed), a device, a fifo or a file of the user's. */
+enum old_file { OLD_NONE, OLD_TRACE, OLD_OTHER, OLD_SPECIAL };
+
+static enum old_file classify(const char *path)
+{
+	struct stat st, fst;
+	if (lstat(path, &st))
+		return errno == ENOENT ? OLD_NONE : OLD_OTHER;
+	if (!S_ISREG(st.st_mode))
+		return OLD_SPECIAL;
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return OLD_OTHER;
+	char head[16];
+	ssize_t n = read(fd, head, sizeof head);
+	/* the file read is the one looked at, not one swapped in meanwhile */
+	int same = fstat(fd, &fst) == 0 && fst.st_ino == st.st_ino && fst.st_dev == st.st_dev;
+	close(fd);
+	return same && n > 0 && arr_trace_has_magic(head, (size_t)n) ? OLD_TRACE : OLD_OTHER;
+}
+
+static int by_version(const void *a, const void *b)
+{
+	return strverscmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Remove the traces of an earlier run to FILE: FILE and FILE.<pid>[.<n>]
+ * that are traces, and say which. Anything else stays; the output itself
+ * must then be a trace or absent. Returns 0 or an exit code. */
+static int remove_old_traces(const char *output, const char *shown, int quiet)
 {
 	char dir[PATH_MAX];
 	const char *base;
 	split_path(output, dir, sizeof dir, &base);
-	unlink(output);
+	switch (classify(output)) {
+	case OLD_NONE:
+	case OLD_TRACE:
+		break;
+	case OLD_SPECIAL:
+		cli_error("'%s' is not a regular file; not replacing it (choose another -o)", shown);
+		return EXIT_USAGE;
+	case OLD_OTHER:
+		cli_error("'%s' exists and is not an allocrr trace; not replacing it (remove it or choose "
+			  "another -o)", shown);
+		return EXIT_USAGE;
+	}
+	char **gone = NULL;
+	size_t ngone = 0, cap = 0;
 	DIR *d = opendir(dir);
-	if (!d)
-		return;
 	struct dirent *e;
-	while ((e = readdir(d)))
-		if (is_child_trace(e->d_name, base)) {
-			char p[PATH_MAX * 2];
-			snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-			unlink(p);
+	while (d && (e = readdir(d))) {
+		if (strcmp(e->d_name, base) && !is_child_trace(e->d_name, base))
+			continue;
+		char p[PATH_MAX * 2];
+		snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+		if (classify(p) != OLD_TRACE || unlink(p))
+			continue;
+		if (ngone == cap) {
+			char **g = realloc(gone, (cap = cap ? 2 * cap : 8) * sizeof *gone);
+			if (!g)
+				break;
+			gone = g;
 		}
-	closedir(d);
+		if ((gone[ngone] = strdup(e->d_name)))
+			ngone++;
+	}
+	if (d)
+		closedir(d);
+	if (ngone && !quiet) {
+		qsort(gone, ngone, sizeof *gone, by_version);
+		fprintf(stderr, "allocrr: replaced %zu earlier trace%s: ", ngone, ngone > 1 ? "s" : "");
+		for (size_t i = 0; i < ngone && i < 20; i++)
+			fprintf(stderr, "%s%s", i ? ", " : "", gone[i]);
+		if (ngone > 20)
+			fprintf(stderr, " and %zu more", ngone - 20);
+		fputc('\n', stderr);
+	}
+	for (size_t i = 0; i < ngone; i++)
+		free(gone[i]);
+	free(gone);
+	return 0;
 }
 
 /* Count the events of a trace quickly: chunk headers only. */
@@ -212,7 +281,9 @@ int cmd_record(int argc, char **argv)
 		return EXIT_BAD_INPUT;
 	}
 	snprintf(abs_out, sizeof abs_out, "%s/%s", strcmp(rdir, "/") ? rdir : "", base);
-	remove_old_traces(abs_out);
+	int rc = remove_old_traces(abs_out, output, quiet);
+	if (rc)
+		return rc;
 
 	char preload[PATH_MAX * 2];
 	const char *old = getenv("LD_PRELOAD");

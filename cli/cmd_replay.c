@@ -38,7 +38,11 @@ static const char usage[] =
 	"                        parallel: a thread per recorded thread, cross-thread\n"
 	"                        order kept (default when the trace has several)\n"
 	"      --touch MODE      write to new blocks: none, page (one byte per page,\n"
-	"                        default) or all (every byte)\n"
+	"                        default) or all (every byte). The default becomes\n"
+	"                        none when the program touched little of what it\n"
+	"                        allocated (recorded RSS under half its peak live\n"
+	"                        memory) or touching would not fit in the available\n"
+	"                        memory; an explicit page/all that cannot fit is refused\n"
 	"      --samples N       RSS timeline samples (default 1000)\n"
 	"      --latency-every N time one call in N (default 1; 0 = no timing)\n"
 	"      --runs N          timed replays per allocator; medians and min-max\n"
@@ -92,6 +96,8 @@ static int parse_phase(char *s, struct arr_replay_phase *ph)
 	return bad ? -1 : 0;
 }
 
+static enum arr_replay_touch touch_used; /* after arr_replay_choose_touch() */
+
 static const char *const lat_keys[] = {NULL, "malloc", "calloc", "realloc", "free", "posix_memalign",
 				       "aligned_alloc", "memalign", "valloc", "pvalloc", "reallocarray"};
 
@@ -115,6 +121,7 @@ static void print_json(const char *trace, const char *wl_path, const struct arr_
 	size_t ei = 0;
 	printf("{\"trace\":");
 	arr_json_fputs(stdout, trace);
+	printf(",\"touch\":\"%s\"", touch_used == ARR_TOUCH_NONE ? "none" : touch_used == ARR_TOUCH_ALL ? "all" : "page");
 	printf(",\"workload\":{\"path\":");
 	arr_json_fputs(stdout, wl_path);
 	printf(",\"events\":%" PRIu64 ",\"calls\":%" PRIu64 ",\"threads\":%u,\"sync_points\":%" PRIu64
@@ -181,6 +188,8 @@ static void print_json(const char *trace, const char *wl_path, const struct arr_
 /* One table row: a label and a cell per successful allocator. */
 typedef void (*cell_fn)(char *buf, size_t cap, const struct arr_replay_result *r);
 
+static int colw[MAX_ALLOCATORS]; /* each column as wide as its allocator's full label */
+
 static void row(const char *label, cell_fn fn, const struct arr_replay_result *res, const int *ok, int n)
 {
 	printf("%-22s", label);
@@ -189,7 +198,7 @@ static void row(const char *label, cell_fn fn, const struct arr_replay_result *r
 			continue;
 		char buf[64] = "";
 		fn(buf, sizeof buf, &res[i]);
-		printf(" %20s", buf);
+		printf(" %*s", colw[i], buf);
 	}
 	putchar('\n');
 }
@@ -266,10 +275,12 @@ static void print_table(const char *trace, const struct arr_workload_info *info,
 {
 	printf("%s: %" PRIu64 " calls, %u threads, %" PRIu64 " sync points\n\n", trace, info->calls, info->nthreads,
 	       info->syncs);
+	for (int i = 0; i < n; i++)
+		colw[i] = strlen(al[i].name) > 20 ? (int)strlen(al[i].name) : 20;
 	printf("%-22s", "");
 	for (int i = 0; i < n; i++)
 		if (ok[i])
-			printf(" %20.20s", al[i].name);
+			printf(" %*s", colw[i], al[i].name);
 	putchar('\n');
 	row("threads", c_threads, res, ok, n);
 	row("wall time", c_wall, res, ok, n);
@@ -339,7 +350,7 @@ static void print_table(const char *trace, const struct arr_workload_info *info,
 				len += snprintf(buf + len, sizeof buf - (size_t)len, k ? "/" : "");
 				len += lat_cell(buf + len, sizeof buf - (size_t)len, v[k], rn);
 			}
-			printf(" %20s", buf);
+			printf(" %*s", colw[i], buf);
 		}
 		putchar('\n');
 	}
@@ -376,7 +387,7 @@ int cmd_replay(int argc, char **argv)
 	};
 	struct arr_replay_options ro = ARR_REPLAY_OPTIONS_INIT;
 	const char *specs[MAX_ALLOCATORS];
-	int nspecs = 0, json = 0, quiet = 0, rebuild = 0, partial = 0, zeroing = 0, frag = 0, analysis = 0, opt;
+	int nspecs = 0, json = 0, quiet = 0, rebuild = 0, partial = 0, zeroing = 0, frag = 0, analysis = 0, touch_set = 0, opt;
 	unsigned runs = 1;
 	static struct arr_replay_phase phases[MAX_PHASES];
 	size_t nphases = 0;
@@ -410,6 +421,7 @@ int cmd_replay(int argc, char **argv)
 				ro.touch = ARR_TOUCH_ALL;
 			else
 				return cli_usage_error("replay", "--touch must be none, page or all, not '%s'", optarg);
+			touch_set = 1;
 			break;
 		case 's':
 			if (parse_uint(optarg, &ro.samples) || ro.samples == 0 || ro.samples > 1000000)
@@ -489,6 +501,15 @@ int cmd_replay(int argc, char **argv)
 	struct arr_workload_info info;
 	if ((rc = cli_replay_workload(trace, &plan, wl_path, sizeof wl_path, &info)))
 		return rc;
+	char note[512];
+	if (arr_replay_choose_touch(&info, touch_set, &ro.touch, note, sizeof note)) {
+		cli_error("'%s': %s", trace, note);
+		return EXIT_BAD_INPUT;
+	}
+	if (*note && !quiet)
+		fprintf(stderr, "allocrr: %s\n", note);
+	touch_used = ro.touch;
+	plan.touch_set = 1; /* chosen above */
 
 	static struct arr_replay_result res[MAX_ALLOCATORS];
 	int ok[MAX_ALLOCATORS] = {0}, nok = 0;

@@ -83,8 +83,12 @@ int cli_replay_resolve(const char *cmd, const struct cli_replay_env *env, const 
 				       "unknown allocator '%s' (known: builtin, glibc, jemalloc, mimalloc, "
 				       "tcmalloc, or a path to a .so)",
 				       spec);
-	if (rc == ARR_ESYNTAX)
-		return cli_usage_error(cmd, "bad tunables in '%s' (want NAME:key=value,...)", spec);
+	if (rc == ARR_ESYNTAX || rc == ARR_ERANGE)
+		return cli_usage_error(cmd, "allocator '%s': %s", spec, out->why);
+	if (rc == ARR_EUNSUPPORTED) {
+		cli_error("allocator '%s': '%s' is not a malloc library: %s", spec, out->lib, out->why);
+		return EXIT_BAD_INPUT;
+	}
 	if (rc == ARR_ENOTFOUND) {
 		if (out->package)
 			cli_error("allocator '%s': %s not found; install the Debian package %s", spec, out->lib,
@@ -111,6 +115,11 @@ int cli_replay_workload(const char *trace, const struct cli_replay_plan *plan, c
 		return EXIT_BAD_INPUT;
 	}
 	rc = plan->rebuild ? ARR_ESTALE : arr_workload_check(wl_path, trace, info);
+	if (rc == 0 && info->truncated_at && !plan->partial) { /* cached by an earlier --partial */
+		cli_error("'%s': %s at offset %" PRIu64, trace, arr_strerror(ARR_ETRUNCATED), info->truncated_at);
+		fprintf(stderr, "hint: --partial replays the complete part of a truncated trace\n");
+		return EXIT_BAD_INPUT;
+	}
 	if (rc == 0)
 		return 0;
 	if (rc != ARR_ESTALE && rc != -ENOENT) {
@@ -132,8 +141,9 @@ int cli_replay_workload(const char *trace, const struct cli_replay_plan *plan, c
 	rc = arr_workload_build(tr, wl_path, plan->partial, info);
 	if (rc == ARR_ETRUNCATED || rc == ARR_ECORRUPT || rc == ARR_EDECOMPRESS || rc == ARR_EBADMAGIC ||
 	    rc == ARR_EVERSION) {
+		int brc = rc;
 		rc = cli_trace_error(trace, tr, rc);
-		if (rc && arr_trace_error_offset(tr) && !plan->partial)
+		if (rc == EXIT_BAD_INPUT && arr_trace_error_offset(tr) && !plan->partial && brc == ARR_ETRUNCATED)
 			fprintf(stderr, "hint: --partial replays the complete part of a truncated trace\n");
 		arr_trace_close(tr);
 		return rc;
@@ -360,6 +370,15 @@ int cli_replays_analyze(const char *trace, const char *const *specs, size_t n, c
 		free(al);
 		return rc;
 	}
+	struct arr_replay_options base = plan->opt;
+	char note[512];
+	if (arr_replay_choose_touch(&info, plan->touch_set, &base.touch, note, sizeof note)) {
+		free(al);
+		cli_error("'%s': %s", trace, note);
+		return EXIT_BAD_INPUT;
+	}
+	if (*note && !plan->quiet)
+		fprintf(stderr, "allocrr: %s\n", note);
 
 	struct arr_replay_result *res = calloc((size_t)S_N * runs, sizeof *res);
 	if (!res) {
@@ -384,7 +403,7 @@ int cli_replays_analyze(const char *trace, const char *const *specs, size_t n, c
 				pg.done += runs;
 				continue;
 			}
-			struct arr_replay_options o = plan->opt;
+			struct arr_replay_options o = base;
 			o.measure_usable = 0;
 			if (k >= S_ZERO) {
 				/* Untouched blocks: the differences are then what zeroing touches. */
@@ -409,7 +428,7 @@ int cli_replays_analyze(const char *trace, const char *const *specs, size_t n, c
 		}
 		struct arr_replay_result fres, *f = NULL;
 		if (!failed && plan->fragmentation) {
-			struct arr_replay_options o = plan->opt;
+			struct arr_replay_options o = base;
 			o.measure_usable = 1;
 			o.latency_every = 0;
 			progress_step(&pg, al[i].name, "fragmentation");

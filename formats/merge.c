@@ -9,7 +9,8 @@
  * advanced stays ahead of every other (the usual case: one thread, or long
  * runs of one thread), its events are handed out without touching the heap.
  * Memory holds the index plus the chunks whose time ranges overlap the
- * current time, not the trace.
+ * current time, not the trace; at most ARR_MERGE_MAX_BYTES of their events
+ * (a trace that needs more is refused as corrupted, at the chunk's offset).
  *
  * Read-ahead: a second thread with its own reader decodes the chunk that
  * will be opened next (decompression and column decoding are about half of
@@ -26,6 +27,7 @@
 struct idx {
 	uint64_t offset, first_t;
 	uint32_t order; /* file order, the tie-breaker */
+	uint32_t nevents;
 };
 
 struct cursor {
@@ -59,6 +61,7 @@ struct arr_merge {
 	size_t nheap, heapcap;
 	struct cursor *last; /* popped cursor whose event the caller holds */
 	struct cursor *spare; /* finished cursors, buffers kept for reuse */
+	uint64_t open_events; /* in the heap and last: what the memory limit counts */
 };
 
 static int idx_cmp(const void *a, const void *b)
@@ -119,6 +122,7 @@ static void cursor_free(struct cursor *c)
 /* A finished cursor keeps its event buffer for the next chunk. */
 static void cursor_retire(struct arr_merge *m, struct cursor *c)
 {
+	m->open_events -= c->n;
 	free(c->strs);
 	c->strs = NULL;
 	c->next_spare = m->spare;
@@ -284,7 +288,7 @@ int arr_merge_open(struct arr_merge **out, struct arr_trace *tr)
 			}
 			m->idx = n;
 		}
-		m->idx[m->nidx] = (struct idx){ci.offset, ci.first_t, (uint32_t)m->nidx};
+		m->idx[m->nidx] = (struct idx){ci.offset, ci.first_t, (uint32_t)m->nidx, ci.nevents};
 		m->nidx++;
 	}
 	m->index_rc = rc; /* 0 at a clean EOF */
@@ -308,6 +312,14 @@ static int open_next(struct arr_merge *m)
 		m->heap = h;
 		m->heapcap = nc;
 	}
+	/* Chunks that overlap in time are all held decoded: a few KB of
+	 * hostile trace could ask for gigabytes. */
+	if ((m->open_events + x->nevents) * sizeof(struct arr_event) > ARR_MERGE_MAX_BYTES) {
+		ahead_stop(m);
+		return arr__trace_fail(m->tr, ARR_ECORRUPT, x->offset,
+				       "more than %llu MiB of events in chunks that overlap in time (the merge's "
+				       "memory limit)", (unsigned long long)(ARR_MERGE_MAX_BYTES >> 20));
+	}
 	struct cursor *c;
 	if (!ahead_take(m, i, &c)) {
 		int rc = decode_into(m->tr, x->offset, &m->spare, &c);
@@ -317,6 +329,7 @@ static int open_next(struct arr_merge *m)
 	if (m->ahead && i + 1 < m->nidx)
 		ahead_schedule(m, i + 1);
 	c->order = x->order;
+	m->open_events += c->n;
 	m->heap[m->nheap++] = c;
 	heap_up(m, m->nheap - 1);
 	return 0;

@@ -27,17 +27,49 @@ static unsigned fields(unsigned op)
 	}
 }
 
+/* Length of the well-formed UTF-8 sequence at s (RFC 3629: no overlongs,
+ * no surrogates, at most U+10FFFF), or 0. */
+static int utf8_len(const unsigned char *s)
+{
+	unsigned c = s[0];
+	int n = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2 - (c < 0xc2);
+	if (c >= 0xf5 || n < 2)
+		return 0;
+	unsigned lo = 0x80, hi = 0xbf; /* range of the second byte */
+	if (c == 0xe0) lo = 0xa0;
+	else if (c == 0xed) hi = 0x9f;
+	else if (c == 0xf0) lo = 0x90;
+	else if (c == 0xf4) hi = 0x8f;
+	if (s[1] < lo || s[1] > hi)
+		return 0;
+	for (int i = 2; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	return n;
+}
+
 void arr_json_fputs(FILE *f, const char *s)
 {
 	fputc('"', f);
-	for (; s && *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-		if (ch == '"' || ch == '\\')
+	for (const unsigned char *p = (const unsigned char *)s; p && *p; p++) {
+		unsigned char ch = *p;
+		if (ch == '"' || ch == '\\') {
 			fprintf(f, "\\%c", ch);
-		else if (ch < 0x20)
+		} else if (ch < 0x20) {
 			fprintf(f, "\\u%04x", ch);
-		else
+		} else if (ch < 0x80) {
 			fputc(ch, f);
+		} else {
+			/* paths and arguments are bytes: what is not UTF-8 becomes
+			 * U+FFFD, so the document stays valid JSON */
+			int n = utf8_len(p);
+			if (n) {
+				fwrite(p, 1, (size_t)n, f);
+				p += n - 1;
+			} else {
+				fputs("\\ufffd", f);
+			}
+		}
 	}
 	fputc('"', f);
 }

@@ -60,6 +60,16 @@ static int fail(struct arr_trace *tr, int code, uint64_t off, const char *fmt, .
 	return code;
 }
 
+int arr__trace_fail(struct arr_trace *tr, int code, uint64_t off, const char *fmt, ...)
+{
+	va_list ap;
+	tr->err_off = off;
+	va_start(ap, fmt);
+	vsnprintf(tr->err_detail, sizeof tr->err_detail, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
 static int read_at(struct arr_trace *tr, void *buf, size_t len, uint64_t off)
 {
 	uint8_t *p = buf;
@@ -102,6 +112,11 @@ static char *dup_bytes(const uint8_t *p, size_t n)
 		s[n] = 0;
 	}
 	return s;
+}
+
+int arr_trace_has_magic(const void *head, size_t len)
+{
+	return len >= ARR_MAGIC_LEN && !memcmp(head, ARR_MAGIC, ARR_MAGIC_LEN);
 }
 
 /* Say what the file starts with instead, printable bytes as themselves. */
@@ -362,6 +377,9 @@ int arr_trace_next_chunk(struct arr_trace *tr, struct arr_chunk_info *info)
 			tr->end.present = 0;
 		if (rc == 1 && info)
 			*info = tr->cur;
+		if (rc == 0 && !tr->end.present) /* killed, or still being written */
+			return fail(tr, ARR_ETRUNCATED, tr->pos, "no end record (the program was killed, "
+				    "or is still running)");
 		if (rc == 0)
 			tr->err_off = tr->pos;
 		return rc;

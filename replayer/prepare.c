@@ -23,8 +23,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
 
 #include "addrmap.h"
 #include "allocrr/ptrmap.h"
@@ -81,6 +86,7 @@ struct prep {
 	uint32_t last_tid, last_ti; /* last_ti + 1, 0 = none */
 	uint32_t nblocked;
 	int err; /* sticky error of a helper that cannot return one */
+	XXH3_state_t *sum; /* of everything after the header, written in order */
 	struct wl_header h;
 };
 
@@ -114,6 +120,17 @@ static int write_all(int fd, const void *buf, size_t len, uint64_t off)
 	return 0;
 }
 
+/* Append to the file after the header (in order, so the checksum streams). */
+static int emit(struct prep *pp, const void *buf, size_t len)
+{
+	int rc = write_all(pp->fd, buf, len, pp->off);
+	if (rc)
+		return rc;
+	XXH3_64bits_update(pp->sum, buf, len);
+	pp->off += len;
+	return 0;
+}
+
 static int flush_stream(struct prep *pp, struct pstream *s, uint32_t stream)
 {
 	if (!s->len)
@@ -121,11 +138,11 @@ static int flush_stream(struct prep *pp, struct pstream *s, uint32_t stream)
 	int rc = grow((void **)&pp->blocks, &pp->capblocks, pp->nblocks + 1, sizeof *pp->blocks);
 	if (rc)
 		return rc;
-	rc = write_all(pp->fd, s->buf, s->len, pp->off);
+	pp->blocks[pp->nblocks] = (struct wl_block){pp->off, stream, (uint32_t)s->len, s->entries, 0};
+	rc = emit(pp, s->buf, s->len);
 	if (rc)
 		return rc;
-	pp->blocks[pp->nblocks++] = (struct wl_block){pp->off, stream, (uint32_t)s->len, s->entries, 0};
-	pp->off += s->len;
+	pp->nblocks++;
 	s->len = 0;
 	s->entries = 0;
 	return 0;
@@ -535,6 +552,8 @@ static int add_event(struct prep *pp, const struct arr_event *ev)
 {
 	pp->h.events++;
 	if (!arr_op_is_call(ev->op)) {
+		if (ev->op == ARR_OP_RSS && ev->size > pp->h.recorded_peak_rss)
+			pp->h.recorded_peak_rss = ev->size;
 		if (ev->op == ARR_OP_FORK || ev->op == ARR_OP_EXEC || ev->op == ARR_OP_RSS)
 			pp->h.repairs[ARR_REPAIR_ignored_event]++;
 		return 0;
@@ -576,21 +595,68 @@ uint64_t arr__fnv1a(const void *buf, size_t len, uint64_t h)
 	return h;
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* XXH3-64 of fd's bytes from off to the end; *len gets how many. Mapped
+ * (7 ms for 16 MB from the page cache, against 13 ms through pread). */
+static int hash_fd(int fd, uint64_t off, uint64_t seed, uint64_t *hash, uint64_t *len)
+{
+	struct stat st;
+	if (fstat(fd, &st))
+		return -errno;
+	uint64_t size = (uint64_t)st.st_size;
+	*len = size > off ? size - off : 0;
+	if (!*len) {
+		*hash = XXH3_64bits_withSeed(NULL, 0, seed);
+		return 0;
+	}
+	void *p = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+	if (p != MAP_FAILED) {
+		*hash = XXH3_64bits_withSeed((const char *)p + off, (size_t)*len, seed);
+		munmap(p, (size_t)size);
+		return 0;
+	}
+	enum { BUF = 1 << 20 }; /* not mappable: read it */
+	XXH3_state_t *xs = XXH3_createState();
+	unsigned char *buf = malloc(BUF);
+	int rc = xs && buf ? 0 : ARR_ENOMEM;
+	if (!rc)
+		XXH3_64bits_reset_withSeed(xs, seed);
+	uint64_t done = 0;
+	while (!rc && done < *len) {
+		ssize_t n = pread(fd, buf, BUF, (off_t)(off + done));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			rc = n < 0 ? -errno : ARR_EIO;
+		else
+			XXH3_64bits_update(xs, buf, (size_t)n), done += (uint64_t)n;
+	}
+	if (!rc)
+		*hash = XXH3_64bits_digest(xs);
+	free(buf);
+	XXH3_freeState(xs);
+	return rc;
+}
+
 int arr__wl_trace_identity(const char *trace_path, uint64_t *size, uint64_t *mtime_ns, uint64_t *hash)
 {
 	int fd = open(trace_path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	struct stat st;
-	unsigned char buf[4096];
-	ssize_t n = fstat(fd, &st) ? -1 : pread(fd, buf, sizeof buf, 0);
-	int err = errno;
+	uint64_t len;
+	int rc = fstat(fd, &st) ? -errno : hash_fd(fd, 0, 0, hash, &len);
 	close(fd);
-	if (n < 0)
-		return -err;
+	if (rc)
+		return rc;
 	*size = (uint64_t)st.st_size;
 	*mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec;
-	*hash = arr__fnv1a(buf, (size_t)n, 0xcbf29ce484222325ull);
 	return 0;
 }
 
@@ -609,6 +675,7 @@ static void prep_release(struct prep *pp)
 	free(pp->sched.buf);
 	free(pp->blocks);
 	free(pp->recent);
+	XXH3_freeState(pp->sum);
 }
 
 static int finish(struct prep *pp)
@@ -629,12 +696,11 @@ static int finish(struct prep *pp)
 	for (size_t i = 0; i < pp->nthr; i++)
 		tids[i] = pp->thr[i].tid;
 	pp->h.footer_offset = pp->off;
-	rc = write_all(pp->fd, tids, pp->nthr * sizeof *tids, pp->off);
+	rc = emit(pp, tids, pp->nthr * sizeof *tids);
 	free(tids);
 	if (rc)
 		return rc;
-	pp->off += pp->nthr * sizeof *tids;
-	if ((rc = write_all(pp->fd, pp->blocks, pp->nblocks * sizeof *pp->blocks, pp->off)))
+	if ((rc = emit(pp, pp->blocks, pp->nblocks * sizeof *pp->blocks)))
 		return rc;
 	for (unsigned op = 0; op < ARR_OP_MAX_; op++)
 		pp->h.calls += pp->h.ops[op];
@@ -645,6 +711,8 @@ static int finish(struct prep *pp)
 	pp->h.nthreads = pp->nthr;
 	pp->h.nblocks = pp->nblocks;
 	pp->h.nslots = pp->nslots;
+	pp->h.checksum = 0;
+	pp->h.checksum = XXH3_64bits_withSeed(&pp->h, sizeof pp->h, XXH3_64bits_digest(pp->sum));
 	return write_all(pp->fd, &pp->h, sizeof pp->h, 0);
 }
 
@@ -665,6 +733,8 @@ static void info_from_header(const struct wl_header *h, struct arr_workload_info
 	memcpy(info->ops, h->ops, sizeof info->ops);
 	memcpy(info->repairs, h->repairs, sizeof info->repairs);
 	info->file_size = file_size;
+	info->truncated_at = h->truncated_at;
+	info->recorded_peak_rss = h->recorded_peak_rss;
 }
 
 int arr_workload_build(struct arr_trace *tr, const char *out_path, int allow_truncated,
@@ -679,16 +749,26 @@ int arr_workload_build(struct arr_trace *tr, const char *out_path, int allow_tru
 					&pp.h.trace_hash);
 	if (rc)
 		return rc;
+	/* A fresh name beside the target, created O_EXCL|O_NOFOLLOW: a file or
+	 * symlink planted there is never opened, let alone truncated. */
 	char tmp[PATH_MAX];
-	if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", out_path, (long)getpid()) >= (int)sizeof tmp)
-		return -ENAMETOOLONG;
-	pp.fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	pp.fd = -1;
+	for (int i = 0; pp.fd < 0 && i < 100; i++) {
+		uint64_t r = XXH3_64bits_withSeed(&i, sizeof i, (uint64_t)getpid() << 32 ^ (uint64_t)now_ns());
+		if (snprintf(tmp, sizeof tmp, "%s.tmp.%012llx", out_path, (unsigned long long)(r >> 16)) >=
+		    (int)sizeof tmp)
+			return -ENAMETOOLONG;
+		pp.fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (pp.fd < 0 && errno != EEXIST)
+			return -errno;
+	}
 	if (pp.fd < 0)
-		return -errno;
+		return -EEXIST;
 	pp.off = sizeof pp.h;
 	pp.recent = calloc((size_t)1 << RECENT_BITS, sizeof *pp.recent);
+	pp.sum = XXH3_createState();
 	struct arr_merge *m = NULL;
-	if (!pp.recent)
+	if (!pp.recent || !pp.sum || XXH3_64bits_reset(pp.sum) != XXH_OK)
 		rc = ARR_ENOMEM;
 	else
 		rc = arr_merge_open(&m, tr);
@@ -701,8 +781,10 @@ int arr_workload_build(struct arr_trace *tr, const char *out_path, int allow_tru
 		for (size_t i = 0; i < n && rc == 0; i++)
 			rc = add_event(&pp, &ev[i]);
 	}
-	if (rc == ARR_ETRUNCATED && allow_truncated)
+	if (rc == ARR_ETRUNCATED && allow_truncated) {
+		pp.h.truncated_at = arr_trace_error_offset(tr) ? arr_trace_error_offset(tr) : 1;
 		rc = 0;
+	}
 	if (rc == 0)
 		rc = resolve(&pp, UINT64_MAX, 1);
 	if (rc == 0)
@@ -742,6 +824,23 @@ int arr_workload_read_info(const char *wl_path, struct arr_workload_info *info)
 	return 0;
 }
 
+/* Does every byte of the workload match its checksum? 0 or ARR_ESTALE. */
+static int verify_checksum(const char *wl_path)
+{
+	int fd = open(wl_path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	struct wl_header h;
+	uint64_t body, len;
+	int rc = pread(fd, &h, sizeof h, 0) == (ssize_t)sizeof h ? hash_fd(fd, sizeof h, 0, &body, &len) : ARR_ESTALE;
+	close(fd);
+	if (rc)
+		return rc == ARR_ENOMEM ? rc : ARR_ESTALE;
+	uint64_t want = h.checksum;
+	h.checksum = 0;
+	return XXH3_64bits_withSeed(&h, sizeof h, body) == want ? 0 : ARR_ESTALE;
+}
+
 int arr_workload_check(const char *wl_path, const char *trace_path, struct arr_workload_info *info)
 {
 	uint64_t size, mtime, hash;
@@ -755,7 +854,7 @@ int arr_workload_check(const char *wl_path, const char *trace_path, struct arr_w
 		return ARR_ESTALE; /* damaged or another version: rebuild */
 	if (info->trace_size != size || info->trace_mtime_ns != mtime || info->trace_hash != hash)
 		return ARR_ESTALE;
-	return 0;
+	return verify_checksum(wl_path);
 }
 
 int arr_workload_cache_path(char *buf, size_t cap, const char *trace_path, const char *cache_dir)

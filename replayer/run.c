@@ -62,13 +62,50 @@ static uint64_t now_ns(clockid_t clk)
 
 /* ---- memory: mmap only ---- */
 
-static void *map(size_t bytes)
+static void *map_kept(size_t bytes)
 {
 	void *p = mmap(NULL, bytes ? bytes : 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		return NULL;
 	memset(p, 0, bytes); /* touched now, so it is in the baseline RSS */
 	return p;
+}
+
+/* The mappings of one run, all released when it ends, whichever way: the
+ * engine runs once, but the fuzz target runs thousands in one process. A
+ * 64-byte header keeps the caller's memory cache-line aligned. Mappings are
+ * made by the main thread only, before the replay threads start. */
+struct mapping {
+	struct mapping *next;
+	size_t bytes;
+};
+#define MAP_HDR 64
+static struct mapping *run_maps;
+static int run_fds[2] = {-1, -1}; /* the workload, /proc/self/statm */
+
+static void *map(size_t bytes)
+{
+	struct mapping *m = map_kept(bytes + MAP_HDR);
+	if (!m)
+		return NULL;
+	m->bytes = bytes + MAP_HDR;
+	m->next = run_maps;
+	run_maps = m;
+	return (char *)m + MAP_HDR;
+}
+
+static void run_release(void)
+{
+	while (run_maps) {
+		struct mapping *m = run_maps;
+		run_maps = m->next;
+		munmap(m, m->bytes);
+	}
+	for (int i = 0; i < 2; i++)
+		if (run_fds[i] >= 0) {
+			close(run_fds[i]);
+			run_fds[i] = -1;
+		}
 }
 
 /* ---- the allocator's functions, and stand-ins for missing ones ---- */
@@ -427,7 +464,8 @@ static __attribute__((noinline)) int exec_entry(struct rthr *c)
 		if (op == ARR_OP_REALLOCARRAY)
 			GET(nmemb);
 		GET(size);
-		if (id >= c->nslots)
+		/* a failed call without a source names no slot */
+		if ((b & (WL_F_SRC | WL_F_FAILED)) != WL_F_FAILED && id >= c->nslots)
 			return ARR_ECORRUPT;
 		c->s.p = p;
 		if (b & WL_F_SRC)
@@ -493,7 +531,7 @@ static __attribute__((noinline)) int exec_entry(struct rthr *c)
 	else if (op == ARR_OP_POSIX_MEMALIGN || op == ARR_OP_ALIGNED_ALLOC || op == ARR_OP_MEMALIGN)
 		GET(align);
 	GET(size);
-	if (id >= c->nslots)
+	if (!(b & WL_F_FAILED) && id >= c->nslots) /* a failed call names no slot */
 		return ARR_ECORRUPT;
 	c->s.p = p;
 	bytes = size;
@@ -898,12 +936,15 @@ static size_t (*resolve_usable(void))(void *)
 static double calibrate_ghz(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
+	static double ghz; /* once per process: 20 ms */
+	if (ghz > 0)
+		return ghz;
 	uint64_t n0 = now_ns(CLOCK_MONOTONIC), c0 = tsc(), n1;
 	do
 		n1 = now_ns(CLOCK_MONOTONIC);
 	while (n1 - n0 < 20000000);
 	uint64_t c1 = tsc();
-	return (double)(c1 - c0) / (double)(n1 - n0);
+	return ghz = (double)(c1 - c0) / (double)(n1 - n0);
 #else
 	return 1.0;
 #endif
@@ -939,7 +980,7 @@ struct wl {
 
 static int wl_open(struct wl *w, const char *path)
 {
-	w->fd = open(path, O_RDONLY | O_CLOEXEC);
+	w->fd = run_fds[0] = open(path, O_RDONLY | O_CLOEXEC);
 	if (w->fd < 0)
 		return -errno;
 	struct stat st;
@@ -947,8 +988,12 @@ static int wl_open(struct wl *w, const char *path)
 		return ARR_EBADMAGIC;
 	if (w->h.version != ARR_WL_VERSION || w->h.header_size != sizeof w->h)
 		return ARR_EVERSION;
+	/* Sizes from the header are checked against the file before anything is
+	 * sized by them: every slot has an entry, every entry a byte. */
 	if (fstat(w->fd, &st) || w->h.nthreads > 1u << 20 || w->h.nblocks > (1ull << 40) ||
-	    w->h.footer_offset + w->h.nthreads * 8 + w->h.nblocks * sizeof(struct wl_block) != (uint64_t)st.st_size)
+	    w->h.footer_offset > (uint64_t)st.st_size ||
+	    w->h.footer_offset + w->h.nthreads * 8 + w->h.nblocks * sizeof(struct wl_block) != (uint64_t)st.st_size ||
+	    w->h.entries[0] > (uint64_t)st.st_size || w->h.nslots > w->h.entries[0])
 		return ARR_ECORRUPT;
 	w->blocks_bytes = w->h.nblocks * sizeof(struct wl_block) + 1;
 	if (!(w->blocks = map(w->blocks_bytes)))
@@ -1008,7 +1053,16 @@ static void summarise(struct arr_replay_result *res, struct rthr *const *thr, si
 	}
 }
 
+static int run_workload(const char *wl_path, const struct arr_replay_options *opt, struct arr_replay_result *res);
+
 int arr_replay_run(const char *wl_path, const struct arr_replay_options *opt, struct arr_replay_result *res)
+{
+	int rc = run_workload(wl_path, opt, res);
+	run_release();
+	return rc;
+}
+
+static int run_workload(const char *wl_path, const struct arr_replay_options *opt, struct arr_replay_result *res)
 {
 	memset(res, 0, sizeof *res);
 	res->version = ARR_WL_VERSION;
@@ -1023,11 +1077,8 @@ int arr_replay_run(const char *wl_path, const struct arr_replay_options *opt, st
 		F.calloc = calloc_as_malloc_memset;
 
 	struct wl w = {0};
-	if ((rc = wl_open(&w, wl_path))) {
-		if (w.fd >= 0)
-			close(w.fd);
+	if ((rc = wl_open(&w, wl_path)))
 		return rc;
-	}
 	uint32_t nthr = (uint32_t)w.h.nthreads;
 	int serial = opt->threads == ARR_THREADS_SERIAL || (opt->threads == ARR_THREADS_AUTO && nthr <= 1);
 	/* index: blocks grouped by stream */
@@ -1046,7 +1097,6 @@ int arr_replay_run(const char *wl_path, const struct arr_replay_options *opt, st
 		memcpy(fill, first, (nthr + 1) * sizeof *fill);
 		for (uint64_t i = 0; i < w.h.nblocks; i++)
 			sorted[fill[w.blocks[i].stream]++] = w.blocks[i];
-		munmap(fill, (nthr + 1) * sizeof *fill);
 	}
 
 	struct slot *slots = map((w.h.nslots + 1) * sizeof *slots);
@@ -1094,8 +1144,8 @@ int arr_replay_run(const char *wl_path, const struct arr_replay_options *opt, st
 	struct rss r = {0};
 	unsigned samples = opt->samples ? opt->samples : 1;
 	r.cap = samples * 2;
-	r.statm = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
-	if (!(r.tl = map(r.cap * sizeof *r.tl + 1)))
+	r.statm = run_fds[1] = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+	if (!(r.tl = map_kept(r.cap * sizeof *r.tl + 1))) /* the result's: arr_replay_result_release() */
 		return ARR_ENOMEM;
 	r.interval_ns = 100000;
 	r.thr = thr;
@@ -1117,6 +1167,7 @@ int arr_replay_run(const char *wl_path, const struct arr_replay_options *opt, st
 				atomic_store(&go, 1);
 				for (uint32_t j = 0; j < i; j++)
 					pthread_join(thr[j]->th, NULL);
+				munmap(r.tl, r.cap * sizeof *r.tl + 1);
 				return -rc;
 			}
 		have_sampler = pthread_create(&sampler, &attr, sampler_main, &r) == 0;
@@ -1179,8 +1230,10 @@ out:;
 		atomic_store_explicit(&r.done, 1, memory_order_release);
 		pthread_join(sampler, NULL);
 	}
-	if (rc < 0)
+	if (rc < 0) {
+		munmap(r.tl, r.cap * sizeof *r.tl + 1);
 		return rc;
+	}
 	rss_sample(&r);
 	uint64_t final = read_rss(r.statm), peak = read_hwm();
 
@@ -1245,12 +1298,7 @@ out:;
 			res->bi_live_blocks = st->live_blocks;
 			res->bi_pages_purged = st->pages_purged;
 		}
-		if (st)
-			munmap(st, sizeof *st);
 	}
-	if (r.statm >= 0)
-		close(r.statm);
-	close(w.fd);
 	return 0;
 }
 

@@ -5,11 +5,17 @@
  * the first call.
  */
 #include <ctype.h>
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -54,26 +60,106 @@ static int add_env(struct arr_allocator *a, const char *name, const char *value)
 	return 0;
 }
 
+static int why(struct arr_allocator *a, int rc, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(a->why, sizeof a->why, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+/* The tunables we know the range of: glibc's (glibc.malloc.*, the limits it
+ * enforces or silently ignores past, from its manual and malloc.c for
+ * 64-bit) and the built-in allocator's (docs/allocator.md). */
+struct tunable {
+	const char *name;
+	long long min;
+	unsigned long long max;
+	int suffix; /* k/m/g accepted */
+};
+static const struct tunable glibc_tunables[] = {
+	{"arena_max", 1, UINT64_MAX, 0},       {"arena_test", 1, UINT64_MAX, 0},
+	{"check", 0, 3, 0},                    {"hugetlb", 0, 2, 0},
+	{"mmap_max", 0, INT32_MAX, 0},         {"mmap_threshold", 0, 32ull << 20, 0},
+	{"mxfast", 0, 160, 0},                 {"perturb", 0, 255, 0},
+	{"tcache_count", 0, 65535, 0},         {"tcache_max", 0, 1032, 0},
+	{"tcache_unsorted_limit", 0, UINT64_MAX, 0}, {"top_pad", 0, UINT64_MAX, 0},
+	{"trim_threshold", 0, UINT64_MAX, 0},
+};
+static const struct tunable builtin_tunables[] = {
+	{"purge_delay", INT64_MIN, INT64_MAX, 1}, /* operations; negative = never */
+	{"mmap_threshold", 0, 1ull << 20, 1},     /* bytes, at most the largest class */
+};
+
+/* Check name=value against a table; the reason goes to a->why. */
+static int check_tunable(struct arr_allocator *a, const struct tunable *t, size_t n, const char *style,
+			 const char *kv, int klen)
+{
+	const char *v = kv + klen + 1;
+	for (size_t i = 0; i < n; i++) {
+		if (strncmp(t[i].name, kv, (size_t)klen) || t[i].name[klen])
+			continue;
+		char *end;
+		errno = 0;
+		int neg = *v == '-';
+		unsigned long long u = neg ? 0 : strtoull(v, &end, 0);
+		long long s = neg ? strtoll(v, &end, 0) : 0;
+		int shift = 0;
+		if (t[i].suffix && end != v && *end && strchr("kKmMgG", *end) && !end[1]) {
+			shift = *end == 'k' || *end == 'K' ? 10 : *end == 'm' || *end == 'M' ? 20 : 30;
+			end++;
+		}
+		int ok = !errno && end != v && !*end && (isdigit((unsigned char)*v) || neg);
+		if (ok && shift) {
+			if (neg)
+				ok = s >= INT64_MIN >> shift, s = (long long)((unsigned long long)s << shift);
+			else
+				ok = u <= UINT64_MAX >> shift, u <<= shift;
+		}
+		if (ok)
+			ok = neg ? t[i].min < 0 && s >= t[i].min : u <= t[i].max && (t[i].min <= 0 || u >= (unsigned long long)t[i].min);
+		if (ok)
+			return 0;
+		if (t[i].min == INT64_MIN)
+			return why(a, ARR_ERANGE, "%s tunable '%s': bad value '%s' (want an integer%s)", style,
+				   t[i].name, v, t[i].suffix ? ", k/m/g suffix allowed" : "");
+		return why(a, ARR_ERANGE, "%s tunable '%s': bad value '%s' (want %lld to %llu%s)", style, t[i].name, v,
+			   t[i].min, t[i].max, t[i].suffix ? ", k/m/g suffix allowed" : "");
+	}
+	char names[256] = "";
+	for (size_t i = 0; i < n; i++)
+		snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", t[i].name);
+	return why(a, ARR_ESYNTAX, "unknown tunable '%.*s' for %s (known: %s)", klen, kv, style, names);
+}
+
 /* One "key=value" tunable for allocator style. */
 static int add_tunable(struct arr_allocator *a, const char *style, const char *kv)
 {
 	const char *eq = strchr(kv, '=');
 	if (!eq || eq == kv || !eq[1])
-		return ARR_ESYNTAX;
+		return why(a, ARR_ESYNTAX, "bad tunables: '%s' is not key=value", kv);
 	for (const char *p = kv; p < eq; p++)
 		if (!isalnum((unsigned char)*p) && *p != '_')
-			return ARR_ESYNTAX;
+			return why(a, ARR_ESYNTAX, "bad tunable name in '%s'", kv);
 	char buf[256];
-	int klen = (int)(eq - kv);
+	int klen = (int)(eq - kv), rc;
 	if (!strcmp(style, "glibc")) {
+		if ((rc = check_tunable(a, glibc_tunables, sizeof glibc_tunables / sizeof *glibc_tunables, "glibc",
+					kv, klen)))
+			return rc;
 		snprintf(buf, sizeof buf, "glibc.malloc.%.*s=%s", klen, kv, eq + 1);
-		return add_env(a, "GLIBC_TUNABLES", buf);
+		return add_env(a, "GLIBC_TUNABLES", buf) ? why(a, ARR_ESYNTAX, "tunables too long") : 0;
 	}
-	if (!strcmp(style, "builtin"))
-		return add_env(a, "ALLOCRR_MALLOC_OPTIONS", kv);
+	if (!strcmp(style, "builtin")) {
+		if ((rc = check_tunable(a, builtin_tunables, sizeof builtin_tunables / sizeof *builtin_tunables,
+					"builtin", kv, klen)))
+			return rc;
+		return add_env(a, "ALLOCRR_MALLOC_OPTIONS", kv) ? why(a, ARR_ESYNTAX, "tunables too long") : 0;
+	}
 	if (!strcmp(style, "jemalloc")) {
 		snprintf(buf, sizeof buf, "%.*s:%s", klen, kv, eq + 1);
-		return add_env(a, "MALLOC_CONF", buf);
+		return add_env(a, "MALLOC_CONF", buf) ? why(a, ARR_ESYNTAX, "tunables too long") : 0;
 	}
 	if (!strncmp(style, "upper:", 6)) {
 		char name[128];
@@ -81,9 +167,94 @@ static int add_tunable(struct arr_allocator *a, const char *style, const char *k
 		for (int i = 0; i < klen && n < (int)sizeof name - 1; i++)
 			name[n++] = (char)toupper((unsigned char)kv[i]);
 		name[n] = 0;
-		return add_env(a, name, eq + 1);
+		return add_env(a, name, eq + 1) ? why(a, ARR_ESYNTAX, "tunables too long") : 0;
 	}
-	return ARR_ESYNTAX; /* a path: we do not know its tunables */
+	/* a path: we do not know its tunables */
+	return why(a, ARR_ESYNTAX, "no tunables are known for a library given by path");
+}
+
+#if defined(__x86_64__)
+#define ARR_EM EM_X86_64
+#elif defined(__aarch64__)
+#define ARR_EM EM_AARCH64
+#endif
+
+int arr_allocator_check_lib(const char *path, char *reason, size_t cap)
+{
+	struct arr_allocator a; /* only for why() */
+	int rc = 0, fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0) {
+		snprintf(reason, cap, "cannot open it: %s", strerror(errno));
+		return -errno;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size < (off_t)sizeof(Elf64_Ehdr)) {
+		close(fd);
+		snprintf(reason, cap, "not an ELF shared library");
+		return ARR_EUNSUPPORTED;
+	}
+	size_t len = (size_t)st.st_size;
+	const uint8_t *f = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (f == MAP_FAILED) {
+		snprintf(reason, cap, "cannot read it: %s", strerror(errno));
+		return ARR_EIO;
+	}
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)f;
+	int has_malloc = 0, has_free = 0;
+	if (memcmp(eh->e_ident, ELFMAG, SELFMAG)) {
+		rc = why(&a, ARR_EUNSUPPORTED, "not an ELF file");
+	} else if (eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_ident[EI_DATA] != ELFDATA2LSB
+#ifdef ARR_EM
+		   || eh->e_machine != ARR_EM
+#endif
+	) {
+		rc = why(&a, ARR_EUNSUPPORTED, "built for another machine");
+	} else if (eh->e_type != ET_DYN) {
+		rc = why(&a, ARR_EUNSUPPORTED, "not a shared library (ELF type %u)", eh->e_type);
+	} else if (eh->e_shentsize != sizeof(Elf64_Shdr) || eh->e_shoff > len ||
+		   (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr) > len - eh->e_shoff) {
+		rc = why(&a, ARR_EUNSUPPORTED, "damaged ELF section table");
+	} else {
+		const Elf64_Shdr *sh = (const Elf64_Shdr *)(f + eh->e_shoff);
+		int found = 0;
+		for (unsigned i = 0; i < eh->e_shnum && !rc; i++) {
+			if (sh[i].sh_type != SHT_DYNSYM)
+				continue;
+			found = 1;
+			if (sh[i].sh_link >= eh->e_shnum || sh[i].sh_offset > len || sh[i].sh_size > len - sh[i].sh_offset ||
+			    sh[sh[i].sh_link].sh_offset > len ||
+			    sh[sh[i].sh_link].sh_size > len - sh[sh[i].sh_link].sh_offset) {
+				rc = why(&a, ARR_EUNSUPPORTED, "damaged dynamic symbol table");
+				break;
+			}
+			const Elf64_Sym *sym = (const Elf64_Sym *)(f + sh[i].sh_offset);
+			const char *str = (const char *)(f + sh[sh[i].sh_link].sh_offset);
+			size_t nsym = sh[i].sh_size / sizeof *sym, strsz = sh[sh[i].sh_link].sh_size;
+			for (size_t k = 0; k < nsym; k++) {
+				unsigned type = ELF64_ST_TYPE(sym[k].st_info), bind = ELF64_ST_BIND(sym[k].st_info);
+				if (sym[k].st_shndx == SHN_UNDEF || sym[k].st_name >= strsz ||
+				    (type != STT_FUNC && type != STT_GNU_IFUNC) || (bind != STB_GLOBAL && bind != STB_WEAK))
+					continue;
+				const char *name = str + sym[k].st_name;
+				size_t room = strsz - sym[k].st_name;
+				if (room > 6 && !memcmp(name, "malloc", 7))
+					has_malloc = 1;
+				else if (room > 4 && !memcmp(name, "free", 5))
+					has_free = 1;
+			}
+		}
+		if (!rc && !found)
+			rc = why(&a, ARR_EUNSUPPORTED, "it has no dynamic symbol table");
+		else if (!rc && !has_malloc)
+			rc = why(&a, ARR_EUNSUPPORTED, "it exports no malloc");
+		else if (!rc && !has_free)
+			rc = why(&a, ARR_EUNSUPPORTED, "it exports no free");
+	}
+	munmap((void *)f, len);
+	if (rc)
+		snprintf(reason, cap, "%s", a.why);
+	return rc;
 }
 
 int arr_allocator_resolve(const char *spec, const char *builtin_lib, struct arr_allocator *out)
@@ -113,6 +284,11 @@ int arr_allocator_resolve(const char *spec, const char *builtin_lib, struct arr_
 		snprintf(out->lib, sizeof out->lib, "%s", name);
 		if (access(out->lib, R_OK))
 			return ARR_ENOTFOUND;
+		/* the loader would ignore it (or load no malloc), and glibc's
+		 * results would carry its name */
+		int rc = arr_allocator_check_lib(out->lib, out->why, sizeof out->why);
+		if (rc)
+			return ARR_EUNSUPPORTED;
 	} else {
 		for (size_t i = 0; i < sizeof known / sizeof *known; i++) {
 			if (strcmp(name, known[i].name))
@@ -131,7 +307,7 @@ int arr_allocator_resolve(const char *spec, const char *builtin_lib, struct arr_
 			break;
 		}
 		if (!style)
-			return ARR_EINVAL;
+			return why(out, ARR_EINVAL, "unknown allocator '%s'", name);
 	}
 	/* tunables: name:k=v,k=v */
 	if (colon && colon[1]) {
@@ -144,7 +320,64 @@ int arr_allocator_resolve(const char *spec, const char *builtin_lib, struct arr_
 				return rc;
 		}
 	} else if (colon) {
-		return ARR_ESYNTAX;
+		return why(out, ARR_ESYNTAX, "no tunables after ':'");
+	}
+	return 0;
+}
+
+/* MemAvailable in bytes, 0 if unknown. */
+static uint64_t mem_available(void)
+{
+	FILE *f = fopen("/proc/meminfo", "re");
+	if (!f)
+		return 0;
+	char line[128];
+	unsigned long long kb = 0;
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+			break;
+	fclose(f);
+	return (uint64_t)kb * 1024;
+}
+
+static void human(char *b, size_t cap, uint64_t v)
+{
+	static const char *const u[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+	double d = (double)v;
+	int i = 0;
+	while (d >= 1024 && i < 5)
+		d /= 1024, i++;
+	snprintf(b, cap, i ? "%.1f %s" : "%.0f %s", d, u[i]);
+}
+
+int arr_replay_choose_touch(const struct arr_workload_info *info, int explicit, enum arr_replay_touch *touch,
+			    char *note, size_t cap)
+{
+	char need[32], have[32], rss[32];
+	uint64_t avail = mem_available();
+	int fits = !avail || info->ideal_rss <= avail / 10 * 9; /* leave the machine a tenth */
+	human(need, sizeof need, info->ideal_rss);
+	human(have, sizeof have, avail);
+	human(rss, sizeof rss, info->recorded_peak_rss);
+	*note = 0;
+	if (*touch == ARR_TOUCH_NONE)
+		return 0;
+	if (!fits) {
+		snprintf(note, cap,
+			 "touching the workload's peak live memory (%s) would take more than the memory "
+			 "available (%s)%s",
+			 need, have, explicit ? "; --touch none replays without touching" : ": replaying with --touch none");
+		if (explicit)
+			return ARR_ENOMEM;
+		*touch = ARR_TOUCH_NONE;
+		return 0;
+	}
+	if (!explicit && info->recorded_peak_rss && info->recorded_peak_rss < info->ideal_rss / 2) {
+		snprintf(note, cap,
+			 "the program's recorded peak RSS (%s) is under half its peak live memory (%s): it touched "
+			 "little of what it allocated; replaying with --touch none (--touch page to insist)",
+			 rss, need);
+		*touch = ARR_TOUCH_NONE;
 	}
 	return 0;
 }
@@ -195,7 +428,7 @@ int arr_replay_spawn(const char *engine, const struct arr_allocator *a, const ch
 	argv[n] = NULL;
 
 	fflush(NULL);
-	pid_t pid = fork();
+	pid_t parent = getpid(), pid = fork();
 	if (pid < 0) {
 		int e = errno;
 		close(pfd[0]);
@@ -203,6 +436,9 @@ int arr_replay_spawn(const char *engine, const struct arr_allocator *a, const ch
 		return -e;
 	}
 	if (pid == 0) {
+		/* the engine dies with us, however we die (kept across exec) */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
+			_exit(127);
 		if (pfd[1] == 3)
 			fcntl(3, F_SETFD, 0);
 		else if (dup2(pfd[1], 3) < 0)

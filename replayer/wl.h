@@ -3,6 +3,10 @@
  * the reader (run.c). Normative description in docs/replay.md.
  *
  * File:  header (struct wl_header, fixed size) | blocks | footer.
+ * checksum = XXH3-64 of the header with checksum = 0, seeded with the XXH3-64
+ * of everything after the header: any changed byte makes the cache stale.
+ * trace_hash is the XXH3-64 of the whole trace, so a trace changed anywhere
+ * (even with its size and mtime kept) is prepared again.
  * Footer (at header.footer_offset): nthreads u64 recorded tids, then
  * nblocks struct wl_block. A block holds whole entries of one stream;
  * stream i < nthreads is thread i's op stream, stream nthreads the schedule
@@ -63,7 +67,10 @@ struct wl_header {
 	uint64_t ops[ARR_OP_MAX_];
 	uint64_t repairs[ARR_REPAIR_COUNT_];
 	uint64_t entries[1]; /* total entries; per stream in the blocks */
-	uint64_t reserved[16];
+	uint64_t checksum;
+	uint64_t truncated_at; /* where the trace was cut (built with --partial), 0 = whole */
+	uint64_t recorded_peak_rss; /* largest RSS sample of the trace, 0 = none */
+	uint64_t reserved[13];
 };
 
 struct wl_block {
@@ -124,7 +131,7 @@ static inline const uint8_t *wl_get(const uint8_t *p, uint64_t *v)
 	return p + n;
 }
 
-/* FNV-1a of the trace's first 4 KiB, its size and mtime: the cache key. */
+/* The trace's size, mtime and XXH3-64 of all its bytes: the cache key. */
 int arr__wl_trace_identity(const char *trace_path, uint64_t *size, uint64_t *mtime_ns, uint64_t *hash);
 
 #endif

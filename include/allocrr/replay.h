@@ -40,7 +40,7 @@
 #include "allocrr/error.h"
 #include "allocrr/trace.h"
 
-#define ARR_WL_VERSION 3 /* bump when the format or the preparation changes */
+#define ARR_WL_VERSION 4 /* bump when the format or the preparation changes */
 
 /* Repairs and anomalies found while preparing. */
 #define ARR_REPAIR_MAP(X)                                                     \
@@ -74,6 +74,8 @@ struct arr_workload_info {
 	uint64_t ops[ARR_OP_MAX_]; /* calls by op */
 	uint64_t repairs[ARR_REPAIR_COUNT_];
 	uint64_t file_size;
+	uint64_t truncated_at;  /* built from a truncated trace: where it was cut; 0 = whole */
+	uint64_t recorded_peak_rss; /* largest RSS sample in the trace, 0 = none */
 };
 
 /*
@@ -88,7 +90,8 @@ int arr_workload_build(struct arr_trace *tr, const char *out_path, int allow_tru
 int arr_workload_read_info(const char *wl_path, struct arr_workload_info *info);
 /*
  * Is wl_path a current workload of trace_path? 0 (and *info) when it is,
- * ARR_ESTALE when it exists but the trace changed (size, mtime, header hash)
+ * ARR_ESTALE when it exists but the trace changed (size, mtime, hash of all
+ * its bytes), the workload does not match its checksum (every byte is read)
  * or the format version differs, -ENOENT when absent.
  */
 int arr_workload_check(const char *wl_path, const char *trace_path, struct arr_workload_info *info);
@@ -200,19 +203,44 @@ int arr_replay_result_read(int fd, struct arr_replay_result *res);
  * "tcmalloc", or a path to a .so; ":k=v,..." tunables after the name.
  */
 struct arr_allocator {
-	char name[64];         /* as shown in results: the spec */
+	char name[160];        /* as shown in results: the spec */
 	char lib[4096];        /* library to preload, "" for glibc */
 	const char *package;   /* Debian package that provides lib, or NULL */
 	int is_glibc, is_builtin;
 	unsigned nenv;         /* environment the engine runs with */
 	char env[4][2][256];   /* name, value */
+	char why[256];         /* what was wrong, when resolving failed */
 };
 /*
  * Resolve a spec. builtin_lib is where the built-in allocator would be.
  * ARR_ENOTFOUND: the library does not exist (out->lib and out->package say
- * which); ARR_EINVAL: unknown name; ARR_ESYNTAX: bad tunable.
+ * which); ARR_EINVAL: unknown name; ARR_ESYNTAX: bad tunable (unknown name,
+ * or none known for a path); ARR_ERANGE: a glibc or builtin tunable's value
+ * is not an integer in its documented range; ARR_EUNSUPPORTED: a library
+ * given by path is not a malloc (arr_allocator_check_lib). out->why says
+ * what was wrong, in a phrase for "allocator 'SPEC': WHY".
  */
 int arr_allocator_resolve(const char *spec, const char *builtin_lib, struct arr_allocator *out);
+/*
+ * Is path a malloc library the loader can preload: an ELF shared object for
+ * this machine whose dynamic symbols define malloc and free? Reads the file,
+ * runs nothing. 0, or ARR_EUNSUPPORTED / a negated errno with the reason in
+ * reason ("it exports no malloc").
+ */
+int arr_allocator_check_lib(const char *path, char *reason, size_t cap);
+
+/*
+ * The touch mode to replay with, checked against this machine. Touching
+ * (page or all) makes the replay resident in about the workload's peak live
+ * memory (ideal_rss). explicit: the user chose *touch; it is refused
+ * (ARR_ENOMEM, reason in note) when that cannot fit in MemAvailable.
+ * Otherwise *touch (the default, page) becomes none when it cannot fit, or
+ * when the recorded peak RSS is under half the peak live memory (the
+ * program touched little of what it allocated), with the reason in note.
+ * Returns 0 (note "" when nothing changed) or ARR_ENOMEM.
+ */
+int arr_replay_choose_touch(const struct arr_workload_info *info, int explicit, enum arr_replay_touch *touch,
+			    char *note, size_t cap);
 
 /*
  * Run the engine for one allocator in a fresh process and collect its

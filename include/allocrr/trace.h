@@ -232,6 +232,10 @@ struct arr_chunk_info {
 
 struct arr_trace; /* opaque streaming reader */
 
+/* Whether the first len bytes of a file start like an allocrr trace (its
+ * magic): what `record` may replace. Reads nothing else. */
+int arr_trace_has_magic(const void *head, size_t len);
+
 /* Open a trace: reads and validates the header. *out is NULL on error. */
 int arr_trace_open(struct arr_trace **out, const char *path);
 void arr_trace_close(struct arr_trace *tr);
@@ -250,7 +254,9 @@ uint64_t arr_trace_file_size(const struct arr_trace *tr);
 
 /*
  * Advance to the next events chunk. Returns 1 and fills *info, 0 at a clean
- * end of file, or a negative code (ARR_ETRUNCATED, ARR_ECORRUPT, ...).
+ * end of file (after an END record), or a negative code (ARR_ETRUNCATED, also
+ * for a file that ends on a chunk boundary without its END record: the
+ * program was killed; ARR_ECORRUPT, ...).
  * END chunks and unknown chunks are consumed silently.
  */
 int arr_trace_next_chunk(struct arr_trace *tr, struct arr_chunk_info *info);
@@ -268,6 +274,9 @@ int arr_trace_read_chunk(struct arr_trace *tr, const struct arr_event **events);
  * and errors as arr_trace_read_chunk(), without the copy.
  */
 int arr__trace_read_chunk_into(struct arr_trace *tr, struct arr_event *events, char **strs);
+/* Internal: record an error (offset, printf-style detail) on tr and return code. */
+int arr__trace_fail(struct arr_trace *tr, int code, uint64_t off, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 /* Seek to a chunk previously seen (by offset) and make it current. */
 int arr_trace_seek_chunk(struct arr_trace *tr, uint64_t offset, struct arr_chunk_info *info);
 /* Rewind to the first chunk. */
@@ -280,6 +289,11 @@ int arr_trace_rewind(struct arr_trace *tr);
  * Ties are broken by file order, so the order is deterministic.
  */
 struct arr_merge;
+/* The merge holds every chunk that overlaps the current time decoded: at
+ * most this many bytes of events (about 15M), else ARR_ECORRUPT at the
+ * offset of the chunk that would pass it. A recorded trace needs threads x
+ * chunk size (about 1 MiB per thread with the recorder's default buffers). */
+#define ARR_MERGE_MAX_BYTES (1ull << 30)
 int arr_merge_open(struct arr_merge **out, struct arr_trace *tr);
 /* 1 and *ev filled, 0 at the end, negative on error (prefix already delivered). */
 int arr_merge_next(struct arr_merge *m, const struct arr_event **ev);
