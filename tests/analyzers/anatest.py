@@ -31,15 +31,17 @@ def failed(e):
     return "err" in e
 
 
-def nbytes(e):
+def nbytes(e, page=4096):
     size = e.get("size", 0)
+    if e["op"] == "pvalloc":
+        return max(page, (size + page - 1) // page * page)
     if e["op"] in ("calloc", "reallocarray"):
         n = e["nmemb"] * size
         return n if n < 2 ** 64 else 2 ** 64 - 1
     return size
 
 
-def model(events):
+def model(events, page=4096):
     """The figures the analyzers compute, from the dump (heaptrack's
     temporary definition, per thread)."""
     m = {"calls": 0, "failed": 0, "bytes": 0, "temporary": 0, "cross": {}, "peak": 0}
@@ -55,7 +57,7 @@ def model(events):
         m["failed"] += f
         ptr = int(e.get("ptr", "0x0"), 16)
         ret = int(e.get("ret", "0x0"), 16)
-        if op in ("free", "realloc", "reallocarray") and ptr and (op == "free" or not f or nbytes(e) == 0):
+        if op in ("free", "realloc", "reallocarray") and ptr and (op == "free" or not f or nbytes(e, page) == 0):
             if ptr in live:
                 size, tid, s = live.pop(ptr)
                 cur -= size
@@ -66,7 +68,7 @@ def model(events):
                     c, b = m["cross"].get(k, (0, 0))
                     m["cross"][k] = (c + 1, b + size)
         if op != "free" and not f and ret:
-            size = nbytes(e)
+            size = nbytes(e, page)
             if ret in live:
                 cur -= live[ret][0]
             seq[e["tid"]] = seq.get(e["tid"], 0) + 1
@@ -82,7 +84,7 @@ def model(events):
 
 def check_model(doc, events, what):
     """Every figure the model has must match the document exactly."""
-    m = model(events)
+    m = model(events, doc["trace"]["page_size"])
     s = doc["summary"]
     t.expect(s["calls"] == m["calls"], "%s: calls %d, model %d" % (what, s["calls"], m["calls"]))
     t.expect(s["failed"] == m["failed"], "%s: failed %d, model %d" % (what, s["failed"], m["failed"]))
