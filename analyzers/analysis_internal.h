@@ -44,15 +44,19 @@
 #define ARR__BLK_FAILED_REALLOC 0x01 /* core: a realloc of it failed, it stayed live */
 #define ARR__BLK_MMAPPED 0x02        /* zeroing: glibc's model would have mmapped it */
 
+/* 32 bytes with its key: two slots a cache line. Limits: times up to 2^51
+ * ns (26 days), 2^40 events, 2^24 threads (later ones share the last). */
 struct an_block {
 	uint64_t size;           /* requested bytes */
-	uint64_t t;              /* allocation time, ns */
-	uint64_t evno : 48;      /* allocation event number */
-	uint64_t op : 8;         /* the call that made it */
+	uint64_t t : 51;         /* allocation time, ns */
+	uint64_t op : 5;         /* the call that made it */
 	uint64_t flags : 8;      /* ARR__BLK_* */
-	uint32_t seq;            /* its thread's allocation count once it was made (low 32 bits) */
-	uint32_t thread;         /* index in core->threads */
+	uint64_t evno : 40;      /* allocation event number */
+	uint64_t thread : 24;    /* index in core->threads */
 };
+#define ARR__MAX_THREADS (1u << 24)
+#define ARR__MAX_T ((1ull << 51) - 1)
+_Static_assert(sizeof(struct an_block) == 24, "a live slot is 32 bytes");
 
 /* Open addressing, linear probing, backward-shift deletion: the live set.
  * Key and block share a slot, so a lookup costs one cache miss, not two. */
@@ -67,8 +71,8 @@ struct an_live {
 
 struct an_thread {
 	uint32_t tid;
-	uint32_t allocs; /* allocations so far (wraps; compared for equality only) */
-	uint64_t calls, alloc_bytes, frees;
+	uint64_t last_alloc; /* address of its latest allocation: a free of it is temporary */
+	uint64_t calls, allocs, alloc_bytes, frees;
 };
 
 struct an_core;

@@ -120,6 +120,8 @@ static uint32_t thread_of(struct an_core *c, uint32_t tid)
 	uint32_t idx;
 	if (arr_ptrmap_get(&c->tid_index, (uint64_t)tid + 1, &v)) {
 		idx = (uint32_t)(v - 1);
+	} else if (c->nthreads == ARR__MAX_THREADS) {
+		idx = ARR__MAX_THREADS - 1;
 	} else {
 		if (c->nthreads == c->threads_cap) {
 			size_t cap = c->threads_cap ? c->threads_cap * 2 : 16;
@@ -290,7 +292,9 @@ static void do_release(struct pass *p, const struct arr_event *ev, uint32_t th)
 		c->unknown_frees++;
 		return;
 	}
-	int temporary = ev->op == ARR_OP_FREE && c->threads[b->thread].allocs == b->seq;
+	/* temporary: nothing allocated by its thread since (the thread's latest
+	 * allocation is this very block; live addresses are unique) */
+	int temporary = ev->op == ARR_OP_FREE && c->threads[b->thread].last_alloc == ev->ptr;
 	for (unsigned i = 0; i < p->nrelease; i++)
 		p->release[i].ops->release(c, p->release[i].st, ev->ptr, b, ev, temporary);
 	c->live_bytes -= b->size;
@@ -316,8 +320,9 @@ static void do_alloc(struct pass *p, const struct arr_event *ev, uint32_t th)
 	struct an_thread *t = &c->threads[th];
 	t->allocs++;
 	t->alloc_bytes += req;
-	*b = (struct an_block){.size = req, .t = ev->t, .evno = c->evno, .op = ev->op, .seq = t->allocs,
-			       .thread = th};
+	t->last_alloc = ev->ret;
+	*b = (struct an_block){.size = req, .t = ev->t < ARR__MAX_T ? ev->t : ARR__MAX_T, .evno = c->evno,
+			       .op = ev->op, .thread = th};
 	c->bytes_requested += req;
 	c->live_bytes += req;
 	c->live_blocks++;
@@ -460,8 +465,8 @@ int arr_analyze_trace(struct arr_trace *tr, const struct arr_analysis_options *o
 		rc = 0;
 		/* the live-set slot of an event a few ahead: its miss overlaps this work */
 		for (size_t i = 0; i < n && !c->oom; i++) {
-			if (i + 8 < n) {
-				const struct arr_event *a = &evs[i + 8];
+			if (i + 16 < n) {
+				const struct arr_event *a = &evs[i + 16];
 				live_prefetch(&c->live, a->op == ARR_OP_FREE ? a->ptr : a->ret);
 			}
 			handle(p, &evs[i]);
