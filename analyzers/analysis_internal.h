@@ -140,6 +140,8 @@ struct an_timeline {
 	struct an_bucket *b;
 	unsigned cap;
 	uint64_t width;
+	uint64_t cur_lo, cur_hi; /* the last bucket written covers [cur_lo, cur_hi): no division */
+	unsigned cur;
 };
 int arr__timeline_init(struct an_timeline *tl, unsigned cap, uint64_t expected_span);
 void arr__timeline_release(struct an_timeline *tl);

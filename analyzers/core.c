@@ -194,8 +194,26 @@ static void bucket_merge(struct an_bucket *d, const struct an_bucket *a, const s
 	}
 }
 
+static void bucket_put(struct an_bucket *b, uint64_t v0, uint64_t v1)
+{
+	if (!b->used) {
+		*b = (struct an_bucket){v0, v0, v1, 1};
+		return;
+	}
+	if (v0 < b->min0)
+		b->min0 = v0;
+	if (v0 > b->max0)
+		b->max0 = v0;
+	if (v1 > b->max1)
+		b->max1 = v1;
+}
+
 void arr__timeline_add(struct an_timeline *tl, uint64_t t, uint64_t v0, uint64_t v1)
 {
+	if (t >= tl->cur_lo && t < tl->cur_hi) { /* events arrive in time order: mostly the same bucket */
+		bucket_put(&tl->b[tl->cur], v0, v1);
+		return;
+	}
 	uint64_t i = t / tl->width;
 	while (i >= tl->cap) {
 		for (unsigned j = 0; j < tl->cap / 2; j++) {
@@ -211,17 +229,10 @@ void arr__timeline_add(struct an_timeline *tl, uint64_t t, uint64_t v0, uint64_t
 		tl->width *= 2;
 		i = t / tl->width;
 	}
-	struct an_bucket *b = &tl->b[i];
-	if (!b->used) {
-		*b = (struct an_bucket){v0, v0, v1, 1};
-		return;
-	}
-	if (v0 < b->min0)
-		b->min0 = v0;
-	if (v0 > b->max0)
-		b->max0 = v0;
-	if (v1 > b->max1)
-		b->max1 = v1;
+	tl->cur = (unsigned)i;
+	tl->cur_lo = i * tl->width;
+	tl->cur_hi = tl->cur_lo + tl->width;
+	bucket_put(&tl->b[i], v0, v1);
 }
 
 void arr__timeline_doc(const struct an_timeline *tl, struct arr_doc *obj, const char *name0_min,
