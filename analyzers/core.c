@@ -418,6 +418,25 @@ static void trace_section(struct an_core *c, struct arr_trace *tr, struct arr_do
 	arr_doc_set_int(t, "page_size", (int64_t)c->page_size);
 }
 
+/* The schema's rss.phases: the RSS columns of each phase, beside the rest of the RSS figures. */
+static void rss_phases(struct arr_doc *out)
+{
+	static const char *const keys[] = {"name", "by", "from_ns", "to_ns", "rss_samples", "rss_peak",
+					   "rss_growth_bytes_per_s"};
+	struct arr_doc *rss = arr_doc_get(out, "rss"), *phases = arr_doc_get(out, "phases");
+	if (!rss || !phases || phases->type != ARR_DOC_ARRAY)
+		return;
+	struct arr_doc *arr = arr_doc_set_arr(rss, "phases");
+	for (size_t i = 0; i < phases->len; i++) {
+		struct arr_doc *o = arr_doc_push_obj(arr);
+		for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) {
+			struct arr_doc *v = arr_doc_get(phases->items[i], keys[k]);
+			if (v)
+				arr_doc_set(o, keys[k], arr_doc_clone(v));
+		}
+	}
+}
+
 int arr_analyze_trace(struct arr_trace *tr, const struct arr_analysis_options *opt, struct arr_doc *out)
 {
 	static const struct arr_analysis_options defaults = ARR_ANALYSIS_OPTIONS_INIT;
@@ -505,6 +524,7 @@ int arr_analyze_trace(struct arr_trace *tr, const struct arr_analysis_options *o
 			if (erc && !trc)
 				trc = erc;
 		}
+		rss_phases(out);
 		if (!trc)
 			trc = arr_doc_status(out);
 	}
