@@ -485,7 +485,7 @@ int arr_analyze_trace(struct arr_trace *tr, const struct arr_analysis_options *o
 	}
 
 	uint64_t total_events = end->present ? end->events : 0, file_size = arr_trace_file_size(tr);
-	uint64_t next_progress = 1u << 22;
+	uint64_t next_progress = 1u << 20;
 	while (rc == 0) {
 		const struct arr_event *evs;
 		size_t n;
@@ -504,7 +504,7 @@ int arr_analyze_trace(struct arr_trace *tr, const struct arr_analysis_options *o
 		if (c->oom)
 			rc = c->oom;
 		if (opt->progress && c->evno >= next_progress) {
-			next_progress = c->evno + (1u << 22);
+			next_progress = c->evno + (1u << 20);
 			uint64_t done = total_events ? (uint64_t)((double)c->evno / (double)total_events *
 								  (double)file_size) : 0;
 			opt->progress(opt->progress_ctx, c->evno, done > file_size ? file_size : done, file_size);
