@@ -21,8 +21,14 @@
  *   release  a block leaves the live set (free, or the old block of a
  *            realloc - moved or in place, ev->op says which); temporary:
  *            freed before its thread's next allocation (never for realloc)
+ *   resize   the old block of a successful realloc (before release)
+ *   cross_free  a release by another thread than the allocating one
+ *            (before release)
  *   alloc    a block enters the live set (after the core's counters move)
  *   other    rss samples, marks, thread start/exit, fork, exec
+ * An analyzer uses only the callbacks it sets, and of those only the ones
+ * wants() (optional, called after begin) returns: an unused callback costs
+ * nothing per event.
  * A block's flags are shared: each ARR__BLK_* bit has one owner.
  *
  * Contract: callbacks do not fail; an analyzer that cannot grow a table
@@ -77,14 +83,25 @@ struct an_thread {
 
 struct an_core;
 
+#define ARR__CB_CALL 0x01
+#define ARR__CB_FAILED 0x02
+#define ARR__CB_RELEASE 0x04
+#define ARR__CB_RESIZE 0x08
+#define ARR__CB_CROSS 0x10
+#define ARR__CB_ALLOC 0x20
+#define ARR__CB_OTHER 0x40
+
 struct an_ops {
 	unsigned id;     /* ARR_AN_* */
 	size_t state_size;
 	int (*begin)(struct an_core *c, void *st);
+	unsigned (*wants)(struct an_core *c, void *st);
 	void (*call)(struct an_core *c, void *st, const struct arr_event *ev);
 	void (*failed)(struct an_core *c, void *st, const struct arr_event *ev, struct an_block *old);
 	void (*release)(struct an_core *c, void *st, uint64_t addr, struct an_block *b,
 			const struct arr_event *ev, int temporary);
+	void (*resize)(struct an_core *c, void *st, uint64_t addr, struct an_block *b, const struct arr_event *ev);
+	void (*cross_free)(struct an_core *c, void *st, struct an_block *b, uint32_t free_thread);
 	void (*alloc)(struct an_core *c, void *st, uint64_t addr, struct an_block *b, const struct arr_event *ev);
 	void (*other)(struct an_core *c, void *st, const struct arr_event *ev);
 	int (*end)(struct an_core *c, void *st, struct arr_doc *section);
@@ -102,8 +119,9 @@ struct an_core {
 	int oom;
 	/* shared counters */
 	uint64_t ops[ARR_OP_MAX_];
-	uint64_t calls, failed, bytes_requested, unknown_frees, first_t, last_t;
+	uint64_t calls, failed, allocs, frees, temporaries, bytes_requested, unknown_frees, first_t, last_t;
 	uint64_t live_bytes, live_blocks, peak_bytes, peak_blocks, peak_t, peak_evno;
+	uint64_t win_peak, win_peak_t; /* peak live bytes since a phase analyzer last reset them */
 	struct an_live live;
 	struct an_thread *threads;
 	size_t nthreads, threads_cap;
@@ -145,7 +163,27 @@ struct an_timeline {
 };
 int arr__timeline_init(struct an_timeline *tl, unsigned cap, uint64_t expected_span);
 void arr__timeline_release(struct an_timeline *tl);
-void arr__timeline_add(struct an_timeline *tl, uint64_t t, uint64_t v0, uint64_t v1);
+void arr__timeline_add_slow(struct an_timeline *tl, uint64_t t, uint64_t v0, uint64_t v1);
+static inline void arr__bucket_put(struct an_bucket *b, uint64_t v0, uint64_t v1)
+{
+	if (!b->used) {
+		*b = (struct an_bucket){v0, v0, v1, 1};
+		return;
+	}
+	if (v0 < b->min0)
+		b->min0 = v0;
+	if (v0 > b->max0)
+		b->max0 = v0;
+	if (v1 > b->max1)
+		b->max1 = v1;
+}
+static inline void arr__timeline_add(struct an_timeline *tl, uint64_t t, uint64_t v0, uint64_t v1)
+{
+	if (t >= tl->cur_lo && t < tl->cur_hi) /* events arrive in time order: mostly the same bucket */
+		arr__bucket_put(&tl->b[tl->cur], v0, v1);
+	else
+		arr__timeline_add_slow(tl, t, v0, v1);
+}
 /* Columns t, name0_min (NULL: left out), name0_max, name1 of the used buckets. */
 void arr__timeline_doc(const struct an_timeline *tl, struct arr_doc *obj, const char *name0_min,
 		       const char *name0_max, const char *name1);

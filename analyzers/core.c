@@ -194,26 +194,8 @@ static void bucket_merge(struct an_bucket *d, const struct an_bucket *a, const s
 	}
 }
 
-static void bucket_put(struct an_bucket *b, uint64_t v0, uint64_t v1)
+void arr__timeline_add_slow(struct an_timeline *tl, uint64_t t, uint64_t v0, uint64_t v1)
 {
-	if (!b->used) {
-		*b = (struct an_bucket){v0, v0, v1, 1};
-		return;
-	}
-	if (v0 < b->min0)
-		b->min0 = v0;
-	if (v0 > b->max0)
-		b->max0 = v0;
-	if (v1 > b->max1)
-		b->max1 = v1;
-}
-
-void arr__timeline_add(struct an_timeline *tl, uint64_t t, uint64_t v0, uint64_t v1)
-{
-	if (t >= tl->cur_lo && t < tl->cur_hi) { /* events arrive in time order: mostly the same bucket */
-		bucket_put(&tl->b[tl->cur], v0, v1);
-		return;
-	}
 	uint64_t i = t / tl->width;
 	while (i >= tl->cap) {
 		for (unsigned j = 0; j < tl->cap / 2; j++) {
@@ -232,7 +214,7 @@ void arr__timeline_add(struct an_timeline *tl, uint64_t t, uint64_t v0, uint64_t
 	tl->cur = (unsigned)i;
 	tl->cur_lo = i * tl->width;
 	tl->cur_hi = tl->cur_lo + tl->width;
-	bucket_put(&tl->b[i], v0, v1);
+	arr__bucket_put(&tl->b[i], v0, v1);
 }
 
 void arr__timeline_doc(const struct an_timeline *tl, struct arr_doc *obj, const char *name0_min,
@@ -289,9 +271,9 @@ struct pass {
 	struct slot an[ARR_AN_COUNT_];
 	unsigned nan;
 	/* per callback, only the analyzers that have one */
-	struct slot call[ARR_AN_COUNT_], failed[ARR_AN_COUNT_], release[ARR_AN_COUNT_], alloc[ARR_AN_COUNT_],
-		other[ARR_AN_COUNT_];
-	unsigned ncall, nfailed, nrelease, nalloc, nother;
+	struct slot call[ARR_AN_COUNT_], failed[ARR_AN_COUNT_], release[ARR_AN_COUNT_], resize[ARR_AN_COUNT_],
+		cross[ARR_AN_COUNT_], alloc[ARR_AN_COUNT_], other[ARR_AN_COUNT_];
+	unsigned ncall, nfailed, nrelease, nresize, ncross, nalloc, nother;
 };
 
 static void do_release(struct pass *p, const struct arr_event *ev, uint32_t th)
@@ -306,6 +288,14 @@ static void do_release(struct pass *p, const struct arr_event *ev, uint32_t th)
 	/* temporary: nothing allocated by its thread since (the thread's latest
 	 * allocation is this very block; live addresses are unique) */
 	int temporary = ev->op == ARR_OP_FREE && c->threads[b->thread].last_alloc == ev->ptr;
+	c->temporaries += temporary;
+	c->frees++;
+	if (ev->op != ARR_OP_FREE)
+		for (unsigned i = 0; i < p->nresize; i++)
+			p->resize[i].ops->resize(c, p->resize[i].st, ev->ptr, b, ev);
+	if (b->thread != th)
+		for (unsigned i = 0; i < p->ncross; i++)
+			p->cross[i].ops->cross_free(c, p->cross[i].st, b, th);
 	for (unsigned i = 0; i < p->nrelease; i++)
 		p->release[i].ops->release(c, p->release[i].st, ev->ptr, b, ev, temporary);
 	c->live_bytes -= b->size;
@@ -332,6 +322,7 @@ static void do_alloc(struct pass *p, const struct arr_event *ev, uint32_t th)
 	t->allocs++;
 	t->alloc_bytes += req;
 	t->last_alloc = ev->ret;
+	c->allocs++;
 	*b = (struct an_block){.size = req, .t = ev->t < ARR__MAX_T ? ev->t : ARR__MAX_T, .evno = c->evno,
 			       .op = ev->op, .thread = th};
 	c->bytes_requested += req;
@@ -344,6 +335,10 @@ static void do_alloc(struct pass *p, const struct arr_event *ev, uint32_t th)
 	}
 	if (c->live_blocks > c->peak_blocks)
 		c->peak_blocks = c->live_blocks;
+	if (c->live_bytes > c->win_peak) {
+		c->win_peak = c->live_bytes;
+		c->win_peak_t = ev->t;
+	}
 	for (unsigned i = 0; i < p->nalloc; i++)
 		p->alloc[i].ops->alloc(c, p->alloc[i].st, ev->ret, b, ev);
 }
@@ -363,7 +358,7 @@ static inline void handle(struct pass *p, const struct arr_event *ev)
 		c->evno++;
 		return;
 	}
-	uint32_t th = thread_of(c, ev->tid);
+	uint32_t th = ev->tid == c->last_tid && c->nthreads ? c->last_thread : thread_of(c, ev->tid);
 	if (c->oom)
 		return;
 	c->calls++;
@@ -472,15 +467,20 @@ int arr_analyze_trace(struct arr_trace *tr, const struct arr_analysis_options *o
 		if (o->begin && (rc = o->begin(c, st)) != 0)
 			break;
 		struct slot s = {o, st};
-		if (o->call)
+		unsigned w = o->wants ? o->wants(c, st) : ~0u;
+		if (o->call && (w & ARR__CB_CALL))
 			p->call[p->ncall++] = s;
-		if (o->failed)
+		if (o->failed && (w & ARR__CB_FAILED))
 			p->failed[p->nfailed++] = s;
-		if (o->release)
+		if (o->release && (w & ARR__CB_RELEASE))
 			p->release[p->nrelease++] = s;
-		if (o->alloc)
+		if (o->resize && (w & ARR__CB_RESIZE))
+			p->resize[p->nresize++] = s;
+		if (o->cross_free && (w & ARR__CB_CROSS))
+			p->cross[p->ncross++] = s;
+		if (o->alloc && (w & ARR__CB_ALLOC))
 			p->alloc[p->nalloc++] = s;
-		if (o->other)
+		if (o->other && (w & ARR__CB_OTHER))
 			p->other[p->nother++] = s;
 	}
 
