@@ -271,8 +271,27 @@ struct pass {
 	struct slot an[ARR_AN_COUNT_];
 	unsigned nan;
 	/* per callback, only the analyzers that have one */
-	struct slot call[ARR_AN_COUNT_], failed[ARR_AN_COUNT_], release[ARR_AN_COUNT_], resize[ARR_AN_COUNT_],
-		cross[ARR_AN_COUNT_], alloc[ARR_AN_COUNT_], other[ARR_AN_COUNT_];
+	/* the function and its state side by side: one load less per call */
+	struct {
+		void (*fn)(struct an_core *, void *, const struct arr_event *);
+		void *st;
+	} call[ARR_AN_COUNT_], other[ARR_AN_COUNT_];
+	struct {
+		void (*fn)(struct an_core *, void *, const struct arr_event *, struct an_block *);
+		void *st;
+	} failed[ARR_AN_COUNT_];
+	struct {
+		void (*fn)(struct an_core *, void *, uint64_t, struct an_block *, const struct arr_event *, int);
+		void *st;
+	} release[ARR_AN_COUNT_];
+	struct {
+		void (*fn)(struct an_core *, void *, uint64_t, struct an_block *, const struct arr_event *);
+		void *st;
+	} resize[ARR_AN_COUNT_], alloc[ARR_AN_COUNT_];
+	struct {
+		void (*fn)(struct an_core *, void *, struct an_block *, uint32_t);
+		void *st;
+	} cross[ARR_AN_COUNT_];
 	unsigned ncall, nfailed, nrelease, nresize, ncross, nalloc, nother;
 };
 
@@ -292,12 +311,12 @@ static void do_release(struct pass *p, const struct arr_event *ev, uint32_t th)
 	c->frees++;
 	if (ev->op != ARR_OP_FREE)
 		for (unsigned i = 0; i < p->nresize; i++)
-			p->resize[i].ops->resize(c, p->resize[i].st, ev->ptr, b, ev);
+			p->resize[i].fn(c, p->resize[i].st, ev->ptr, b, ev);
 	if (b->thread != th)
 		for (unsigned i = 0; i < p->ncross; i++)
-			p->cross[i].ops->cross_free(c, p->cross[i].st, b, th);
+			p->cross[i].fn(c, p->cross[i].st, b, th);
 	for (unsigned i = 0; i < p->nrelease; i++)
-		p->release[i].ops->release(c, p->release[i].st, ev->ptr, b, ev, temporary);
+		p->release[i].fn(c, p->release[i].st, ev->ptr, b, ev, temporary);
 	c->live_bytes -= b->size;
 	c->live_blocks--;
 	c->threads[th].frees++;
@@ -340,7 +359,7 @@ static void do_alloc(struct pass *p, const struct arr_event *ev, uint32_t th)
 		c->win_peak_t = ev->t;
 	}
 	for (unsigned i = 0; i < p->nalloc; i++)
-		p->alloc[i].ops->alloc(c, p->alloc[i].st, ev->ret, b, ev);
+		p->alloc[i].fn(c, p->alloc[i].st, ev->ret, b, ev);
 }
 
 static inline void handle(struct pass *p, const struct arr_event *ev)
@@ -354,7 +373,7 @@ static inline void handle(struct pass *p, const struct arr_event *ev)
 		if (ev->tid)
 			thread_of(c, ev->tid);
 		for (unsigned i = 0; i < p->nother; i++)
-			p->other[i].ops->other(c, p->other[i].st, ev);
+			p->other[i].fn(c, p->other[i].st, ev);
 		c->evno++;
 		return;
 	}
@@ -364,7 +383,7 @@ static inline void handle(struct pass *p, const struct arr_event *ev)
 	c->calls++;
 	c->threads[th].calls++;
 	for (unsigned i = 0; i < p->ncall; i++)
-		p->call[i].ops->call(c, p->call[i].st, ev);
+		p->call[i].fn(c, p->call[i].st, ev);
 	if (ev->failed) {
 		c->failed++;
 		struct an_block *old = NULL;
@@ -373,7 +392,7 @@ static inline void handle(struct pass *p, const struct arr_event *ev)
 		    (old = live_find(&c->live, ev->ptr, &slot)))
 			old->flags |= ARR__BLK_FAILED_REALLOC;
 		for (unsigned i = 0; i < p->nfailed; i++)
-			p->failed[i].ops->failed(c, p->failed[i].st, ev, old);
+			p->failed[i].fn(c, p->failed[i].st, ev, old);
 	}
 	if (arr_event_releases(ev))
 		do_release(p, ev, th);
@@ -466,22 +485,22 @@ int arr_analyze_trace(struct arr_trace *tr, const struct arr_analysis_options *o
 		p->an[p->nan++] = (struct slot){o, st};
 		if (o->begin && (rc = o->begin(c, st)) != 0)
 			break;
-		struct slot s = {o, st};
 		unsigned w = o->wants ? o->wants(c, st) : ~0u;
-		if (o->call && (w & ARR__CB_CALL))
-			p->call[p->ncall++] = s;
-		if (o->failed && (w & ARR__CB_FAILED))
-			p->failed[p->nfailed++] = s;
-		if (o->release && (w & ARR__CB_RELEASE))
-			p->release[p->nrelease++] = s;
-		if (o->resize && (w & ARR__CB_RESIZE))
-			p->resize[p->nresize++] = s;
-		if (o->cross_free && (w & ARR__CB_CROSS))
-			p->cross[p->ncross++] = s;
-		if (o->alloc && (w & ARR__CB_ALLOC))
-			p->alloc[p->nalloc++] = s;
-		if (o->other && (w & ARR__CB_OTHER))
-			p->other[p->nother++] = s;
+#define ADD_CB(list, field, bit)                                                      \
+	do {                                                                          \
+		if (o->field && (w & (bit))) {                                        \
+			p->list[p->n##list].fn = o->field;                            \
+			p->list[p->n##list++].st = st;                                \
+		}                                                                     \
+	} while (0)
+		ADD_CB(call, call, ARR__CB_CALL);
+		ADD_CB(failed, failed, ARR__CB_FAILED);
+		ADD_CB(release, release, ARR__CB_RELEASE);
+		ADD_CB(resize, resize, ARR__CB_RESIZE);
+		ADD_CB(cross, cross_free, ARR__CB_CROSS);
+		ADD_CB(alloc, alloc, ARR__CB_ALLOC);
+		ADD_CB(other, other, ARR__CB_OTHER);
+#undef ADD_CB
 	}
 
 	uint64_t total_events = end->present ? end->events : 0, file_size = arr_trace_file_size(tr);
