@@ -40,14 +40,15 @@ static enum unit unit_of(const char *parent, const char *key, int is_double)
 	static const char *const plain[] = {"count", "calls", "blocks", "samples", "raises", "intervals", "allocs",
 					    "freed", "frees", "temporary", "event", "tid", "pid", "status",
 					    "fraction", "distinct", "_sizes", "grow", "shrink", "same", "in_place",
-					    "moved", "from_null", "pairs", "runs", "faults", "over", "ratio", "short_lived", NULL};
+					    "moved", "from_null", "pairs", "runs", "faults", "over", "ratio", "short_lived",
+					    "resizes", NULL};
 	static const char *const bytes[] = {"rss", "live", "peak", "size", "final", "first", "threshold",
 					    "ideal", "internal", "external", "usable", NULL};
 	if (!key)
 		return U_PLAIN;
 	if (ends_with(key, "bytes_per_s"))
 		return U_RATE_BYTES;
-	if (is_double)
+	if (is_double || (parent && (!strcmp(parent, "ops") || !strcmp(parent, "by_op"))))
 		return U_PLAIN;
 	if (strstr(key, "bytes"))
 		return U_BYTES;
@@ -114,6 +115,8 @@ static void scalar(char *buf, size_t cap, const struct arr_doc *d, enum unit u)
 			snprintf(buf, cap, "%" PRId64, d->v.i);
 		} else if (v != 0 && (v < 0.01 && v > -0.01)) {
 			snprintf(buf, cap, "%.3g", v);
+		} else if (v >= 1000 || v <= -1000) {
+			snprintf(buf, cap, "%.0f", v);
 		} else {
 			snprintf(buf, cap, "%.3f", v);
 		}
@@ -191,9 +194,13 @@ static void render_object(FILE *f, const struct arr_doc *d, const char *name, in
 		if (is_scalar(d->items[i]) && strlen(d->keys[i]) > kw)
 			kw = strlen(d->keys[i]);
 	char buf[256];
+	/* counts by operation: the ones that happened */
+	int skip_zero = name && (!strcmp(name, "ops") || !strcmp(name, "by_op"));
 	for (size_t i = 0; i < d->len; i++) {
 		const struct arr_doc *v = d->items[i];
 		const char *k = d->keys[i];
+		if (skip_zero && v->type == ARR_DOC_INT && v->v.i == 0)
+			continue;
 		if (is_scalar(v)) {
 			scalar(buf, sizeof buf, v, unit_of(name, k, v->type == ARR_DOC_NUM));
 			indent(f, level);
