@@ -56,7 +56,7 @@ static enum unit unit_of(const char *parent, const char *key, int is_double)
 	int event_ctx = parent && strstr(parent, "events") != NULL;
 	/* latency per operation: {"malloc": {"p50", ..., "max"}} */
 	int op_ctx = parent && arr_op_from_name(parent) != 0;
-	if (ends_with(key, "_ns") || !strcmp(key, "t") || ends_with(key, "_t") || (op_ctx && !strcmp(key, "max")) ||
+	if (ends_with(key, "_ns") || strstr(key, "_ns_") || !strcmp(key, "t") || ends_with(key, "_t") || (op_ctx && !strcmp(key, "max")) ||
 	    (key[0] == 'p' && key[1] >= '0' && key[1] <= '9') ||
 	    (time_ctx && (!strcmp(key, "lo") || !strcmp(key, "hi"))))
 		return U_NS;
@@ -187,7 +187,7 @@ static void table(FILE *f, const struct arr_doc *arr, const char *parent, int le
 
 static void render(FILE *f, const struct arr_doc *d, const char *name, int level);
 
-static void render_object(FILE *f, const struct arr_doc *d, const char *name, int level)
+static void render_object(FILE *f, const struct arr_doc *d, const char *name, int level, const char *skip)
 {
 	size_t kw = 0;
 	for (size_t i = 0; i < d->len; i++)
@@ -199,7 +199,7 @@ static void render_object(FILE *f, const struct arr_doc *d, const char *name, in
 	for (size_t i = 0; i < d->len; i++) {
 		const struct arr_doc *v = d->items[i];
 		const char *k = d->keys[i];
-		if (skip_zero && v->type == ARR_DOC_INT && v->v.i == 0)
+		if ((skip_zero && v->type == ARR_DOC_INT && v->v.i == 0) || (skip && !strcmp(k, skip)))
 			continue;
 		if (is_scalar(v)) {
 			scalar(buf, sizeof buf, v, unit_of(name, k, v->type == ARR_DOC_NUM));
@@ -225,7 +225,7 @@ static void render(FILE *f, const struct arr_doc *d, const char *name, int level
 			return;
 		indent(f, level);
 		fprintf(f, "%s\n", name);
-		render_object(f, d, name, level + 1);
+		render_object(f, d, name, level + 1, NULL);
 		return;
 	}
 	if (d->type != ARR_DOC_ARRAY) {
@@ -251,18 +251,20 @@ static void render(FILE *f, const struct arr_doc *d, const char *name, int level
 	/* objects with nested parts (allocators, phases with details): one block each */
 	for (size_t i = 0; i < d->len; i++) {
 		const struct arr_doc *e = d->items[i];
-		const char *label = arr_doc_as_str(arr_doc_get(e, "allocator"));
+		const char *lkey = "allocator", *label = arr_doc_as_str(arr_doc_get(e, lkey));
 		if (!label)
-			label = arr_doc_as_str(arr_doc_get(e, "name"));
+			label = arr_doc_as_str(arr_doc_get(e, lkey = "name"));
 		char head[160];
 		if (label)
 			snprintf(head, sizeof head, "%s: %s", name, label);
 		else
 			snprintf(head, sizeof head, "%s[%zu]", name, i);
 		if (e->type == ARR_DOC_OBJECT) {
+			if (i && level == 0)
+				fputc('\n', f);
 			indent(f, level);
 			fprintf(f, "%s\n", head);
-			render_object(f, e, name, level + 1);
+			render_object(f, e, name, level + 1, label ? lkey : NULL);
 		} else {
 			render(f, e, head, level);
 		}
@@ -282,7 +284,7 @@ static void render_trace(FILE *f, const struct arr_doc *tr)
 		fputc('\n', f);
 		if (sec->type == ARR_DOC_OBJECT) {
 			fprintf(f, "%s\n", k);
-			render_object(f, sec, k, 1);
+			render_object(f, sec, k, 1, NULL);
 		} else {
 			render(f, sec, k, 0);
 		}
