@@ -11,6 +11,9 @@ static const struct cli_command commands[] = {
 	{"info", cmd_info, "summarise traces: metadata, counts, bytes, how they ended"},
 	{"dump", cmd_dump, "print a trace's events in time order (text or JSON lines)"},
 	{"replay", cmd_replay, "replay a trace into allocators and compare time and memory"},
+	{"analyze", cmd_analyze, "where the memory goes: sizes, lifetimes, live, leaks, RSS, zeroing"},
+	{"report", cmd_report, "a YAML-configured report: traces x allocators, checks, JSON, CSV, HTML"},
+	{"diff", cmd_diff, "compare two traces or two reports, changes highlighted"},
 };
 
 static void usage(FILE *f)

@@ -17,6 +17,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "allocrr/doc.h"
 #include "allocrr/trace.h"
@@ -58,7 +59,9 @@ struct arr_analysis_options {
 	unsigned top;              /* rows in "most frequent"/"largest" tables; 0 = default (20) */
 	const struct arr_phase_spec *phases;
 	size_t nphases;
-	/* progress, called every few million events (may be NULL) */
+	/* progress, called every few million events and once at the end (may
+	 * be NULL); bytes_done estimates the file read from the fraction of
+	 * the recorded events delivered (0 when the trace has no END record) */
 	void (*progress)(void *ctx, uint64_t events_done, uint64_t bytes_done, uint64_t bytes_total);
 	void *progress_ctx;
 };
@@ -70,5 +73,21 @@ struct arr_analysis_options {
  * argv, duration, how it ended).
  */
 int arr_analyze_trace(struct arr_trace *tr, const struct arr_analysis_options *opt, struct arr_doc *out);
+
+/*
+ * Parse a comma-separated list of section names ("sizes,leaks") into an
+ * arr_analysis_options.what mask. 0 and *mask, or ARR_EINVAL with *bad
+ * pointing at the unknown name (its length in *bad_len).
+ */
+int arr_analysis_parse_what(const char *list, uint32_t *mask, const char **bad, size_t *bad_len);
+
+/*
+ * The terminal form of an analysis document: {"allocrr", "traces": [...]}
+ * as `allocrr analyze --json` prints it (or one trace object). A heading
+ * per section, aligned tables, human units chosen from the schema's key
+ * names, so sections added later (the replay side's "allocators") render
+ * too. Returns 0 or ARR_EIO when the stream failed.
+ */
+int arr_doc_render_text(FILE *f, const struct arr_doc *doc);
 
 #endif

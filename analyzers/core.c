@@ -1,0 +1,554 @@
+/*
+ * core.c - the one pass behind every trace analysis (analysis_internal.h):
+ * merged events in, the live-block model and threads kept once, semantic
+ * callbacks out to the selected analyzers; arr_analyze_trace().
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis_internal.h"
+
+static const char *const an_names[] = {
+#define AN_NAME(name, str) str,
+	ARR_ANALYSIS_MAP(AN_NAME)
+#undef AN_NAME
+};
+
+const char *arr_analysis_name(unsigned an) { return an < ARR_AN_COUNT_ ? an_names[an] : NULL; }
+
+int arr_analysis_from_name(const char *name)
+{
+	for (unsigned i = 0; i < ARR_AN_COUNT_; i++)
+		if (!strcmp(name, an_names[i]))
+			return (int)i;
+	return -1;
+}
+
+/* ---- the live set ---- */
+
+static inline size_t live_slot(const struct an_live *m, uint64_t key)
+{
+	return (size_t)((key >> 4) * 0x9E3779B97F4A7C15ull >> 20) & m->mask;
+}
+
+static int live_grow(struct an_live *m)
+{
+	size_t cap = m->mask ? (m->mask + 1) * 2 : 4096;
+	struct an_live n = {calloc(cap, sizeof *n.keys), malloc(cap * sizeof *n.vals), cap - 1, m->count};
+	if (!n.keys || !n.vals) {
+		free(n.keys);
+		free(n.vals);
+		return ARR_ENOMEM;
+	}
+	if (m->mask)
+		for (size_t i = 0; i <= m->mask; i++)
+			if (m->keys[i]) {
+				size_t s = live_slot(&n, m->keys[i]);
+				while (n.keys[s])
+					s = (s + 1) & n.mask;
+				n.keys[s] = m->keys[i];
+				n.vals[s] = m->vals[i];
+			}
+	free(m->keys);
+	free(m->vals);
+	*m = n;
+	return 0;
+}
+
+static inline struct an_block *live_find(const struct an_live *m, uint64_t key, size_t *slot)
+{
+	if (!m->mask)
+		return NULL;
+	for (size_t s = live_slot(m, key); m->keys[s]; s = (s + 1) & m->mask)
+		if (m->keys[s] == key) {
+			*slot = s;
+			return &m->vals[s];
+		}
+	return NULL;
+}
+
+static void live_remove_slot(struct an_live *m, size_t s)
+{
+	/* backward shift: later entries of the probe run move up into the hole */
+	size_t hole = s;
+	for (size_t i = (s + 1) & m->mask; m->keys[i]; i = (i + 1) & m->mask) {
+		size_t home = live_slot(m, m->keys[i]);
+		if (((i - home) & m->mask) >= ((i - hole) & m->mask)) {
+			m->keys[hole] = m->keys[i];
+			m->vals[hole] = m->vals[i];
+			hole = i;
+		}
+	}
+	m->keys[hole] = 0;
+	m->count--;
+}
+
+/* A slot for key (new or existing: *fresh says which), or NULL when out of memory. */
+static inline struct an_block *live_insert(struct an_live *m, uint64_t key, int *fresh)
+{
+	if ((m->count + 1) * 2 > m->mask + 1 && live_grow(m))
+		return NULL;
+	size_t s = live_slot(m, key);
+	while (m->keys[s] && m->keys[s] != key)
+		s = (s + 1) & m->mask;
+	*fresh = !m->keys[s];
+	if (*fresh) {
+		m->keys[s] = key;
+		m->count++;
+	}
+	return &m->vals[s];
+}
+
+void arr__live_each(const struct an_core *c, void (*fn)(void *ctx, uint64_t addr, const struct an_block *b),
+		    void *ctx)
+{
+	if (c->live.mask)
+		for (size_t i = 0; i <= c->live.mask; i++)
+			if (c->live.keys[i])
+				fn(ctx, c->live.keys[i], &c->live.vals[i]);
+}
+
+uint64_t arr__duration(const struct an_core *c) { return c->end_t > c->last_t ? c->end_t : c->last_t; }
+
+/* ---- threads ---- */
+
+static uint32_t thread_of(struct an_core *c, uint32_t tid)
+{
+	if (tid == c->last_tid && c->nthreads)
+		return c->last_thread;
+	uint64_t v;
+	uint32_t idx;
+	if (arr_ptrmap_get(&c->tid_index, (uint64_t)tid + 1, &v)) {
+		idx = (uint32_t)(v - 1);
+	} else {
+		if (c->nthreads == c->threads_cap) {
+			size_t cap = c->threads_cap ? c->threads_cap * 2 : 16;
+			struct an_thread *n = realloc(c->threads, cap * sizeof *n);
+			if (!n) {
+				c->oom = ARR_ENOMEM;
+				return 0;
+			}
+			c->threads = n;
+			c->threads_cap = cap;
+		}
+		idx = (uint32_t)c->nthreads;
+		if (arr_ptrmap_put(&c->tid_index, (uint64_t)tid + 1, (uint64_t)idx + 1)) {
+			c->oom = ARR_ENOMEM;
+			return 0;
+		}
+		c->threads[idx] = (struct an_thread){.tid = tid};
+		c->nthreads++;
+	}
+	c->last_tid = tid;
+	c->last_thread = idx;
+	return idx;
+}
+
+/* ---- shared helpers ---- */
+
+void arr__doc_log2(struct arr_doc *arr, const uint64_t *count, const uint64_t *bytes, unsigned n)
+{
+	for (unsigned k = 0; k < n; k++) {
+		if (!count[k])
+			continue;
+		struct arr_doc *o = arr_doc_push_obj(arr);
+		uint64_t lo = k ? 1ull << (k - 1) : 0, hi = k == 0 ? 1 : k >= 64 ? UINT64_MAX : 1ull << k;
+		arr_doc_set_int(o, "lo", (int64_t)lo);
+		arr_doc_set_int(o, "hi", hi > INT64_MAX ? INT64_MAX : (int64_t)hi);
+		arr_doc_set_int(o, "count", (int64_t)count[k]);
+		if (bytes)
+			arr_doc_set_int(o, "bytes", (int64_t)bytes[k]);
+	}
+}
+
+int arr__timeline_init(struct an_timeline *tl, unsigned cap, uint64_t expected_span)
+{
+	tl->cap = cap < 2 ? 2 : cap;
+	tl->b = calloc(tl->cap, sizeof *tl->b);
+	tl->width = expected_span ? expected_span / tl->cap + 1 : 1000;
+	return tl->b ? 0 : ARR_ENOMEM;
+}
+
+void arr__timeline_release(struct an_timeline *tl)
+{
+	free(tl->b);
+	tl->b = NULL;
+}
+
+static void bucket_merge(struct an_bucket *d, const struct an_bucket *a, const struct an_bucket *b)
+{
+	if (!a->used) {
+		*d = *b;
+		return;
+	}
+	*d = *a;
+	if (b->used) {
+		if (b->min0 < d->min0)
+			d->min0 = b->min0;
+		if (b->max0 > d->max0)
+			d->max0 = b->max0;
+		if (b->max1 > d->max1)
+			d->max1 = b->max1;
+	}
+}
+
+void arr__timeline_add(struct an_timeline *tl, uint64_t t, uint64_t v0, uint64_t v1)
+{
+	uint64_t i = t / tl->width;
+	while (i >= tl->cap) {
+		for (unsigned j = 0; j < tl->cap / 2; j++) {
+			struct an_bucket a = tl->b[2 * j], b = tl->b[2 * j + 1];
+			bucket_merge(&tl->b[j], &a, &b);
+		}
+		if (tl->cap & 1) {
+			tl->b[tl->cap / 2] = tl->b[tl->cap - 1];
+			memset(&tl->b[tl->cap / 2 + 1], 0, (tl->cap - tl->cap / 2 - 1) * sizeof *tl->b);
+		} else {
+			memset(&tl->b[tl->cap / 2], 0, (tl->cap - tl->cap / 2) * sizeof *tl->b);
+		}
+		tl->width *= 2;
+		i = t / tl->width;
+	}
+	struct an_bucket *b = &tl->b[i];
+	if (!b->used) {
+		*b = (struct an_bucket){v0, v0, v1, 1};
+		return;
+	}
+	if (v0 < b->min0)
+		b->min0 = v0;
+	if (v0 > b->max0)
+		b->max0 = v0;
+	if (v1 > b->max1)
+		b->max1 = v1;
+}
+
+void arr__timeline_doc(const struct an_timeline *tl, struct arr_doc *obj, const char *name0_min,
+		       const char *name0_max, const char *name1)
+{
+	struct arr_doc *t = arr_doc_set_arr(obj, "t");
+	struct arr_doc *mn = name0_min ? arr_doc_set_arr(obj, name0_min) : NULL;
+	struct arr_doc *mx = arr_doc_set_arr(obj, name0_max);
+	struct arr_doc *v1 = name1 ? arr_doc_set_arr(obj, name1) : NULL;
+	for (unsigned i = 0; i < tl->cap; i++) {
+		const struct an_bucket *b = &tl->b[i];
+		if (!b->used)
+			continue;
+		arr_doc_push_int(t, (int64_t)(i * tl->width));
+		if (mn)
+			arr_doc_push_int(mn, (int64_t)b->min0);
+		arr_doc_push_int(mx, (int64_t)b->max0);
+		if (v1)
+			arr_doc_push_int(v1, (int64_t)b->max1);
+	}
+}
+
+void arr__slope_add(struct an_slope *s, uint64_t t, double y)
+{
+	if (!s->started) {
+		s->t0 = t;
+		s->started = 1;
+	}
+	double x = (double)(t - s->t0) / 1e9;
+	s->n += 1;
+	s->st += x;
+	s->sy += y;
+	s->stt += x * x;
+	s->sty += x * y;
+}
+
+double arr__slope_per_s(const struct an_slope *s)
+{
+	double d = s->n * s->stt - s->st * s->st;
+	if (s->n < 2 || d <= 0)
+		return 0;
+	return (s->n * s->sty - s->st * s->sy) / d;
+}
+
+/* ---- the pass ---- */
+
+struct slot {
+	const struct an_ops *ops;
+	void *st;
+};
+
+struct pass {
+	struct an_core c;
+	struct slot an[ARR_AN_COUNT_];
+	unsigned nan;
+	/* per callback, only the analyzers that have one */
+	struct slot call[ARR_AN_COUNT_], failed[ARR_AN_COUNT_], release[ARR_AN_COUNT_], alloc[ARR_AN_COUNT_],
+		other[ARR_AN_COUNT_];
+	unsigned ncall, nfailed, nrelease, nalloc, nother;
+};
+
+static void do_release(struct pass *p, const struct arr_event *ev, uint32_t th)
+{
+	struct an_core *c = &p->c;
+	size_t slot;
+	struct an_block *b = live_find(&c->live, ev->ptr, &slot);
+	if (!b) {
+		c->unknown_frees++;
+		return;
+	}
+	int temporary = ev->op == ARR_OP_FREE && c->threads[b->thread].allocs == b->seq;
+	for (unsigned i = 0; i < p->nrelease; i++)
+		p->release[i].ops->release(c, p->release[i].st, ev->ptr, b, ev, temporary);
+	c->live_bytes -= b->size;
+	c->live_blocks--;
+	c->threads[th].frees++;
+	live_remove_slot(&c->live, slot);
+}
+
+static void do_alloc(struct pass *p, const struct arr_event *ev, uint32_t th)
+{
+	struct an_core *c = &p->c;
+	int fresh;
+	struct an_block *b = live_insert(&c->live, ev->ret, &fresh);
+	if (!b) {
+		c->oom = ARR_ENOMEM;
+		return;
+	}
+	if (!fresh) { /* its free was not recorded: forget the old block */
+		c->live_bytes -= b->size;
+		c->live_blocks--;
+	}
+	uint64_t req = arr_event_bytes(ev, c->page_size);
+	struct an_thread *t = &c->threads[th];
+	t->allocs++;
+	t->alloc_bytes += req;
+	*b = (struct an_block){.size = req, .t = ev->t, .evno = c->evno, .op = ev->op, .seq = t->allocs,
+			       .thread = th};
+	c->bytes_requested += req;
+	c->live_bytes += req;
+	c->live_blocks++;
+	if (c->live_bytes > c->peak_bytes) {
+		c->peak_bytes = c->live_bytes;
+		c->peak_t = ev->t;
+		c->peak_evno = c->evno;
+	}
+	if (c->live_blocks > c->peak_blocks)
+		c->peak_blocks = c->live_blocks;
+	for (unsigned i = 0; i < p->nalloc; i++)
+		p->alloc[i].ops->alloc(c, p->alloc[i].st, ev->ret, b, ev);
+}
+
+static inline void handle(struct pass *p, const struct arr_event *ev)
+{
+	struct an_core *c = &p->c;
+	c->t = ev->t;
+	if (ev->t > c->last_t)
+		c->last_t = ev->t;
+	c->ops[ev->op < ARR_OP_MAX_ ? ev->op : 0]++;
+	if (!arr_op_is_call(ev->op)) {
+		if (ev->tid)
+			thread_of(c, ev->tid);
+		for (unsigned i = 0; i < p->nother; i++)
+			p->other[i].ops->other(c, p->other[i].st, ev);
+		c->evno++;
+		return;
+	}
+	uint32_t th = thread_of(c, ev->tid);
+	if (c->oom)
+		return;
+	c->calls++;
+	c->threads[th].calls++;
+	for (unsigned i = 0; i < p->ncall; i++)
+		p->call[i].ops->call(c, p->call[i].st, ev);
+	if (ev->failed) {
+		c->failed++;
+		struct an_block *old = NULL;
+		size_t slot;
+		if (arr_op_takes_ptr(ev->op) && ev->ptr && !arr_event_releases(ev) &&
+		    (old = live_find(&c->live, ev->ptr, &slot)))
+			old->flags |= ARR__BLK_FAILED_REALLOC;
+		for (unsigned i = 0; i < p->nfailed; i++)
+			p->failed[i].ops->failed(c, p->failed[i].st, ev, old);
+	}
+	if (arr_event_releases(ev))
+		do_release(p, ev, th);
+	if (arr_event_allocates(ev))
+		do_alloc(p, ev, th);
+	c->evno++;
+}
+
+static const struct an_ops *const all_ops[ARR_AN_COUNT_] = {
+	[ARR_AN_SUMMARY] = &arr__an_summary, [ARR_AN_SIZES] = &arr__an_sizes,
+	[ARR_AN_LIFETIMES] = &arr__an_lifetimes, [ARR_AN_LIVE] = &arr__an_live,
+	[ARR_AN_LEAKS] = &arr__an_leaks, [ARR_AN_THREADS] = &arr__an_threads,
+	[ARR_AN_RSS] = &arr__an_rss, [ARR_AN_ZEROING] = &arr__an_zeroing,
+	[ARR_AN_PHASES] = &arr__an_phases,
+};
+
+static void trace_section(struct an_core *c, struct arr_trace *tr, struct arr_doc *out, int rc)
+{
+	const struct arr_trace_meta *meta = c->meta;
+	const struct arr_trace_end *end = arr_trace_end(tr);
+	int clean = rc == 0 && end->present;
+	struct arr_doc *t = arr_doc_set_obj(out, "trace");
+	arr_doc_set_str(t, "path", arr_trace_path(tr));
+	arr_doc_set_int(t, "pid", meta->pid);
+	arr_doc_set_int(t, "ppid", meta->ppid);
+	arr_doc_set_str(t, "exe", meta->exe);
+	arr_doc_set_str(t, "argv", meta->argv);
+	arr_doc_set_str(t, "libc", meta->libc);
+	if (meta->parent_trace)
+		arr_doc_set_str(t, "parent_trace", meta->parent_trace);
+	arr_doc_set_int(t, "duration_ns", (int64_t)arr__duration(c));
+	arr_doc_set_str(t, "ending", clean ? arr_end_name(end->reason) : "truncated");
+	if (clean)
+		arr_doc_set_int(t, "status", end->status);
+	arr_doc_set_int(t, "events", (int64_t)c->evno);
+	arr_doc_set_bool(t, "truncated", !clean);
+	arr_doc_set_int(t, "page_size", (int64_t)c->page_size);
+}
+
+int arr_analyze_trace(struct arr_trace *tr, const struct arr_analysis_options *opt, struct arr_doc *out)
+{
+	static const struct arr_analysis_options defaults = ARR_ANALYSIS_OPTIONS_INIT;
+	if (!opt)
+		opt = &defaults;
+	struct pass *p = calloc(1, sizeof *p);
+	if (!p)
+		return ARR_ENOMEM;
+	struct an_core *c = &p->c;
+	c->opt = opt;
+	c->meta = arr_trace_meta(tr);
+	c->page_size = c->meta->page_size;
+	c->points = opt->timeline_points ? opt->timeline_points : 2000;
+	c->top = opt->top ? opt->top : 20;
+	c->tid_index = (struct arr_ptrmap)ARR_PTRMAP_INIT;
+
+	struct arr_merge *m = NULL;
+	int rc = arr_merge_open(&m, tr);
+	const struct arr_trace_end *end = arr_trace_end(tr);
+	if (end->present)
+		c->end_t = end->t;
+	uint32_t what = opt->what ? opt->what : (1u << ARR_AN_COUNT_) - 1;
+	for (unsigned i = 0; i < ARR_AN_COUNT_ && rc == 0; i++) {
+		if (!(what & (1u << i)))
+			continue;
+		const struct an_ops *o = all_ops[i];
+		void *st = calloc(1, o->state_size ? o->state_size : 1);
+		if (!st) {
+			rc = ARR_ENOMEM;
+			break;
+		}
+		p->an[p->nan++] = (struct slot){o, st};
+		if (o->begin && (rc = o->begin(c, st)) != 0)
+			break;
+		struct slot s = {o, st};
+		if (o->call)
+			p->call[p->ncall++] = s;
+		if (o->failed)
+			p->failed[p->nfailed++] = s;
+		if (o->release)
+			p->release[p->nrelease++] = s;
+		if (o->alloc)
+			p->alloc[p->nalloc++] = s;
+		if (o->other)
+			p->other[p->nother++] = s;
+	}
+
+	uint64_t total_events = end->present ? end->events : 0, file_size = arr_trace_file_size(tr);
+	uint64_t next_progress = 1u << 22;
+	while (rc == 0) {
+		const struct arr_event *evs;
+		size_t n;
+		rc = arr__merge_next_run(m, &evs, &n);
+		if (rc != 1)
+			break;
+		rc = 0;
+		for (size_t i = 0; i < n && !c->oom; i++)
+			handle(p, &evs[i]);
+		if (c->oom)
+			rc = c->oom;
+		if (opt->progress && c->evno >= next_progress) {
+			next_progress = c->evno + (1u << 22);
+			uint64_t done = total_events ? (uint64_t)((double)c->evno / (double)total_events *
+								  (double)file_size) : 0;
+			opt->progress(opt->progress_ctx, c->evno, done > file_size ? file_size : done, file_size);
+		}
+	}
+	if (rc == 0 && opt->progress)
+		opt->progress(opt->progress_ctx, c->evno, file_size, file_size);
+
+	/* sections are written even after a trace error: they describe the prefix read */
+	int trc = rc;
+	if (rc != ARR_ENOMEM) {
+		trace_section(c, tr, out, rc);
+		for (unsigned i = 0; i < p->nan; i++) {
+			struct arr_doc *sec = p->an[i].ops->id == ARR_AN_PHASES ? arr_doc_set_arr(out, "phases")
+										 : arr_doc_set_obj(out, arr_analysis_name(p->an[i].ops->id));
+			int erc = p->an[i].ops->end(c, p->an[i].st, sec);
+			if (erc && !trc)
+				trc = erc;
+		}
+		if (!trc)
+			trc = arr_doc_status(out);
+	}
+	for (unsigned i = 0; i < p->nan; i++) {
+		if (p->an[i].ops->fini)
+			p->an[i].ops->fini(p->an[i].st);
+		free(p->an[i].st);
+	}
+	arr_merge_close(m);
+	free(c->live.keys);
+	free(c->live.vals);
+	free(c->threads);
+	arr_ptrmap_release(&c->tid_index);
+	free(p);
+	return trc;
+}
+
+/* ---- summary: the core's own counters ---- */
+
+static int summary_end(struct an_core *c, void *st, struct arr_doc *s)
+{
+	(void)st;
+	uint64_t dur = arr__duration(c);
+	arr_doc_set_int(s, "calls", (int64_t)c->calls);
+	arr_doc_set_int(s, "failed", (int64_t)c->failed);
+	struct arr_doc *ops = arr_doc_set_obj(s, "ops");
+	for (unsigned op = 1; op < ARR_OP_MAX_; op++)
+		if (arr_op_name(op) && (arr_op_is_call(op) || c->ops[op]))
+			arr_doc_set_int(ops, arr_op_name(op), (int64_t)c->ops[op]);
+	arr_doc_set_int(s, "bytes_requested", (int64_t)c->bytes_requested);
+	arr_doc_set_num(s, "calls_per_s", dur ? (double)c->calls / ((double)dur / 1e9) : 0.0);
+	arr_doc_set_int(s, "threads", (int64_t)c->nthreads);
+	arr_doc_set_int(s, "duration_ns", (int64_t)dur);
+	arr_doc_set_int(s, "unknown_frees", (int64_t)c->unknown_frees);
+	arr_doc_set_int(s, "peak_live_bytes", (int64_t)c->peak_bytes);
+	arr_doc_set_int(s, "final_live_bytes", (int64_t)c->live_bytes);
+	return 0;
+}
+
+const struct an_ops arr__an_summary = {.id = ARR_AN_SUMMARY, .end = summary_end};
+
+int arr_analysis_parse_what(const char *list, uint32_t *mask, const char **bad, size_t *bad_len)
+{
+	uint32_t m = 0;
+	const char *p = list;
+	for (;;) {
+		size_t n = strcspn(p, ",");
+		char name[32];
+		if (n == 0 || n >= sizeof name) {
+			*bad = p;
+			*bad_len = n;
+			return ARR_EINVAL;
+		}
+		memcpy(name, p, n);
+		name[n] = 0;
+		int an = !strcmp(name, "all") ? -2 : arr_analysis_from_name(name);
+		if (an == -1) {
+			*bad = p;
+			*bad_len = n;
+			return ARR_EINVAL;
+		}
+		m |= an == -2 ? (1u << ARR_AN_COUNT_) - 1 : 1u << an;
+		if (!p[n])
+			break;
+		p += n + 1;
+	}
+	*mask = m;
+	return 0;
+}

@@ -1,0 +1,248 @@
+/*
+ * phases.c - the "phases" section: the trace cut into phases, by the
+ * marks the program recorded (op mark, allocrr_mark("name"): a phase runs
+ * from its mark to the next one, or to the end; what came before the
+ * first mark is the phase "start") and by the ranges the user gives
+ * (arr_analysis_options.phases, ns or event numbers, which may overlap).
+ *
+ * Per phase: calls, failed calls, bytes requested, allocations and frees,
+ * live bytes at its start and end, peak live bytes and when, temporary
+ * allocations, RSS samples, RSS growth (least-squares slope) and the RSS
+ * peak. Histograms are not cut per phase: the peak, the growth and the
+ * counts are what tells phases apart, and they keep each phase small.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis_internal.h"
+
+#define MAX_MARK_PHASES 4096 /* later marks extend the last phase */
+
+struct phase {
+	char name[64];
+	int by_events, active, done, marked;
+	uint64_t from, to;               /* the spec (user phases) */
+	uint64_t from_ns, to_ns, from_ev, to_ev; /* what was seen */
+	uint64_t calls, failed, bytes, allocs, frees, temporary;
+	uint64_t live_start, live_end, peak_live, peak_t;
+	uint64_t rss_samples, rss_first, rss_last, rss_peak;
+	struct an_slope rss;
+};
+
+struct phases {
+	struct phase *p;
+	size_t n, cap;
+	size_t nuser;
+	size_t cur_mark; /* index of the open mark phase, or SIZE_MAX */
+	int marks_seen;
+};
+
+static struct phase *add(struct an_core *c, struct phases *s)
+{
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 8;
+		struct phase *n = realloc(s->p, cap * sizeof *n);
+		if (!n) {
+			c->oom = ARR_ENOMEM;
+			return NULL;
+		}
+		s->p = n;
+		s->cap = cap;
+	}
+	struct phase *ph = &s->p[s->n++];
+	memset(ph, 0, sizeof *ph);
+	return ph;
+}
+
+static void open_phase(struct an_core *c, struct phase *ph)
+{
+	ph->active = 1;
+	ph->from_ns = c->t;
+	ph->from_ev = c->evno;
+	ph->live_start = ph->peak_live = c->live_bytes;
+	ph->peak_t = c->t;
+}
+
+static void close_phase(struct an_core *c, struct phase *ph)
+{
+	ph->active = 0;
+	ph->done = 1;
+	ph->to_ns = c->t;
+	ph->to_ev = c->evno;
+	ph->live_end = c->live_bytes;
+}
+
+static int ph_begin(struct an_core *c, void *st)
+{
+	struct phases *s = st;
+	const struct arr_analysis_options *o = c->opt;
+	for (size_t i = 0; i < o->nphases; i++) {
+		struct phase *ph = add(c, s);
+		if (!ph)
+			return ARR_ENOMEM;
+		memcpy(ph->name, o->phases[i].name, sizeof ph->name);
+		ph->name[sizeof ph->name - 1] = 0;
+		ph->by_events = o->phases[i].by_events;
+		ph->from = o->phases[i].from;
+		ph->to = o->phases[i].to;
+	}
+	s->nuser = s->n;
+	/* the implicit "start" phase, kept only if the trace has marks */
+	struct phase *st0 = add(c, s);
+	if (!st0)
+		return ARR_ENOMEM;
+	strcpy(st0->name, "start");
+	st0->marked = 1;
+	open_phase(c, st0);
+	s->cur_mark = s->n - 1;
+	return 0;
+}
+
+/* open and close user phases at this event's position */
+static void ph_step(struct an_core *c, struct phases *s)
+{
+	for (size_t i = 0; i < s->nuser; i++) {
+		struct phase *ph = &s->p[i];
+		if (ph->done)
+			continue;
+		uint64_t pos = ph->by_events ? c->evno : c->t;
+		if (!ph->active && pos >= ph->from && pos < ph->to)
+			open_phase(c, ph);
+		else if (ph->active && pos >= ph->to)
+			close_phase(c, ph);
+	}
+}
+
+#define EACH_ACTIVE(s, ph)                                                          \
+	for (struct phase *ph = (s)->p; ph < (s)->p + (s)->n; ph++)                  \
+		if (ph->active)
+
+static void ph_call(struct an_core *c, void *st, const struct arr_event *ev)
+{
+	struct phases *s = st;
+	ph_step(c, s);
+	EACH_ACTIVE(s, ph)
+	{
+		ph->calls++;
+		ph->failed += ev->failed;
+	}
+}
+
+static void ph_alloc(struct an_core *c, void *st, uint64_t addr, struct an_block *b, const struct arr_event *ev)
+{
+	struct phases *s = st;
+	(void)addr, (void)ev;
+	EACH_ACTIVE(s, ph)
+	{
+		ph->allocs++;
+		ph->bytes += b->size;
+		if (c->live_bytes > ph->peak_live) {
+			ph->peak_live = c->live_bytes;
+			ph->peak_t = c->t;
+		}
+	}
+}
+
+static void ph_release(struct an_core *c, void *st, uint64_t addr, struct an_block *b, const struct arr_event *ev,
+		       int temporary)
+{
+	struct phases *s = st;
+	(void)c, (void)addr, (void)b, (void)ev;
+	EACH_ACTIVE(s, ph)
+	{
+		ph->frees++;
+		ph->temporary += temporary;
+	}
+}
+
+static void ph_other(struct an_core *c, void *st, const struct arr_event *ev)
+{
+	struct phases *s = st;
+	ph_step(c, s);
+	if (ev->op == ARR_OP_MARK) {
+		if (s->n - s->nuser >= MAX_MARK_PHASES)
+			return;
+		if (s->cur_mark != SIZE_MAX)
+			close_phase(c, &s->p[s->cur_mark]);
+		struct phase *ph = add(c, s);
+		if (!ph)
+			return;
+		const char *name = ev->str ? ev->str : "";
+		size_t len = strlen(name);
+		if (len >= sizeof ph->name)
+			len = sizeof ph->name - 1;
+		memcpy(ph->name, name, len);
+		ph->marked = 1;
+		open_phase(c, ph);
+		s->cur_mark = s->n - 1;
+		s->marks_seen = 1;
+		return;
+	}
+	if (ev->op != ARR_OP_RSS)
+		return;
+	EACH_ACTIVE(s, ph)
+	{
+		if (!ph->rss_samples)
+			ph->rss_first = ev->size;
+		ph->rss_samples++;
+		ph->rss_last = ev->size;
+		if (ev->size > ph->rss_peak)
+			ph->rss_peak = ev->size;
+		arr__slope_add(&ph->rss, ev->t, (double)ev->size);
+	}
+}
+
+static int ph_end(struct an_core *c, void *st, struct arr_doc *arr)
+{
+	struct phases *s = st;
+	c->t = arr__duration(c);
+	for (size_t i = 0; i < s->n; i++) {
+		struct phase *ph = &s->p[i];
+		if (ph->marked && !s->marks_seen)
+			continue;
+		if (ph->marked && i == s->nuser && !ph->calls && !ph->rss_samples)
+			continue; /* nothing happened before the first mark */
+		if (ph->active)
+			close_phase(c, ph);
+		struct arr_doc *o = arr_doc_push_obj(arr);
+		arr_doc_set_str(o, "name", ph->name);
+		arr_doc_set_str(o, "by", ph->marked ? "mark" : ph->by_events ? "events" : "time");
+		arr_doc_set_bool(o, "seen", ph->done);
+		arr_doc_set_int(o, "from_ns", (int64_t)ph->from_ns);
+		arr_doc_set_int(o, "to_ns", (int64_t)ph->to_ns);
+		arr_doc_set_int(o, "from_event", (int64_t)ph->from_ev);
+		arr_doc_set_int(o, "to_event", (int64_t)ph->to_ev);
+		arr_doc_set_int(o, "calls", (int64_t)ph->calls);
+		arr_doc_set_int(o, "failed", (int64_t)ph->failed);
+		arr_doc_set_int(o, "allocs", (int64_t)ph->allocs);
+		arr_doc_set_int(o, "frees", (int64_t)ph->frees);
+		arr_doc_set_int(o, "bytes_requested", (int64_t)ph->bytes);
+		arr_doc_set_int(o, "temporary", (int64_t)ph->temporary);
+		arr_doc_set_int(o, "live_start", (int64_t)ph->live_start);
+		arr_doc_set_int(o, "live_end", (int64_t)ph->live_end);
+		arr_doc_set_int(o, "peak_live", (int64_t)ph->peak_live);
+		arr_doc_set_int(o, "peak_live_t", (int64_t)ph->peak_t);
+		arr_doc_set_int(o, "rss_samples", (int64_t)ph->rss_samples);
+		arr_doc_set_int(o, "rss_peak", (int64_t)ph->rss_peak);
+		arr_doc_set_num(o, "rss_growth_bytes_per_s", arr__slope_per_s(&ph->rss));
+	}
+	return 0;
+}
+
+static void ph_fini(void *st)
+{
+	struct phases *s = st;
+	free(s->p);
+}
+
+const struct an_ops arr__an_phases = {
+	.id = ARR_AN_PHASES,
+	.state_size = sizeof(struct phases),
+	.begin = ph_begin,
+	.call = ph_call,
+	.alloc = ph_alloc,
+	.release = ph_release,
+	.other = ph_other,
+	.end = ph_end,
+	.fini = ph_fini,
+};

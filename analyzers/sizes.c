@@ -1,0 +1,162 @@
+/*
+ * sizes.c - the "sizes" section: what sizes the program asks for (log2
+ * histogram, the most frequent exact sizes) and how its reallocs grow.
+ *
+ * Exact sizes below SMALL are counted in an array; larger ones in a map
+ * capped at MAX_SIZES distinct sizes (later new sizes are counted as
+ * "other_sizes"), so memory stays fixed whatever the trace.
+ */
+#include <stdlib.h>
+
+#include "analysis_internal.h"
+
+#define SMALL 4096
+#define MAX_SIZES 65536
+
+/* realloc growth factor new/old, bucketed (upper bounds inclusive from "1-1.25" on) */
+static const char *const factor_name[] = {"<0.5", "0.5-1", "1", "1-1.25", "1.25-1.5", "1.5-2", "2-4", ">4"};
+#define NFACTOR (sizeof factor_name / sizeof *factor_name)
+
+struct sizes {
+	uint64_t count[65], bytes[65];
+	uint64_t small[SMALL];
+	struct arr_ptrmap big; /* size -> count */
+	uint64_t other_sizes;
+	/* realloc */
+	uint64_t r_count, r_grow, r_shrink, r_same, r_in_place, r_moved, r_moved_bytes, r_from_null;
+	uint64_t r_factor[NFACTOR];
+	uint64_t r_delta_count[65], r_delta_bytes[65]; /* log2 of the growth in bytes */
+};
+
+static void sizes_alloc(struct an_core *c, void *st, uint64_t addr, struct an_block *b, const struct arr_event *ev)
+{
+	struct sizes *s = st;
+	(void)addr, (void)ev;
+	unsigned k = arr__log2_bucket(b->size);
+	s->count[k]++;
+	s->bytes[k] += b->size;
+	if (b->size < SMALL) {
+		s->small[b->size]++;
+	} else {
+		uint64_t n = 0;
+		if (arr_ptrmap_get(&s->big, b->size, &n) || s->big.count < MAX_SIZES) {
+			if (arr_ptrmap_put(&s->big, b->size, n + 1))
+				c->oom = ARR_ENOMEM;
+		} else {
+			s->other_sizes++;
+		}
+	}
+	if ((ev->op == ARR_OP_REALLOC || ev->op == ARR_OP_REALLOCARRAY) && !ev->ptr) {
+		s->r_count++;
+		s->r_from_null++;
+	}
+}
+
+static void sizes_release(struct an_core *c, void *st, uint64_t addr, struct an_block *b,
+			  const struct arr_event *ev, int temporary)
+{
+	struct sizes *s = st;
+	(void)temporary;
+	if (ev->op == ARR_OP_FREE || ev->failed)
+		return;
+	/* the old block of a successful realloc */
+	uint64_t old = b->size, nw = arr_event_bytes(ev, c->page_size);
+	s->r_count++;
+	if (nw > old) {
+		s->r_grow++;
+		unsigned k = arr__log2_bucket(nw - old);
+		s->r_delta_count[k]++;
+		s->r_delta_bytes[k] += nw - old;
+	} else if (nw < old) {
+		s->r_shrink++;
+	} else {
+		s->r_same++;
+	}
+	if (ev->ret == addr) {
+		s->r_in_place++;
+	} else {
+		s->r_moved++;
+		s->r_moved_bytes += old < nw ? old : nw;
+	}
+	double f = old ? (double)nw / (double)old : 1e300;
+	unsigned i = nw == old ? 2 : f < 0.5 ? 0 : f < 1 ? 1 : f <= 1.25 ? 3 : f <= 1.5 ? 4 : f <= 2 ? 5 : f <= 4 ? 6 : 7;
+	s->r_factor[i]++;
+}
+
+struct size_count {
+	uint64_t size, count;
+};
+
+static int by_count(const void *a, const void *b)
+{
+	const struct size_count *x = a, *y = b;
+	if (x->count != y->count)
+		return x->count < y->count ? 1 : -1;
+	return x->size < y->size ? -1 : x->size > y->size;
+}
+
+static int sizes_end(struct an_core *c, void *st, struct arr_doc *sec)
+{
+	struct sizes *s = st;
+	arr__doc_log2(arr_doc_set_arr(sec, "log2"), s->count, s->bytes, 65);
+	size_t n = 0;
+	for (size_t i = 0; i < SMALL; i++)
+		n += s->small[i] != 0;
+	n += s->big.count;
+	struct size_count *v = malloc((n ? n : 1) * sizeof *v);
+	if (!v)
+		return ARR_ENOMEM;
+	n = 0;
+	for (size_t i = 0; i < SMALL; i++)
+		if (s->small[i])
+			v[n++] = (struct size_count){i, s->small[i]};
+	if (s->big.mask)
+		for (size_t i = 0; i <= s->big.mask; i++)
+			if (s->big.keys[i])
+				v[n++] = (struct size_count){s->big.keys[i], s->big.vals[i]};
+	qsort(v, n, sizeof *v, by_count);
+	struct arr_doc *top = arr_doc_set_arr(sec, "top");
+	for (size_t i = 0; i < n && i < c->top; i++) {
+		struct arr_doc *o = arr_doc_push_obj(top);
+		arr_doc_set_int(o, "size", (int64_t)v[i].size);
+		arr_doc_set_int(o, "count", (int64_t)v[i].count);
+	}
+	arr_doc_set_int(sec, "distinct_sizes", (int64_t)n);
+	arr_doc_set_int(sec, "other_sizes", (int64_t)s->other_sizes);
+	free(v);
+
+	struct arr_doc *r = arr_doc_set_obj(sec, "realloc_growth");
+	arr_doc_set_int(r, "count", (int64_t)s->r_count);
+	arr_doc_set_int(r, "from_null", (int64_t)s->r_from_null);
+	arr_doc_set_int(r, "grow", (int64_t)s->r_grow);
+	arr_doc_set_int(r, "shrink", (int64_t)s->r_shrink);
+	arr_doc_set_int(r, "same", (int64_t)s->r_same);
+	arr_doc_set_int(r, "in_place", (int64_t)s->r_in_place);
+	arr_doc_set_int(r, "moved", (int64_t)s->r_moved);
+	arr_doc_set_int(r, "moved_bytes", (int64_t)s->r_moved_bytes);
+	struct arr_doc *f = arr_doc_set_arr(r, "factor");
+	for (unsigned i = 0; i < NFACTOR; i++) {
+		if (!s->r_factor[i])
+			continue;
+		struct arr_doc *o = arr_doc_push_obj(f);
+		arr_doc_set_str(o, "factor", factor_name[i]);
+		arr_doc_set_int(o, "count", (int64_t)s->r_factor[i]);
+	}
+	arr__doc_log2(arr_doc_set_arr(r, "growth_log2"), s->r_delta_count, s->r_delta_bytes, 65);
+	return 0;
+}
+
+static void sizes_fini(void *st)
+{
+	struct sizes *s = st;
+	arr_ptrmap_release(&s->big);
+}
+
+const struct an_ops arr__an_sizes = {
+	.id = ARR_AN_SIZES,
+	.state_size = sizeof(struct sizes),
+	.alloc = sizes_alloc,
+	.release = sizes_release,
+	.end = sizes_end,
+	.fini = sizes_fini,
+};

@@ -1,0 +1,277 @@
+/*
+ * cmd_analyze.c - `allocrr analyze`: the trace-side analyses of one or more
+ * traces in one pass each (analyzers/), as text or as the JSON document
+ * documented in docs/report.md.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "allocrr/analysis.h"
+#include "cli.h"
+
+#ifndef ALLOCRR_VERSION
+#define ALLOCRR_VERSION "0.0.0"
+#endif
+
+#define MAX_ALLOCATORS 16
+#define MAX_PHASES 64
+
+static const char usage[] =
+	"usage: allocrr analyze [--what LIST] [-a ALLOCATOR]... [--json] [--top N]\n"
+	"                       [--points N] [--phase NAME:FROM:TO]... TRACE...\n"
+	"\n"
+	"Analyse where a recorded program's memory goes, in one pass over each\n"
+	"trace: calls and sizes, lifetimes and temporary allocations, live bytes\n"
+	"over time, leaks and failed calls, cross-thread frees, recorded RSS\n"
+	"against live bytes, calloc on fresh or reused memory, and phases.\n"
+	"\n"
+	"  -w, --what LIST       sections to compute, comma-separated (default all):\n"
+	"                        summary,sizes,lifetimes,live,leaks,threads,rss,\n"
+	"                        zeroing,phases\n"
+	"  -a, --allocator A     also replay into allocator A (replay-side analyses)\n"
+	"  -j, --json            print the analysis document as JSON (docs/report.md)\n"
+	"      --top N           rows in the \"most frequent\"/\"largest\" tables (default 20)\n"
+	"      --points N        points in timelines, at most (default 2000)\n"
+	"  -p, --phase NAME:FROM:TO\n"
+	"                        a phase of the trace: FROM and TO are times since\n"
+	"                        the start (units s, ms, us, ns; default s) or event\n"
+	"                        numbers with the suffix ev; an empty TO is the end.\n"
+	"                        Marks the program recorded make phases of their own.\n"
+	"  -h, --help            show this help\n"
+	"  -V, --version         show the version\n"
+	"\n"
+	"Progress (events, rate, time left) goes to stderr when it is a terminal.\n"
+	"Exit status: 0, 1 for an unreadable or damaged trace, 2 for bad usage.\n";
+
+struct progress {
+	const char *path;
+	struct timespec start;
+	int shown;
+};
+
+static double since(const struct timespec *t0)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+static void show_progress(void *ctx, uint64_t events, uint64_t done, uint64_t total)
+{
+	struct progress *p = ctx;
+	double s = since(&p->start), frac = total ? (double)done / (double)total : 0;
+	double rate = s > 0 ? (double)events / s : 0;
+	char bar[21];
+	int fill = (int)(frac * 20);
+	for (int i = 0; i < 20; i++)
+		bar[i] = i < fill ? '#' : ' ';
+	bar[20] = 0;
+	double eta = frac > 0 && frac < 1 ? s * (1 - frac) / frac : 0;
+	fprintf(stderr, "\r%s [%s] %3.0f%%  %.1fM events/s  ETA %.0f s  ", p->path, bar, frac * 100, rate / 1e6, eta);
+	p->shown = 1;
+}
+
+/* "1.5", "200ms", "3000ev": 0 and *v (ns or events), *events set; else -1 */
+static int parse_pos(const char *s, size_t n, uint64_t *v, int *events)
+{
+	char buf[64];
+	if (n == 0 || n >= sizeof buf)
+		return -1;
+	memcpy(buf, s, n);
+	buf[n] = 0;
+	char *end;
+	errno = 0;
+	double x = strtod(buf, &end);
+	if (end == buf || errno || x < 0 || !isfinite(x))
+		return -1;
+	double mul = 1e9;
+	*events = 0;
+	if (!strcmp(end, "ev")) {
+		*events = 1;
+		mul = 1;
+	} else if (!strcmp(end, "ms")) {
+		mul = 1e6;
+	} else if (!strcmp(end, "us")) {
+		mul = 1e3;
+	} else if (!strcmp(end, "ns")) {
+		mul = 1;
+	} else if (*end && strcmp(end, "s")) {
+		return -1;
+	}
+	double r = x * mul;
+	if (r >= 1.8e19)
+		return -1;
+	*v = (uint64_t)r;
+	return 0;
+}
+
+static int parse_phase(const char *arg, struct arr_phase_spec *ph)
+{
+	const char *c1 = strchr(arg, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+	if (!c1 || !c2 || c1 == arg || (size_t)(c1 - arg) >= sizeof ph->name)
+		return -1;
+	memset(ph, 0, sizeof *ph);
+	memcpy(ph->name, arg, (size_t)(c1 - arg));
+	int ev_from, ev_to;
+	if (parse_pos(c1 + 1, (size_t)(c2 - c1 - 1), &ph->from, &ev_from))
+		return -1;
+	ph->by_events = ev_from;
+	if (!c2[1]) {
+		ph->to = UINT64_MAX;
+	} else {
+		if (parse_pos(c2 + 1, strlen(c2 + 1), &ph->to, &ev_to) || ev_to != ev_from || ph->to <= ph->from)
+			return -1;
+	}
+	return 0;
+}
+
+static int parse_count(const char *s, unsigned lo, unsigned hi, unsigned *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long v = strtoul(s, &end, 10);
+	if (!*s || *end || errno || v < lo || v > hi || *s == '-')
+		return -1;
+	*out = (unsigned)v;
+	return 0;
+}
+
+/* Analyse one trace into a new element of traces. Returns an exit status. */
+static int analyze_one(const char *path, const struct arr_analysis_options *opt, struct arr_doc *traces)
+{
+	struct arr_trace *tr;
+	int rc = arr_trace_open(&tr, path);
+	if (rc) {
+		rc = cli_trace_error(path, tr, rc);
+		arr_trace_close(tr);
+		return rc;
+	}
+	struct arr_analysis_options o = *opt;
+	struct progress pr = {.path = path};
+	if (isatty(STDERR_FILENO)) {
+		clock_gettime(CLOCK_MONOTONIC, &pr.start);
+		o.progress = show_progress;
+		o.progress_ctx = &pr;
+	}
+	struct arr_doc *doc = arr_doc_push_obj(traces);
+	rc = doc ? arr_analyze_trace(tr, &o, doc) : ARR_ENOMEM;
+	if (pr.shown)
+		fputs("\r\033[K", stderr);
+	int status = 0;
+	if (rc == ARR_ENOMEM) {
+		cli_error("'%s': %s", path, arr_strerror(rc));
+		status = EXIT_BAD_INPUT;
+	} else if (rc) {
+		status = cli_trace_error(path, tr, rc);
+	}
+	arr_trace_close(tr);
+	return status;
+}
+
+int cmd_analyze(int argc, char **argv)
+{
+	enum { OPT_TOP = 256, OPT_POINTS };
+	static const struct option opts[] = {
+		{"what", required_argument, 0, 'w'},
+		{"allocator", required_argument, 0, 'a'},
+		{"json", no_argument, 0, 'j'},
+		{"top", required_argument, 0, OPT_TOP},
+		{"points", required_argument, 0, OPT_POINTS},
+		{"phase", required_argument, 0, 'p'},
+		{"help", no_argument, 0, 'h'},
+		{"version", no_argument, 0, 'V'},
+		{0, 0, 0, 0},
+	};
+	struct arr_analysis_options opt = ARR_ANALYSIS_OPTIONS_INIT;
+	static struct arr_phase_spec phases[MAX_PHASES];
+	const char *allocators[MAX_ALLOCATORS];
+	size_t nalloc = 0, nphases = 0;
+	int json = 0, c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":w:a:jp:hV", opts, NULL)) != -1) {
+		int rc = cli_common_option(c, usage);
+		if (rc >= 0)
+			return rc;
+		switch (c) {
+		case 'w': {
+			const char *bad;
+			size_t n;
+			if (arr_analysis_parse_what(optarg, &opt.what, &bad, &n))
+				return cli_usage_error("analyze", "--what: unknown section '%.*s'", (int)n, bad);
+			break;
+		}
+		case 'a':
+			if (nalloc == MAX_ALLOCATORS)
+				return cli_usage_error("analyze", "at most %d allocators", MAX_ALLOCATORS);
+			allocators[nalloc++] = optarg;
+			break;
+		case 'j':
+			json = 1;
+			break;
+		case OPT_TOP:
+			if (parse_count(optarg, 1, 100000, &opt.top))
+				return cli_usage_error("analyze", "--top: want a count from 1 to 100000, not '%s'", optarg);
+			break;
+		case OPT_POINTS:
+			if (parse_count(optarg, 2, 1000000, &opt.timeline_points))
+				return cli_usage_error("analyze", "--points: want a count from 2 to 1000000, not '%s'",
+						       optarg);
+			break;
+		case 'p':
+			if (nphases == MAX_PHASES)
+				return cli_usage_error("analyze", "at most %d phases", MAX_PHASES);
+			if (parse_phase(optarg, &phases[nphases]))
+				return cli_usage_error("analyze", "--phase: want NAME:FROM:TO (e.g. warmup:0:1.5s or "
+								  "load:1000ev:), not '%s'", optarg);
+			nphases++;
+			break;
+		case ':':
+			return cli_usage_error("analyze", "option '%s' needs a value", argv[optind - 1]);
+		default:
+			return cli_usage_error("analyze", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return cli_usage_error("analyze", "no trace given");
+	if (nalloc) {
+		/* The replay side (fragmentation, zeroing cost, latency per allocator)
+		 * comes from cli_replays_analyze() in cli/replays.c. */
+		return cli_usage_error("analyze", "replay-side analyses need the replay integration "
+						  "(cli_replays_analyze), which this build lacks; use 'allocrr replay -a %s'",
+				       allocators[0]);
+	}
+	opt.phases = phases;
+	opt.nphases = nphases;
+
+	struct arr_doc *root = arr_doc_object();
+	arr_doc_set_str(root, "allocrr", ALLOCRR_VERSION);
+	struct arr_doc *traces = arr_doc_set_arr(root, "traces");
+	int status = 0;
+	for (int i = optind; i < argc; i++) {
+		int rc = analyze_one(argv[i], &opt, traces);
+		if (rc)
+			status = rc;
+	}
+	if (arr_doc_status(root)) {
+		cli_error("out of memory");
+		arr_doc_free(root);
+		return EXIT_BAD_INPUT;
+	}
+	int wrc = json ? arr_doc_write_json(stdout, root, 1) : arr_doc_render_text(stdout, root);
+	if (json)
+		fputc('\n', stdout);
+	if (fflush(stdout) || wrc) {
+		cli_error("cannot write the output: %s", strerror(errno));
+		status = EXIT_BAD_INPUT;
+	}
+	arr_doc_free(root);
+	return status;
+}
