@@ -254,23 +254,25 @@ static void print_broken(const struct arr_doc *checks)
 	}
 }
 
-static void print_checks(const struct arr_doc *checks)
+/* The terminal summary: the traces and the checks, without the report's
+ * bookkeeping (config, generated), through the analyses' text renderer. */
+static void print_text(const struct arr_doc *doc)
 {
-	if (!checks || !checks->len)
-		return;
-	printf("\nchecks\n");
-	for (size_t i = 0; i < checks->len; i++) {
-		const struct arr_doc *c = checks->items[i];
-		const struct arr_doc *ok = arr_doc_get(c, "ok");
-		const char *alloc = arr_doc_as_str(arr_doc_get(c, "allocator"));
-		double v = 0, lim = 0;
-		int have = !arr_doc_as_num(arr_doc_get(c, "value"), &v) && !arr_doc_as_num(arr_doc_get(c, "limit"), &lim);
-		char vals[96] = "";
-		if (have)
-			snprintf(vals, sizeof vals, "%.6g vs %.6g", v, lim);
-		printf("  %-6s %-40s %-18s %s\n", ok && ok->v.b ? "ok" : "BROKEN", arr_doc_as_str(arr_doc_get(c, "check")),
-		       alloc ? alloc : "", have ? vals : arr_doc_as_str(arr_doc_get(c, "error")));
+	struct arr_doc view = {.type = ARR_DOC_OBJECT};
+	struct arr_doc *items[2];
+	char *keys[2];
+	static const char *const show[] = {"traces", "checks"};
+	for (size_t i = 0; i < 2; i++) {
+		struct arr_doc *d = arr_doc_get(doc, show[i]);
+		if (d && d->len) {
+			items[view.len] = d;
+			keys[view.len++] = (char *)show[i];
+		}
 	}
+	view.items = items;
+	view.keys = keys;
+	view.cap = view.len;
+	arr_doc_render_text(stdout, &view);
 }
 
 static void fill_plan(const struct arr_report_config *cfg, struct cli_replay_plan *plan, int quiet)
@@ -461,8 +463,7 @@ int cmd_report(int argc, char **argv)
 			arr_doc_write_json(stdout, doc, 2);
 			putchar('\n');
 		} else if (cfg.text && !quiet) {
-			arr_doc_render_text(stdout, doc);
-			print_checks(arr_doc_get(doc, "checks"));
+			print_text(doc);
 		}
 	}
 	fflush(stdout);

@@ -132,7 +132,8 @@
 			series: {},
 			axes: {
 				y: { valueFormatter: bytes, axisLabelFormatter: function (v) { return bytes(v); } },
-				x: { valueFormatter: function (v) { return opts && opts.xfmt ? opts.xfmt(v) : String(v); } }
+				x: { valueFormatter: function (v) { return opts && opts.xfmt ? opts.xfmt(v) : String(v); },
+					axisLabelFormatter: function (v) { return opts && opts.xaxis ? opts.xaxis(v) : String(v); } }
 			},
 			title: title
 		};
@@ -167,11 +168,27 @@
 						grid: { display: false } },
 					y: { type: opts && opts.log ? "logarithmic" : "linear", beginAtZero: true,
 						title: { display: !!(opts && opts.ytitle), text: opts && opts.ytitle },
-						ticks: { callback: function (v) { return yfmt(v); } } }
+						ticks: { callback: function (v) {
+							if (opts && opts.log && Math.log10(v) % 1 !== 0) return "";
+							return yfmt(v);
+						} } }
 				}
 			}
 		});
 		return box;
+	}
+
+	/* ns on an axis: the unit that suits the span */
+	function timeScale(maxNs) {
+		var u = maxNs < 2e6 ? ["µs", 1e3] : maxNs < 2e9 ? ["ms", 1e6] : ["s", 1e9];
+		return { unit: u[0], div: u[1], label: "time (" + u[0] + ")",
+			fmt: function (v) { return (+v.toPrecision(6)) + " " + u[0]; },
+			axis: function (v) { return String(+v.toPrecision(4)); } };
+	}
+	function maxOf(arr) {
+		var m = 0;
+		for (var i = 0; arr && i < arr.length; i++) if (isNum(arr[i]) && arr[i] > m) m = arr[i];
+		return m;
 	}
 
 	function allocName(a, i) { return a.allocator || ("allocator " + (i + 1)); }
@@ -221,22 +238,24 @@
 	function memoryOverTime(grid, t) {
 		var live = get(t, "live.timeline"), rec = get(t, "rss.recorded.timeline");
 		var series = [];
+		var ts = timeScale(Math.max(maxOf(live && live.t), maxOf(rec && rec.t)));
+		function x(arr) { return arr.map(function (v) { return v / ts.div; }); }
 		if (live && live.t) {
-			series.push({ name: "live bytes (max)", x: live.t.map(function (v) { return v / 1e9; }),
-				y: live.bytes_max || live.bytes || [], fill: true, color: "#1a7f37" });
+			series.push({ name: "live bytes (max)", x: x(live.t), y: live.bytes_max || live.bytes || [], fill: true,
+				color: "#1a7f37" });
 			if (live.bytes_min)
-				series.push({ name: "live bytes (min)", x: live.t.map(function (v) { return v / 1e9; }),
-					y: live.bytes_min, color: "#8bc34a", dash: true });
+				series.push({ name: "live bytes (min)", x: x(live.t), y: live.bytes_min, color: "#8bc34a", dash: true });
 		}
-		if (rec && rec.t && rec.rss)
-			series.push({ name: "recorded RSS", x: rec.t.map(function (v) { return v / 1e9; }), y: rec.rss,
-				color: "#2f6fdb" });
+		if (rec && rec.t && rec.rss && rec.t.length)
+			series.push({ name: "recorded RSS", x: x(rec.t), y: rec.rss, color: "#2f6fdb" });
 		if (!series.length) return;
 		var c = card(grid, "Recorded run: RSS against live bytes", true);
-		if (!timeSeries(c, null, "time (s)", series, { xfmt: function (v) { return v.toFixed(4) + " s"; } }))
+		if (!timeSeries(c, null, ts.label, series, { xfmt: ts.fmt, xaxis: ts.axis }))
 			c.appendChild(el("p", "empty", "too few points to draw"));
 		var un = get(t, "rss.recorded.unexplained_peak");
 		if (isNum(un)) note(c, "RSS the heap does not explain at its peak: " + bytes(un) + ".");
+		if (!rec || !rec.t || !rec.t.length)
+			note(c, "The trace holds no RSS samples (recorded without the RSS sampler, or too short for one).");
 	}
 
 	function replayOverTime(grid, t, als) {
@@ -244,10 +263,11 @@
 			var tl = get(a, "rss.timeline");
 			return tl && tl.op_index && tl.op_index.length;
 		});
+		var rts = timeScale(Math.max.apply(null, [0].concat(als.map(function (a) { return maxOf(get(a, "rss.timeline.t")); }))));
 		als.forEach(function (a, i) {
 			var tl = get(a, "rss.timeline");
 			if (!tl || !tl.rss) return;
-			var x = withOps ? tl.op_index : (tl.t || []).map(function (v) { return v / 1e9; });
+			var x = withOps ? tl.op_index : (tl.t || []).map(function (v) { return v / rts.div; });
 			series.push({ name: allocName(a, i) + " RSS", x: x, y: tl.rss, color: PALETTE[i % PALETTE.length] });
 			if (i === 0 && tl.live)
 				series.push({ name: "live bytes", x: x, y: tl.live, color: "#1a7f37", fill: true });
@@ -262,8 +282,11 @@
 			series.push({ name: "ideal RSS (peak live)", x: [lo, hi], y: [ideal, ideal], color: "#5d6677", dash: true });
 		}
 		var c = card(grid, "Replays: RSS per allocator against live bytes and ideal RSS", true);
-		timeSeries(c, null, withOps ? "calls replayed" : "time (s)", series,
-			{ xfmt: withOps ? function (v) { return count(v) + " calls"; } : function (v) { return v.toFixed(4) + " s"; } });
+		timeSeries(c, null, withOps ? "calls replayed" : rts.label, series,
+			withOps ? { xfmt: function (v) { return count(v) + " calls"; }, xaxis: function (v) { return count(v); } }
+				: { xfmt: rts.fmt, xaxis: rts.axis });
+		note(c, withOps ? "Every allocator replays the same calls, so the x axis is the call index: the curves line up."
+			: "x: time since each replay's start.");
 	}
 
 	function fragmentation(grid, als) {
@@ -313,7 +336,9 @@
 		var c = card(grid, title);
 		var labels = arr.map(function (b) { return xfmt(b.lo) + "–" + xfmt(b.hi); });
 		var ds = [{ label: "count", data: arr.map(function (b) { return b.count; }) }];
-		bars(c, labels, ds, count, { log: true, ytitle: "count (log)", xtitle: what, small: true });
+		var counts = arr.map(function (b) { return b.count; }).filter(function (v) { return v > 0; });
+		var log = counts.length && Math.max.apply(null, counts) / Math.min.apply(null, counts) >= 100;
+		bars(c, labels, ds, count, { log: log, ytitle: log ? "count (log scale)" : "count", xtitle: what, small: true });
 		if (arr[0].bytes !== undefined)
 			note(c, "Bytes by bucket: " + arr.filter(function (b) { return b.bytes; }).slice(0, 8)
 				.map(function (b) { return xfmt(b.lo) + "–" + xfmt(b.hi) + " " + bytes(b.bytes); }).join(", ") +
