@@ -146,6 +146,17 @@
 		return box;
 	}
 
+	/* Byte axes step in round binary units (0.5 MiB, 256 KiB), not 0.48 MiB. */
+	function byteStep(datasets) {
+		var max = 0;
+		datasets.forEach(function (d) { max = Math.max(max, maxOf(d.data)); });
+		if (!max) return undefined;
+		var u = 1;
+		while (max / u >= 1024) u *= 1024;
+		var raw = max / u / 6, p = Math.pow(10, Math.floor(Math.log10(raw))), m = raw / p;
+		return u * p * (m <= 1 ? 1 : m <= 2 ? 2 : m <= 2.5 ? 2.5 : m <= 5 ? 5 : 10);
+	}
+
 	function bars(parent, labels, datasets, yfmt, opts) {
 		var box = chartBox(parent, opts && opts.small);
 		var canvas = el("canvas");
@@ -168,7 +179,8 @@
 						grid: { display: false } },
 					y: { type: opts && opts.log ? "logarithmic" : "linear", beginAtZero: true,
 						title: { display: !!(opts && opts.ytitle), text: opts && opts.ytitle },
-						ticks: { callback: function (v) {
+						ticks: { stepSize: yfmt === bytes && !(opts && opts.log) ? byteStep(datasets) : undefined,
+							callback: function (v) {
 							if (opts && opts.log && Math.log10(v) % 1 !== 0) return "";
 							return yfmt(v);
 						} } }
