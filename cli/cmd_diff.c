@@ -79,6 +79,8 @@ static void fmt(char *buf, size_t cap, double v, const char *unit)
 		char h[32];
 		cli_human_bytes(h, sizeof h, (uint64_t)fabs(v));
 		snprintf(buf, cap, "%s%s", v < 0 ? "-" : "", h);
+	} else if (!strcmp(unit, "bytes")) {
+		snprintf(buf, cap, v == floor(v) ? "%.0f B" : "%.1f B", v);
 	} else if (!strcmp(unit, "ns")) {
 		double a = fabs(v);
 		if (a >= 1e9)

@@ -367,6 +367,13 @@ int cmd_report(int argc, char **argv)
 			return EXIT_BAD_INPUT;
 		}
 		nspecs = replay_specs(&cfg, &env, specs, quiet);
+		if (cfg.cache_dir && mkdir_p(cfg.cache_dir)) {
+			cli_error("cannot create the workload cache '%s': %s", cfg.cache_dir, strerror(errno));
+			free(specs);
+			paths_free(&traces);
+			arr_report_config_release(&cfg);
+			return EXIT_BAD_INPUT;
+		}
 	}
 	struct cli_replay_plan plan = CLI_REPLAY_PLAN_INIT;
 	fill_plan(&cfg, &plan, quiet);
