@@ -54,10 +54,14 @@ struct an_block {
 	uint32_t thread;         /* index in core->threads */
 };
 
-/* Open addressing, linear probing, backward-shift deletion: the live set. */
+/* Open addressing, linear probing, backward-shift deletion: the live set.
+ * Key and block share a slot, so a lookup costs one cache miss, not two. */
+struct an_slot {
+	uint64_t key; /* 0: empty */
+	struct an_block b;
+};
 struct an_live {
-	uint64_t *keys;
-	struct an_block *vals;
+	struct an_slot *slots;
 	size_t mask, count;
 };
 

@@ -34,23 +34,18 @@ static inline size_t live_slot(const struct an_live *m, uint64_t key)
 static int live_grow(struct an_live *m)
 {
 	size_t cap = m->mask ? (m->mask + 1) * 2 : 4096;
-	struct an_live n = {calloc(cap, sizeof *n.keys), malloc(cap * sizeof *n.vals), cap - 1, m->count};
-	if (!n.keys || !n.vals) {
-		free(n.keys);
-		free(n.vals);
+	struct an_live n = {calloc(cap, sizeof *n.slots), cap - 1, m->count};
+	if (!n.slots)
 		return ARR_ENOMEM;
-	}
 	if (m->mask)
 		for (size_t i = 0; i <= m->mask; i++)
-			if (m->keys[i]) {
-				size_t s = live_slot(&n, m->keys[i]);
-				while (n.keys[s])
+			if (m->slots[i].key) {
+				size_t s = live_slot(&n, m->slots[i].key);
+				while (n.slots[s].key)
 					s = (s + 1) & n.mask;
-				n.keys[s] = m->keys[i];
-				n.vals[s] = m->vals[i];
+				n.slots[s] = m->slots[i];
 			}
-	free(m->keys);
-	free(m->vals);
+	free(m->slots);
 	*m = n;
 	return 0;
 }
@@ -59,27 +54,32 @@ static inline struct an_block *live_find(const struct an_live *m, uint64_t key, 
 {
 	if (!m->mask)
 		return NULL;
-	for (size_t s = live_slot(m, key); m->keys[s]; s = (s + 1) & m->mask)
-		if (m->keys[s] == key) {
+	for (size_t s = live_slot(m, key); m->slots[s].key; s = (s + 1) & m->mask)
+		if (m->slots[s].key == key) {
 			*slot = s;
-			return &m->vals[s];
+			return &m->slots[s].b;
 		}
 	return NULL;
+}
+
+static inline void live_prefetch(const struct an_live *m, uint64_t key)
+{
+	if (m->mask)
+		__builtin_prefetch(&m->slots[live_slot(m, key)]);
 }
 
 static void live_remove_slot(struct an_live *m, size_t s)
 {
 	/* backward shift: later entries of the probe run move up into the hole */
 	size_t hole = s;
-	for (size_t i = (s + 1) & m->mask; m->keys[i]; i = (i + 1) & m->mask) {
-		size_t home = live_slot(m, m->keys[i]);
+	for (size_t i = (s + 1) & m->mask; m->slots[i].key; i = (i + 1) & m->mask) {
+		size_t home = live_slot(m, m->slots[i].key);
 		if (((i - home) & m->mask) >= ((i - hole) & m->mask)) {
-			m->keys[hole] = m->keys[i];
-			m->vals[hole] = m->vals[i];
+			m->slots[hole] = m->slots[i];
 			hole = i;
 		}
 	}
-	m->keys[hole] = 0;
+	m->slots[hole].key = 0;
 	m->count--;
 }
 
@@ -89,14 +89,14 @@ static inline struct an_block *live_insert(struct an_live *m, uint64_t key, int 
 	if ((m->count + 1) * 2 > m->mask + 1 && live_grow(m))
 		return NULL;
 	size_t s = live_slot(m, key);
-	while (m->keys[s] && m->keys[s] != key)
+	while (m->slots[s].key && m->slots[s].key != key)
 		s = (s + 1) & m->mask;
-	*fresh = !m->keys[s];
+	*fresh = !m->slots[s].key;
 	if (*fresh) {
-		m->keys[s] = key;
+		m->slots[s].key = key;
 		m->count++;
 	}
-	return &m->vals[s];
+	return &m->slots[s].b;
 }
 
 void arr__live_each(const struct an_core *c, void (*fn)(void *ctx, uint64_t addr, const struct an_block *b),
@@ -104,8 +104,8 @@ void arr__live_each(const struct an_core *c, void (*fn)(void *ctx, uint64_t addr
 {
 	if (c->live.mask)
 		for (size_t i = 0; i <= c->live.mask; i++)
-			if (c->live.keys[i])
-				fn(ctx, c->live.keys[i], &c->live.vals[i]);
+			if (c->live.slots[i].key)
+				fn(ctx, c->live.slots[i].key, &c->live.slots[i].b);
 }
 
 uint64_t arr__duration(const struct an_core *c) { return c->end_t > c->last_t ? c->end_t : c->last_t; }
@@ -458,8 +458,14 @@ int arr_analyze_trace(struct arr_trace *tr, const struct arr_analysis_options *o
 		if (rc != 1)
 			break;
 		rc = 0;
-		for (size_t i = 0; i < n && !c->oom; i++)
+		/* the live-set slot of an event a few ahead: its miss overlaps this work */
+		for (size_t i = 0; i < n && !c->oom; i++) {
+			if (i + 8 < n) {
+				const struct arr_event *a = &evs[i + 8];
+				live_prefetch(&c->live, a->op == ARR_OP_FREE ? a->ptr : a->ret);
+			}
 			handle(p, &evs[i]);
+		}
 		if (c->oom)
 			rc = c->oom;
 		if (opt->progress && c->evno >= next_progress) {
@@ -492,8 +498,7 @@ int arr_analyze_trace(struct arr_trace *tr, const struct arr_analysis_options *o
 		free(p->an[i].st);
 	}
 	arr_merge_close(m);
-	free(c->live.keys);
-	free(c->live.vals);
+	free(c->live.slots);
 	free(c->threads);
 	arr_ptrmap_release(&c->tid_index);
 	free(p);

@@ -84,7 +84,8 @@ static int th_end(struct an_core *c, void *st, struct arr_doc *sec)
 	arr_doc_set_int(cf, "count", (int64_t)s->count);
 	arr_doc_set_int(cf, "bytes", (int64_t)s->bytes);
 	arr_doc_set_int(cf, "pairs", (int64_t)s->npairs);
-	qsort(s->pairs, s->npairs, sizeof *s->pairs, pair_cmp);
+	if (s->npairs)
+		qsort(s->pairs, s->npairs, sizeof *s->pairs, pair_cmp);
 	struct arr_doc *m = arr_doc_set_arr(sec, "matrix");
 	uint64_t oc = 0, ob = 0;
 	for (size_t i = 0; i < s->npairs; i++) {

@@ -9,8 +9,9 @@
  * than it, rises to that chunk's size, up to 32 MiB (seed 001). The same
  * for large malloc-family blocks, which pay the page faults but no clear.
  *
- * The set of ranges ever allocated is kept as sorted, coalesced intervals.
- * Heaps are mostly contiguous, so it stays small; should it pass MAX_IV,
+ * The set of ranges ever allocated is kept as sorted, coalesced intervals
+ * (ranges closer than MERGE_GAP merge). Heaps are mostly contiguous, so it
+ * stays small; should it pass MAX_IV,
  * the closest intervals are merged (gaps counted as seen, biasing towards
  * "reused"), and "gap_merged_bytes" says so, keeping memory fixed.
  *
@@ -25,6 +26,11 @@
 #include "analysis_internal.h"
 
 #define MAX_IV 65536
+/* Neighbouring ranges closer than this merge: the allocator's header and
+ * padding sit between consecutive blocks (glibc: 8 to 23 bytes), and no
+ * block fits in such a gap, so the set stays small without changing any
+ * answer. The overlap test itself is exact against the stored ranges. */
+#define MERGE_GAP 32
 #define MMAP_THRESHOLD_START (128u * 1024)
 #define MMAP_THRESHOLD_MAX (32u * 1024 * 1024)
 #define LARGE_MALLOC (128u * 1024) /* malloc blocks reported from this size up */
@@ -100,10 +106,10 @@ static int iv_add(struct zeroing *z, uint64_t lo, uint64_t hi)
 {
 	if (z->hint < z->n && z->iv[z->hint].lo <= lo && hi <= z->iv[z->hint].hi)
 		return 1;
-	size_t i = iv_lower(z, lo), j = i;
+	size_t i = iv_lower(z, lo > MERGE_GAP ? lo - MERGE_GAP : 0), j = i;
 	int overlap = 0;
 	uint64_t nlo = lo, nhi = hi;
-	while (j < z->n && z->iv[j].lo <= hi) {
+	while (j < z->n && z->iv[j].lo <= (hi > UINT64_MAX - MERGE_GAP ? UINT64_MAX : hi + MERGE_GAP)) {
 		if (z->iv[j].lo < hi && z->iv[j].hi > lo)
 			overlap = 1;
 		if (z->iv[j].lo < nlo)

@@ -78,7 +78,8 @@ static void show_progress(void *ctx, uint64_t events, uint64_t done, uint64_t to
 	p->shown = 1;
 }
 
-/* "1.5", "200ms", "3000ev": 0 and *v (ns or events), *events set; else -1 */
+/* "1.5", "200ms", "3000ev": 0 and *v (ns or events), *events set (2: a
+ * bare number, seconds unless the other bound is in events); else -1 */
 static int parse_pos(const char *s, size_t n, uint64_t *v, int *events)
 {
 	char buf[64];
@@ -104,6 +105,8 @@ static int parse_pos(const char *s, size_t n, uint64_t *v, int *events)
 		mul = 1;
 	} else if (*end && strcmp(end, "s")) {
 		return -1;
+	} else if (!*end) {
+		*events = 2;
 	}
 	double r = x * mul;
 	if (r >= 1.8e19)
@@ -122,13 +125,22 @@ static int parse_phase(const char *arg, struct arr_phase_spec *ph)
 	int ev_from, ev_to;
 	if (parse_pos(c1 + 1, (size_t)(c2 - c1 - 1), &ph->from, &ev_from))
 		return -1;
-	ph->by_events = ev_from;
 	if (!c2[1]) {
 		ph->to = UINT64_MAX;
-	} else {
-		if (parse_pos(c2 + 1, strlen(c2 + 1), &ph->to, &ev_to) || ev_to != ev_from || ph->to <= ph->from)
-			return -1;
+		ev_to = ev_from;
+	} else if (parse_pos(c2 + 1, strlen(c2 + 1), &ph->to, &ev_to)) {
+		return -1;
 	}
+	/* a bare number takes the other bound's unit when that one counts events */
+	if (ev_from == 2 && ev_to == 1)
+		ph->from /= 1000000000u, ev_from = 1;
+	if (ev_to == 2 && ev_from == 1 && ph->to != UINT64_MAX)
+		ph->to /= 1000000000u, ev_to = 1;
+	ev_from = ev_from == 2 ? 0 : ev_from;
+	ev_to = ev_to == 2 ? 0 : ev_to;
+	if (ev_from != ev_to || ph->to <= ph->from)
+		return -1;
+	ph->by_events = ev_from;
 	return 0;
 }
 

@@ -1,0 +1,60 @@
+#!/usr/bin/env python3
+"""Golden documents: `allocrr analyze --json` on the bundled traces (traces/)
+never changes unintentionally (compared parsed, not as bytes); each also
+agrees with the reference model, and the text form renders every section."""
+import json
+import os
+
+import anatest as a
+from anatest import t
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TRACES = os.path.join(HERE, "..", "..", "traces")
+SECTIONS = ("summary", "sizes", "lifetimes", "live", "leaks", "threads", "rss", "zeroing")
+
+
+def diff(a_, b_, path=""):
+    """The first path where two parsed documents differ, or None."""
+    if type(a_) is not type(b_):
+        return "%s: %r != %r" % (path, a_, b_)
+    if isinstance(a_, dict):
+        for k in list(a_) + [k for k in b_ if k not in a_]:
+            if k not in a_ or k not in b_:
+                return "%s.%s: only in %s" % (path, k, "got" if k in a_ else "golden")
+            d = diff(a_[k], b_[k], path + "." + k)
+            if d:
+                return d
+        return None
+    if isinstance(a_, list):
+        if len(a_) != len(b_):
+            return "%s: %d items != %d" % (path, len(a_), len(b_))
+        for i, (x, y) in enumerate(zip(a_, b_)):
+            d = diff(x, y, "%s.%d" % (path, i))
+            if d:
+                return d
+        return None
+    if isinstance(a_, float):
+        return None if abs(a_ - b_) <= 1e-9 * max(1.0, abs(b_)) else "%s: %r != %r" % (path, a_, b_)
+    return None if a_ == b_ else "%s: %r != %r" % (path, a_, b_)
+
+
+def main():
+    for name in ("calls", "endings", "fork", "fork-child"):
+        trace = os.path.join(TRACES, name + ".atr")
+        doc = a.analyze(trace)
+        t.expect(doc["trace"].pop("path").endswith(name + ".atr"), "%s: trace.path" % name)
+        want = json.load(open(os.path.join(HERE, "golden", name + ".json")))
+        d = diff(doc, want)
+        t.expect(d is None, "%s: differs from golden/%s.json at %s" % (name, name, d))
+        a.check_model(doc, t.dump(trace), name)
+        text = t.run([t.ALLOCRR, "analyze", trace]).stdout.decode()
+        for sec in SECTIONS:
+            t.expect(("\n%s\n" % sec) in text, "%s: text output lacks the %s heading" % (name, sec))
+    # the known facts of calls.atr (rec_calls): every function, 5 failures
+    doc = a.analyze(os.path.join(TRACES, "calls.atr"))
+    f = doc["leaks"]["failed_calls"]
+    t.expect(f["total"] == 5 and f["overflow"] == 2, "calls: failed calls %s" % f)
+    t.expect(doc["leaks"]["bytes"] == 0, "calls: rec_calls frees everything")
+
+
+main()
