@@ -51,8 +51,7 @@ int cli_common_option(int opt, const char *usage);
 #include <stddef.h>
 
 #include "allocrr/replay.h"
-
-struct arr_doc;
+#include "allocrr/replay_analysis.h"
 
 /* What to replay, how often and how to talk about it. */
 struct cli_replay_plan {
@@ -66,8 +65,14 @@ struct cli_replay_plan {
 	int quiet;                     /* no notes on stderr */
 	int progress;                  /* a progress line on stderr (when it is a terminal) */
 	unsigned points;               /* timeline points in the document, at most */
+	const struct arr_replay_phase *phases; /* RSS growth per phase (call ranges) */
+	size_t nphases;
+	/* When not NULL: timed[i] gets spec i's timed run of median wall time (the
+	 * caller releases it) and timed_ok[i] says whether it ran. */
+	struct arr_replay_result *timed;
+	int *timed_ok;
 };
-#define CLI_REPLAY_PLAN_INIT {"replay", 1, 1, 1, ARR_REPLAY_OPTIONS_INIT, NULL, 0, 0, 0, 0, 2000}
+#define CLI_REPLAY_PLAN_INIT {"replay", 1, 1, 1, ARR_REPLAY_OPTIONS_INIT, NULL, 0, 0, 0, 0, 2000, NULL, 0, NULL, NULL}
 
 /* Where the engine and the built-in allocator are. */
 struct cli_replay_env {

@@ -14,14 +14,17 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "allocrr/doc.h"
 #include "allocrr/replay.h"
 #include "cli.h"
 
 #define MAX_ALLOCATORS 16
+#define MAX_PHASES 64
 
 static const char usage[] =
 	"usage: allocrr replay [--allocator A]... [--threads serial|parallel]\n"
-	"                      [--touch none|page|all] [--samples N] [--json] TRACE\n"
+	"                      [--touch none|page|all] [--samples N] [--runs N]\n"
+	"                      [--zeroing] [--fragmentation] [--json] TRACE\n"
 	"\n"
 	"Replay every allocation call of TRACE, with the same functions, arguments\n"
 	"and order, into each allocator in its own fresh process, and compare time,\n"
@@ -38,6 +41,17 @@ static const char usage[] =
 	"                        default) or all (every byte)\n"
 	"      --samples N       RSS timeline samples (default 1000)\n"
 	"      --latency-every N time one call in N (default 1; 0 = no timing)\n"
+	"      --runs N          timed replays per allocator; medians and min-max\n"
+	"                        (default 1)\n"
+	"      --zeroing         also replay with every calloc made a malloc, and a\n"
+	"                        malloc + memset: what zeroing costs, what calloc saves\n"
+	"      --fragmentation   one more replay tracking live and usable bytes:\n"
+	"                        internal and external fragmentation over time\n"
+	"      --phase NAME=FROM..TO  RSS growth of the calls FROM to TO (call\n"
+	"                        indexes from 0, TO excluded, empty: the end);\n"
+	"                        repeatable\n"
+	"      --analysis        with --json: print the analysis document's\n"
+	"                        'allocators' entries instead (docs/report.md)\n"
 	"      --cache-dir DIR   keep the workload in DIR (default: TRACE.wl)\n"
 	"      --rebuild         prepare the workload again even if cached\n"
 	"      --partial         replay the complete part of a truncated trace\n"
@@ -57,12 +71,48 @@ static int parse_uint(const char *s, unsigned *out)
 	return 0;
 }
 
+/* NAME=FROM..TO, TO optional; s is kept (the name points into it). */
+static int parse_phase(char *s, struct arr_replay_phase *ph)
+{
+	char *eq = strchr(s, '='), *dots, *end;
+	if (!eq || eq == s || !(dots = strstr(eq, "..")))
+		return -1;
+	*eq = 0;
+	ph->name = s;
+	errno = 0;
+	ph->from_op = strtoull(eq + 1, &end, 10);
+	if (errno || end != dots || eq[1] == '-' || end == eq + 1)
+		return -1;
+	ph->to_op = UINT64_MAX;
+	if (dots[2]) {
+		ph->to_op = strtoull(dots + 2, &end, 10);
+		if (errno || *end || dots[2] == '-' || ph->to_op <= ph->from_op)
+			return -1;
+	}
+	return 0;
+}
+
 static const char *const lat_keys[] = {NULL, "malloc", "calloc", "realloc", "free", "posix_memalign",
 				       "aligned_alloc", "memalign", "valloc", "pvalloc", "reallocarray"};
 
-static void print_json(const char *trace, const char *wl_path, const struct arr_workload_info *info,
-		       const struct arr_allocator *al, const struct arr_replay_result *res, const int *ok, int n)
+/* The driver's sections of entry e, after the flat keys of a result. */
+static void print_sections(const struct arr_doc *e)
 {
+	static const char *const keys[] = {"runs", "time", "fragmentation", "zeroing", "rss"};
+	for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) {
+		const struct arr_doc *v = arr_doc_get(e, keys[k]);
+		if (!v)
+			continue;
+		printf(",\"%s\":", keys[k]);
+		arr_doc_write_json(stdout, v, 0);
+	}
+}
+
+static void print_json(const char *trace, const char *wl_path, const struct arr_workload_info *info,
+		       const struct arr_allocator *al, const struct arr_replay_result *res, const int *ok, int n,
+		       const struct arr_doc *entries)
+{
+	size_t ei = 0;
 	printf("{\"trace\":");
 	arr_json_fputs(stdout, trace);
 	printf(",\"workload\":{\"path\":");
@@ -78,6 +128,7 @@ static void print_json(const char *trace, const char *wl_path, const struct arr_
 		if (!ok[i])
 			continue;
 		const struct arr_replay_result *r = &res[i];
+		const struct arr_doc *entry = arr_doc_at(entries, ei++);
 		printf("%s{\"allocator\":", first ? "" : ",");
 		first = 0;
 		arr_json_fputs(stdout, al[i].name);
@@ -102,8 +153,9 @@ static void print_json(const char *trace, const char *wl_path, const struct arr_
 			if (!l->count)
 				continue;
 			printf("%s\"%s\":{\"count\":%" PRIu64 ",\"p50\":%" PRIu64 ",\"p90\":%" PRIu64 ",\"p99\":%" PRIu64
-			       ",\"p999\":%" PRIu64 ",\"max\":%" PRIu64 "}",
-			       lf ? "" : ",", lat_keys[op], l->count, l->p50, l->p90, l->p99, l->p999, l->max);
+			       ",\"p999\":%" PRIu64 ",\"max\":%" PRIu64 ",\"resolution_ns\":%" PRIu64 "}",
+			       lf ? "" : ",", lat_keys[op], l->count, l->p50, l->p90, l->p99, l->p999, l->max,
+			       arr_replay_resolution_ns(r));
 			lf = 0;
 		}
 		printf("}");
@@ -118,7 +170,10 @@ static void print_json(const char *trace, const char *wl_path, const struct arr_
 		printf(",\"rss_timeline\":[");
 		for (uint32_t s = 0; s < r->nsamples; s++)
 			printf("%s[%" PRIu64 ",%" PRIu64 "]", s ? "," : "", r->timeline[s].t_ns, r->timeline[s].rss);
-		printf("]}");
+		printf("]");
+		if (entry)
+			print_sections(entry);
+		printf("}");
 	}
 	printf("]}\n");
 }
@@ -168,8 +223,46 @@ static void c_stat(char *b, size_t cap, const struct arr_replay_result *r)
 		snprintf(b, cap, "-");
 }
 
+/* A row of the driver's figures: path in each entry, shown as bytes, ms, a count or a ratio. */
+enum dkind { D_BYTES, D_MS, D_COUNT, D_RATIO };
+
+static void drow(const char *label, const struct arr_doc *entries, const char *path, enum dkind kind)
+{
+	int any = 0;
+	for (size_t i = 0; entries && i < entries->len; i++)
+		any |= arr_doc_path(entries->items[i], path) != NULL;
+	if (!any)
+		return;
+	printf("%-22s", label);
+	for (size_t i = 0; i < entries->len; i++) {
+		double v;
+		char buf[64] = "-";
+		if (!arr_doc_as_num(arr_doc_path(entries->items[i], path), &v)) {
+			if (kind == D_BYTES && v < 0) {
+				buf[0] = '-';
+				cli_human_bytes(buf + 1, sizeof buf - 1, (uint64_t)-v);
+			} else if (kind == D_BYTES)
+				cli_human_bytes(buf, sizeof buf, (uint64_t)v);
+			else if (kind == D_MS)
+				snprintf(buf, sizeof buf, "%.3f ms", v / 1e6);
+			else if (kind == D_COUNT)
+				snprintf(buf, sizeof buf, "%.0f", v);
+			else
+				snprintf(buf, sizeof buf, "%.3f", v);
+		}
+		printf(" %20s", buf);
+	}
+	putchar('\n');
+}
+
+/* A latency figure, or "<N" below the timer's resolution. */
+static int lat_cell(char *b, size_t cap, uint64_t v, uint64_t res_ns)
+{
+	return v < res_ns ? snprintf(b, cap, "<%" PRIu64, res_ns) : snprintf(b, cap, "%" PRIu64, v);
+}
+
 static void print_table(const char *trace, const struct arr_workload_info *info, const struct arr_allocator *al,
-			const struct arr_replay_result *res, const int *ok, int n)
+			const struct arr_replay_result *res, const int *ok, int n, const struct arr_doc *entries)
 {
 	printf("%s: %" PRIu64 " calls, %u threads, %" PRIu64 " sync points\n\n", trace, info->calls, info->nthreads,
 	       info->syncs);
@@ -193,7 +286,41 @@ static void print_table(const char *trace, const struct arr_workload_info *info,
 	row("sync wait", c_wait, res, ok, n);
 	row("anomalies", c_anom, res, ok, n);
 	row("allocator mapped", c_stat, res, ok, n);
-	printf("latency ns p50/p90/p99/max\n");
+	if (entries && entries->len && arr_doc_path(entries->items[0], "runs") &&
+	    arr_doc_path(entries->items[0], "time.wall_ns_min")) {
+		drow("runs", entries, "runs", D_COUNT);
+		drow("wall time, median", entries, "time.wall_ns", D_MS);
+		drow("wall time, min", entries, "time.wall_ns_min", D_MS);
+		drow("wall time, max", entries, "time.wall_ns_max", D_MS);
+		drow("peak RSS, median", entries, "fragmentation.peak_rss", D_BYTES);
+		drow("peak RSS, min", entries, "fragmentation.peak_rss_min", D_BYTES);
+		drow("peak RSS, max", entries, "fragmentation.peak_rss_max", D_BYTES);
+	}
+	if (arr_doc_path(entries, "0.fragmentation.at")) {
+		printf("fragmentation (a run tracking live and usable bytes)\n");
+		drow("  final live", entries, "fragmentation.final_live", D_BYTES);
+		drow("  internal at peak RSS", entries, "fragmentation.internal_bytes", D_BYTES);
+		drow("  external at peak RSS", entries, "fragmentation.external_bytes", D_BYTES);
+		drow("  external at peak live", entries, "fragmentation.at.peak_live.external", D_BYTES);
+		drow("  external at the end", entries, "fragmentation.at.end.external", D_BYTES);
+		drow("  J&W avg over time", entries, "fragmentation.jw.avg_over_time", D_RATIO);
+		drow("  J&W at peak live", entries, "fragmentation.jw.at_peak_live", D_RATIO);
+		drow("  J&W at peak RSS", entries, "fragmentation.jw.at_peak_rss", D_RATIO);
+		drow("  J&W peak vs peak", entries, "fragmentation.jw.peak_vs_peak", D_RATIO);
+	}
+	if (arr_doc_path(entries, "0.zeroing")) {
+		printf("zeroing (blocks untouched; calloc as recorded / as malloc / as malloc+memset)\n");
+		drow("  time as recorded", entries, "zeroing.as_recorded_ns", D_MS);
+		drow("  calloc as malloc", entries, "zeroing.calloc_as_malloc_ns", D_MS);
+		drow("  as malloc+memset", entries, "zeroing.calloc_as_malloc_memset_ns", D_MS);
+		drow("  faults as recorded", entries, "zeroing.as_recorded_minor_faults", D_COUNT);
+		drow("  calloc as malloc", entries, "zeroing.calloc_as_malloc_minor_faults", D_COUNT);
+		drow("  as malloc+memset", entries, "zeroing.calloc_as_malloc_memset_minor_faults", D_COUNT);
+		drow("  peak RSS as recorded", entries, "zeroing.as_recorded_peak_rss", D_BYTES);
+		drow("  calloc as malloc", entries, "zeroing.calloc_as_malloc_peak_rss", D_BYTES);
+		drow("  as malloc+memset", entries, "zeroing.calloc_as_malloc_memset_peak_rss", D_BYTES);
+	}
+	printf("latency ns p50/p90/p99/p99.9/max\n");
 	for (unsigned op = 1; op <= 10; op++) {
 		int any = 0;
 		for (int i = 0; i < n; i++)
@@ -205,9 +332,13 @@ static void print_table(const char *trace, const struct arr_workload_info *info,
 			if (!ok[i])
 				continue;
 			const struct arr_latency *l = &res[i].latency[op];
-			char buf[80];
-			snprintf(buf, sizeof buf, "%" PRIu64 "/%" PRIu64 "/%" PRIu64 "/%" PRIu64, l->p50, l->p90, l->p99,
-				 l->max);
+			uint64_t rn = arr_replay_resolution_ns(&res[i]), v[5] = {l->p50, l->p90, l->p99, l->p999, l->max};
+			char buf[128];
+			int len = 0;
+			for (int k = 0; k < 5; k++) {
+				len += snprintf(buf + len, sizeof buf - (size_t)len, k ? "/" : "");
+				len += lat_cell(buf + len, sizeof buf - (size_t)len, v[k], rn);
+			}
 			printf(" %20s", buf);
 		}
 		putchar('\n');
@@ -237,12 +368,18 @@ int cmd_replay(int argc, char **argv)
 		{"latency-every", required_argument, 0, 'L'}, {"cache-dir", required_argument, 0, 'C'},
 		{"rebuild", no_argument, 0, 'R'},         {"partial", no_argument, 0, 'P'},
 		{"json", no_argument, 0, 'j'},            {"quiet", no_argument, 0, 'q'},
+		{"runs", required_argument, 0, 'r'},      {"zeroing", no_argument, 0, 'Z'},
+		{"fragmentation", no_argument, 0, 'F'}, {"analysis", no_argument, 0, 'A'},
+		{"phase", required_argument, 0, 'p'},
 		{"help", no_argument, 0, 'h'},            {"version", no_argument, 0, 'V'},
 		{0, 0, 0, 0},
 	};
 	struct arr_replay_options ro = ARR_REPLAY_OPTIONS_INIT;
 	const char *specs[MAX_ALLOCATORS];
-	int nspecs = 0, json = 0, quiet = 0, rebuild = 0, partial = 0, opt;
+	int nspecs = 0, json = 0, quiet = 0, rebuild = 0, partial = 0, zeroing = 0, frag = 0, analysis = 0, opt;
+	unsigned runs = 1;
+	static struct arr_replay_phase phases[MAX_PHASES];
+	size_t nphases = 0;
 	const char *cache_dir = NULL;
 	optind = 1;
 	opterr = 0;
@@ -285,6 +422,27 @@ int cmd_replay(int argc, char **argv)
 			break;
 		case 'C':
 			cache_dir = optarg;
+			break;
+		case 'r':
+			if (parse_uint(optarg, &runs) || runs == 0 || runs > 1000)
+				return cli_usage_error("replay", "--runs wants a number from 1 to 1000, not '%s'", optarg);
+			break;
+		case 'Z':
+			zeroing = 1;
+			break;
+		case 'F':
+			frag = 1;
+			break;
+		case 'A':
+			analysis = 1;
+			break;
+		case 'p':
+			if (nphases == MAX_PHASES)
+				return cli_usage_error("replay", "at most %d phases", MAX_PHASES);
+			if (parse_phase(optarg, &phases[nphases]))
+				return cli_usage_error("replay", "--phase wants NAME=FROM..TO (call indexes), not '%s'",
+						       optarg);
+			nphases++;
 			break;
 		case 'R':
 			rebuild = 1;
@@ -333,23 +491,42 @@ int cmd_replay(int argc, char **argv)
 		return rc;
 
 	static struct arr_replay_result res[MAX_ALLOCATORS];
-	int ok[MAX_ALLOCATORS] = {0}, status = 0, nok = 0;
-	for (int i = 0; i < n; i++) {
-		if (cli_replay_once(&env, &al[i], wl_path, &ro, &res[i])) {
-			status = EXIT_BAD_INPUT;
-			continue;
-		}
-		ok[i] = 1;
-		nok++;
+	int ok[MAX_ALLOCATORS] = {0}, nok = 0;
+	plan.opt = ro;
+	plan.runs = runs;
+	plan.zeroing = zeroing;
+	plan.fragmentation = frag;
+	plan.quiet = 1; /* the workload is ready: said above */
+	plan.progress = !quiet;
+	plan.phases = phases;
+	plan.nphases = nphases;
+	plan.timed = res;
+	plan.timed_ok = ok;
+	struct arr_doc *entries = arr_doc_array();
+	if (!entries) {
+		cli_error("out of memory");
+		return EXIT_BAD_INPUT;
 	}
-	if (nok) {
+	int status = cli_replays_analyze(trace, specs, (size_t)nspecs, &plan, entries);
+	for (int i = 0; i < n; i++)
+		nok += ok[i];
+	if (nok && analysis && json) {
+		struct arr_doc *d = arr_doc_object();
+		arr_doc_set_str(d, "trace", trace);
+		arr_doc_set(d, "allocators", entries); /* owns it now, even on failure */
+		entries = NULL;
+		arr_doc_write_json(stdout, d, 0);
+		putchar('\n');
+		arr_doc_free(d);
+	} else if (nok) {
 		if (json)
-			print_json(trace, wl_path, &info, al, res, ok, n);
+			print_json(trace, wl_path, &info, al, res, ok, n, entries);
 		else
-			print_table(trace, &info, al, res, ok, n);
+			print_table(trace, &info, al, res, ok, n, entries);
 	}
 	for (int i = 0; i < n; i++)
 		if (ok[i])
 			arr_replay_result_release(&res[i]);
+	arr_doc_free(entries);
 	return status;
 }

@@ -26,6 +26,7 @@
 
 #include "allocrr/doc.h"
 #include "allocrr/replay.h"
+#include "allocrr/replay_analysis.h"
 #include "cli.h"
 
 #define MAX_RUNS 1000
@@ -197,133 +198,6 @@ static void progress_end(struct progress *p)
 		fputs("\r\033[K", stderr);
 }
 
-/* ---- figures over runs ---- */
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
-struct spread {
-	uint64_t med, min, max;
-};
-
-static struct spread spread_of(const struct arr_replay_result *r, unsigned n, size_t field)
-{
-	uint64_t v[MAX_RUNS];
-	for (unsigned i = 0; i < n; i++)
-		memcpy(&v[i], (const char *)&r[i] + field, sizeof v[i]);
-	qsort(v, n, sizeof *v, cmp_u64);
-	struct spread s = {n % 2 ? v[n / 2] : v[n / 2 - 1] / 2 + v[n / 2] / 2 + (v[n / 2 - 1] & v[n / 2] & 1), v[0],
-			   v[n - 1]};
-	return s;
-}
-
-/* key, key_min, key_max (min-max only with more than one run) */
-static void set_spread(struct arr_doc *o, const char *key, struct spread s, unsigned runs)
-{
-	arr_doc_set_int(o, key, (int64_t)s.med);
-	if (runs > 1) {
-		char k[128];
-		snprintf(k, sizeof k, "%s_min", key);
-		arr_doc_set_int(o, k, (int64_t)s.min);
-		snprintf(k, sizeof k, "%s_max", key);
-		arr_doc_set_int(o, k, (int64_t)s.max);
-	}
-}
-
-#define SPREAD(r, n, field) spread_of(r, n, offsetof(struct arr_replay_result, field))
-
-/* The run of median wall time: its latency and timeline stand for all. */
-static unsigned median_run(const struct arr_replay_result *r, unsigned n)
-{
-	struct spread s = SPREAD(r, n, wall_ns);
-	unsigned best = 0;
-	for (unsigned i = 1; i < n; i++) {
-		uint64_t d = r[i].wall_ns > s.med ? r[i].wall_ns - s.med : s.med - r[i].wall_ns;
-		uint64_t b = r[best].wall_ns > s.med ? r[best].wall_ns - s.med : s.med - r[best].wall_ns;
-		if (d < b)
-			best = i;
-	}
-	return best;
-}
-
-static const char *op_key(unsigned op)
-{
-	const char *s = arr_op_name(op);
-	return s ? s : "?";
-}
-
-static void put_latency(struct arr_doc *e, const struct arr_replay_result *r)
-{
-	struct arr_doc *lat = arr_doc_set_obj(e, "latency");
-	/* Below the cost of reading the timer a figure says nothing but "less". */
-	uint64_t res_ns = (r->timer_overhead_ns_x100 + 99) / 100;
-	if (res_ns < 1)
-		res_ns = 1;
-	for (unsigned op = 1; op < ARR_OP_MAX_; op++) {
-		const struct arr_latency *l = &r->latency[op];
-		if (!l->count)
-			continue;
-		struct arr_doc *o = arr_doc_set_obj(lat, op_key(op));
-		arr_doc_set_int(o, "count", (int64_t)l->count);
-		arr_doc_set_int(o, "p50", (int64_t)l->p50);
-		arr_doc_set_int(o, "p90", (int64_t)l->p90);
-		arr_doc_set_int(o, "p99", (int64_t)l->p99);
-		arr_doc_set_int(o, "p999", (int64_t)l->p999);
-		arr_doc_set_int(o, "max", (int64_t)l->max);
-		arr_doc_set_int(o, "resolution_ns", (int64_t)res_ns);
-	}
-}
-
-/* Least-squares slope of rss over t, bytes per second. */
-static double growth_per_s(const struct arr_replay_result *r)
-{
-	if (r->nsamples < 2)
-		return 0;
-	double st = 0, sr = 0, stt = 0, str = 0, n = r->nsamples;
-	for (uint32_t i = 0; i < r->nsamples; i++) {
-		double t = (double)r->timeline[i].t_ns / 1e9, v = (double)r->timeline[i].rss;
-		st += t, sr += v, stt += t * t, str += t * v;
-	}
-	double den = n * stt - st * st;
-	return den > 0 ? (n * str - st * sr) / den : 0;
-}
-
-/* The timeline in at most `points` buckets, each kept by its sample of highest RSS. */
-static void put_timeline(struct arr_doc *o, const struct arr_replay_result *r, unsigned points, int with_live)
-{
-	struct arr_doc *tl = arr_doc_set_obj(o, "timeline");
-	struct arr_doc *t = arr_doc_set_arr(tl, "t"), *rss = arr_doc_set_arr(tl, "rss"),
-		       *ix = arr_doc_set_arr(tl, "op_index"), *live = NULL, *usable = NULL;
-	if (with_live) {
-		live = arr_doc_set_arr(tl, "live");
-		usable = arr_doc_set_arr(tl, "usable");
-	}
-	uint32_t n = r->nsamples;
-	if (!points)
-		points = 1;
-	for (uint64_t b = 0, from = 0; from < n; b++) {
-		uint64_t to = n <= points ? from + 1 : (b + 1) * n / points;
-		if (to <= from)
-			to = from + 1;
-		uint64_t best = from;
-		for (uint64_t i = from + 1; i < to; i++)
-			if (r->timeline[i].rss > r->timeline[best].rss)
-				best = i;
-		const struct arr_rss_sample *s = &r->timeline[best];
-		arr_doc_push_int(t, (int64_t)s->t_ns);
-		arr_doc_push_int(rss, (int64_t)s->rss);
-		arr_doc_push_int(ix, (int64_t)s->op_index);
-		if (with_live) {
-			arr_doc_push_int(live, (int64_t)s->live);
-			arr_doc_push_int(usable, (int64_t)s->usable);
-		}
-		from = to;
-	}
-}
-
 /* ---- one allocator's entry ---- */
 
 /* The sets of runs of one allocator: timed as recorded, then the three zeroing modes. */
@@ -332,12 +206,12 @@ enum { S_TIMED, S_ZERO, S_N = S_ZERO + ARR_ZERO_MODES };
 static void put_time(struct arr_doc *e, const struct arr_replay_result *r, unsigned n)
 {
 	struct arr_doc *t = arr_doc_set_obj(e, "time");
-	set_spread(t, "wall_ns", SPREAD(r, n, wall_ns), n);
-	set_spread(t, "cpu_ns", SPREAD(r, n, cpu_ns), n);
-	set_spread(t, "minor_faults", SPREAD(r, n, minor_faults), n);
-	set_spread(t, "major_faults", SPREAD(r, n, major_faults), n);
-	set_spread(t, "sync_wait_ns", SPREAD(r, n, sync_wait_ns), n);
-	struct spread w = SPREAD(r, n, wall_ns);
+	arr_replay_put_spread(t, "wall_ns", ARR_REPLAY_SPREAD(r, n, wall_ns), n);
+	arr_replay_put_spread(t, "cpu_ns", ARR_REPLAY_SPREAD(r, n, cpu_ns), n);
+	arr_replay_put_spread(t, "minor_faults", ARR_REPLAY_SPREAD(r, n, minor_faults), n);
+	arr_replay_put_spread(t, "major_faults", ARR_REPLAY_SPREAD(r, n, major_faults), n);
+	arr_replay_put_spread(t, "sync_wait_ns", ARR_REPLAY_SPREAD(r, n, sync_wait_ns), n);
+	struct arr_spread w = ARR_REPLAY_SPREAD(r, n, wall_ns);
 	arr_doc_set_num(t, "ns_per_call", r[0].ops ? (double)w.med / (double)r[0].ops : 0.0);
 }
 
@@ -361,12 +235,31 @@ static void put_stats(struct arr_doc *e, const struct arr_replay_result *r)
 	}
 }
 
+/* rss.timeline of the timed run m, with live bytes from the measure run f at the same call index
+ * (both replay the same calls: live bytes at a call index do not depend on the run) */
+static void put_rss(struct arr_doc *rs, const struct arr_replay_result *m, const struct arr_replay_result *f,
+		    unsigned points)
+{
+	arr_replay_put_timeline(rs, m, points, 0);
+	if (!f || !f->nsamples)
+		return;
+	struct arr_doc *tl = arr_doc_get(rs, "timeline"), *ix = arr_doc_get(tl, "op_index");
+	struct arr_doc *live = arr_doc_set_arr(tl, "live");
+	uint32_t k = 0;
+	for (size_t i = 0; ix && i < ix->len; i++) {
+		uint64_t op = (uint64_t)ix->items[i]->v.i;
+		while (k + 1 < f->nsamples && f->timeline[k + 1].op_index <= op)
+			k++;
+		arr_doc_push_int(live, (int64_t)f->timeline[k].live);
+	}
+}
+
 static void put_entry(struct arr_doc *e, const struct arr_allocator *a, const struct arr_workload_info *info,
 		      struct arr_replay_result *const z[S_N], const int have[S_N], unsigned runs,
-		      const struct cli_replay_plan *plan)
+		      const struct arr_replay_result *f, const struct cli_replay_plan *plan)
 {
 	const struct arr_replay_result *rec = z[S_TIMED];
-	const struct arr_replay_result *m = &rec[median_run(rec, runs)];
+	const struct arr_replay_result *m = &rec[arr_replay_median_run(rec, runs)];
 	arr_doc_set_str(e, "allocator", a->name);
 	arr_doc_set_str(e, "library", a->lib[0] ? a->lib : "libc.so.6");
 	arr_doc_set_int(e, "runs", runs);
@@ -374,13 +267,20 @@ static void put_entry(struct arr_doc *e, const struct arr_allocator *a, const st
 	arr_doc_set_int(e, "calls", (int64_t)m->ops);
 	put_time(e, rec, runs);
 
-	struct spread peak = SPREAD(rec, runs, peak_rss), fin = SPREAD(rec, runs, final_rss);
-	struct arr_doc *f = arr_doc_set_obj(e, "fragmentation");
-	set_spread(f, "peak_rss", peak, runs);
-	arr_doc_set_int(f, "peak_live", (int64_t)info->ideal_rss);
-	set_spread(f, "final_rss", fin, runs);
-	arr_doc_set_int(f, "ideal_rss", (int64_t)info->ideal_rss);
-	arr_doc_set_num(f, "peak_over_ideal", info->ideal_rss ? (double)peak.med / (double)info->ideal_rss : 0.0);
+	struct arr_spread peak = ARR_REPLAY_SPREAD(rec, runs, peak_rss), fin = ARR_REPLAY_SPREAD(rec, runs, final_rss);
+	struct arr_doc *fr = arr_doc_set_obj(e, "fragmentation");
+	arr_replay_put_spread(fr, "peak_rss", peak, runs);
+	arr_doc_set_int(fr, "peak_live", (int64_t)info->ideal_rss);
+	arr_replay_put_spread(fr, "final_rss", fin, runs);
+	arr_doc_set_int(fr, "ideal_rss", (int64_t)info->ideal_rss);
+	arr_doc_set_num(fr, "peak_over_ideal", info->ideal_rss ? (double)peak.med / (double)info->ideal_rss : 0.0);
+	if (f) {
+		arr_replay_put_fragmentation(fr, f, peak.med, info->ideal_rss);
+		struct arr_doc *ft = arr_doc_set_obj(fr, "measured");
+		arr_doc_set_int(ft, "wall_ns", (int64_t)f->wall_ns);
+		arr_doc_set_int(ft, "peak_rss", (int64_t)f->peak_rss);
+		arr_replay_put_timeline(ft, f, plan->points, 1);
+	}
 
 	if (have[S_ZERO]) {
 		struct arr_doc *zo = arr_doc_set_obj(e, "zeroing");
@@ -390,24 +290,33 @@ static void put_entry(struct arr_doc *e, const struct arr_allocator *a, const st
 			const char *name = arr_replay_zeroing_name((enum arr_replay_zeroing)k);
 			char key[96];
 			snprintf(key, sizeof key, "%s_ns", name);
-			set_spread(zo, key, SPREAD(zr, runs, wall_ns), runs);
+			arr_replay_put_spread(zo, key, ARR_REPLAY_SPREAD(zr, runs, wall_ns), runs);
 			snprintf(key, sizeof key, "%s_cpu_ns", name);
-			set_spread(zo, key, SPREAD(zr, runs, cpu_ns), runs);
+			arr_replay_put_spread(zo, key, ARR_REPLAY_SPREAD(zr, runs, cpu_ns), runs);
 			snprintf(key, sizeof key, "%s_minor_faults", name);
-			set_spread(zo, key, SPREAD(zr, runs, minor_faults), runs);
+			arr_replay_put_spread(zo, key, ARR_REPLAY_SPREAD(zr, runs, minor_faults), runs);
 			snprintf(key, sizeof key, "%s_peak_rss", name);
-			set_spread(zo, key, SPREAD(zr, runs, peak_rss), runs);
+			arr_replay_put_spread(zo, key, ARR_REPLAY_SPREAD(zr, runs, peak_rss), runs);
 		}
+		/* what zeroing costs (calloc against malloc) and what calloc saves (against malloc + memset) */
+		int64_t rec_ns = (int64_t)ARR_REPLAY_SPREAD(z[S_ZERO], runs, wall_ns).med;
+		arr_doc_set_int(zo, "zeroing_cost_ns",
+				rec_ns - (int64_t)ARR_REPLAY_SPREAD(z[S_ZERO + 1], runs, wall_ns).med);
+		arr_doc_set_int(zo, "calloc_saves_ns",
+				(int64_t)ARR_REPLAY_SPREAD(z[S_ZERO + 2], runs, wall_ns).med - rec_ns);
+		arr_doc_set_int(zo, "calloc_calls", (int64_t)info->ops[ARR_OP_CALLOC]);
 	}
 
-	put_latency(e, m);
+	arr_replay_put_latency(arr_doc_set_obj(e, "latency"), m);
 
 	struct arr_doc *rs = arr_doc_set_obj(e, "rss");
-	set_spread(rs, "peak", peak, runs);
-	set_spread(rs, "final", fin, runs);
+	arr_replay_put_spread(rs, "peak", peak, runs);
+	arr_replay_put_spread(rs, "final", fin, runs);
 	arr_doc_set_int(rs, "baseline", (int64_t)m->baseline_rss);
-	arr_doc_set_num(rs, "growth_bytes_per_s", growth_per_s(m));
-	put_timeline(rs, m, plan->points, 0);
+	arr_doc_set_num(rs, "growth_bytes_per_s", arr_replay_growth(m, 0, UINT64_MAX));
+	put_rss(rs, m, f, plan->points);
+	if (plan->nphases)
+		arr_replay_put_phases(arr_doc_set_arr(rs, "phases"), f ? f : m, plan->phases, plan->nphases);
 
 	arr_doc_set_int(e, "anomalies", (int64_t)m->anomalies);
 	struct arr_doc *d = arr_doc_set_obj(e, "divergence");
@@ -459,7 +368,8 @@ int cli_replays_analyze(const char *trace, const char *const *specs, size_t n, c
 		return EXIT_BAD_INPUT;
 	}
 	unsigned nsets = plan->zeroing ? S_N : 1;
-	struct progress pg = {plan->progress && isatty(2), 0, (unsigned)(n * nsets * runs), now_s()};
+	struct progress pg = {plan->progress && isatty(2), 0, (unsigned)(n * (nsets * runs + !!plan->fragmentation)),
+			      now_s()};
 	int status = 0;
 	for (size_t i = 0; i < n; i++) {
 		struct arr_replay_result *z[S_N];
@@ -467,6 +377,13 @@ int cli_replays_analyze(const char *trace, const char *const *specs, size_t n, c
 		for (unsigned k = 0; k < S_N; k++)
 			z[k] = res + (size_t)k * runs;
 		for (unsigned k = 0; k < nsets && !failed; k++) {
+			if (k > S_ZERO && !info.ops[ARR_OP_CALLOC]) {
+				/* no calloc: the three ways are the same replay, measured once */
+				z[k] = z[S_ZERO];
+				have[k] = have[S_ZERO];
+				pg.done += runs;
+				continue;
+			}
 			struct arr_replay_options o = plan->opt;
 			o.measure_usable = 0;
 			if (k >= S_ZERO) {
@@ -490,16 +407,36 @@ int cli_replays_analyze(const char *trace, const char *const *specs, size_t n, c
 				for (unsigned q = 0; q < r; q++)
 					arr_replay_result_release(&z[k][q]);
 		}
+		struct arr_replay_result fres, *f = NULL;
+		if (!failed && plan->fragmentation) {
+			struct arr_replay_options o = plan->opt;
+			o.measure_usable = 1;
+			o.latency_every = 0;
+			progress_step(&pg, al[i].name, "fragmentation");
+			if (cli_replay_once(&env, &al[i], wl_path, &o, &fres))
+				failed = 1;
+			else
+				f = &fres;
+			pg.done++;
+		}
 		if (!failed) {
 			struct arr_doc *e = arr_doc_push_obj(allocators);
-			put_entry(e, &al[i], &info, z, have, runs, plan);
+			put_entry(e, &al[i], &info, z, have, runs, f, plan);
+			if (plan->timed) { /* hand the median run over, timeline included */
+				struct arr_replay_result *m = &z[S_TIMED][arr_replay_median_run(z[S_TIMED], runs)];
+				plan->timed[i] = *m;
+				plan->timed_ok[i] = 1;
+				m->timeline = NULL;
+			}
 		} else if (!status) {
 			status = EXIT_BAD_INPUT;
 		}
 		for (unsigned k = 0; k < S_N; k++)
-			if (have[k])
+			if (have[k] && (k <= S_ZERO || z[k] != z[S_ZERO]))
 				for (unsigned r = 0; r < runs; r++)
 					arr_replay_result_release(&z[k][r]);
+		if (f)
+			arr_replay_result_release(f);
 	}
 	progress_end(&pg);
 	free(res);

@@ -213,8 +213,9 @@ struct rthr {
 	struct rstream s;
 	struct slot *slots;
 	uint64_t nslots;
-	int touch, serial, error;
+	int touch, serial, error, measure;
 	uint32_t lat_every, lat_left;
+	uint64_t rng; /* lat_next()'s state: fixed seed, so runs time the same calls */
 	uint64_t ops, entries;
 	_Atomic uint64_t ops_seen; /* ops, published at each block's end for the sampler */
 	uint64_t wait_cycles;
@@ -257,6 +258,53 @@ static inline void touch_block(int mode, void *p, uint64_t n)
 		*(volatile unsigned char *)a = 1;
 }
 
+/* ---- live and usable bytes (measure_usable runs only) ---- */
+
+/*
+ * Kept out of struct slot so the timed runs' slot table stays 16 bytes an
+ * entry: a measure run routes every entry through exec_entry(), which calls
+ * note() wherever a slot gets or loses a block.
+ */
+static struct {
+	uint64_t *req, *use;            /* per slot: requested and usable bytes of its block */
+	size_t (*usable)(void *);       /* the allocator's malloc_usable_size, or NULL */
+	_Atomic int64_t live, live_use; /* sums over live blocks */
+	int64_t ideal;                  /* peak live requested bytes, from the workload */
+	_Atomic int peak_taken;
+	void (*take)(struct arr_replay_moment *); /* fills rss and mapped */
+	struct arr_replay_moment at_peak;
+	struct rthr *const *thr;
+	uint32_t nthr;
+} M;
+
+static uint64_t ops_so_far(void)
+{
+	uint64_t n = 0;
+	for (uint32_t i = 0; i < M.nthr; i++)
+		n += atomic_load_explicit(&M.thr[i]->ops_seen, memory_order_relaxed);
+	return n;
+}
+
+/* Slot id now holds p (NULL: nothing) of req requested bytes. */
+static void note(uint64_t id, void *p, uint64_t req)
+{
+	uint64_t use = p ? (M.usable ? M.usable(p) : req) : 0;
+	if (!p)
+		req = 0;
+	int64_t d = (int64_t)(req - M.req[id]), du = (int64_t)(use - M.use[id]);
+	M.req[id] = req;
+	M.use[id] = use;
+	int64_t live = atomic_fetch_add_explicit(&M.live, d, memory_order_relaxed) + d;
+	int64_t live_use = atomic_fetch_add_explicit(&M.live_use, du, memory_order_relaxed) + du;
+	/* The workload knows the peak in advance: take the moment when it is reached. */
+	if (d > 0 && live >= M.ideal && !atomic_exchange_explicit(&M.peak_taken, 1, memory_order_relaxed)) {
+		M.at_peak.live = (uint64_t)live;
+		M.at_peak.usable = (uint64_t)live_use;
+		M.at_peak.op_index = ops_so_far() + 1;
+		M.take(&M.at_peak);
+	}
+}
+
 static int wait_version(struct rthr *c, struct slot *s, uint32_t v)
 {
 	if (atomic_load_explicit(&s->ver, memory_order_acquire) == v)
@@ -282,12 +330,29 @@ static int wait_version(struct rthr *c, struct slot *s, uint32_t v)
 	return 0;
 }
 
-/* Run expr, timing one call in c->lat_every when `on`; `left` counts down
- * to the next timed call. */
+/*
+ * Calls to the next timed one: 1, or for one in N a number drawn from 1 to
+ * 2N - 1 (mean N). A fixed stride would alias with a periodic program (one
+ * in 10 of an alternating calloc/free loop would time only the frees).
+ */
+static inline uint32_t lat_next(struct rthr *c)
+{
+	if (c->lat_every <= 1)
+		return 1;
+	uint64_t x = c->rng;
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	c->rng = x;
+	return 1 + (uint32_t)(x % (2ull * c->lat_every - 1));
+}
+
+/* Run expr, timing about one call in c->lat_every when `on`; `left` counts
+ * down to the next timed call. */
 #define TIMED_CALL(opcode, on, left, expr)                                    \
 	do {                                                                  \
 		if ((on) && --(left) == 0) {                                  \
-			(left) = c->lat_every;                                 \
+			(left) = lat_next(c);                                  \
 			uint64_t t0_ = tsc();                                  \
 			expr;                                                  \
 			uint64_t d_ = tsc() - t0_;                             \
@@ -342,6 +407,8 @@ static __attribute__((noinline)) int exec_entry(struct rthr *c)
 				return ARR_ECORRUPT;
 			CALL(ARR_OP_FREE, F.free(slots[id].p));
 			slots[id].p = NULL;
+			if (c->measure)
+				note(id, NULL, 0);
 			bump(&slots[id]);
 		} else {
 			CALL(ARR_OP_FREE, F.free(NULL));
@@ -380,6 +447,8 @@ static __attribute__((noinline)) int exec_entry(struct rthr *c)
 				F.free(r);
 			}
 			slots[id].p = NULL;
+			if (c->measure)
+				note(id, NULL, 0);
 			bump(&slots[id]);
 			return 0;
 		}
@@ -389,6 +458,8 @@ static __attribute__((noinline)) int exec_entry(struct rthr *c)
 				if (b & WL_F_SRC) {
 					slots[id].p = r;
 					touch_block(c->touch, r, bytes);
+					if (c->measure)
+						note(id, r, bytes);
 				} else {
 					F.free(r);
 				}
@@ -400,10 +471,15 @@ static __attribute__((noinline)) int exec_entry(struct rthr *c)
 		if (r) {
 			slots[id].p = r;
 			touch_block(c->touch, r, bytes);
+			if (c->measure)
+				note(id, r, bytes);
 		} else {
 			c->div.failed_now++;
-			if (!bytes) /* realloc(p, 0) freed it here but not when recorded */
+			if (!bytes) { /* realloc(p, 0) freed it here but not when recorded */
 				slots[id].p = NULL;
+				if (c->measure)
+					note(id, NULL, 0);
+			}
 		}
 		bump(&slots[id]);
 		return 0;
@@ -466,6 +542,8 @@ static __attribute__((noinline)) int exec_entry(struct rthr *c)
 		touch_block(c->touch, r, bytes);
 	else
 		c->div.failed_now++;
+	if (c->measure)
+		note(id, r, bytes);
 	bump(&slots[id]);
 	return 0;
 }
@@ -607,6 +685,17 @@ static int64_t run_entries(struct rthr *c, uint64_t n)
 		if (rc <= 0)
 			return rc;
 	}
+	if (__builtin_expect(c->measure, 0)) { /* every entry on the slow path, which notes sizes */
+		uint64_t done = 0;
+		for (; done < n && c->s.p < c->s.end; done++) {
+			int rc = exec_entry(c);
+			if (rc)
+				return rc;
+			atomic_store_explicit(&c->ops_seen, c->ops, memory_order_relaxed);
+		}
+		c->entries += done;
+		return (int64_t)done;
+	}
 	return run_block(c, n);
 }
 
@@ -628,6 +717,8 @@ static void *thread_main(void *arg)
 }
 
 /* ---- RSS ---- */
+
+static uint64_t allocator_mapped(void);
 
 struct rss {
 	int statm;
@@ -693,6 +784,11 @@ static void rss_sample(struct rss *r)
 	for (uint32_t i = 0; i < r->nthr; i++)
 		s->op_index += atomic_load_explicit(&r->thr[i]->ops_seen, memory_order_relaxed);
 	s->rss = read_rss(r->statm);
+	int64_t live = atomic_load_explicit(&M.live, memory_order_relaxed),
+		use = atomic_load_explicit(&M.live_use, memory_order_relaxed);
+	s->live = live > 0 ? (uint64_t)live : 0;
+	s->usable = use > 0 ? (uint64_t)use : 0;
+	s->mapped = M.take ? allocator_mapped() : 0;
 	r->n++;
 }
 
@@ -707,6 +803,94 @@ static void *sampler_main(void *arg)
 		nanosleep(&ts, NULL);
 	}
 	return NULL;
+}
+
+/* ---- moments of a measure run ---- */
+
+static struct rss *moment_rss;
+static uint64_t moment_baseline;
+static int moment_glibc;
+static struct arr_alloc_stats moment_stats; /* static: no malloc of ours */
+
+/* Each allocator's own statistics entry point, looked up once (NULL: absent). */
+static struct {
+	int looked;
+	int (*builtin)(struct arr_alloc_stats *);
+	int (*mallctl)(const char *, void *, size_t *, void *, size_t);           /* jemalloc */
+	void (*mi_info)(size_t *, size_t *, size_t *, size_t *, size_t *, size_t *, size_t *, size_t *); /* mimalloc */
+	int (*tc_prop)(const char *, size_t *);                                 /* gperftools tcmalloc */
+} S;
+
+/* A symbol of the library that serves malloc, or NULL. */
+static void *own_symbol(const char *name)
+{
+	void *p = dlsym(RTLD_DEFAULT, name);
+	Dl_info a, b;
+	if (!p || !dladdr((void *)F.malloc, &a) || !dladdr(p, &b) || a.dli_fbase != b.dli_fbase)
+		return NULL;
+	return p;
+}
+
+/*
+ * The allocator's own count of the memory it holds from the system, where it
+ * offers one: glibc arena + mmapped (mallinfo2), builtin mapped, jemalloc
+ * stats.mapped, mimalloc committed, tcmalloc heap size minus unmapped bytes.
+ * 0 when unknown.
+ */
+static uint64_t allocator_mapped(void)
+{
+	if (moment_glibc) {
+		struct mallinfo2 mi = mallinfo2();
+		return mi.arena + mi.hblkhd;
+	}
+	if (!S.looked) {
+		S.looked = 1;
+		S.builtin = (int (*)(struct arr_alloc_stats *))own_symbol("arr_alloc_stats_get");
+		S.mallctl = (int (*)(const char *, void *, size_t *, void *, size_t))own_symbol("mallctl");
+		S.mi_info = (void (*)(size_t *, size_t *, size_t *, size_t *, size_t *, size_t *, size_t *,
+				      size_t *))own_symbol("mi_process_info");
+		S.tc_prop = (int (*)(const char *, size_t *))own_symbol("MallocExtension_GetNumericProperty");
+	}
+	if (S.builtin && S.builtin(&moment_stats) == 0)
+		return moment_stats.mapped;
+	if (S.mallctl) {
+		uint64_t epoch = 1;
+		size_t v = 0, len = sizeof epoch;
+		S.mallctl("epoch", &epoch, &len, &epoch, sizeof epoch); /* refresh the statistics */
+		len = sizeof v;
+		return S.mallctl("stats.mapped", &v, &len, NULL, 0) == 0 ? v : 0;
+	}
+	if (S.mi_info) {
+		size_t el, user, sys, rss, peak, commit = 0, peak_commit, faults;
+		S.mi_info(&el, &user, &sys, &rss, &peak, &commit, &peak_commit, &faults);
+		return commit;
+	}
+	if (S.tc_prop) {
+		size_t heap = 0, unmapped = 0;
+		if (!S.tc_prop("generic.heap_size", &heap))
+			return 0;
+		S.tc_prop("tcmalloc.pageheap_unmapped_bytes", &unmapped);
+		return heap > unmapped ? heap - unmapped : 0;
+	}
+	return 0;
+}
+
+static void take_moment(struct arr_replay_moment *m)
+{
+	struct rss *r = moment_rss;
+	uint64_t rss = read_rss(r->statm);
+	m->t_ns = now_ns(CLOCK_MONOTONIC) - r->t0;
+	m->rss = rss > moment_baseline ? rss - moment_baseline : 0;
+	m->mapped = allocator_mapped();
+}
+
+/*
+ * malloc_usable_size of the allocator that serves malloc, or NULL: a library
+ * without one would leave glibc's, which must not see the library's blocks.
+ */
+static size_t (*resolve_usable(void))(void *)
+{
+	return (size_t (*)(void *))own_symbol("malloc_usable_size");
 }
 
 /* ---- timer calibration ---- */
@@ -884,12 +1068,28 @@ int arr_replay_run(const char *wl_path, const struct arr_replay_options *opt, st
 		c->touch = opt->touch;
 		c->serial = serial;
 		c->lat_every = opt->latency_every;
-		c->lat_left = opt->latency_every;
+		c->rng = 0x9e3779b97f4a7c15ull + i;
+		c->lat_left = opt->latency_every ? lat_next(c) : 0;
 		c->ghz = ghz;
+		c->measure = opt->measure_usable;
 	}
 	struct rstream sched = {0};
 	if (serial && (rc = stream_init(&sched, &w, sorted, first, nthr)))
 		return rc;
+	memset(&M, 0, sizeof M);
+	if (opt->measure_usable) {
+		if (!(M.req = map((w.h.nslots + 1) * sizeof *M.req)) ||
+		    !(M.use = map((w.h.nslots + 1) * sizeof *M.use)))
+			return ARR_ENOMEM;
+		M.usable = resolve_usable();
+		M.ideal = (int64_t)w.h.ideal_rss;
+		M.thr = thr;
+		M.nthr = nthr;
+		M.take = take_moment;
+		res->has_live = 1;
+		res->has_usable = M.usable != NULL;
+		moment_glibc = opt->glibc_stats;
+	}
 
 	struct rss r = {0};
 	unsigned samples = opt->samples ? opt->samples : 1;
@@ -900,6 +1100,7 @@ int arr_replay_run(const char *wl_path, const struct arr_replay_options *opt, st
 	r.interval_ns = 100000;
 	r.thr = thr;
 	r.nthr = nthr;
+	moment_rss = &r;
 	uint64_t sample_every = w.h.entries[0] / samples + 1;
 
 	pthread_t sampler;
@@ -925,6 +1126,7 @@ int arr_replay_run(const char *wl_path, const struct arr_replay_options *opt, st
 	/* baseline, then go */
 	reset_hwm();
 	res->baseline_rss = read_rss(r.statm);
+	moment_baseline = res->baseline_rss;
 	struct rusage ru0, ru1;
 	getrusage(RUSAGE_SELF, &ru0);
 	uint64_t cpu0 = now_ns(CLOCK_PROCESS_CPUTIME_ID);
@@ -1011,6 +1213,16 @@ out:;
 			res->anomalies += res->repairs[i];
 	res->nsamples = r.n;
 	res->timeline = r.tl;
+	if (opt->measure_usable) {
+		res->at_peak_live = M.at_peak;
+		struct arr_replay_moment *e = &res->at_end;
+		e->live = (uint64_t)atomic_load(&M.live);
+		e->usable = (uint64_t)atomic_load(&M.live_use);
+		take_moment(e);
+		e->op_index = res->ops;
+		e->t_ns = res->wall_ns;
+		e->rss = res->final_rss;
+	}
 
 	if (opt->glibc_stats) {
 		struct mallinfo2 mi = mallinfo2();

@@ -137,6 +137,7 @@ struct arr_rss_sample {
 	uint64_t rss;      /* resident bytes minus the engine's baseline */
 	uint64_t live;     /* live requested bytes */
 	uint64_t usable;   /* live usable bytes (requested when the allocator cannot say) */
+	uint64_t mapped;   /* the allocator's own figure, as in struct arr_replay_moment */
 };
 
 /* Memory at one moment of a measure_usable run. */
