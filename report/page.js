@@ -336,11 +336,13 @@
 				var o = get(a, "fragmentation.at." + m);
 				if (!o) return;
 				atRows.push([allocName(a, i) + " @ " + m.replace("_", " "), bytes(o.rss), bytes(o.live),
-					bytes(o.usable), bytes(o.internal_bytes), bytes(o.external_bytes)]);
+					bytes(o.usable), bytes(isNum(o.internal) ? o.internal : o.internal_bytes),
+					bytes(isNum(o.external) ? o.external : o.external_bytes),
+					isNum(o.op_index) ? count(o.op_index) : "–"]);
 			});
 		});
 		if (atRows.length)
-			table(c, ["moment", "RSS", "live", "usable", "internal", "external"], atRows);
+			table(c, ["moment", "RSS", "live", "usable", "internal", "external", "at call"], atRows);
 	}
 
 	function histogram(grid, title, arr, xfmt, what) {
