@@ -454,7 +454,8 @@
 			["lost by failed realloc", bytes(get(l, "lost_by_failed_realloc.bytes"))]]);
 		if (Array.isArray(l.largest) && l.largest.length)
 			table(c, ["largest leaks", "bytes", "thread", "allocated at"], l.largest.slice(0, 10).map(function (b) {
-				return [{ v: b.op || "block", cls: "l" }, bytes(b.size !== undefined ? b.size : b.bytes), count(b.tid),
+				return [{ v: b.op || "block", cls: "l" }, bytes(b.size !== undefined ? b.size : b.bytes),
+					isNum(b.tid) ? String(b.tid) : "–",
 					ns(b.t !== undefined ? b.t : b.alloc_t)];
 			}));
 		if (Array.isArray(l.by_size) && l.by_size.length)
@@ -463,9 +464,12 @@
 				return [label, count(b.count !== undefined ? b.count : b.blocks), bytes(b.bytes)];
 			}));
 		var fc = l.failed_calls;
-		if (fc && Object.keys(fc).length)
-			note(c, "Failed calls by cause: " + Object.keys(fc).map(function (k) { return k.replace(/_/g, " ") + " " + count(fc[k]); })
-				.join(", ") + ".");
+		if (fc) {
+			var causes = Object.keys(fc).filter(function (k) { return k !== "total" && isNum(fc[k]) && fc[k] > 0; });
+			note(c, causes.length ? "Failed calls by cause: " + causes.map(function (k) {
+				return k.replace(/_/g, " ") + " " + count(fc[k]);
+			}).join(", ") + "." : "No call failed.");
+		}
 		if (!l.blocks) c.appendChild(el("p", "good", "No block was live at the end."));
 	}
 
