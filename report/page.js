@@ -492,6 +492,12 @@
 			cell[a + "/" + f] = e;
 			max = Math.max(max, e.count || 0);
 		});
+		function byId(x, y) {
+			var nx = Number(x), ny = Number(y);
+			return isNaN(nx) || isNaN(ny) ? String(x).localeCompare(String(y)) : nx - ny;
+		}
+		at.sort(byId);
+		ft.sort(byId);
 		var t2 = table(c, ["allocated by ↓ / freed by →"].concat(ft), at.map(function (a) {
 			return [a].concat(ft.map(function (f) {
 				var e = cell[a + "/" + f];
