@@ -10,32 +10,67 @@
 
 #include "report.h"
 
+/* Words in a key that say its unit, checked in order: the first rule that
+ * matches wins. "section.path" keys (e.g. "latency.malloc.p99"). */
+static int has(const char *s, const char *w) { return strstr(s, w) != NULL; }
+static int leaf_is(const char *leaf, const char *const *words)
+{
+	for (size_t i = 0; words[i]; i++)
+		if (!strcmp(leaf, words[i]))
+			return 1;
+	return 0;
+}
+
 const char *arr_report_unit(const char *metric)
 {
 	const char *leaf = strrchr(metric, '.');
 	leaf = leaf ? leaf + 1 : metric;
 	size_t n = strlen(leaf);
-#define ENDS(s) (n >= sizeof(s) - 1 && !strcmp(leaf + n - (sizeof(s) - 1), s))
-#define HAS(s) (strstr(leaf, s) != NULL)
-	if (HAS("per_s") || ENDS("_rate"))
+	static const char *const ids[] = {"tid", "pid", "ppid", "event", "op_index", "alloc_tid", "free_tid",
+					  "peak_event", "status", "page_size", NULL};
+	static const char *const bound[] = {"lo", "hi", NULL};
+	static const char *const byte_leaves[] = {"peak", "final", "first", "baseline", "arena", "hblkhd", "uordblks",
+						  "fordblks", "keepcost", "unexplained_peak", NULL};
+	/* histogram bounds take the unit of their histogram */
+	if (leaf_is(leaf, bound)) {
+		if (has(metric, "time_log2."))
+			return "ns";
+		if (has(metric, "events_log2."))
+			return "count";
+		return "bytes";
+	}
+	if (leaf_is(leaf, ids))
+		return "";
+	/* calls by function, failures by cause, divergences: counts whatever the name */
+	if (!strncmp(metric, "summary.ops.", 12) || has(metric, "failed_calls.") || !strncmp(metric, "divergence.", 11))
+		return "count";
+	if (has(leaf, "per_s") || (n > 5 && !strcmp(leaf + n - 5, "_rate")))
 		return "per_s";
-	if (ENDS("_ns") || !strcmp(leaf, "ns") || ENDS("_t") || !strcmp(leaf, "t") || HAS("resolution") ||
-	    (strstr(metric, "latency.") && (leaf[0] == 'p' || !strcmp(leaf, "max"))))
+	if ((n > 3 && !strcmp(leaf + n - 3, "_ns")) || !strcmp(leaf, "ns") || (n > 2 && !strcmp(leaf + n - 2, "_t")) ||
+	    !strcmp(leaf, "t") || has(leaf, "ns_per") ||
+	    (!strncmp(metric, "latency.", 8) && ((leaf[0] == 'p' && leaf[1] >= '0' && leaf[1] <= '9') ||
+						 !strcmp(leaf, "max"))))
 		return "ns";
-	if (HAS("over") || HAS("fraction") || HAS("ratio") || !strncmp(metric, "jw.", 3) || strstr(metric, ".jw."))
+	if (!strcmp(leaf, "count") || !strcmp(leaf, "calls") || !strcmp(leaf, "short_lived") || has(leaf, "blocks") ||
+	    has(leaf, "faults"))
+		return "count";
+	if (has(metric, "jw") || has(leaf, "_over_") || has(leaf, "fraction") || has(leaf, "ratio") ||
+	    has(metric, "factor."))
 		return "ratio";
-	if (HAS("bytes") || HAS("rss") || HAS("live") || HAS("size") || !strcmp(leaf, "peak") ||
-	    !strcmp(leaf, "final") || !strcmp(leaf, "lo") || !strcmp(leaf, "hi") || HAS("ideal") ||
-	    HAS("mapped") || HAS("resident") || HAS("usable"))
-		return strstr(leaf, "blocks") ? "count" : "bytes";
-	if (HAS("count") || HAS("calls") || HAS("blocks") || HAS("faults") || HAS("events") || HAS("samples") ||
-	    HAS("threads") || !strcmp(leaf, "runs") || !strcmp(leaf, "pid") || HAS("ops"))
-		return "count";
-	if (strstr(metric, "ops.") || strstr(metric, "failed_calls."))
-		return "count";
+	if (has(leaf, "bytes") || has(leaf, "rss") || (has(leaf, "size") && !has(leaf, "sizes")) || has(leaf, "live") ||
+	    has(leaf, "usable") || has(leaf, "mapped") || has(leaf, "resident") || has(leaf, "ideal") ||
+	    has(leaf, "internal") || has(leaf, "external") || has(leaf, "threshold") || leaf_is(leaf, byte_leaves) ||
+	    !strncmp(metric, "mallinfo2.", 10))
+		return "bytes";
+	static const char *const counts[] = {"calls", "events", "samples", "threads", "runs", "failed", "allocs",
+					     "frees", "freed", "intervals", "raises", "pairs", "purged", "sizes",
+					     "temporary", "short_lived", "moved", "grow", "shrink", "same", "in_place",
+					     "from_null", "unknown", "mismatch", "substituted", "_now", "anomalies",
+					     "truncated", "total", "overflow", "out_of_memory", "invalid", "other", NULL};
+	for (size_t i = 0; counts[i]; i++)
+		if (has(leaf, counts[i]))
+			return "count";
 	return "";
-#undef ENDS
-#undef HAS
 }
 
 struct walk {

@@ -249,6 +249,17 @@ static void test_csv(void)
 	EXPECT(!strcmp(arr_report_unit("time.wall_ns"), "ns"), "ns unit");
 	EXPECT(!strcmp(arr_report_unit("peak_over_ideal"), "ratio"), "ratio unit");
 	EXPECT(!strcmp(arr_report_unit("calls_per_s"), "per_s"), "rate unit");
+	static const char *const units[][2] = {
+		{"leaks.failed_calls.overflow", "count"}, {"sizes.distinct_sizes", "count"},
+		{"lifetimes.time_log2.3.lo", "ns"},       {"lifetimes.events_log2.3.hi", "count"},
+		{"sizes.log2.3.lo", "bytes"},             {"fragmentation.jw_mapped.at_peak_live", "ratio"},
+		{"fragmentation.at.end.external", "bytes"}, {"leaks.largest.0.tid", ""},
+		{"latency.malloc.p999", "ns"},            {"summary.ops.rss", "count"},
+		{"lifetimes.churn_by_size.2.short_lived", "count"}, {"rss.recorded.peak", "bytes"},
+	};
+	for (size_t i = 0; i < sizeof units / sizeof *units; i++)
+		EXPECT(!strcmp(arr_report_unit(units[i][0]), units[i][1]), "unit of %s: '%s', want '%s'", units[i][0],
+		       arr_report_unit(units[i][0]), units[i][1]);
 	arr_doc_free(rep);
 }
 
