@@ -115,6 +115,9 @@
 		});
 		var rows = Array.from(byX.values()).sort(function (a, b) { return a[0] - b[0]; });
 		if (rows.length < 2) return null;
+		/* the legend above the plot, never over the curves */
+		var leg = el("div", "legend");
+		parent.appendChild(leg);
 		var box = chartBox(parent);
 		var o = {
 			labels: [xlabel].concat(series.map(function (s) { return s.name; })),
@@ -125,14 +128,15 @@
 			ylabel: "bytes",
 			labelsKMG2: true,
 			legend: "always",
-			labelsSeparateLines: true,
+			labelsDiv: leg,
+			labelsSeparateLines: false,
 			highlightCircleSize: 3,
 			gridLineColor: "#e6e9ef",
 			axisLabelWidth: 70,
 			series: {},
 			axes: {
 				y: { valueFormatter: bytes, axisLabelFormatter: function (v) { return bytes(v); } },
-				x: { valueFormatter: function (v) { return opts && opts.xfmt ? opts.xfmt(v) : String(v); },
+				x: { labelsKMG2: false, valueFormatter: function (v) { return opts && opts.xfmt ? opts.xfmt(v) : String(v); },
 					axisLabelFormatter: function (v) { return opts && opts.xaxis ? opts.xaxis(v) : String(v); } }
 			},
 			title: title
