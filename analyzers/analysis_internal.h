@@ -21,8 +21,14 @@
  *   release  a block leaves the live set (free, or the old block of a
  *            realloc - moved or in place, ev->op says which); temporary:
  *            freed before its thread's next allocation (never for realloc)
+ *   resize   the old block of a successful realloc (before release)
+ *   cross_free  a release by another thread than the allocating one
+ *            (before release)
  *   alloc    a block enters the live set (after the core's counters move)
  *   other    rss samples, marks, thread start/exit, fork, exec
+ * An analyzer uses only the callbacks it sets, and of those only the ones
+ * wants() (optional, called after begin) returns: an unused callback costs
+ * nothing per event.
  * A block's flags are shared: each ARR__BLK_* bit has one owner.
  *
  * Contract: callbacks do not fail; an analyzer that cannot grow a table
@@ -44,15 +50,19 @@
 #define ARR__BLK_FAILED_REALLOC 0x01 /* core: a realloc of it failed, it stayed live */
 #define ARR__BLK_MMAPPED 0x02        /* zeroing: glibc's model would have mmapped it */
 
+/* 32 bytes with its key: two slots a cache line. Limits: times up to 2^51
+ * ns (26 days), 2^40 events, 2^24 threads (later ones share the last). */
 struct an_block {
 	uint64_t size;           /* requested bytes */
-	uint64_t t;              /* allocation time, ns */
-	uint64_t evno : 48;      /* allocation event number */
-	uint64_t op : 8;         /* the call that made it */
+	uint64_t t : 51;         /* allocation time, ns */
+	uint64_t op : 5;         /* the call that made it */
 	uint64_t flags : 8;      /* ARR__BLK_* */
-	uint32_t seq;            /* its thread's allocation count once it was made (low 32 bits) */
-	uint32_t thread;         /* index in core->threads */
+	uint64_t evno : 40;      /* allocation event number */
+	uint64_t thread : 24;    /* index in core->threads */
 };
+#define ARR__MAX_THREADS (1u << 24)
+#define ARR__MAX_T ((1ull << 51) - 1)
+_Static_assert(sizeof(struct an_block) == 24, "a live slot is 32 bytes");
 
 /* Open addressing, linear probing, backward-shift deletion: the live set.
  * Key and block share a slot, so a lookup costs one cache miss, not two. */
@@ -67,20 +77,31 @@ struct an_live {
 
 struct an_thread {
 	uint32_t tid;
-	uint32_t allocs; /* allocations so far (wraps; compared for equality only) */
-	uint64_t calls, alloc_bytes, frees;
+	uint64_t last_alloc; /* address of its latest allocation: a free of it is temporary */
+	uint64_t calls, allocs, alloc_bytes, frees;
 };
 
 struct an_core;
+
+#define ARR__CB_CALL 0x01
+#define ARR__CB_FAILED 0x02
+#define ARR__CB_RELEASE 0x04
+#define ARR__CB_RESIZE 0x08
+#define ARR__CB_CROSS 0x10
+#define ARR__CB_ALLOC 0x20
+#define ARR__CB_OTHER 0x40
 
 struct an_ops {
 	unsigned id;     /* ARR_AN_* */
 	size_t state_size;
 	int (*begin)(struct an_core *c, void *st);
+	unsigned (*wants)(struct an_core *c, void *st);
 	void (*call)(struct an_core *c, void *st, const struct arr_event *ev);
 	void (*failed)(struct an_core *c, void *st, const struct arr_event *ev, struct an_block *old);
 	void (*release)(struct an_core *c, void *st, uint64_t addr, struct an_block *b,
 			const struct arr_event *ev, int temporary);
+	void (*resize)(struct an_core *c, void *st, uint64_t addr, struct an_block *b, const struct arr_event *ev);
+	void (*cross_free)(struct an_core *c, void *st, struct an_block *b, uint32_t free_thread);
 	void (*alloc)(struct an_core *c, void *st, uint64_t addr, struct an_block *b, const struct arr_event *ev);
 	void (*other)(struct an_core *c, void *st, const struct arr_event *ev);
 	int (*end)(struct an_core *c, void *st, struct arr_doc *section);
@@ -98,8 +119,9 @@ struct an_core {
 	int oom;
 	/* shared counters */
 	uint64_t ops[ARR_OP_MAX_];
-	uint64_t calls, failed, bytes_requested, unknown_frees, first_t, last_t;
+	uint64_t calls, failed, allocs, frees, temporaries, bytes_requested, unknown_frees, first_t, last_t;
 	uint64_t live_bytes, live_blocks, peak_bytes, peak_blocks, peak_t, peak_evno;
+	uint64_t win_peak, win_peak_t; /* peak live bytes since a phase analyzer last reset them */
 	struct an_live live;
 	struct an_thread *threads;
 	size_t nthreads, threads_cap;
@@ -136,10 +158,32 @@ struct an_timeline {
 	struct an_bucket *b;
 	unsigned cap;
 	uint64_t width;
+	uint64_t cur_lo, cur_hi; /* the last bucket written covers [cur_lo, cur_hi): no division */
+	unsigned cur;
 };
 int arr__timeline_init(struct an_timeline *tl, unsigned cap, uint64_t expected_span);
 void arr__timeline_release(struct an_timeline *tl);
-void arr__timeline_add(struct an_timeline *tl, uint64_t t, uint64_t v0, uint64_t v1);
+void arr__timeline_add_slow(struct an_timeline *tl, uint64_t t, uint64_t v0, uint64_t v1);
+static inline void arr__bucket_put(struct an_bucket *b, uint64_t v0, uint64_t v1)
+{
+	if (!b->used) {
+		*b = (struct an_bucket){v0, v0, v1, 1};
+		return;
+	}
+	if (v0 < b->min0)
+		b->min0 = v0;
+	if (v0 > b->max0)
+		b->max0 = v0;
+	if (v1 > b->max1)
+		b->max1 = v1;
+}
+static inline void arr__timeline_add(struct an_timeline *tl, uint64_t t, uint64_t v0, uint64_t v1)
+{
+	if (t >= tl->cur_lo && t < tl->cur_hi) /* events arrive in time order: mostly the same bucket */
+		arr__bucket_put(&tl->b[tl->cur], v0, v1);
+	else
+		arr__timeline_add_slow(tl, t, v0, v1);
+}
 /* Columns t, name0_min (NULL: left out), name0_max, name1 of the used buckets. */
 void arr__timeline_doc(const struct an_timeline *tl, struct arr_doc *obj, const char *name0_min,
 		       const char *name0_max, const char *name1);

@@ -120,6 +120,8 @@ static uint32_t thread_of(struct an_core *c, uint32_t tid)
 	uint32_t idx;
 	if (arr_ptrmap_get(&c->tid_index, (uint64_t)tid + 1, &v)) {
 		idx = (uint32_t)(v - 1);
+	} else if (c->nthreads == ARR__MAX_THREADS) {
+		idx = ARR__MAX_THREADS - 1;
 	} else {
 		if (c->nthreads == c->threads_cap) {
 			size_t cap = c->threads_cap ? c->threads_cap * 2 : 16;
@@ -192,7 +194,7 @@ static void bucket_merge(struct an_bucket *d, const struct an_bucket *a, const s
 	}
 }
 
-void arr__timeline_add(struct an_timeline *tl, uint64_t t, uint64_t v0, uint64_t v1)
+void arr__timeline_add_slow(struct an_timeline *tl, uint64_t t, uint64_t v0, uint64_t v1)
 {
 	uint64_t i = t / tl->width;
 	while (i >= tl->cap) {
@@ -209,17 +211,10 @@ void arr__timeline_add(struct an_timeline *tl, uint64_t t, uint64_t v0, uint64_t
 		tl->width *= 2;
 		i = t / tl->width;
 	}
-	struct an_bucket *b = &tl->b[i];
-	if (!b->used) {
-		*b = (struct an_bucket){v0, v0, v1, 1};
-		return;
-	}
-	if (v0 < b->min0)
-		b->min0 = v0;
-	if (v0 > b->max0)
-		b->max0 = v0;
-	if (v1 > b->max1)
-		b->max1 = v1;
+	tl->cur = (unsigned)i;
+	tl->cur_lo = i * tl->width;
+	tl->cur_hi = tl->cur_lo + tl->width;
+	arr__bucket_put(&tl->b[i], v0, v1);
 }
 
 void arr__timeline_doc(const struct an_timeline *tl, struct arr_doc *obj, const char *name0_min,
@@ -276,9 +271,28 @@ struct pass {
 	struct slot an[ARR_AN_COUNT_];
 	unsigned nan;
 	/* per callback, only the analyzers that have one */
-	struct slot call[ARR_AN_COUNT_], failed[ARR_AN_COUNT_], release[ARR_AN_COUNT_], alloc[ARR_AN_COUNT_],
-		other[ARR_AN_COUNT_];
-	unsigned ncall, nfailed, nrelease, nalloc, nother;
+	/* the function and its state side by side: one load less per call */
+	struct {
+		void (*fn)(struct an_core *, void *, const struct arr_event *);
+		void *st;
+	} call[ARR_AN_COUNT_], other[ARR_AN_COUNT_];
+	struct {
+		void (*fn)(struct an_core *, void *, const struct arr_event *, struct an_block *);
+		void *st;
+	} failed[ARR_AN_COUNT_];
+	struct {
+		void (*fn)(struct an_core *, void *, uint64_t, struct an_block *, const struct arr_event *, int);
+		void *st;
+	} release[ARR_AN_COUNT_];
+	struct {
+		void (*fn)(struct an_core *, void *, uint64_t, struct an_block *, const struct arr_event *);
+		void *st;
+	} resize[ARR_AN_COUNT_], alloc[ARR_AN_COUNT_];
+	struct {
+		void (*fn)(struct an_core *, void *, struct an_block *, uint32_t);
+		void *st;
+	} cross[ARR_AN_COUNT_];
+	unsigned ncall, nfailed, nrelease, nresize, ncross, nalloc, nother;
 };
 
 static void do_release(struct pass *p, const struct arr_event *ev, uint32_t th)
@@ -290,9 +304,19 @@ static void do_release(struct pass *p, const struct arr_event *ev, uint32_t th)
 		c->unknown_frees++;
 		return;
 	}
-	int temporary = ev->op == ARR_OP_FREE && c->threads[b->thread].allocs == b->seq;
+	/* temporary: nothing allocated by its thread since (the thread's latest
+	 * allocation is this very block; live addresses are unique) */
+	int temporary = ev->op == ARR_OP_FREE && c->threads[b->thread].last_alloc == ev->ptr;
+	c->temporaries += temporary;
+	c->frees++;
+	if (ev->op != ARR_OP_FREE)
+		for (unsigned i = 0; i < p->nresize; i++)
+			p->resize[i].fn(c, p->resize[i].st, ev->ptr, b, ev);
+	if (b->thread != th)
+		for (unsigned i = 0; i < p->ncross; i++)
+			p->cross[i].fn(c, p->cross[i].st, b, th);
 	for (unsigned i = 0; i < p->nrelease; i++)
-		p->release[i].ops->release(c, p->release[i].st, ev->ptr, b, ev, temporary);
+		p->release[i].fn(c, p->release[i].st, ev->ptr, b, ev, temporary);
 	c->live_bytes -= b->size;
 	c->live_blocks--;
 	c->threads[th].frees++;
@@ -316,8 +340,10 @@ static void do_alloc(struct pass *p, const struct arr_event *ev, uint32_t th)
 	struct an_thread *t = &c->threads[th];
 	t->allocs++;
 	t->alloc_bytes += req;
-	*b = (struct an_block){.size = req, .t = ev->t, .evno = c->evno, .op = ev->op, .seq = t->allocs,
-			       .thread = th};
+	t->last_alloc = ev->ret;
+	c->allocs++;
+	*b = (struct an_block){.size = req, .t = ev->t < ARR__MAX_T ? ev->t : ARR__MAX_T, .evno = c->evno,
+			       .op = ev->op, .thread = th};
 	c->bytes_requested += req;
 	c->live_bytes += req;
 	c->live_blocks++;
@@ -328,8 +354,12 @@ static void do_alloc(struct pass *p, const struct arr_event *ev, uint32_t th)
 	}
 	if (c->live_blocks > c->peak_blocks)
 		c->peak_blocks = c->live_blocks;
+	if (c->live_bytes > c->win_peak) {
+		c->win_peak = c->live_bytes;
+		c->win_peak_t = ev->t;
+	}
 	for (unsigned i = 0; i < p->nalloc; i++)
-		p->alloc[i].ops->alloc(c, p->alloc[i].st, ev->ret, b, ev);
+		p->alloc[i].fn(c, p->alloc[i].st, ev->ret, b, ev);
 }
 
 static inline void handle(struct pass *p, const struct arr_event *ev)
@@ -343,17 +373,17 @@ static inline void handle(struct pass *p, const struct arr_event *ev)
 		if (ev->tid)
 			thread_of(c, ev->tid);
 		for (unsigned i = 0; i < p->nother; i++)
-			p->other[i].ops->other(c, p->other[i].st, ev);
+			p->other[i].fn(c, p->other[i].st, ev);
 		c->evno++;
 		return;
 	}
-	uint32_t th = thread_of(c, ev->tid);
+	uint32_t th = ev->tid == c->last_tid && c->nthreads ? c->last_thread : thread_of(c, ev->tid);
 	if (c->oom)
 		return;
 	c->calls++;
 	c->threads[th].calls++;
 	for (unsigned i = 0; i < p->ncall; i++)
-		p->call[i].ops->call(c, p->call[i].st, ev);
+		p->call[i].fn(c, p->call[i].st, ev);
 	if (ev->failed) {
 		c->failed++;
 		struct an_block *old = NULL;
@@ -362,7 +392,7 @@ static inline void handle(struct pass *p, const struct arr_event *ev)
 		    (old = live_find(&c->live, ev->ptr, &slot)))
 			old->flags |= ARR__BLK_FAILED_REALLOC;
 		for (unsigned i = 0; i < p->nfailed; i++)
-			p->failed[i].ops->failed(c, p->failed[i].st, ev, old);
+			p->failed[i].fn(c, p->failed[i].st, ev, old);
 	}
 	if (arr_event_releases(ev))
 		do_release(p, ev, th);
@@ -402,6 +432,25 @@ static void trace_section(struct an_core *c, struct arr_trace *tr, struct arr_do
 	arr_doc_set_int(t, "page_size", (int64_t)c->page_size);
 }
 
+/* The schema's rss.phases: the RSS columns of each phase, beside the rest of the RSS figures. */
+static void rss_phases(struct arr_doc *out)
+{
+	static const char *const keys[] = {"name", "by", "from_ns", "to_ns", "rss_samples", "rss_peak",
+					   "rss_growth_bytes_per_s"};
+	struct arr_doc *rss = arr_doc_get(out, "rss"), *phases = arr_doc_get(out, "phases");
+	if (!rss || !phases || phases->type != ARR_DOC_ARRAY)
+		return;
+	struct arr_doc *arr = arr_doc_set_arr(rss, "phases");
+	for (size_t i = 0; i < phases->len; i++) {
+		struct arr_doc *o = arr_doc_push_obj(arr);
+		for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) {
+			struct arr_doc *v = arr_doc_get(phases->items[i], keys[k]);
+			if (v)
+				arr_doc_set(o, keys[k], arr_doc_clone(v));
+		}
+	}
+}
+
 int arr_analyze_trace(struct arr_trace *tr, const struct arr_analysis_options *opt, struct arr_doc *out)
 {
 	static const struct arr_analysis_options defaults = ARR_ANALYSIS_OPTIONS_INIT;
@@ -436,21 +485,26 @@ int arr_analyze_trace(struct arr_trace *tr, const struct arr_analysis_options *o
 		p->an[p->nan++] = (struct slot){o, st};
 		if (o->begin && (rc = o->begin(c, st)) != 0)
 			break;
-		struct slot s = {o, st};
-		if (o->call)
-			p->call[p->ncall++] = s;
-		if (o->failed)
-			p->failed[p->nfailed++] = s;
-		if (o->release)
-			p->release[p->nrelease++] = s;
-		if (o->alloc)
-			p->alloc[p->nalloc++] = s;
-		if (o->other)
-			p->other[p->nother++] = s;
+		unsigned w = o->wants ? o->wants(c, st) : ~0u;
+#define ADD_CB(list, field, bit)                                                      \
+	do {                                                                          \
+		if (o->field && (w & (bit))) {                                        \
+			p->list[p->n##list].fn = o->field;                            \
+			p->list[p->n##list++].st = st;                                \
+		}                                                                     \
+	} while (0)
+		ADD_CB(call, call, ARR__CB_CALL);
+		ADD_CB(failed, failed, ARR__CB_FAILED);
+		ADD_CB(release, release, ARR__CB_RELEASE);
+		ADD_CB(resize, resize, ARR__CB_RESIZE);
+		ADD_CB(cross, cross_free, ARR__CB_CROSS);
+		ADD_CB(alloc, alloc, ARR__CB_ALLOC);
+		ADD_CB(other, other, ARR__CB_OTHER);
+#undef ADD_CB
 	}
 
 	uint64_t total_events = end->present ? end->events : 0, file_size = arr_trace_file_size(tr);
-	uint64_t next_progress = 1u << 22;
+	uint64_t next_progress = 1u << 20;
 	while (rc == 0) {
 		const struct arr_event *evs;
 		size_t n;
@@ -460,8 +514,8 @@ int arr_analyze_trace(struct arr_trace *tr, const struct arr_analysis_options *o
 		rc = 0;
 		/* the live-set slot of an event a few ahead: its miss overlaps this work */
 		for (size_t i = 0; i < n && !c->oom; i++) {
-			if (i + 8 < n) {
-				const struct arr_event *a = &evs[i + 8];
+			if (i + 16 < n) {
+				const struct arr_event *a = &evs[i + 16];
 				live_prefetch(&c->live, a->op == ARR_OP_FREE ? a->ptr : a->ret);
 			}
 			handle(p, &evs[i]);
@@ -469,7 +523,7 @@ int arr_analyze_trace(struct arr_trace *tr, const struct arr_analysis_options *o
 		if (c->oom)
 			rc = c->oom;
 		if (opt->progress && c->evno >= next_progress) {
-			next_progress = c->evno + (1u << 22);
+			next_progress = c->evno + (1u << 20);
 			uint64_t done = total_events ? (uint64_t)((double)c->evno / (double)total_events *
 								  (double)file_size) : 0;
 			opt->progress(opt->progress_ctx, c->evno, done > file_size ? file_size : done, file_size);
@@ -489,6 +543,7 @@ int arr_analyze_trace(struct arr_trace *tr, const struct arr_analysis_options *o
 			if (erc && !trc)
 				trc = erc;
 		}
+		rss_phases(out);
 		if (!trc)
 			trc = arr_doc_status(out);
 	}

@@ -10,6 +10,11 @@
  * allocations, RSS samples, RSS growth (least-squares slope) and the RSS
  * peak. Histograms are not cut per phase: the peak, the growth and the
  * counts are what tells phases apart, and they keep each phase small.
+ *
+ * Counts are differences of the core's running counters between a phase's
+ * ends; marked phases take their peak from the core's window peak (reset at
+ * each mark), so without user ranges this analyzer costs nothing per call.
+ * User ranges may overlap, so they follow every call and allocation.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +28,9 @@ struct phase {
 	int by_events, active, done, marked;
 	uint64_t from, to;               /* the spec (user phases) */
 	uint64_t from_ns, to_ns, from_ev, to_ev; /* what was seen */
-	uint64_t calls, failed, bytes, allocs, frees, temporary;
+	struct snap {
+		uint64_t calls, failed, bytes, allocs, frees, temporary;
+	} at_open, n;
 	uint64_t live_start, live_end, peak_live, peak_t;
 	uint64_t rss_samples, rss_first, rss_last, rss_peak;
 	struct an_slope rss;
@@ -54,8 +61,21 @@ static struct phase *add(struct an_core *c, struct phases *s)
 	return ph;
 }
 
-static void open_phase(struct an_core *c, struct phase *ph)
+/* The core's counters before the current event (in_call: it is a call the
+ * core has counted already; its effects come after the callbacks). */
+static struct snap snap(const struct an_core *c, const struct arr_event *ev, int in_call)
 {
+	return (struct snap){c->calls - (in_call ? 1 : 0), c->failed - (in_call ? ev->failed : 0), c->bytes_requested,
+			     c->allocs, c->frees, c->temporaries};
+}
+
+static void open_phase(struct an_core *c, struct phase *ph, struct snap now)
+{
+	ph->at_open = now;
+	if (ph->marked) {
+		c->win_peak = c->live_bytes;
+		c->win_peak_t = c->t;
+	}
 	ph->active = 1;
 	ph->from_ns = c->t;
 	ph->from_ev = c->evno;
@@ -63,8 +83,15 @@ static void open_phase(struct an_core *c, struct phase *ph)
 	ph->peak_t = c->t;
 }
 
-static void close_phase(struct an_core *c, struct phase *ph)
+static void close_phase(struct an_core *c, struct phase *ph, struct snap now)
 {
+	struct snap *o = &ph->at_open;
+	ph->n = (struct snap){now.calls - o->calls, now.failed - o->failed, now.bytes - o->bytes,
+			      now.allocs - o->allocs, now.frees - o->frees, now.temporary - o->temporary};
+	if (ph->marked && c->win_peak > ph->peak_live) {
+		ph->peak_live = c->win_peak;
+		ph->peak_t = c->win_peak_t;
+	}
 	ph->active = 0;
 	ph->done = 1;
 	ph->to_ns = c->t;
@@ -93,13 +120,13 @@ static int ph_begin(struct an_core *c, void *st)
 		return ARR_ENOMEM;
 	strcpy(st0->name, "start");
 	st0->marked = 1;
-	open_phase(c, st0);
+	open_phase(c, st0, (struct snap){0});
 	s->cur_mark = s->n - 1;
 	return 0;
 }
 
 /* open and close user phases at this event's position */
-static void ph_step(struct an_core *c, struct phases *s)
+static void ph_step(struct an_core *c, struct phases *s, const struct arr_event *ev, int in_call)
 {
 	for (size_t i = 0; i < s->nuser; i++) {
 		struct phase *ph = &s->p[i];
@@ -107,63 +134,47 @@ static void ph_step(struct an_core *c, struct phases *s)
 			continue;
 		uint64_t pos = ph->by_events ? c->evno : c->t;
 		if (!ph->active && pos >= ph->from && pos < ph->to)
-			open_phase(c, ph);
+			open_phase(c, ph, snap(c, ev, in_call));
 		else if (ph->active && pos >= ph->to)
-			close_phase(c, ph);
+			close_phase(c, ph, snap(c, ev, in_call));
 	}
 }
 
-#define EACH_ACTIVE(s, ph)                                                          \
-	for (struct phase *ph = (s)->p; ph < (s)->p + (s)->n; ph++)                  \
-		if (ph->active)
-
-static void ph_call(struct an_core *c, void *st, const struct arr_event *ev)
+static unsigned ph_wants(struct an_core *c, void *st)
 {
 	struct phases *s = st;
-	ph_step(c, s);
-	EACH_ACTIVE(s, ph)
-	{
-		ph->calls++;
-		ph->failed += ev->failed;
-	}
+	(void)c;
+	return s->nuser ? ~0u : ARR__CB_OTHER;
+}
+
+/* user phases only (see ph_wants) */
+static void ph_call(struct an_core *c, void *st, const struct arr_event *ev)
+{
+	ph_step(c, st, ev, 1);
 }
 
 static void ph_alloc(struct an_core *c, void *st, uint64_t addr, struct an_block *b, const struct arr_event *ev)
 {
 	struct phases *s = st;
-	(void)addr, (void)ev;
-	EACH_ACTIVE(s, ph)
-	{
-		ph->allocs++;
-		ph->bytes += b->size;
-		if (c->live_bytes > ph->peak_live) {
+	(void)addr, (void)b, (void)ev;
+	for (size_t i = 0; i < s->nuser; i++) {
+		struct phase *ph = &s->p[i];
+		if (ph->active && c->live_bytes > ph->peak_live) {
 			ph->peak_live = c->live_bytes;
 			ph->peak_t = c->t;
 		}
 	}
 }
 
-static void ph_release(struct an_core *c, void *st, uint64_t addr, struct an_block *b, const struct arr_event *ev,
-		       int temporary)
-{
-	struct phases *s = st;
-	(void)c, (void)addr, (void)b, (void)ev;
-	EACH_ACTIVE(s, ph)
-	{
-		ph->frees++;
-		ph->temporary += temporary;
-	}
-}
-
 static void ph_other(struct an_core *c, void *st, const struct arr_event *ev)
 {
 	struct phases *s = st;
-	ph_step(c, s);
+	ph_step(c, s, ev, 0);
 	if (ev->op == ARR_OP_MARK) {
 		if (s->n - s->nuser >= MAX_MARK_PHASES)
 			return;
 		if (s->cur_mark != SIZE_MAX)
-			close_phase(c, &s->p[s->cur_mark]);
+			close_phase(c, &s->p[s->cur_mark], snap(c, ev, 0));
 		struct phase *ph = add(c, s);
 		if (!ph)
 			return;
@@ -173,15 +184,16 @@ static void ph_other(struct an_core *c, void *st, const struct arr_event *ev)
 			len = sizeof ph->name - 1;
 		memcpy(ph->name, name, len);
 		ph->marked = 1;
-		open_phase(c, ph);
+		open_phase(c, ph, snap(c, ev, 0));
 		s->cur_mark = s->n - 1;
 		s->marks_seen = 1;
 		return;
 	}
 	if (ev->op != ARR_OP_RSS)
 		return;
-	EACH_ACTIVE(s, ph)
-	{
+	for (struct phase *ph = s->p; ph < s->p + s->n; ph++) {
+		if (!ph->active)
+			continue;
 		if (!ph->rss_samples)
 			ph->rss_first = ev->size;
 		ph->rss_samples++;
@@ -200,10 +212,10 @@ static int ph_end(struct an_core *c, void *st, struct arr_doc *arr)
 		struct phase *ph = &s->p[i];
 		if (ph->marked && !s->marks_seen)
 			continue;
-		if (ph->marked && i == s->nuser && !ph->calls && !ph->rss_samples)
-			continue; /* nothing happened before the first mark */
 		if (ph->active)
-			close_phase(c, ph);
+			close_phase(c, ph, snap(c, NULL, 0));
+		if (ph->marked && i == s->nuser && !ph->n.calls && !ph->rss_samples)
+			continue; /* nothing happened before the first mark */
 		struct arr_doc *o = arr_doc_push_obj(arr);
 		arr_doc_set_str(o, "name", ph->name);
 		arr_doc_set_str(o, "by", ph->marked ? "mark" : ph->by_events ? "events" : "time");
@@ -212,12 +224,12 @@ static int ph_end(struct an_core *c, void *st, struct arr_doc *arr)
 		arr_doc_set_int(o, "to_ns", (int64_t)ph->to_ns);
 		arr_doc_set_int(o, "from_event", (int64_t)ph->from_ev);
 		arr_doc_set_int(o, "to_event", (int64_t)ph->to_ev);
-		arr_doc_set_int(o, "calls", (int64_t)ph->calls);
-		arr_doc_set_int(o, "failed", (int64_t)ph->failed);
-		arr_doc_set_int(o, "allocs", (int64_t)ph->allocs);
-		arr_doc_set_int(o, "frees", (int64_t)ph->frees);
-		arr_doc_set_int(o, "bytes_requested", (int64_t)ph->bytes);
-		arr_doc_set_int(o, "temporary", (int64_t)ph->temporary);
+		arr_doc_set_int(o, "calls", (int64_t)ph->n.calls);
+		arr_doc_set_int(o, "failed", (int64_t)ph->n.failed);
+		arr_doc_set_int(o, "allocs", (int64_t)ph->n.allocs);
+		arr_doc_set_int(o, "frees", (int64_t)ph->n.frees);
+		arr_doc_set_int(o, "bytes_requested", (int64_t)ph->n.bytes);
+		arr_doc_set_int(o, "temporary", (int64_t)ph->n.temporary);
 		arr_doc_set_int(o, "live_start", (int64_t)ph->live_start);
 		arr_doc_set_int(o, "live_end", (int64_t)ph->live_end);
 		arr_doc_set_int(o, "peak_live", (int64_t)ph->peak_live);
@@ -239,9 +251,9 @@ const struct an_ops arr__an_phases = {
 	.id = ARR_AN_PHASES,
 	.state_size = sizeof(struct phases),
 	.begin = ph_begin,
+	.wants = ph_wants,
 	.call = ph_call,
 	.alloc = ph_alloc,
-	.release = ph_release,
 	.other = ph_other,
 	.end = ph_end,
 	.fini = ph_fini,

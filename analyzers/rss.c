@@ -68,8 +68,7 @@ static int rss_end(struct an_core *c, void *st, struct arr_doc *sec)
 	double span = (double)(s->final_t - s->first_t) / 1e9;
 	arr_doc_set_num(r, "net_growth_bytes_per_s",
 			s->samples > 1 && span > 0 ? ((double)s->final - (double)s->first) / span : 0.0);
-	arr_doc_set_num(r, "interval_ns", s->samples > 1 ? (double)(s->final_t - s->first_t) /
-							(double)(s->samples - 1) : 0.0);
+	arr_doc_set_int(r, "interval_ns", s->samples > 1 ? (int64_t)((s->final_t - s->first_t) / (s->samples - 1)) : 0);
 	if (s->have) {
 		arr_doc_set_int(r, "unexplained_peak", s->unexplained_peak);
 		arr_doc_set_int(r, "unexplained_peak_t", (int64_t)s->unexplained_t);

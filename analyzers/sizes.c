@@ -52,14 +52,12 @@ static void sizes_alloc(struct an_core *c, void *st, uint64_t addr, struct an_bl
 	}
 }
 
-static void sizes_release(struct an_core *c, void *st, uint64_t addr, struct an_block *b,
-			  const struct arr_event *ev, int temporary)
+/* the old block of a successful realloc */
+static void sizes_resize(struct an_core *c, void *st, uint64_t addr, struct an_block *b, const struct arr_event *ev)
 {
 	struct sizes *s = st;
-	(void)temporary;
-	if (ev->op == ARR_OP_FREE || ev->failed)
+	if (ev->failed) /* realloc(p, 0): a free */
 		return;
-	/* the old block of a successful realloc */
 	uint64_t old = b->size, nw = arr_event_bytes(ev, c->page_size);
 	s->r_count++;
 	if (nw > old) {
@@ -156,7 +154,7 @@ const struct an_ops arr__an_sizes = {
 	.id = ARR_AN_SIZES,
 	.state_size = sizeof(struct sizes),
 	.alloc = sizes_alloc,
-	.release = sizes_release,
+	.resize = sizes_resize,
 	.end = sizes_end,
 	.fini = sizes_fini,
 };

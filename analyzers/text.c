@@ -40,14 +40,15 @@ static enum unit unit_of(const char *parent, const char *key, int is_double)
 	static const char *const plain[] = {"count", "calls", "blocks", "samples", "raises", "intervals", "allocs",
 					    "freed", "frees", "temporary", "event", "tid", "pid", "status",
 					    "fraction", "distinct", "_sizes", "grow", "shrink", "same", "in_place",
-					    "moved", "from_null", "pairs", "runs", "faults", "over", "ratio", "short_lived", NULL};
+					    "moved", "from_null", "pairs", "runs", "faults", "over", "ratio", "short_lived",
+					    "resizes", NULL};
 	static const char *const bytes[] = {"rss", "live", "peak", "size", "final", "first", "threshold",
 					    "ideal", "internal", "external", "usable", NULL};
 	if (!key)
 		return U_PLAIN;
 	if (ends_with(key, "bytes_per_s"))
 		return U_RATE_BYTES;
-	if (is_double)
+	if (is_double || (parent && (!strcmp(parent, "ops") || !strcmp(parent, "by_op"))))
 		return U_PLAIN;
 	if (strstr(key, "bytes"))
 		return U_BYTES;
@@ -55,7 +56,7 @@ static enum unit unit_of(const char *parent, const char *key, int is_double)
 	int event_ctx = parent && strstr(parent, "events") != NULL;
 	/* latency per operation: {"malloc": {"p50", ..., "max"}} */
 	int op_ctx = parent && arr_op_from_name(parent) != 0;
-	if (ends_with(key, "_ns") || !strcmp(key, "t") || ends_with(key, "_t") || (op_ctx && !strcmp(key, "max")) ||
+	if (ends_with(key, "_ns") || strstr(key, "_ns_") || !strcmp(key, "t") || ends_with(key, "_t") || (op_ctx && !strcmp(key, "max")) ||
 	    (key[0] == 'p' && key[1] >= '0' && key[1] <= '9') ||
 	    (time_ctx && (!strcmp(key, "lo") || !strcmp(key, "hi"))))
 		return U_NS;
@@ -114,6 +115,8 @@ static void scalar(char *buf, size_t cap, const struct arr_doc *d, enum unit u)
 			snprintf(buf, cap, "%" PRId64, d->v.i);
 		} else if (v != 0 && (v < 0.01 && v > -0.01)) {
 			snprintf(buf, cap, "%.3g", v);
+		} else if (v >= 1000 || v <= -1000) {
+			snprintf(buf, cap, "%.0f", v);
 		} else {
 			snprintf(buf, cap, "%.3f", v);
 		}
@@ -184,16 +187,20 @@ static void table(FILE *f, const struct arr_doc *arr, const char *parent, int le
 
 static void render(FILE *f, const struct arr_doc *d, const char *name, int level);
 
-static void render_object(FILE *f, const struct arr_doc *d, const char *name, int level)
+static void render_object(FILE *f, const struct arr_doc *d, const char *name, int level, const char *skip)
 {
 	size_t kw = 0;
 	for (size_t i = 0; i < d->len; i++)
 		if (is_scalar(d->items[i]) && strlen(d->keys[i]) > kw)
 			kw = strlen(d->keys[i]);
 	char buf[256];
+	/* counts by operation: the ones that happened */
+	int skip_zero = name && (!strcmp(name, "ops") || !strcmp(name, "by_op"));
 	for (size_t i = 0; i < d->len; i++) {
 		const struct arr_doc *v = d->items[i];
 		const char *k = d->keys[i];
+		if ((skip_zero && v->type == ARR_DOC_INT && v->v.i == 0) || (skip && !strcmp(k, skip)))
+			continue;
 		if (is_scalar(v)) {
 			scalar(buf, sizeof buf, v, unit_of(name, k, v->type == ARR_DOC_NUM));
 			indent(f, level);
@@ -218,7 +225,7 @@ static void render(FILE *f, const struct arr_doc *d, const char *name, int level
 			return;
 		indent(f, level);
 		fprintf(f, "%s\n", name);
-		render_object(f, d, name, level + 1);
+		render_object(f, d, name, level + 1, NULL);
 		return;
 	}
 	if (d->type != ARR_DOC_ARRAY) {
@@ -244,18 +251,20 @@ static void render(FILE *f, const struct arr_doc *d, const char *name, int level
 	/* objects with nested parts (allocators, phases with details): one block each */
 	for (size_t i = 0; i < d->len; i++) {
 		const struct arr_doc *e = d->items[i];
-		const char *label = arr_doc_as_str(arr_doc_get(e, "allocator"));
+		const char *lkey = "allocator", *label = arr_doc_as_str(arr_doc_get(e, lkey));
 		if (!label)
-			label = arr_doc_as_str(arr_doc_get(e, "name"));
+			label = arr_doc_as_str(arr_doc_get(e, lkey = "name"));
 		char head[160];
 		if (label)
 			snprintf(head, sizeof head, "%s: %s", name, label);
 		else
 			snprintf(head, sizeof head, "%s[%zu]", name, i);
 		if (e->type == ARR_DOC_OBJECT) {
+			if (i && level == 0)
+				fputc('\n', f);
 			indent(f, level);
 			fprintf(f, "%s\n", head);
-			render_object(f, e, name, level + 1);
+			render_object(f, e, name, level + 1, label ? lkey : NULL);
 		} else {
 			render(f, e, head, level);
 		}
@@ -275,7 +284,7 @@ static void render_trace(FILE *f, const struct arr_doc *tr)
 		fputc('\n', f);
 		if (sec->type == ARR_DOC_OBJECT) {
 			fprintf(f, "%s\n", k);
-			render_object(f, sec, k, 1);
+			render_object(f, sec, k, 1, NULL);
 		} else {
 			render(f, sec, k, 0);
 		}

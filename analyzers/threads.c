@@ -20,14 +20,9 @@ struct threads {
 	uint64_t count, bytes;
 };
 
-static void th_release(struct an_core *c, void *st, uint64_t addr, struct an_block *b, const struct arr_event *ev,
-		       int temporary)
+static void th_cross(struct an_core *c, void *st, struct an_block *b, uint32_t to)
 {
 	struct threads *s = st;
-	(void)addr, (void)temporary;
-	uint32_t to = c->last_thread; /* the core resolved the event's thread */
-	if (ev->tid == c->threads[b->thread].tid)
-		return;
 	s->count++;
 	s->bytes += b->size;
 	uint64_t key = ((uint64_t)b->thread << 32 | to) + 1, i;
@@ -139,7 +134,7 @@ static void th_fini(void *st)
 const struct an_ops arr__an_threads = {
 	.id = ARR_AN_THREADS,
 	.state_size = sizeof(struct threads),
-	.release = th_release,
+	.cross_free = th_cross,
 	.end = th_end,
 	.fini = th_fini,
 };

@@ -199,23 +199,20 @@ static void z_release(struct an_core *c, void *st, uint64_t addr, struct an_bloc
 	}
 }
 
+/* calls and bytes under their prefixed names, the classes without prefix */
 static void class_doc(struct arr_doc *o, const struct zclass *k, const char *pfx)
 {
 	char key[64];
-#define Z(name)                                                                     \
-	do {                                                                        \
-		snprintf(key, sizeof key, "%s%s", pfx, #name);                      \
-		arr_doc_set_int(o, key, (int64_t)k->name);                          \
-	} while (0)
-	Z(calls);
-	Z(bytes);
-	Z(fresh_calls);
-	Z(fresh_bytes);
-	Z(reused_calls);
-	Z(reused_bytes);
-	Z(mmap_calls);
-	Z(mmap_bytes);
-#undef Z
+	snprintf(key, sizeof key, "%scalls", pfx);
+	arr_doc_set_int(o, key, (int64_t)k->calls);
+	snprintf(key, sizeof key, "%sbytes", pfx);
+	arr_doc_set_int(o, key, (int64_t)k->bytes);
+	arr_doc_set_int(o, "fresh_calls", (int64_t)k->fresh_calls);
+	arr_doc_set_int(o, "fresh_bytes", (int64_t)k->fresh_bytes);
+	arr_doc_set_int(o, "reused_calls", (int64_t)k->reused_calls);
+	arr_doc_set_int(o, "reused_bytes", (int64_t)k->reused_bytes);
+	arr_doc_set_int(o, "mmap_calls", (int64_t)k->mmap_calls);
+	arr_doc_set_int(o, "mmap_bytes", (int64_t)k->mmap_bytes);
 }
 
 static int z_end(struct an_core *c, void *st, struct arr_doc *sec)
@@ -223,13 +220,6 @@ static int z_end(struct an_core *c, void *st, struct arr_doc *sec)
 	struct zeroing *z = st;
 	(void)c;
 	class_doc(sec, &z->calloc_, "calloc_");
-	/* the schema's short names for the calloc figures */
-	arr_doc_set_int(sec, "fresh_calls", (int64_t)z->calloc_.fresh_calls);
-	arr_doc_set_int(sec, "fresh_bytes", (int64_t)z->calloc_.fresh_bytes);
-	arr_doc_set_int(sec, "reused_calls", (int64_t)z->calloc_.reused_calls);
-	arr_doc_set_int(sec, "reused_bytes", (int64_t)z->calloc_.reused_bytes);
-	arr_doc_set_int(sec, "mmap_calls", (int64_t)z->calloc_.mmap_calls);
-	arr_doc_set_int(sec, "mmap_bytes", (int64_t)z->calloc_.mmap_bytes);
 	struct arr_doc *lm = arr_doc_set_obj(sec, "large_malloc");
 	arr_doc_set_int(lm, "min_size", LARGE_MALLOC);
 	class_doc(lm, &z->large, "");
