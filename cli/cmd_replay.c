@@ -81,15 +81,15 @@ static int parse_phase(char *s, struct arr_replay_phase *ph)
 	ph->name = s;
 	errno = 0;
 	ph->from_op = strtoull(eq + 1, &end, 10);
-	if (errno || end != dots || eq[1] == '-' || end == eq + 1)
-		return -1;
+	int bad = errno || end != dots || eq[1] == '-' || end == eq + 1;
 	ph->to_op = UINT64_MAX;
-	if (dots[2]) {
+	if (!bad && dots[2]) {
 		ph->to_op = strtoull(dots + 2, &end, 10);
-		if (errno || *end || dots[2] == '-' || ph->to_op <= ph->from_op)
-			return -1;
+		bad = errno || *end || dots[2] == '-' || ph->to_op <= ph->from_op;
 	}
-	return 0;
+	if (bad)
+		*eq = '='; /* the message quotes it whole */
+	return bad ? -1 : 0;
 }
 
 static const char *const lat_keys[] = {NULL, "malloc", "calloc", "realloc", "free", "posix_memalign",
