@@ -397,6 +397,25 @@ static int assemble(struct job *j, struct unit_result *res, size_t nunits, const
 	return broken ? EXIT_CHECKS : 0;
 }
 
+/* A progress line for long analyses, when stderr is a terminal. */
+struct progress {
+	const char *path;
+	struct timespec start;
+	int shown;
+};
+
+static void show_progress(void *ctx, uint64_t events, uint64_t done, uint64_t total)
+{
+	struct progress *p = ctx;
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	double s = (double)(t.tv_sec - p->start.tv_sec) + (double)(t.tv_nsec - p->start.tv_nsec) / 1e9;
+	double frac = total ? (double)done / (double)total : 0;
+	fprintf(stderr, "\rallocrr: analysing %s %3.0f%%  %.1fM events/s  ", p->path, frac * 100,
+		s > 0 ? (double)events / s / 1e6 : 0.0);
+	p->shown = 1;
+}
+
 static int run_unit(struct job *j, size_t k, struct unit_result *r)
 {
 	const char *path = j->traces.v[unit_trace(j, k)];
@@ -406,8 +425,17 @@ static int run_unit(struct job *j, size_t k, struct unit_result *r)
 		struct arr_trace *tr;
 		int rc = arr_trace_open(&tr, path);
 		struct arr_doc *td = arr_doc_object();
+		struct arr_analysis_options ao = j->ao;
+		struct progress pr = {.path = path};
+		if (!j->quiet && isatty(STDERR_FILENO)) {
+			clock_gettime(CLOCK_MONOTONIC, &pr.start);
+			ao.progress = show_progress;
+			ao.progress_ctx = &pr;
+		}
 		if (!rc)
-			rc = arr_analyze_trace(tr, &j->ao, td);
+			rc = arr_analyze_trace(tr, &ao, td);
+		if (pr.shown)
+			fputs("\r\033[K", stderr);
 		if (rc) {
 			r->status = cli_trace_error(path, tr, rc);
 			arr_trace_close(tr);
