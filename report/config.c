@@ -98,16 +98,24 @@ static const char *suggest(const char *s, const char *const *names)
 	return bd <= limit ? best : NULL;
 }
 
-static int fail_unknown(struct ctx *c, yaml_node_t *n, const char *what, const char *s, const char *const *names)
+/* "unknown key 'htm' in 'output'; did you mean 'html'?" (where may be ""). */
+static int fail_unknown_in(struct ctx *c, yaml_node_t *n, const char *what, const char *s, const char *where,
+			   const char *const *names)
 {
 	const char *sug = suggest(s, names);
+	const char *in = *where ? " in " : "";
 	if (sug)
-		return FAIL(c, n, "unknown %s '%s'; did you mean '%s'?", what, s, sug);
+		return FAIL(c, n, "unknown %s '%s'%s%s; did you mean '%s'?", what, s, in, where, sug);
 	char known[256] = "";
 	size_t off = 0;
 	for (size_t i = 0; names[i] && off < sizeof known; i++)
 		off += (size_t)snprintf(known + off, sizeof known - off, "%s%s", i ? ", " : "", names[i]);
-	return FAIL(c, n, "unknown %s '%s' (known: %s)", what, s, known);
+	return FAIL(c, n, "unknown %s '%s'%s%s (known: %s)", what, s, in, where, known);
+}
+
+static int fail_unknown(struct ctx *c, yaml_node_t *n, const char *what, const char *s, const char *const *names)
+{
+	return fail_unknown_in(c, n, what, s, "", names);
 }
 
 /*
@@ -131,11 +139,8 @@ static int walk_map(struct ctx *c, yaml_node_t *map, const char *what, const cha
 		for (int i = 0; names[i]; i++)
 			if (!strcmp(ks, names[i]))
 				idx = i;
-		if (idx < 0) {
-			char w[96];
-			snprintf(w, sizeof w, "key%s%s", *what ? " in " : "", what);
-			return fail_unknown(c, k, w, ks, names);
-		}
+		if (idx < 0)
+			return fail_unknown_in(c, k, "key", ks, what, names);
 		if (seen & (1u << idx))
 			return FAIL(c, k, "'%s' given twice", ks);
 		seen |= 1u << idx;

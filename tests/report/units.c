@@ -91,7 +91,7 @@ static void test_config(void)
 
 	bad("traces: [a.atr]\nalocators: [glibc]\n", 2, 1, "unknown key 'alocators'; did you mean 'allocators'?");
 	bad("traces: [a.atr]\nreplay:\n  samples: many\n", 3, 12, "'samples' wants a whole number");
-	bad("traces: [a.atr]\nreplay: {thread: serial}\n", 2, 10, "did you mean 'threads'?");
+	bad("traces: [a.atr]\nreplay: {thread: serial}\n", 2, 10, "unknown key 'thread' in 'replay'; did you mean 'threads'?");
 	bad("traces: [a.atr]\nreplay: {threads: paralel}\n", 2, 19, "did you mean 'parallel'?");
 	bad("traces: [a.atr]\nanalyses: {what: [sizes, leeks]}\n", 2, 26, "unknown analysis 'leeks'; did you mean 'leaks'?");
 	bad("traces: a.atr\nchecks:\n  - leaks.bytes = 0\n", 3, 17, "use '=='");
