@@ -270,8 +270,8 @@ struct pass {
 	struct an_core c;
 	struct slot an[ARR_AN_COUNT_];
 	unsigned nan;
-	/* per callback, only the analyzers that have one */
-	/* the function and its state side by side: one load less per call */
+	/* per callback, only the analyzers that use it; the function and its
+	 * state side by side, one load less per call */
 	struct {
 		void (*fn)(struct an_core *, void *, const struct arr_event *);
 		void *st;

@@ -52,10 +52,11 @@ struct zeroing {
 };
 
 /* glibc's chunk size for a request: header added, 16-byte aligned */
-static uint64_t chunk_size(uint64_t req)
+static inline uint64_t chunk_size(uint64_t req)
 {
-	uint64_t nb = req + 8 + 15 < 32 ? 32 : (req + 8 + 15) & ~(uint64_t)15;
-	return nb < req ? UINT64_MAX : nb;
+	if (req > UINT64_MAX - 64)
+		return UINT64_MAX;
+	return req + 8 + 15 < 32 ? 32 : (req + 8 + 15) & ~(uint64_t)15;
 }
 
 /* an mmapped chunk's size: the request's chunk plus a header, in whole pages */
@@ -101,11 +102,10 @@ static void iv_compact(struct zeroing *z)
 	z->hint = 0;
 }
 
-/* Add [lo, hi); 1 if it overlapped a range seen before. -1: out of memory. */
-static int iv_add(struct zeroing *z, uint64_t lo, uint64_t hi)
+/* Add [lo, hi) when the hint missed; 1 if it overlapped a range seen
+ * before, -1: out of memory. Out of line: the hint's hit is the usual case. */
+static __attribute__((noinline)) int iv_add_slow(struct zeroing *z, uint64_t lo, uint64_t hi)
 {
-	if (z->hint < z->n && z->iv[z->hint].lo <= lo && hi <= z->iv[z->hint].hi)
-		return 1;
 	size_t i = iv_lower(z, lo > MERGE_GAP ? lo - MERGE_GAP : 0), j = i;
 	int overlap = 0;
 	uint64_t nlo = lo, nhi = hi;
@@ -152,7 +152,10 @@ static void z_alloc(struct an_core *c, void *st, uint64_t addr, struct an_block 
 {
 	struct zeroing *z = st;
 	uint64_t len = b->size ? b->size : 1;
-	int reused = iv_add(z, addr, addr + len < addr ? UINT64_MAX : addr + len);
+	uint64_t hi = addr + len < addr ? UINT64_MAX : addr + len;
+	/* the interval written last (the heap's, mostly) already holds it */
+	int reused = z->hint < z->n && z->iv[z->hint].lo <= addr && hi <= z->iv[z->hint].hi ? 1
+											      : iv_add_slow(z, addr, hi);
 	if (reused < 0) {
 		c->oom = ARR_ENOMEM;
 		return;
