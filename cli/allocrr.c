@@ -12,6 +12,8 @@ static const struct cli_command commands[] = {
 	{"dump", cmd_dump, "print a trace's events in time order (text or JSON lines)"},
 	{"replay", cmd_replay, "replay a trace into allocators and compare time and memory"},
 	{"analyze", cmd_analyze, "where the memory goes: sizes, lifetimes, live, leaks, RSS, zeroing"},
+	{"report", cmd_report, "a YAML-configured report: traces x allocators, checks, JSON, CSV, HTML"},
+	{"diff", cmd_diff, "compare two traces or two reports, changes highlighted"},
 };
 
 static void usage(FILE *f)

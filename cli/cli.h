@@ -28,6 +28,8 @@ int cmd_info(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
 int cmd_analyze(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
 
 /* "allocrr: " + message, to stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -2,7 +2,10 @@
 # Install what allocrr needs to build and test on Debian, when run as root;
 # otherwise say what is missing.
 set -euo pipefail
-need=(cmake pkg-config gcc make libzstd-dev libxxhash-dev libyaml-dev sqlite3 python3 git libjemalloc2 libmimalloc2.0 libtcmalloc-minimal4)
+# libjs-dygraphs, libjs-chart.js: the report page's charts, embedded at build time;
+# chromium: the page's test (skipped without it).
+need=(cmake pkg-config gcc make libzstd-dev libxxhash-dev libyaml-dev sqlite3 python3 git libjemalloc2 libmimalloc2.0 libtcmalloc-minimal4
+      libjs-dygraphs libjs-chart.js chromium)
 [ "${ALLOCRR_DEPS:-}" = "full" ] && need+=(clang libclang-rt-14-dev libjemalloc-dev libmimalloc-dev libgoogle-perftools-dev heaptrack hyperfine)
 missing=()
 for p in "${need[@]}"; do

@@ -44,14 +44,18 @@ def main():
     # bad usage: exit 2, one line naming the problem, a hint
     for bad in (["--what", "sizes,bogus"], ["--what", ""], ["--top", "0"], ["--points", "x"],
                 ["--phase", "nocolon"], ["--phase", "a:2s:1s"], ["--phase", "a:1ev:2s"], ["--bogus"],
-                ["--what"], [], ["-a", "glibc"]):
+                ["--what"], [], ["-a", "glibc", "--trace-only"], ["--runs", "0"]):
         p = run(*bad, *([calls] if bad else []))
         err = p.stderr.decode()
         t.expect(p.returncode == 2 and err.startswith("allocrr: ") and "try 'allocrr analyze --help'" in err,
                  "analyze %s: exit %d, %r" % (bad, p.returncode, err))
         t.expect(not p.stdout, "analyze %s: printed %r" % (bad, p.stdout[:100]))
-    p = run("-a", "glibc", calls)
-    t.expect(b"replay-side analyses need" in p.stderr, "-a: %r" % p.stderr)
+    # -a: the replay-side entries, one per allocator, in the trace's document
+    p = run("--json", "-a", "glibc", "--what", "summary", calls)
+    t.expect(p.returncode == 0, "-a glibc: exit %d, %r" % (p.returncode, p.stderr))
+    al = json.loads(p.stdout)["traces"][0]["allocators"]
+    t.expect([e["allocator"] for e in al] == ["glibc"] and "fragmentation" in al[0] and "zeroing" in al[0],
+             "-a glibc: %r" % [sorted(e) for e in al])
     # damaged input: exit 1, "allocrr: 'FILE': ... at offset N", no crash
     d = t.tmpdir()
     cut = os.path.join(TRACES, "endings-cut.atr")

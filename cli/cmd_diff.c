@@ -1,0 +1,468 @@
+/*
+ * cmd_diff.c - `allocrr diff A B`: two traces (analysed on the fly) or two
+ * report.json / `analyze --json` documents side by side: calls, sizes,
+ * peak live, leaks, and per allocator peak RSS and time, with the relative
+ * change of each (coloured on a terminal).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "allocrr/analysis.h"
+#include "allocrr/doc.h"
+#include "cli.h"
+#include "report.h"
+
+#define MAX_ALLOCATORS 16
+
+static const char usage[] =
+	"usage: allocrr diff [--all] [--json] [-a ALLOCATOR]... A B\n"
+	"\n"
+	"Compare two traces, or two reports (report.json or 'allocrr analyze\n"
+	"--json' output): calls, sizes, peak live bytes, leaks and, per allocator,\n"
+	"peak RSS and replay time, with the change from A to B. Traces are\n"
+	"analysed on the fly; with -a they are also replayed into ALLOCATOR.\n"
+	"\n"
+	"  -a, --allocator A  replay traces into A (repeatable; as in 'replay')\n"
+	"      --all          every metric that differs, not only the main ones\n"
+	"  -j, --json         one JSON document of the rows\n"
+	"  -q, --quiet        no notes on stderr\n"
+	"  -h, --help         show this help\n"
+	"  -V, --version      show the version\n"
+	"\n"
+	"Colours (on a terminal only; NO_COLOR turns them off): red where B uses\n"
+	"more than A, green where it uses less.\n";
+
+/* The main rows: label, path in a trace (or an allocator entry), unit. */
+struct row_def {
+	const char *label, *path, *unit;
+};
+static const struct row_def trace_rows[] = {
+	{"calls", "summary.calls", "count"},
+	{"failed calls", "summary.failed", "count"},
+	{"bytes requested", "summary.bytes_requested", "bytes"},
+	{"mean request", NULL, "bytes"}, /* bytes_requested / calls */
+	{"most frequent size", "sizes.top.0.size", "bytes"},
+	{"temporary allocations", "lifetimes.temporary.count", "count"},
+	{"peak live bytes", "live.peak_bytes", "bytes"},
+	{"peak live blocks", "live.peak_blocks", "count"},
+	{"leaked bytes", "leaks.bytes", "bytes"},
+	{"leaked blocks", "leaks.blocks", "count"},
+	{"cross-thread frees", "threads.cross_frees.count", "count"},
+	{"recorded peak RSS", "rss.recorded.peak", "bytes"},
+	{"duration", "summary.duration_ns", "ns"},
+};
+static const struct row_def alloc_rows[] = {
+	{"peak RSS", "fragmentation.peak_rss", "bytes"},
+	{"final RSS", "fragmentation.final_rss", "bytes"},
+	{"peak / ideal", "fragmentation.peak_over_ideal", "ratio"},
+	{"external fragmentation", "fragmentation.external_bytes", "bytes"},
+	{"wall time", "time.wall_ns", "ns"},
+	{"minor faults", "time.minor_faults", "count"},
+};
+
+struct out {
+	int json, color;
+	struct arr_doc *rows; /* json */
+	int changed;
+};
+
+static void fmt(char *buf, size_t cap, double v, const char *unit)
+{
+	if (!isfinite(v)) {
+		snprintf(buf, cap, "-");
+	} else if (!strcmp(unit, "bytes") && fabs(v) >= 1024) {
+		char h[32];
+		cli_human_bytes(h, sizeof h, (uint64_t)fabs(v));
+		snprintf(buf, cap, "%s%s", v < 0 ? "-" : "", h);
+	} else if (!strcmp(unit, "bytes")) {
+		snprintf(buf, cap, v == floor(v) ? "%.0f B" : "%.1f B", v);
+	} else if (!strcmp(unit, "ns")) {
+		double a = fabs(v);
+		if (a >= 1e9)
+			snprintf(buf, cap, "%.3f s", v / 1e9);
+		else if (a >= 1e6)
+			snprintf(buf, cap, "%.3f ms", v / 1e6);
+		else if (a >= 1e3)
+			snprintf(buf, cap, "%.2f us", v / 1e3);
+		else
+			snprintf(buf, cap, "%.0f ns", v);
+	} else if (v == floor(v) && fabs(v) < 1e15) {
+		snprintf(buf, cap, "%.0f", v);
+	} else {
+		snprintf(buf, cap, "%.4g", v);
+	}
+}
+
+static void emit(struct out *o, const char *scope, const char *label, double a, double b, const char *unit)
+{
+	int has_a = isfinite(a), has_b = isfinite(b);
+	if (!has_a && !has_b)
+		return;
+	double d = b - a, rel = has_a && has_b && a != 0 ? d / fabs(a) : NAN;
+	int changed = has_a != has_b || (has_a && d != 0);
+	o->changed += changed;
+	if (o->json) {
+		struct arr_doc *r = arr_doc_push_obj(o->rows);
+		arr_doc_set_str(r, "scope", scope);
+		arr_doc_set_str(r, "metric", label);
+		arr_doc_set_num(r, "a", has_a ? a : NAN);
+		arr_doc_set_num(r, "b", has_b ? b : NAN);
+		arr_doc_set_num(r, "delta", has_a && has_b ? d : NAN);
+		arr_doc_set_num(r, "relative", rel);
+		arr_doc_set_str(r, "unit", unit);
+		return;
+	}
+	char sa[48], sb[48], sd[48], change[96];
+	fmt(sa, sizeof sa, a, unit);
+	fmt(sb, sizeof sb, b, unit);
+	if (!changed) {
+		snprintf(change, sizeof change, "=");
+	} else if (has_a && has_b) {
+		fmt(sd, sizeof sd, fabs(d), unit);
+		if (isfinite(rel))
+			snprintf(change, sizeof change, "%c%s (%+.1f%%)", d < 0 ? '-' : '+', sd, 100 * rel);
+		else
+			snprintf(change, sizeof change, "%c%s", d < 0 ? '-' : '+', sd);
+	} else {
+		snprintf(change, sizeof change, has_a ? "only in A" : "only in B");
+	}
+	const char *on = "", *off = "";
+	if (o->color && changed && has_a && has_b) {
+		on = d > 0 ? "\033[31m" : "\033[32m";
+		off = "\033[0m";
+	} else if (o->color && changed) {
+		on = "\033[33m";
+		off = "\033[0m";
+	}
+	printf("  %-26s %16s %16s   %s%s%s\n", label, sa, sb, on, change, off);
+}
+
+static double num_at(const struct arr_doc *d, const char *path)
+{
+	double v;
+	if (!d || arr_doc_as_num(arr_doc_path(d, path), &v))
+		return NAN;
+	return v;
+}
+
+static const struct arr_doc *alloc_named(const struct arr_doc *trace, const char *name)
+{
+	const struct arr_doc *als = arr_doc_get(trace, "allocators");
+	for (size_t i = 0; als && i < als->len; i++) {
+		const char *n = arr_doc_as_str(arr_doc_get(als->items[i], "allocator"));
+		if (n && !strcmp(n, name))
+			return als->items[i];
+	}
+	return NULL;
+}
+
+/* --all: every numeric row of either side that differs. */
+struct flat {
+	char **keys;
+	double *vals;
+	const char **units;
+	size_t n, cap;
+};
+
+static int flat_row(void *ctx, const char *trace, const char *allocator, const char *section, const char *metric,
+		    const struct arr_doc *value, const char *unit)
+{
+	(void)trace;
+	struct flat *f = ctx;
+	if (f->n == f->cap) {
+		size_t cap = f->cap ? f->cap * 2 : 256;
+		char **k = realloc(f->keys, cap * sizeof *k);
+		if (k)
+			f->keys = k;
+		double *v = realloc(f->vals, cap * sizeof *v);
+		if (v)
+			f->vals = v;
+		const char **u = realloc(f->units, cap * sizeof *u);
+		if (u)
+			f->units = u;
+		if (!k || !v || !u)
+			return -1;
+		f->cap = cap;
+	}
+	char key[1200];
+	snprintf(key, sizeof key, "%s%s%s.%s", allocator, *allocator ? ": " : "", section, metric);
+	double x = value->type == ARR_DOC_BOOL ? value->v.b : NAN;
+	arr_doc_as_num(value, &x);
+	if (!(f->keys[f->n] = strdup(key)))
+		return -1;
+	f->vals[f->n] = x;
+	f->units[f->n] = unit; /* static strings */
+	f->n++;
+	return 0;
+}
+
+static void flat_free(struct flat *f)
+{
+	for (size_t i = 0; i < f->n; i++)
+		free(f->keys[i]);
+	free(f->keys);
+	free(f->vals);
+	free(f->units);
+}
+
+/* A one-trace report around trace t, for arr_report_rows. */
+static int flatten(const struct arr_doc *t, struct flat *f)
+{
+	struct arr_doc wrap = {.type = ARR_DOC_OBJECT};
+	struct arr_doc arr = {.type = ARR_DOC_ARRAY};
+	struct arr_doc *item = (struct arr_doc *)t;
+	char *key = "traces";
+	struct arr_doc *ap = &arr;
+	arr.items = &item;
+	arr.len = arr.cap = 1;
+	wrap.items = &ap;
+	wrap.keys = &key;
+	wrap.len = wrap.cap = 1;
+	return arr_report_rows(&wrap, flat_row, f);
+}
+
+static int diff_all(struct out *o, const struct arr_doc *ta, const struct arr_doc *tb)
+{
+	struct flat fa = {0}, fb = {0};
+	if (flatten(ta, &fa) || flatten(tb, &fb)) {
+		flat_free(&fa);
+		flat_free(&fb);
+		cli_error("out of memory");
+		return EXIT_BAD_INPUT;
+	}
+	char *used = calloc(fb.n + 1, 1);
+	for (size_t i = 0; i < fa.n && used; i++) {
+		double b = NAN;
+		for (size_t j = 0; j < fb.n; j++)
+			if (!used[j] && !strcmp(fa.keys[i], fb.keys[j])) {
+				b = fb.vals[j];
+				used[j] = 1;
+				break;
+			}
+		if (fa.vals[i] != b)
+			emit(o, "", fa.keys[i], fa.vals[i], b, fa.units[i]);
+	}
+	for (size_t j = 0; j < fb.n && used; j++)
+		if (!used[j])
+			emit(o, "", fb.keys[j], NAN, fb.vals[j], fb.units[j]);
+	free(used);
+	flat_free(&fa);
+	flat_free(&fb);
+	return 0;
+}
+
+static void diff_trace(struct out *o, const struct arr_doc *ta, const struct arr_doc *tb, int all)
+{
+	if (!o->json)
+		printf("%-28s %16s %16s   %s\n", "", "A", "B", "change");
+	if (all) {
+		diff_all(o, ta, tb);
+		return;
+	}
+	for (size_t i = 0; i < sizeof trace_rows / sizeof *trace_rows; i++) {
+		const struct row_def *r = &trace_rows[i];
+		double a, b;
+		if (r->path) {
+			a = num_at(ta, r->path);
+			b = num_at(tb, r->path);
+		} else {
+			double ca = num_at(ta, "summary.calls"), cb = num_at(tb, "summary.calls");
+			a = ca > 0 ? num_at(ta, "summary.bytes_requested") / ca : NAN;
+			b = cb > 0 ? num_at(tb, "summary.bytes_requested") / cb : NAN;
+		}
+		emit(o, "trace", r->label, a, b, r->unit);
+	}
+	/* allocators of A in order, then those only in B */
+	const struct arr_doc *als[2] = {arr_doc_get(ta, "allocators"), arr_doc_get(tb, "allocators")};
+	for (int side = 0; side < 2; side++)
+		for (size_t i = 0; als[side] && i < als[side]->len; i++) {
+			const char *name = arr_doc_as_str(arr_doc_get(als[side]->items[i], "allocator"));
+			if (!name || (side == 1 && alloc_named(ta, name)))
+				continue;
+			const struct arr_doc *aa = alloc_named(ta, name), *ab = alloc_named(tb, name);
+			if (!o->json)
+				printf("allocator %s\n", name);
+			for (size_t k = 0; k < sizeof alloc_rows / sizeof *alloc_rows; k++)
+				emit(o, name, alloc_rows[k].label, num_at(aa, alloc_rows[k].path),
+				     num_at(ab, alloc_rows[k].path), alloc_rows[k].unit);
+		}
+}
+
+/* Read A or B: a JSON document (a report, or analyze --json), else a trace. */
+static int load(const char *path, const char *const *specs, size_t nspecs, int quiet, struct arr_doc **out)
+{
+	*out = NULL;
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		cli_error("cannot open '%s': %s", path, strerror(errno));
+		return EXIT_BAD_INPUT;
+	}
+	int first = fgetc(f);
+	while (first == ' ' || first == '\n' || first == '\t' || first == '\r')
+		first = fgetc(f);
+	if (first == '{') {
+		rewind(f);
+		char *buf = NULL;
+		size_t len = 0, cap = 0;
+		for (;;) {
+			if (len == cap) {
+				cap = cap ? cap * 2 : 1 << 16;
+				char *nb = realloc(buf, cap);
+				if (!nb) {
+					free(buf);
+					fclose(f);
+					cli_error("'%s': out of memory", path);
+					return EXIT_BAD_INPUT;
+				}
+				buf = nb;
+			}
+			size_t got = fread(buf + len, 1, cap - len, f);
+			len += got;
+			if (!got)
+				break;
+		}
+		fclose(f);
+		size_t off = 0;
+		int rc = arr_doc_parse_json(buf, len, out, &off);
+		free(buf);
+		if (rc) {
+			cli_error("'%s': %s at offset %zu", path, arr_strerror(rc), off);
+			return EXIT_BAD_INPUT;
+		}
+		if (!arr_doc_get(*out, "traces") || arr_doc_get(*out, "traces")->type != ARR_DOC_ARRAY) {
+			cli_error("'%s': not an allocrr report (no \"traces\" list)", path);
+			arr_doc_free(*out);
+			*out = NULL;
+			return EXIT_BAD_INPUT;
+		}
+		return 0;
+	}
+	fclose(f);
+	struct arr_trace *tr;
+	int rc = arr_trace_open(&tr, path);
+	struct arr_doc *doc = arr_doc_object(), *td = arr_doc_push_obj(arr_doc_set_arr(doc, "traces"));
+	struct arr_analysis_options ao = ARR_ANALYSIS_OPTIONS_INIT;
+	if (!rc)
+		rc = arr_analyze_trace(tr, &ao, td);
+	if (rc) {
+		rc = cli_trace_error(path, tr, rc);
+		arr_trace_close(tr);
+		arr_doc_free(doc);
+		return rc;
+	}
+	arr_trace_close(tr);
+	if (nspecs) {
+		struct cli_replay_plan plan = CLI_REPLAY_PLAN_INIT;
+		plan.cmd = "diff";
+		plan.quiet = quiet;
+		plan.zeroing = 0;
+		rc = cli_replays_analyze(path, specs, nspecs, &plan, arr_doc_set_arr(td, "allocators"));
+		if (rc) {
+			arr_doc_free(doc);
+			return rc;
+		}
+	}
+	*out = doc;
+	return 0;
+}
+
+static const char *base_name(const char *p)
+{
+	const char *s = p ? strrchr(p, '/') : NULL;
+	return s ? s + 1 : p ? p : "";
+}
+
+int cmd_diff(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"allocator", required_argument, 0, 'a'}, {"all", no_argument, 0, 'A'},
+		{"json", no_argument, 0, 'j'},            {"quiet", no_argument, 0, 'q'},
+		{"help", no_argument, 0, 'h'},            {"version", no_argument, 0, 'V'},
+		{0, 0, 0, 0},
+	};
+	const char *specs[MAX_ALLOCATORS];
+	size_t nspecs = 0;
+	int all = 0, json = 0, quiet = 0, opt;
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":a:jqhV", opts, NULL)) != -1) {
+		int rc = cli_common_option(opt, usage);
+		if (rc >= 0)
+			return rc;
+		switch (opt) {
+		case 'a':
+			if (nspecs == MAX_ALLOCATORS)
+				return cli_usage_error("diff", "at most %d allocators", MAX_ALLOCATORS);
+			specs[nspecs++] = optarg;
+			break;
+		case 'A':
+			all = 1;
+			break;
+		case 'j':
+			json = 1;
+			break;
+		case 'q':
+			quiet = 1;
+			break;
+		case ':':
+			return cli_usage_error("diff", "option '%s' needs a value", argv[optind - 1]);
+		default:
+			return cli_usage_error("diff", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (argc - optind != 2)
+		return cli_usage_error("diff", "diff wants two inputs, A and B (traces or report.json files)");
+	struct arr_doc *da, *db;
+	int rc = load(argv[optind], specs, nspecs, quiet, &da);
+	if (rc)
+		return rc;
+	if ((rc = load(argv[optind + 1], specs, nspecs, quiet, &db))) {
+		arr_doc_free(da);
+		return rc;
+	}
+	const char *nc = getenv("NO_COLOR");
+	struct out o = {json, !json && isatty(1) && !(nc && *nc), NULL, 0};
+	struct arr_doc *jdoc = NULL;
+	if (json) {
+		jdoc = arr_doc_object();
+		arr_doc_set_str(jdoc, "a", argv[optind]);
+		arr_doc_set_str(jdoc, "b", argv[optind + 1]);
+		o.rows = arr_doc_set_arr(jdoc, "rows");
+	}
+	const struct arr_doc *ta = arr_doc_get(da, "traces"), *tb = arr_doc_get(db, "traces");
+	/* Pair the traces: by file name when both sides name them alike, else in order. */
+	size_t pairs = ta->len < tb->len ? ta->len : tb->len;
+	for (size_t i = 0; i < ta->len; i++) {
+		const struct arr_doc *a = ta->items[i], *b = NULL;
+		const char *na = base_name(arr_doc_as_str(arr_doc_path(a, "trace.path")));
+		for (size_t j = 0; j < tb->len && ta->len > 1; j++)
+			if (!strcmp(na, base_name(arr_doc_as_str(arr_doc_path(tb->items[j], "trace.path")))))
+				b = tb->items[j];
+		if (!b && i < pairs)
+			b = tb->items[i];
+		if (!b)
+			continue;
+		if (!json)
+			printf("%sA: %s\nB: %s\n", i ? "\n" : "", arr_doc_as_str(arr_doc_path(a, "trace.path")),
+			       arr_doc_as_str(arr_doc_path(b, "trace.path")));
+		diff_trace(&o, a, b, all);
+	}
+	if (!pairs)
+		cli_error("nothing to compare: A has %zu traces, B %zu", ta->len, tb->len);
+	if (json) {
+		arr_doc_set_int(jdoc, "changed", o.changed);
+		arr_doc_write_json(stdout, jdoc, 2);
+		putchar('\n');
+		arr_doc_free(jdoc);
+	} else if (!o.changed) {
+		printf("no differences\n");
+	}
+	arr_doc_free(da);
+	arr_doc_free(db);
+	return pairs ? 0 : EXIT_BAD_INPUT;
+}

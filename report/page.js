@@ -1,0 +1,572 @@
+/* page.js - draws the report page from the JSON blob #allocrr-data.
+ * Time series with dygraphs (zoom: drag; pan: shift-drag; reset: double
+ * click), bars with Chart.js. Every section tolerates missing keys: a
+ * report with fewer analyses simply shows fewer cards. */
+(function () {
+	"use strict";
+	var data = JSON.parse(document.getElementById("allocrr-data").textContent);
+	var app = document.getElementById("app");
+	var toc = document.getElementById("toc");
+	var charts = 0;
+	var PALETTE = ["#2f6fdb", "#e8710a", "#1a7f37", "#c62828", "#7b3fc4", "#0097a7", "#8d6e63", "#5d6677",
+		"#d81b60", "#9e9d24"];
+
+	Chart.defaults.animation = false;
+	Chart.defaults.font.size = 12;
+	Chart.defaults.color = "#5d6677";
+
+	function get(o, path) {
+		var parts = path.split(".");
+		for (var i = 0; i < parts.length; i++) {
+			if (o === null || o === undefined) return undefined;
+			o = o[parts[i]];
+		}
+		return o;
+	}
+	function isNum(v) { return typeof v === "number" && isFinite(v); }
+	function bytes(b) {
+		if (!isNum(b)) return "–";
+		var u = ["B", "KiB", "MiB", "GiB", "TiB"], i = 0, v = Math.abs(b);
+		while (v >= 1024 && i < 4) { v /= 1024; i++; }
+		var s = (i === 0 ? String(Math.round(v)) : v.toFixed(v < 10 ? 2 : v < 100 ? 1 : 0)) + " " + u[i];
+		return (b < 0 ? "-" : "") + s;
+	}
+	function count(n) {
+		if (!isNum(n)) return "–";
+		return Math.round(n).toLocaleString("en-US");
+	}
+	function ns(t) {
+		if (!isNum(t)) return "–";
+		var a = Math.abs(t);
+		if (a < 1e3) return t.toFixed(0) + " ns";
+		if (a < 1e6) return (t / 1e3).toFixed(a < 1e4 ? 2 : 1) + " µs";
+		if (a < 1e9) return (t / 1e6).toFixed(a < 1e7 ? 2 : 1) + " ms";
+		return (t / 1e9).toFixed(3) + " s";
+	}
+	function ratio(r) { return isNum(r) ? r.toFixed(3) : "–"; }
+	function pct(r) { return isNum(r) ? (100 * r).toFixed(1) + " %" : "–"; }
+	function el(tag, cls, text) {
+		var e = document.createElement(tag);
+		if (cls) e.className = cls;
+		if (text !== undefined) e.textContent = text;
+		return e;
+	}
+	function card(parent, title, wide) {
+		var c = el("div", "card" + (wide ? " wide" : ""));
+		c.appendChild(el("h3", null, title));
+		parent.appendChild(c);
+		return c;
+	}
+	function note(parent, text) { parent.appendChild(el("p", "note", text)); }
+	/* rows: arrays of cells (strings or {v, cls}); first column left-aligned */
+	function table(parent, head, rows) {
+		var wrap = el("div", "scroll"), t = el("table"), tr = el("tr");
+		head.forEach(function (h) { tr.appendChild(el("th", null, h)); });
+		var thead = el("thead");
+		thead.appendChild(tr);
+		t.appendChild(thead);
+		var tb = el("tbody");
+		rows.forEach(function (r) {
+			var row = el("tr");
+			r.forEach(function (c) {
+				var td = el("td", c && c.cls ? c.cls : null, c && c.v !== undefined ? c.v : c);
+				if (c && c.title) td.title = c.title;
+				row.appendChild(td);
+			});
+			tb.appendChild(row);
+		});
+		t.appendChild(tb);
+		wrap.appendChild(t);
+		parent.appendChild(wrap);
+		return t;
+	}
+	function tiles(parent, list) {
+		var box = el("div", "tiles");
+		list.forEach(function (x) {
+			if (x[1] === "–") return;
+			var t = el("div", "tile");
+			t.appendChild(el("div", "v", x[1]));
+			t.appendChild(el("div", "k", x[0]));
+			if (x[2]) t.title = x[2];
+			box.appendChild(t);
+		});
+		parent.appendChild(box);
+	}
+	function chartBox(parent, small) {
+		var d = el("div", "chart" + (small ? " small" : ""));
+		d.setAttribute("data-chart", "1");
+		parent.appendChild(d);
+		charts++;
+		return d;
+	}
+
+	/* A dygraph of several series that each have their own x column: merged
+	 * on x, gaps bridged (connectSeparatedPoints). xs in the unit shown. */
+	function timeSeries(parent, title, xlabel, series, opts) {
+		var byX = new Map();
+		series.forEach(function (s, si) {
+			for (var i = 0; i < s.x.length; i++) {
+				var x = s.x[i], y = s.y[i];
+				if (!isNum(x) || !isNum(y)) continue;
+				var row = byX.get(x);
+				if (!row) { row = new Array(series.length + 1).fill(null); row[0] = x; byX.set(x, row); }
+				row[si + 1] = y;
+			}
+		});
+		var rows = Array.from(byX.values()).sort(function (a, b) { return a[0] - b[0]; });
+		if (rows.length < 2) return null;
+		/* the legend above the plot, never over the curves */
+		var leg = el("div", "legend");
+		parent.appendChild(leg);
+		var box = chartBox(parent);
+		var o = {
+			labels: [xlabel].concat(series.map(function (s) { return s.name; })),
+			colors: series.map(function (s, i) { return s.color || PALETTE[i % PALETTE.length]; }),
+			connectSeparatedPoints: true,
+			strokeWidth: 1.5,
+			xlabel: xlabel,
+			ylabel: "bytes",
+			labelsKMG2: true,
+			legend: "always",
+			labelsDiv: leg,
+			labelsSeparateLines: false,
+			highlightCircleSize: 3,
+			gridLineColor: "#e6e9ef",
+			axisLabelWidth: 70,
+			series: {},
+			axes: {
+				y: { valueFormatter: bytes, axisLabelFormatter: function (v) { return bytes(v); } },
+				x: { labelsKMG2: false, valueFormatter: function (v) { return opts && opts.xfmt ? opts.xfmt(v) : String(v); },
+					axisLabelFormatter: function (v) { return opts && opts.xaxis ? opts.xaxis(v) : String(v); } }
+			},
+			title: title
+		};
+		series.forEach(function (s) {
+			if (s.dash) o.series[s.name] = { strokePattern: Dygraph.DASHED_LINE };
+			if (s.fill) o.series[s.name] = Object.assign(o.series[s.name] || {}, { fillGraph: true, fillAlpha: 0.12 });
+		});
+		new Dygraph(box, rows, o);
+		note(parent, "Drag to zoom, shift-drag to pan, double-click to reset. Hover for values.");
+		return box;
+	}
+
+	/* Byte axes step in round binary units (0.5 MiB, 256 KiB), not 0.48 MiB. */
+	function byteStep(datasets) {
+		var max = 0;
+		datasets.forEach(function (d) { max = Math.max(max, maxOf(d.data)); });
+		if (!max) return undefined;
+		var u = 1;
+		while (max / u >= 1024) u *= 1024;
+		var raw = max / u / 6, p = Math.pow(10, Math.floor(Math.log10(raw))), m = raw / p;
+		return u * p * (m <= 1 ? 1 : m <= 2 ? 2 : m <= 2.5 ? 2.5 : m <= 5 ? 5 : 10);
+	}
+
+	function bars(parent, labels, datasets, yfmt, opts) {
+		var box = chartBox(parent, opts && opts.small);
+		var canvas = el("canvas");
+		box.appendChild(canvas);
+		new Chart(canvas, {
+			type: "bar",
+			data: { labels: labels, datasets: datasets.map(function (d, i) {
+				return Object.assign({ backgroundColor: PALETTE[i % PALETTE.length], borderWidth: 0 }, d);
+			}) },
+			options: {
+				responsive: true, maintainAspectRatio: false,
+				plugins: {
+					legend: { display: datasets.length > 1, position: "bottom" },
+					tooltip: { callbacks: { label: function (c) {
+						return c.dataset.label + ": " + yfmt(c.parsed.y);
+					} } }
+				},
+				scales: {
+					x: { title: { display: !!(opts && opts.xtitle), text: opts && opts.xtitle },
+						grid: { display: false } },
+					y: { type: opts && opts.log ? "logarithmic" : "linear", beginAtZero: true,
+						title: { display: !!(opts && opts.ytitle), text: opts && opts.ytitle },
+						ticks: { stepSize: yfmt === bytes && !(opts && opts.log) ? byteStep(datasets) : undefined,
+							callback: function (v) {
+							if (opts && opts.log && Math.log10(v) % 1 !== 0) return "";
+							return yfmt(v);
+						} } }
+				}
+			}
+		});
+		return box;
+	}
+
+	/* ns on an axis: the unit that suits the span */
+	function timeScale(maxNs) {
+		var u = maxNs < 2e6 ? ["µs", 1e3] : maxNs < 2e9 ? ["ms", 1e6] : ["s", 1e9];
+		return { unit: u[0], div: u[1], label: "time (" + u[0] + ")",
+			fmt: function (v) { return (+v.toPrecision(6)) + " " + u[0]; },
+			axis: function (v) { return String(+v.toPrecision(4)); } };
+	}
+	function maxOf(arr) {
+		var m = 0;
+		for (var i = 0; arr && i < arr.length; i++) if (isNum(arr[i]) && arr[i] > m) m = arr[i];
+		return m;
+	}
+
+	function allocName(a, i) { return a.allocator || ("allocator " + (i + 1)); }
+
+	function checksSection(parent) {
+		var list = data.checks || [];
+		if (!list.length) return;
+		var sec = el("section");
+		sec.id = "checks";
+		parent.appendChild(sec);
+		var broken = list.filter(function (c) { return !c.ok; }).length;
+		sec.appendChild(el("h2", null, "Checks — " + (broken ? broken + " broken of " + list.length
+			: "all " + list.length + " passed")));
+		toc.appendChild(Object.assign(el("a", null, "Checks"), { href: "#checks" }));
+		var c = card(sec, "Thresholds from the configuration", true);
+		table(c, ["check", "trace", "allocator", "value", "limit", "result"], list.map(function (k) {
+			return [{ v: k.check, cls: "l" }, { v: k.trace || "", cls: "l" }, { v: k.allocator || "–", cls: "l" },
+				k.error ? { v: k.error, cls: "l badv" } : fmtAuto(k.check, k.value), fmtAuto(k.check, k.limit),
+				{ v: k.ok ? "pass" : "broken", cls: k.ok ? "good" : "badv" }];
+		}));
+	}
+	function fmtAuto(check, v) {
+		if (!isNum(v)) return "–";
+		if (/rss|bytes|live|ideal|size/.test(check) && Math.abs(v) >= 1024) return bytes(v) + " (" + count(v) + ")";
+		if (/_ns\b|latency|wall|cpu/.test(check)) return ns(v);
+		return Number.isInteger(v) ? count(v) : v.toPrecision(4);
+	}
+
+	function overview(parent, t) {
+		var s = t.summary || {}, live = t.live || {}, leaks = t.leaks || {}, rss = get(t, "rss.recorded") || {};
+		tiles(parent, [
+			["calls", count(s.calls)],
+			["failed calls", count(s.failed)],
+			["bytes requested", bytes(s.bytes_requested)],
+			["calls per second", count(s.calls_per_s)],
+			["threads", count(s.threads)],
+			["duration", ns(s.duration_ns || get(t, "trace.duration_ns"))],
+			["peak live bytes", bytes(live.peak_bytes), "most requested bytes live at once"],
+			["peak live blocks", count(live.peak_blocks)],
+			["leaked bytes", bytes(leaks.bytes), "live at the end of the trace"],
+			["leaked blocks", count(leaks.blocks)],
+			["recorded peak RSS", bytes(rss.peak)],
+			["RSS growth", isNum(rss.growth_bytes_per_s) ? bytes(rss.growth_bytes_per_s) + "/s" : "–"]
+		]);
+	}
+
+	function memoryOverTime(grid, t) {
+		var live = get(t, "live.timeline"), rec = get(t, "rss.recorded.timeline");
+		var series = [];
+		var ts = timeScale(Math.max(maxOf(live && live.t), maxOf(rec && rec.t)));
+		function x(arr) { return arr.map(function (v) { return v / ts.div; }); }
+		if (live && live.t) {
+			series.push({ name: "live bytes (max)", x: x(live.t), y: live.bytes_max || live.bytes || [], fill: true,
+				color: "#1a7f37" });
+			if (live.bytes_min)
+				series.push({ name: "live bytes (min)", x: x(live.t), y: live.bytes_min, color: "#8bc34a", dash: true });
+		}
+		if (rec && rec.t && rec.rss && rec.t.length)
+			series.push({ name: "recorded RSS", x: x(rec.t), y: rec.rss, color: "#2f6fdb" });
+		if (!series.length) return;
+		var c = card(grid, "Recorded run: RSS against live bytes", true);
+		if (!timeSeries(c, null, ts.label, series, { xfmt: ts.fmt, xaxis: ts.axis }))
+			c.appendChild(el("p", "empty", "too few points to draw"));
+		var un = get(t, "rss.recorded.unexplained_peak");
+		if (isNum(un)) note(c, "RSS the heap does not explain at its peak: " + bytes(un) + ".");
+		if (!rec || !rec.t || !rec.t.length)
+			note(c, "The trace holds no RSS samples (recorded without the RSS sampler, or too short for one).");
+	}
+
+	function replayOverTime(grid, t, als) {
+		var series = [], ideal = null, withOps = als.every(function (a) {
+			var tl = get(a, "rss.timeline");
+			return tl && tl.op_index && tl.op_index.length;
+		});
+		var rts = timeScale(Math.max.apply(null, [0].concat(als.map(function (a) { return maxOf(get(a, "rss.timeline.t")); }))));
+		als.forEach(function (a, i) {
+			var tl = get(a, "rss.timeline");
+			if (!tl || !tl.rss) return;
+			var x = withOps ? tl.op_index : (tl.t || []).map(function (v) { return v / rts.div; });
+			series.push({ name: allocName(a, i) + " RSS", x: x, y: tl.rss, color: PALETTE[i % PALETTE.length] });
+			if (i === 0 && tl.live)
+				series.push({ name: "live bytes", x: x, y: tl.live, color: "#1a7f37", fill: true });
+			var id = get(a, "fragmentation.ideal_rss");
+			if (isNum(id)) ideal = id;
+		});
+		if (!series.length) return;
+		if (ideal !== null) {
+			var xs = [];
+			series.forEach(function (s) { xs = xs.concat(s.x.filter(isNum)); });
+			var lo = Math.min.apply(null, xs), hi = Math.max.apply(null, xs);
+			series.push({ name: "ideal RSS (peak live)", x: [lo, hi], y: [ideal, ideal], color: "#5d6677", dash: true });
+		}
+		var c = card(grid, "Replays: RSS per allocator against live bytes and ideal RSS", true);
+		timeSeries(c, null, withOps ? "calls replayed" : rts.label, series,
+			withOps ? { xfmt: function (v) { return count(v) + " calls"; }, xaxis: function (v) { return count(v); } }
+				: { xfmt: rts.fmt, xaxis: rts.axis });
+		note(c, withOps ? "Every allocator replays the same calls, so the x axis is the call index: the curves line up."
+			: "x: time since each replay's start.");
+	}
+
+	function fragmentation(grid, als) {
+		var rows = als.filter(function (a) { return a.fragmentation; });
+		if (!rows.length) return;
+		var c = card(grid, "Fragmentation at the key moments");
+		var labels = rows.map(allocName);
+		var ds = [
+			{ label: "peak RSS", data: rows.map(function (a) { return get(a, "fragmentation.peak_rss"); }) },
+			{ label: "final RSS", data: rows.map(function (a) { return get(a, "fragmentation.final_rss"); }) },
+			{ label: "ideal RSS (peak live)", data: rows.map(function (a) {
+				var f = a.fragmentation; return isNum(f.ideal_rss) ? f.ideal_rss : f.peak_live; }) }
+		];
+		bars(c, labels, ds, bytes, { ytitle: "bytes" });
+		table(c, ["allocator", "peak RSS", "peak live", "peak/ideal", "internal", "external", "final RSS",
+			"final live"], rows.map(function (a, i) {
+			var f = a.fragmentation;
+			return [allocName(a, i), bytes(f.peak_rss), bytes(f.peak_live), ratio(f.peak_over_ideal),
+				bytes(f.internal_bytes), bytes(f.external_bytes), bytes(f.final_rss), bytes(f.final_live)];
+		}));
+		var jw = rows.filter(function (a) { return a.fragmentation.jw; });
+		if (jw.length) {
+			table(c, ["Johnstone & Wilson", "avg over time", "at peak live", "at peak RSS", "peak vs peak"],
+				jw.map(function (a, i) {
+					var j = a.fragmentation.jw;
+					return [allocName(a, i), pct(j.avg_over_time), pct(j.at_peak_live), pct(j.at_peak_rss),
+						pct(j.peak_vs_peak)];
+				}));
+			note(c, "(allocator memory − live) / live; internal = usable − requested, external = RSS − usable.");
+		}
+		var moments = ["peak_live", "peak_rss", "end"];
+		var atRows = [];
+		rows.forEach(function (a, i) {
+			moments.forEach(function (m) {
+				var o = get(a, "fragmentation.at." + m);
+				if (!o) return;
+				atRows.push([allocName(a, i) + " @ " + m.replace("_", " "), bytes(o.rss), bytes(o.live),
+					bytes(o.usable), bytes(isNum(o.internal) ? o.internal : o.internal_bytes),
+					bytes(isNum(o.external) ? o.external : o.external_bytes),
+					isNum(o.op_index) ? count(o.op_index) : "–"]);
+			});
+		});
+		if (atRows.length)
+			table(c, ["moment", "RSS", "live", "usable", "internal", "external", "at call"], atRows);
+	}
+
+	function histogram(grid, title, arr, xfmt, what) {
+		if (!Array.isArray(arr) || !arr.length) return;
+		var c = card(grid, title);
+		var labels = arr.map(function (b) { return xfmt(b.lo) + "–" + xfmt(b.hi); });
+		var ds = [{ label: "count", data: arr.map(function (b) { return b.count; }) }];
+		var counts = arr.map(function (b) { return b.count; }).filter(function (v) { return v > 0; });
+		var log = counts.length && Math.max.apply(null, counts) / Math.min.apply(null, counts) >= 100;
+		bars(c, labels, ds, count, { log: log, ytitle: log ? "count (log scale)" : "count", xtitle: what, small: true });
+		if (arr[0].bytes !== undefined)
+			note(c, "Bytes by bucket: " + arr.filter(function (b) { return b.bytes; }).slice(0, 8)
+				.map(function (b) { return xfmt(b.lo) + "–" + xfmt(b.hi) + " " + bytes(b.bytes); }).join(", ") +
+				(arr.length > 8 ? ", …" : ""));
+		return c;
+	}
+
+	function sizes(grid, t) {
+		var c = histogram(grid, "Requested sizes", get(t, "sizes.log2"), function (v) { return bytes(v).replace(" ", ""); },
+			"request size");
+		var top = get(t, "sizes.top");
+		if (c && Array.isArray(top) && top.length)
+			table(c, ["most frequent size", "calls"], top.slice(0, 10).map(function (s) {
+				return [bytes(s.size) + (s.size >= 1024 ? " (" + count(s.size) + ")" : ""), count(s.count)];
+			}));
+	}
+
+	function lifetimes(grid, t) {
+		var c = histogram(grid, "Lifetimes", get(t, "lifetimes.time_log2"), function (v) { return ns(v).replace(" ", ""); },
+			"time from allocation to free");
+		var tmp = get(t, "lifetimes.temporary");
+		if (c && tmp)
+			note(c, "Temporary allocations (freed before the thread's next allocation): " + count(tmp.count) +
+				" (" + pct(tmp.fraction) + "), " + bytes(tmp.bytes) + ".");
+	}
+
+	function zeroing(grid, t, als) {
+		var z = t.zeroing, rows = als.filter(function (a) { return a.zeroing; });
+		if (!z && !rows.length) return;
+		var c = card(grid, "Zeroing: what calloc costs and saves");
+		if (z)
+			table(c, ["trace side", "calls", "bytes"], [
+				["calloc", count(z.calloc_calls), bytes(z.calloc_bytes)],
+				["  fresh memory", count(z.fresh_calls), bytes(z.fresh_bytes)],
+				["  reused memory", count(z.reused_calls), bytes(z.reused_bytes)],
+				["  above the mmap threshold", count(z.mmap_calls), bytes(z.mmap_bytes)]
+			]);
+		if (rows.length) {
+			var r = [];
+			rows.forEach(function (a, i) {
+				var q = a.zeroing;
+				[["as recorded", "as_recorded"], ["calloc → malloc", "calloc_as_malloc"],
+					["calloc → malloc + memset", "calloc_as_malloc_memset"]].forEach(function (w, j) {
+					r.push([j ? { v: "", cls: "l" } : allocName(a, i), { v: w[0], cls: "l" }, ns(q[w[1] + "_ns"]),
+						count(q[w[1] + "_minor_faults"]), bytes(q[w[1] + "_peak_rss"])]);
+				});
+			});
+			table(c, ["allocator", "replayed", "time", "minor faults", "peak RSS"], r);
+			note(c, "Each trace replayed three ways; the differences are what zeroing costs and what calloc saves.");
+		}
+	}
+
+	function latency(grid, als) {
+		var rows = [], p99 = {}, ops = [];
+		als.forEach(function (a, i) {
+			var l = a.latency || {};
+			Object.keys(l).forEach(function (op) {
+				var v = l[op];
+				if (!v || !isNum(v.count) || !v.count) return;
+				var res = v.resolution_ns;
+				function cell(p) {
+					if (!isNum(p)) return "–";
+					if (isNum(res) && res > 0 && p < res) return { v: "< " + ns(res), title: "below the timer's resolution" };
+					return ns(p);
+				}
+				rows.push([allocName(a, i), { v: op, cls: "l" }, count(v.count), cell(v.p50), cell(v.p90), cell(v.p99),
+					cell(v.p999), cell(v.max)]);
+				if (ops.indexOf(op) < 0) ops.push(op);
+				(p99[op] = p99[op] || [])[i] = v.p99;
+			});
+		});
+		if (!rows.length) return;
+		var c = card(grid, "Latency per call");
+		bars(c, ops, als.map(function (a, i) {
+			return { label: allocName(a, i) + " p99", data: ops.map(function (op) { return (p99[op] || [])[i]; }) };
+		}), ns, { ytitle: "p99 (ns)", small: true });
+		table(c, ["allocator", "call", "timed", "p50", "p90", "p99", "p99.9", "max"], rows);
+	}
+
+	function times(grid, als) {
+		var rows = als.filter(function (a) { return a.time; });
+		if (!rows.length) return;
+		var c = card(grid, "Replay time");
+		bars(c, rows.map(allocName), [{ label: "wall time (median)", data: rows.map(function (a) { return a.time.wall_ns; }) },
+			{ label: "cpu time", data: rows.map(function (a) { return a.time.cpu_ns; }) }], ns,
+			{ ytitle: "time", small: true });
+		table(c, ["allocator", "runs", "wall (median)", "min", "max", "cpu", "minor faults"], rows.map(function (a, i) {
+			var tm = a.time;
+			return [allocName(a, i), count(a.runs), ns(tm.wall_ns), ns(tm.wall_ns_min), ns(tm.wall_ns_max), ns(tm.cpu_ns),
+				count(tm.minor_faults)];
+		}));
+	}
+
+	function leaksCard(grid, t) {
+		var l = t.leaks;
+		if (!l) return;
+		var c = card(grid, "Leaks: blocks live at the end");
+		tiles(c, [["leaked bytes", bytes(l.bytes)], ["leaked blocks", count(l.blocks)],
+			["lost by failed realloc", bytes(get(l, "lost_by_failed_realloc.bytes"))]]);
+		if (Array.isArray(l.largest) && l.largest.length)
+			table(c, ["largest leaks", "bytes", "thread", "allocated at"], l.largest.slice(0, 10).map(function (b) {
+				return [{ v: b.op || "block", cls: "l" }, bytes(b.size !== undefined ? b.size : b.bytes),
+					isNum(b.tid) ? String(b.tid) : "–",
+					ns(b.t !== undefined ? b.t : b.alloc_t)];
+			}));
+		if (Array.isArray(l.by_size) && l.by_size.length)
+			table(c, ["by size", "blocks", "bytes"], l.by_size.slice(0, 10).map(function (b) {
+				var label = b.size !== undefined ? bytes(b.size) : bytes(b.lo) + "–" + bytes(b.hi);
+				return [label, count(b.count !== undefined ? b.count : b.blocks), bytes(b.bytes)];
+			}));
+		var fc = l.failed_calls;
+		if (fc) {
+			var causes = Object.keys(fc).filter(function (k) { return k !== "total" && isNum(fc[k]) && fc[k] > 0; });
+			note(c, causes.length ? "Failed calls by cause: " + causes.map(function (k) {
+				return k.replace(/_/g, " ") + " " + count(fc[k]);
+			}).join(", ") + "." : "No call failed.");
+		}
+		if (!l.blocks) c.appendChild(el("p", "good", "No block was live at the end."));
+	}
+
+	function threadsCard(grid, t) {
+		var th = t.threads;
+		if (!th) return;
+		var c = card(grid, "Threads: who frees what another allocated");
+		tiles(c, [["threads", count(th.count)], ["cross-thread frees", count(get(th, "cross_frees.count"))],
+			["cross-thread bytes", bytes(get(th, "cross_frees.bytes"))]]);
+		var m = th.matrix;
+		if (!Array.isArray(m) || !m.length) {
+			c.appendChild(el("p", "empty", "Every block was freed by the thread that allocated it."));
+			return;
+		}
+		var at = [], ft = [], cell = {}, max = 0;
+		m.forEach(function (e) {
+			var a = String(e.alloc_tid), f = String(e.free_tid);
+			if (at.indexOf(a) < 0) at.push(a);
+			if (ft.indexOf(f) < 0) ft.push(f);
+			cell[a + "/" + f] = e;
+			max = Math.max(max, e.count || 0);
+		});
+		function byId(x, y) {
+			var nx = Number(x), ny = Number(y);
+			return isNaN(nx) || isNaN(ny) ? String(x).localeCompare(String(y)) : nx - ny;
+		}
+		at.sort(byId);
+		ft.sort(byId);
+		var t2 = table(c, ["allocated by ↓ / freed by →"].concat(ft), at.map(function (a) {
+			return [a].concat(ft.map(function (f) {
+				var e = cell[a + "/" + f];
+				return e ? { v: count(e.count) + " · " + bytes(e.bytes), title: count(e.count) + " frees, " + bytes(e.bytes) } : "";
+			}));
+		}));
+		/* heat: shade each cell by its count */
+		var trs = t2.tBodies[0].rows;
+		at.forEach(function (a, i) {
+			ft.forEach(function (f, j) {
+				var e = cell[a + "/" + f];
+				if (e && max) trs[i].cells[j + 1].style.background = "rgba(47,111,219," + (0.08 + 0.5 * e.count / max).toFixed(3) + ")";
+			});
+		});
+	}
+
+	function phasesCard(grid, t) {
+		var ph = t.phases;
+		if (!Array.isArray(ph) || !ph.length) return;
+		var c = card(grid, "Phases", true);
+		table(c, ["phase", "from", "to", "calls", "bytes requested", "peak live", "RSS growth"], ph.map(function (p) {
+			return [{ v: p.name, cls: "l" }, ns(p.from_ns), ns(p.to_ns), count(p.calls), bytes(p.bytes_requested),
+				bytes(p.peak_live), isNum(p.rss_growth_bytes_per_s) ? bytes(p.rss_growth_bytes_per_s) + "/s" : "–"];
+		}));
+	}
+
+	function traceSection(t, idx) {
+		var sec = el("section");
+		sec.id = "trace-" + idx;
+		app.appendChild(sec);
+		var path = get(t, "trace.path") || ("trace " + (idx + 1));
+		var h = el("h2", "trace-title");
+		h.appendChild(el("code", null, path));
+		sec.appendChild(h);
+		var a = el("a", null, path.split("/").pop());
+		a.href = "#" + sec.id;
+		toc.appendChild(a);
+		var tr = t.trace || {};
+		var argv = Array.isArray(tr.argv) ? tr.argv.join(" ") : (tr.argv || "");
+		sec.appendChild(el("p", "meta", [tr.exe ? "program " + tr.exe : "", argv ? "argv: " + argv : "",
+			isNum(tr.pid) ? "pid " + tr.pid : "", isNum(tr.events) ? count(tr.events) + " events" : "",
+			tr.ending ? "ended: " + tr.ending : "", tr.truncated ? "TRUNCATED" : ""].filter(Boolean).join(" · ")));
+		overview(sec, t);
+		var als = Array.isArray(t.allocators) ? t.allocators : [];
+		var grid = el("div", "grid");
+		sec.appendChild(grid);
+		memoryOverTime(grid, t);
+		replayOverTime(grid, t, als);
+		fragmentation(grid, als);
+		times(grid, als);
+		sizes(grid, t);
+		lifetimes(grid, t);
+		zeroing(grid, t, als);
+		latency(grid, als);
+		leaksCard(grid, t);
+		threadsCard(grid, t);
+		phasesCard(grid, t);
+	}
+
+	var traces = data.traces || [];
+	document.getElementById("subtitle").textContent = "allocrr " + (data.allocrr || "") + " · " + traces.length +
+		" trace" + (traces.length === 1 ? "" : "s") + (data.generated ? " · " + data.generated : "");
+	checksSection(app);
+	traces.forEach(traceSection);
+	if (!traces.length) app.appendChild(el("p", "empty", "This report holds no trace."));
+	document.body.setAttribute("data-charts", String(charts));
+	document.body.setAttribute("data-ready", "1");
+})();

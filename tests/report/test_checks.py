@@ -1,0 +1,92 @@
+"""Checks gate a report: passing checks exit 0, a broken one exits 3 and
+names the check, its value and its limit, and report.json records each
+evaluation. Per-allocator checks are evaluated per allocator, and a bare
+allocator name stands for that allocator's value of the same metric."""
+import os
+import sys
+
+from report_common import expect, load_json, record_leaker, report, tmpdir, write
+
+import arrtest
+
+
+def test():
+    leaker = sys.argv[1]
+    d = tmpdir()
+    clean = record_leaker(leaker, d, 0)
+    leaky = record_leaker(leaker, d, 5)
+
+    # trace-side checks: the clean run passes, the leaky one breaks
+    cfg = write(os.path.join(d, "leaks.yaml"), """\
+traces: [%s]
+analyses: {what: [summary, leaks, live]}
+checks:
+  - leaks.bytes == 0
+  - leaks.blocks <= 0 and summary.calls > 1000
+output: {dir: %s/out-clean, html: false}
+""" % (clean, d))
+    p = report(cfg, "-q", check=0)
+    doc = load_json(os.path.join(d, "out-clean", "report.json"))
+    checks = doc["checks"]
+    expect(len(checks) == 2 and all(c["ok"] for c in checks), "clean run: %s" % checks)
+    expect(checks[0]["value"] == 0 and checks[0]["limit"] == 0 and checks[0]["allocator"] is None,
+           "clean run entry: %s" % checks[0])
+
+    cfg = write(os.path.join(d, "leaky.yaml"), """\
+traces: [%s]
+analyses: {what: [summary, leaks]}
+checks:
+  - leaks.bytes == 0
+  - summary.calls > 1000
+output: {dir: %s/out-leaky, html: false, csv: false}
+""" % (leaky, d))
+    p = report(cfg, "-q", check=3)
+    expect("check 'leaks.bytes == 0' broken" in p.stderr, "names the check:\n" + p.stderr)
+    expect("value 5000, limit 0" in p.stderr, "names value and limit:\n" + p.stderr)
+    expect("summary.calls > 1000' broken" not in p.stderr, "only the broken check:\n" + p.stderr)
+    doc = load_json(os.path.join(d, "out-leaky", "report.json"))
+    c0 = doc["checks"][0]
+    expect(not c0["ok"] and c0["value"] == 5000 and c0["trace"] == leaky, "leaky entry: %s" % c0)
+    expect(doc["checks"][1]["ok"], "calls check passes: %s" % doc["checks"][1])
+
+    # per-allocator checks against glibc
+    cfg = write(os.path.join(d, "alloc.yaml"), """\
+traces: [%s]
+allocators: [glibc, builtin]
+replay: {zeroing: false}
+analyses: {what: [summary]}
+checks:
+  - peak_rss <= 1000 * glibc
+  - fragmentation.peak_rss < 4096
+output: {dir: %s/out-alloc, html: false, csv: false}
+""" % (clean, d))
+    p = report(cfg, "-q", check=3)
+    doc = load_json(os.path.join(d, "out-alloc", "report.json"))
+    by = {(c["check"], c["allocator"]): c for c in doc["checks"]}
+    expect(len(doc["checks"]) == 4, "two checks x two allocators: %s" % doc["checks"])
+    g = by[("peak_rss <= 1000 * glibc", "glibc")]
+    b = by[("peak_rss <= 1000 * glibc", "builtin")]
+    expect(g["ok"] and b["ok"], "1000x glibc passes: %s %s" % (g, b))
+    expect(abs(b["limit"] - 1000 * g["value"]) < 1e-6 * b["limit"], "limit is 1000 x glibc's peak: %s %s" % (g, b))
+    peak = doc["traces"][0]["allocators"][1]["fragmentation"]["peak_rss"]
+    expect(b["value"] == peak, "value is builtin's peak_rss %d: %s" % (peak, b))
+    # the 4 MiB block is touched: no allocator stays under 4 KiB
+    for a in ("glibc", "builtin"):
+        c = by[("fragmentation.peak_rss < 4096", a)]
+        expect(not c["ok"], "peak_rss < 4096 must break for %s: %s" % (a, c))
+        expect(("check 'fragmentation.peak_rss < 4096' broken for '%s' into '%s'" % (clean, a)) in p.stderr,
+               "stderr names trace and allocator:\n" + p.stderr)
+
+    # a metric that does not exist breaks the check (fails closed)
+    cfg = write(os.path.join(d, "missing.yaml"), """\
+traces: [%s]
+analyses: {what: [summary]}
+checks: [leaks.bytes == 0]
+output: {dir: %s/out-missing, html: false, csv: false}
+""" % (clean, d))
+    p = report(cfg, "-q", check=3)
+    expect("no metric 'leaks.bytes'" in p.stderr, "missing metric named:\n" + p.stderr)
+
+
+if __name__ == "__main__":
+    arrtest.main(test)

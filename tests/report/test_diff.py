@@ -1,0 +1,70 @@
+"""allocrr diff: two recordings of the same program run with two arguments
+that leak different amounts (2 and 10 blocks of 1000 bytes) differ by
+exactly that; two report.json files compare per allocator; a trace against
+itself has no differences; colour only on a terminal."""
+import json
+import os
+import sys
+
+from report_common import expect, record_leaker, report, tmpdir, write
+
+import arrtest
+
+
+def rows_of(doc):
+    return {(r["scope"], r["metric"]): r for r in doc["rows"]}
+
+
+def test():
+    leaker = sys.argv[1]
+    d = tmpdir()
+    a = record_leaker(leaker, d, 2)
+    b = record_leaker(leaker, d, 10)
+    p = arrtest.run([arrtest.ALLOCRR, "diff", "--json", a, b])
+    doc = json.loads(p.stdout)
+    r = rows_of(doc)
+    lb, lk, calls = r[("trace", "leaked bytes")], r[("trace", "leaked blocks")], r[("trace", "calls")]
+    expect(lb["a"] == 2000 and lb["b"] == 10000 and lb["delta"] == 8000, "leaked bytes: %s" % lb)
+    expect(abs(lb["relative"] - 4.0) < 1e-9, "relative change 4.0: %s" % lb)
+    expect(lk["delta"] == 8 and calls["delta"] == 8, "blocks and calls +8: %s %s" % (lk, calls))
+    pk = r[("trace", "peak live bytes")]
+    expect(pk["delta"] == 0, "the 4 MiB spike is the peak in both: %s" % pk)
+    expect(doc["changed"] >= 3, "changed rows counted")
+
+    p = arrtest.run([arrtest.ALLOCRR, "diff", a, b])
+    out = p.stdout.decode()
+    expect("leaked bytes" in out and "(+400.0%)" in out, "text shows the relative change:\n" + out)
+    expect("\033[" not in out, "no colour when stdout is not a terminal")
+
+    p = arrtest.run([arrtest.ALLOCRR, "diff", a, a])
+    expect("no differences" in p.stdout.decode(), "a trace against itself:\n" + p.stdout.decode())
+
+    # two reports, per allocator
+    outs = []
+    for tr in (a, b):
+        name = os.path.basename(tr)
+        cfg = write(os.path.join(d, name + ".yaml"), """\
+traces: [%s]
+allocators: [glibc]
+replay: {zeroing: false}
+output: {dir: %s/out-%s, html: false, csv: false}
+""" % (tr, d, name))
+        report(cfg, "-q", check=0)
+        outs.append(os.path.join(d, "out-" + name, "report.json"))
+    p = arrtest.run([arrtest.ALLOCRR, "diff", "--json", *outs])
+    r = rows_of(json.loads(p.stdout))
+    expect(("glibc", "peak RSS") in r, "per-allocator peak RSS compared: %s" % sorted(r))
+    expect(r[("trace", "leaked bytes")]["delta"] == 8000, "reports: leaked bytes +8000")
+
+    p = arrtest.run([arrtest.ALLOCRR, "diff", "--all", *outs])
+    expect("leaks.bytes" in p.stdout.decode(), "--all lists every differing metric")
+
+    bad = write(os.path.join(d, "bad.json"), '{"traces": [')
+    p = arrtest.run([arrtest.ALLOCRR, "diff", bad, a], check=False)
+    expect(p.returncode == 1 and "offset" in p.stderr.decode(), "bad JSON: exit 1 with the offset: %s" % p.stderr)
+    p = arrtest.run([arrtest.ALLOCRR, "diff", a], check=False)
+    expect(p.returncode == 2, "one input: usage error")
+
+
+if __name__ == "__main__":
+    arrtest.main(test)
