@@ -21,7 +21,8 @@
 
 static const char usage[] =
 	"usage: allocrr replay [--allocator A]... [--threads serial|parallel]\n"
-	"                      [--touch none|page|all] [--samples N] [--json] TRACE\n"
+	"                      [--touch none|page|all] [--samples N] [--json]\n"
+	"                      [--select NAME] TRACE[@NAME]\n"
 	"\n"
 	"Replay every allocation call of TRACE, with the same functions, arguments\n"
 	"and order, into each allocator in its own fresh process, and compare time,\n"
@@ -41,6 +42,9 @@ static const char usage[] =
 	"      --cache-dir DIR   keep the workload in DIR (default: TRACE.wl)\n"
 	"      --rebuild         prepare the workload again even if cached\n"
 	"      --partial         replay the complete part of a truncated trace\n"
+	"      --select NAME     of a family of traces (TRACE, TRACE.PID... written by\n"
+	"                        one recording), the largest of program NAME (or pid);\n"
+	"                        TRACE@NAME says the same; default: the largest trace\n"
 	"  -j, --json            one JSON document\n"
 	"  -q, --quiet           no progress notes on stderr\n"
 	"  -h, --help            show this help\n"
@@ -292,13 +296,14 @@ int cmd_replay(int argc, char **argv)
 		{"latency-every", required_argument, 0, 'L'}, {"cache-dir", required_argument, 0, 'C'},
 		{"rebuild", no_argument, 0, 'R'},         {"partial", no_argument, 0, 'P'},
 		{"json", no_argument, 0, 'j'},            {"quiet", no_argument, 0, 'q'},
+		{"select", required_argument, 0, 'S'},
 		{"help", no_argument, 0, 'h'},            {"version", no_argument, 0, 'V'},
 		{0, 0, 0, 0},
 	};
 	struct arr_replay_options ro = ARR_REPLAY_OPTIONS_INIT;
 	const char *specs[MAX_ALLOCATORS];
 	int nspecs = 0, json = 0, quiet = 0, rebuild = 0, partial = 0, opt;
-	const char *cache_dir = NULL;
+	const char *cache_dir = NULL, *select = NULL;
 	optind = 1;
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":a:t:jqhV", opts, NULL)) != -1) {
@@ -328,6 +333,9 @@ int cmd_replay(int argc, char **argv)
 				ro.touch = ARR_TOUCH_ALL;
 			else
 				return cli_usage_error("replay", "--touch must be none, page or all, not '%s'", optarg);
+			break;
+		case 'S':
+			select = optarg;
 			break;
 		case 's':
 			if (parse_uint(optarg, &ro.samples) || ro.samples == 0 || ro.samples > 1000000)
@@ -363,7 +371,11 @@ int cmd_replay(int argc, char **argv)
 		return cli_usage_error("replay", "no trace given");
 	if (optind + 1 < argc)
 		return cli_usage_error("replay", "one trace at a time ('%s' is extra)", argv[optind + 1]);
-	const char *trace = argv[optind];
+	char chosen[PATH_MAX];
+	int frc = cli_family_resolve(argv[optind], select, quiet, chosen, sizeof chosen);
+	if (frc)
+		return frc;
+	const char *trace = chosen;
 
 	/* The built-in allocator: beside us in the build tree, or installed. */
 	char builtin_lib[PATH_MAX], engine[PATH_MAX];
