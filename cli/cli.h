@@ -63,6 +63,7 @@ struct cli_family_member {
 	unsigned end_reason;  /* enum arr_end_reason; ARR_END_NONE when truncated */
 	int parent;           /* index of the parent member, -1 for a top one */
 	int by_exec;          /* the parent is the image this process exec'd from */
+	int head, next;       /* the process's first image; its next (exec), or -1 */
 	int marked;           /* among the largest traces that hold most events */
 };
 struct cli_family {

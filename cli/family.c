@@ -26,8 +26,10 @@
 /* Shown in full up to this many traces; beyond, only the marked ones and
  * their ancestors, the rest summed. */
 #define FAMILY_SHOW_ALL 12
-/* The marked traces: the fewest, largest first, that hold this share. */
+/* The marked traces: the fewest, largest first, that hold this share of
+ * the events, but no more than FAMILY_MARK_MAX. */
 #define FAMILY_MARK_PERCENT 80
+#define FAMILY_MARK_MAX 5
 
 int cli_family_is_member_name(const char *name, const char *base)
 {
@@ -130,14 +132,19 @@ static int by_start(const void *a, const void *b)
  */
 static void link_parents(struct cli_family *f)
 {
+	for (size_t i = 0; i < f->n; i++)
+		f->m[i].next = -1;
 	for (size_t i = 0; i < f->n; i++) {
 		struct cli_family_member *m = &f->m[i];
 		m->parent = -1;
 		m->by_exec = 0;
+		m->head = (int)i;
 		for (size_t j = i; j-- > 0;)
-			if (f->m[j].pid == m->pid && f->m[j].end_reason == ARR_END_EXEC) {
+			if (f->m[j].pid == m->pid && f->m[j].end_reason == ARR_END_EXEC && f->m[j].next < 0) {
 				m->parent = (int)j;
 				m->by_exec = 1;
+				m->head = f->m[j].head;
+				f->m[j].next = (int)i;
 				break;
 			}
 		if (m->parent >= 0)
@@ -157,7 +164,7 @@ static void mark(struct cli_family *f)
 		total += f->m[i].events;
 	f->events = total;
 	uint64_t held = 0;
-	while (f->n && (held == 0 || held * 100 < total * FAMILY_MARK_PERCENT)) {
+	for (int k = 0; f->n && k < FAMILY_MARK_MAX && (held == 0 || held * 100 < total * FAMILY_MARK_PERCENT); k++) {
 		int best = -1;
 		for (size_t i = 0; i < f->n; i++)
 			if (!f->m[i].marked && (best < 0 || f->m[i].events > f->m[best].events))
@@ -371,47 +378,106 @@ static void commas(char *buf, size_t cap, uint64_t v)
 	buf[o] = 0;
 }
 
-#define TREE_PREFIX_MAX 96
+/* Tree drawing: a process is a line for its first image, its later images
+ * (exec) at the same indent under it, then its children nested. */
+#define TREE_PREFIX_MAX 64
+#define TREE_LABEL_MAX 56
 
 struct tree_ctx {
-	FILE *out;
+	FILE *out;                 /* NULL: only measure the widest label */
 	const struct cli_family *f;
-	const char *shown; /* per member: printed */
-	int dir_len;       /* chars of the directory prefix to drop from paths */
+	const char *shown;         /* per member */
+	int width;                 /* of the program column */
+	int dir_len;               /* chars of the family's directory to drop from paths */
 };
 
-/* Nearest shown ancestor of i, or -1. */
-static int shown_parent(const struct tree_ctx *c, int i)
+static void tree_line(struct tree_ctx *c, int i, const char *prefix, const char *conn)
+{
+	const struct cli_family_member *m = &c->f->m[i];
+	char label[TREE_PREFIX_MAX + 160], ev[32];
+	snprintf(label, sizeof label, "%s%s%s%s", prefix, conn, m->by_exec ? "exec " : "", m->program);
+	int len = (int)strlen(label);
+	if (!c->out) {
+		if (len > c->width)
+			c->width = len < TREE_LABEL_MAX ? len : TREE_LABEL_MAX;
+		return;
+	}
+	commas(ev, sizeof ev, m->events);
+	fprintf(c->out, "  %7" PRId64 "  %-*.*s %c %11s  %8.3f s  %s%s\n", m->pid, c->width, c->width, label,
+		m->marked ? '*' : ' ', ev, (double)m->duration_ns / 1e9, m->path + c->dir_len,
+		m->clean ? "" : "  (truncated)");
+}
+
+/* The shown process whose image forked i's process (-1: none shown). */
+static int parent_head(const struct tree_ctx *c, int i)
 {
 	int p = c->f->m[i].parent;
 	while (p >= 0 && !c->shown[p])
 		p = c->f->m[p].parent;
-	return p;
+	return p < 0 ? -1 : c->f->m[p].head;
 }
 
-static void print_node(const struct tree_ctx *c, int i, char *prefix, size_t plen, int last, int depth)
+static int is_kid(const struct tree_ctx *c, int j, int head)
 {
-	const struct cli_family_member *m = &c->f->m[i];
-	char label[160], ev[32];
-	snprintf(label, sizeof label, "%s%s%s%s", prefix, depth ? (last ? "`- " : "|- ") : "",
-		 m->by_exec ? "exec " : "", m->program);
-	commas(ev, sizeof ev, m->events);
-	fprintf(c->out, "  %7" PRId64 "  %-32s %c %11s  %8.3f s  %s%s\n", m->pid, label, m->marked ? '*' : ' ', ev,
-		(double)m->duration_ns / 1e9, m->path + c->dir_len, m->clean ? "" : "  (truncated)");
+	const struct cli_family_member *m = &c->f->m[j];
+	return c->shown[j] && !m->by_exec && m->head == j && parent_head(c, j) == head;
+}
+
+static void tree_process(struct tree_ctx *c, int h, char *prefix, size_t plen, int last, int depth)
+{
+	tree_line(c, h, prefix, depth ? (last ? "`- " : "|- ") : "");
 	size_t nl = plen;
 	if (depth && plen + 4 < TREE_PREFIX_MAX) { /* deeper than that: drawn flat */
 		snprintf(prefix + plen, TREE_PREFIX_MAX - plen, "%s", last ? "   " : "|  ");
 		nl = plen + 3;
 	}
+	for (int s = c->f->m[h].next; s >= 0; s = c->f->m[s].next)
+		tree_line(c, s, prefix, "");
 	size_t nk = 0, k = 0;
 	for (size_t j = 0; j < c->f->n; j++)
-		nk += c->shown[j] && shown_parent(c, (int)j) == i;
+		nk += is_kid(c, (int)j, h);
 	for (size_t j = 0; j < c->f->n; j++)
-		if (c->shown[j] && shown_parent(c, (int)j) == i) {
-			k++;
-			print_node(c, (int)j, prefix, nl, k == nk, depth + 1);
-		}
+		if (is_kid(c, (int)j, h))
+			tree_process(c, (int)j, prefix, nl, ++k == nk, depth + 1);
 	prefix[plen] = 0;
+}
+
+static void tree_all(struct tree_ctx *c)
+{
+	char prefix[TREE_PREFIX_MAX] = "";
+	for (size_t i = 0; i < c->f->n; i++)
+		if (c->shown[i] && c->f->m[i].head == (int)i && parent_head(c, (int)i) < 0)
+			tree_process(c, (int)i, prefix, 0, 1, 0);
+}
+
+/* "bash 24, readlink 5": the most frequent programs among the hidden. */
+static void hidden_names(const struct cli_family *f, const char *shown, char *buf, size_t cap)
+{
+	size_t len = 0;
+	buf[0] = 0;
+	char *done = calloc(f->n, 1);
+	for (int k = 0; k < 4 && done; k++) {
+		int best = -1, best_n = 0;
+		for (size_t i = 0; i < f->n; i++) {
+			if (shown[i] || done[i])
+				continue;
+			int n = 0;
+			for (size_t j = i; j < f->n; j++)
+				n += !shown[j] && !strcmp(f->m[j].program, f->m[i].program);
+			if (n > best_n)
+				best = (int)i, best_n = n;
+		}
+		if (best < 0)
+			break;
+		for (size_t j = 0; j < f->n; j++)
+			if (!strcmp(f->m[j].program, f->m[best].program))
+				done[j] = 1;
+		int w = snprintf(buf + len, cap - len, "%s%s %d", k ? ", " : "", f->m[best].program, best_n);
+		if (w < 0 || (size_t)w >= cap - len)
+			break;
+		len += (size_t)w;
+	}
+	free(done);
 }
 
 void cli_family_print_tree(FILE *out, const struct cli_family *f, int all)
@@ -420,66 +486,42 @@ void cli_family_print_tree(FILE *out, const struct cli_family *f, int all)
 	if (!shown)
 		return;
 	int full = all || f->n <= FAMILY_SHOW_ALL;
+	/* shown: every trace, or the marked ones, the top process and their
+	 * ancestors; a shown process shows all its images */
 	for (size_t i = 0; i < f->n; i++)
 		if (full || f->m[i].marked || f->m[i].parent < 0)
 			for (int p = (int)i; p >= 0 && !shown[p]; p = f->m[p].parent)
 				shown[p] = 1;
-	/* paths relative to the family's directory */
-	const char *slash = strrchr(f->base, '/');
-	struct tree_ctx c = {out, f, shown, slash ? (int)(slash - f->base) + 1 : 0};
-	char ev[32];
-	uint64_t held = 0;
-	size_t nmarked = 0;
 	for (size_t i = 0; i < f->n; i++)
+		if (shown[i])
+			for (int s = f->m[f->m[i].head].next; s >= 0; s = f->m[s].next)
+				shown[s] = 1;
+	const char *slash = strrchr(f->base, '/');
+	struct tree_ctx c = {NULL, f, shown, 7, slash ? (int)(slash - f->base) + 1 : 0};
+	tree_all(&c); /* measure */
+	c.out = out;
+
+	char ev[32];
+	uint64_t held = 0, rest_ev = 0, rest_ns = 0;
+	size_t nmarked = 0, rest = 0;
+	for (size_t i = 0; i < f->n; i++) {
 		if (f->m[i].marked)
 			held += f->m[i].events, nmarked++;
+		if (!shown[i])
+			rest++, rest_ev += f->m[i].events, rest_ns += f->m[i].duration_ns;
+	}
 	commas(ev, sizeof ev, f->events);
-	fprintf(out, "%s: %zu trace%s, %s events; * marks the %zu holding %.1f%%\n", f->base, f->n,
-		f->n == 1 ? "" : "s", ev, nmarked, f->events ? 100.0 * (double)held / (double)f->events : 100.0);
-	fprintf(out, "  %7s  %-32s   %11s  %10s  %s\n", "pid", "program", "events", "duration", "trace");
-	char prefix[TREE_PREFIX_MAX] = "";
-	for (size_t i = 0; i < f->n; i++)
-		if (shown[i] && shown_parent(&c, (int)i) < 0)
-			print_node(&c, (int)i, prefix, 0, 1, 0);
-	/* the rest, summed, with the most frequent programs named */
-	size_t rest = 0;
-	uint64_t rest_ev = 0, rest_ns = 0;
-	for (size_t i = 0; i < f->n; i++)
-		if (!shown[i]) {
-			rest++;
-			rest_ev += f->m[i].events;
-			rest_ns += f->m[i].duration_ns;
-		}
+	fprintf(out, "%s: %zu trace%s, %s events; * marks the %s%zu holding %.1f%%\n", f->base, f->n,
+		f->n == 1 ? "" : "s", ev, nmarked > 1 ? "largest " : "", nmarked,
+		f->events ? 100.0 * (double)held / (double)f->events : 100.0);
+	fprintf(out, "  %7s  %-*s   %11s  %10s  %s\n", "pid", c.width, "program", "events", "duration", "trace");
+	tree_all(&c);
 	if (rest) {
-		char names[200] = "";
-		size_t len = 0;
-		char *done = calloc(f->n, 1);
-		for (int k = 0; k < 4 && done; k++) {
-			int best = -1, best_n = 0;
-			for (size_t i = 0; i < f->n; i++) {
-				if (shown[i] || done[i])
-					continue;
-				int n = 0;
-				for (size_t j = i; j < f->n; j++)
-					n += !shown[j] && !strcmp(f->m[j].program, f->m[i].program);
-				if (n > best_n)
-					best = (int)i, best_n = n;
-			}
-			if (best < 0)
-				break;
-			for (size_t j = 0; j < f->n; j++)
-				if (!strcmp(f->m[j].program, f->m[best].program))
-					done[j] = 1;
-			len += (size_t)snprintf(names + len, sizeof names - len, "%s%s %d", k ? ", " : "",
-						f->m[best].program, best_n);
-			if (len >= sizeof names)
-				break;
-		}
-		free(done);
+		char names[160], label[48];
+		hidden_names(f, shown, names, sizeof names);
 		commas(ev, sizeof ev, rest_ev);
-		char label[48];
 		snprintf(label, sizeof label, "+ %zu more trace%s", rest, rest == 1 ? "" : "s");
-		fprintf(out, "  %7s  %-32s   %11s  %8.3f s  %s (all: allocrr info --tree)\n", "", label, ev,
+		fprintf(out, "  %7s  %-*s   %11s  %8.3f s  %s (all: allocrr info --tree)\n", "", c.width, label, ev,
 			(double)rest_ns / 1e9, names);
 	}
 	free(shown);

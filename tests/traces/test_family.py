@@ -84,19 +84,29 @@ def test():
     t.expect(a["ending"] == "exec" and b["pid"] == a["pid"] and b["parent"] == 0 and b["exec"],
              "exec chain: %s" % f["traces"])
     txt = t.run([t.ALLOCRR, "info", "--tree", out2]).stdout.decode()
-    t.expect(re.search(r"`- exec python3", txt), "exec not drawn: %r" % txt)
+    t.expect(re.search(r"\n +%d  exec python3" % a["pid"], txt), "exec not drawn: %r" % txt)
 
-    # many traces: the record summary folds the small ones into one line
+    # many traces: the record summary folds the small ones into one line,
+    # and keeps the path to the largest (a grandchild: sh, sh, exec python3)
     out3 = os.path.join(d, "many.atr")
-    script = "for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15; do /bin/true; done; %s -c '%s'" % (PY, WORK)
+    script = "for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15; do /bin/true; done; sh -c '%s -c \"%s\"'" % (PY, WORK)
     p = t.run([t.ALLOCRR, "record", "-o", out3, "--", "sh", "-c", script])
     err = p.stderr.decode()
-    n = len(t.traces(out3))
-    t.expect(n == 17, "want 17 traces, got %d" % n)
+    f = tree(out3)
+    n = len(f["traces"])
+    t.expect(n == len(t.traces(out3)) and n >= 17, "want 17 or more traces, got %d" % n)
+    big = f["traces"][f["largest"]]
+    t.expect(big["program"].startswith("python3"), "largest: %s" % big)
     t.expect(len(err.splitlines()) < 8 and re.search(r"\+ 15 more traces .* true 15", err),
              "not folded: %r" % err)
+    i, depth = f["largest"], 0
+    while i >= 0:
+        t.expect(re.search(r" %s\n" % re.escape(os.path.basename(f["traces"][i]["file"])), err),
+                 "%s, an ancestor of the largest, not shown: %r" % (f["traces"][i]["file"], err))
+        i, depth = f["traces"][i]["parent"], depth + 1
+    t.expect(depth >= 3, "want python3 below two shells: %s" % f["traces"])
     full = t.run([t.ALLOCRR, "info", "--tree", out3]).stdout.decode()
-    t.expect(len(full.splitlines()) == 2 + 17, "info --tree folds: %r" % full)
+    t.expect(len(full.splitlines()) == 2 + n, "info --tree folds: %r" % full)
 
     # bad input: one line naming the file
     bad = os.path.join(d, "bad.atr")

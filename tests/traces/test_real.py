@@ -21,6 +21,14 @@ def test():
         info.pop("file")
         want = json.load(open(trace + ".info.json"))
         t.expect(info == want, "%s: info differs from the golden output:\n%s\n%s" % (name, info, want))
+    # the family, from any of its traces
+    want = json.load(open(os.path.join(TRACES, "gcc.tree.json")))
+    for name in ("gcc.atr", "gcc.atr.16279", "gcc.atr.16299"):
+        f = json.loads(t.run([t.ALLOCRR, "info", "--tree", "--json", os.path.join(TRACES, name)]).stdout)
+        f["family"] = os.path.basename(f["family"])
+        for m in f["traces"]:
+            m["file"] = os.path.basename(m["file"])
+        t.expect(f == want, "%s: family differs from gcc.tree.json:\n%s" % (name, f))
     # replay each (a copy: the workload cache goes beside the trace)
     d = t.tmpdir()
     for name in ("python3.atr", "sqlite3.atr", "gcc.atr.16279"):
