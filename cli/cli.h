@@ -84,7 +84,8 @@ void cli_family_release(struct cli_family *f);
  * pid is select; the largest of all when select is NULL or "". -1: none. */
 int cli_family_select(const struct cli_family *f, const char *select);
 /* The tree: pid, program, events, duration, trace, the largest marked;
- * beyond a dozen traces (unless all) the unmarked leaves summed in a line. */
+ * unless all: beyond a dozen traces, the processes that lead to no marked
+ * one summed in a line, and a family of one trace in one line. */
 void cli_family_print_tree(FILE *out, const struct cli_family *f, int all);
 /*
  * A command's TRACE argument: a trace, any trace of a family, or FILE@NAME,

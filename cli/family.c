@@ -57,25 +57,47 @@ static int exists(const char *path)
 	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-/* The family's base name: FILE for FILE, FILE.PID and FILE.PID.N when FILE
- * or another member exists. */
+/* path without its last component if that is ".DIGITS": 1 and *num, else 0 */
+static int strip_number(char *path, long long *num)
+{
+	char *dot = strrchr(path, '.'), *slash = strrchr(path, '/');
+	if (!dot || (slash && dot < slash) || !dot[1] || dot == path || dot[-1] == '/')
+		return 0;
+	for (const char *p = dot + 1; *p; p++)
+		if (!isdigit((unsigned char)*p))
+			return 0;
+	*num = strtoll(dot + 1, NULL, 10);
+	*dot = 0;
+	return 1;
+}
+
+/*
+ * The family's base name FILE, from FILE, FILE.PID or FILE.PID.N. The pid
+ * the trace recorded tells a member's name from a FILE that merely ends in
+ * digits ("run.1" and its "run.1.PID"); without it, an existing FILE does.
+ */
 static void family_base(const char *path, char *base, size_t cap)
 {
+	char b1[PATH_MAX], b2[PATH_MAX];
+	long long n1 = -1, n2 = -1, pid = -1;
 	snprintf(base, cap, "%s", path);
-	for (int strip = 0; strip < 2; strip++) {
-		char *dot = strrchr(base, '.'), *slash = strrchr(base, '/');
-		if (!dot || (slash && dot < slash) || !dot[1])
-			return;
-		for (const char *p = dot + 1; *p; p++)
-			if (!isdigit((unsigned char)*p))
-				return;
-		*dot = 0;
-		if (exists(base))
-			return;
-	}
-	/* no top trace: path is the base unless it is FILE.PID.N of a FILE that
-	 * was never written (then FILE.PID or FILE, whichever matches) */
-	snprintf(base, cap, "%s", path);
+	snprintf(b1, sizeof b1, "%s", path);
+	if (!strip_number(b1, &n1))
+		return;
+	snprintf(b2, sizeof b2, "%s", b1);
+	int two = strip_number(b2, &n2);
+	struct arr_trace *tr;
+	if (arr_trace_open(&tr, path) == 0)
+		pid = arr_trace_meta(tr)->pid;
+	arr_trace_close(tr);
+	if (two && n2 == pid)
+		snprintf(base, cap, "%s", b2); /* FILE.PID.N */
+	else if (n1 == pid)
+		snprintf(base, cap, "%s", b1); /* FILE.PID */
+	else if (pid < 0 && two && exists(b2))
+		snprintf(base, cap, "%s", b2);
+	else if (pid < 0 && exists(b1))
+		snprintf(base, cap, "%s", b1);
 }
 
 static char *xstrdup(const char *s)
@@ -482,6 +504,14 @@ static void hidden_names(const struct cli_family *f, const char *shown, char *bu
 
 void cli_family_print_tree(FILE *out, const struct cli_family *f, int all)
 {
+	if (f->n == 1 && !all) { /* a tree of one: one line */
+		const struct cli_family_member *m = &f->m[0];
+		char ev[32];
+		commas(ev, sizeof ev, m->events);
+		fprintf(out, "%s: 1 trace, %s events (%s, pid %" PRId64 ", %.3f s%s)\n", m->path, ev, m->program,
+			m->pid, (double)m->duration_ns / 1e9, m->clean ? "" : ", truncated");
+		return;
+	}
 	char *shown = calloc(f->n ? f->n : 1, 1);
 	if (!shown)
 		return;

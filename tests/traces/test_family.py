@@ -44,7 +44,8 @@ def test():
     t.expect(largest["program"].startswith("python3") and largest["marked"], "largest: %s" % largest)
     t.expect(f["events"] == sum(m["events"] for m in f["traces"]), "events do not add up")
     # any member finds the same family
-    t.expect(tree(largest["file"]) == f, "the family read from a child differs")
+    for m in f["traces"]:
+        t.expect(tree(m["file"]) == f, "the family read from %s differs" % m["file"])
     # the text tree lists every trace
     txt = t.run([t.ALLOCRR, "info", "--tree", largest["file"]]).stdout.decode()
     t.expect(all(os.path.basename(x) in txt for x in files), "info --tree: %r" % txt)
@@ -75,14 +76,25 @@ def test():
     rc, so, se = replay(ls)
     t.expect(rc == 0 and json.loads(so)["trace"] == ls and "using" not in se, "child by name: %r" % se)
 
-    # exec: the shell becomes python3; the new image is the old one's child
+    # exec: the shell becomes a shell, then python3 (FILE, FILE.PID, FILE.PID.2),
+    # each image the next one's parent; any of them finds the family
     out2 = os.path.join(d, "exec.atr")
-    t.record(out2, ["sh", "-c", "exec %s -c '%s'" % (PY, WORK)])
+    t.record(out2, ["sh", "-c", "exec sh -c \"exec %s -c '%s'\"" % (PY, WORK)])
     f = tree(out2)
-    t.expect(len(f["traces"]) == 2, "exec: %s" % [m["file"] for m in f["traces"]])
-    a, b = f["traces"]
-    t.expect(a["ending"] == "exec" and b["pid"] == a["pid"] and b["parent"] == 0 and b["exec"],
-             "exec chain: %s" % f["traces"])
+    t.expect(len(f["traces"]) == 3, "exec: %s" % [m["file"] for m in f["traces"]])
+    a, s2, b = f["traces"]
+    t.expect(a["ending"] == "exec" and s2["ending"] == "exec" and b["pid"] == s2["pid"] == a["pid"] and
+             s2["parent"] == 0 and b["parent"] == 1 and b["exec"] and s2["exec"], "exec chain: %s" % f["traces"])
+    t.expect(b["file"] == "%s.%d.2" % (out2, a["pid"]), "exec naming: %s" % b["file"])
+    for m in f["traces"]:
+        t.expect(tree(m["file"]) == f, "the family read from %s differs" % m["file"])
+    # a FILE whose name ends in digits is not taken for a member
+    out4 = os.path.join(d, "run.1")
+    t.record(out4, ["sh", "-c", "%s -c '%s'; ls > /dev/null" % (PY, WORK)])
+    f4 = tree(out4)
+    t.expect(f4["family"] == out4 and len(f4["traces"]) == 3, "run.1: %s" % f4)
+    for m in f4["traces"]:
+        t.expect(tree(m["file"]) == f4, "the family read from %s differs" % m["file"])
     txt = t.run([t.ALLOCRR, "info", "--tree", out2]).stdout.decode()
     t.expect(re.search(r"\n +%d  exec python3" % a["pid"], txt), "exec not drawn: %r" % txt)
 
