@@ -186,7 +186,7 @@ static void mark(struct cli_family *f)
 		total += f->m[i].events;
 	f->events = total;
 	uint64_t held = 0;
-	for (int k = 0; f->n && k < FAMILY_MARK_MAX && (held == 0 || held * 100 < total * FAMILY_MARK_PERCENT); k++) {
+	for (int k = 0; k < FAMILY_MARK_MAX && (held == 0 || held * 100 < total * FAMILY_MARK_PERCENT); k++) {
 		int best = -1;
 		for (size_t i = 0; i < f->n; i++)
 			if (!f->m[i].marked && (best < 0 || f->m[i].events > f->m[best].events))
@@ -251,9 +251,10 @@ int cli_family_open(struct cli_family *f, const char *path)
 		if (r == 0) {
 			f->n++;
 		} else {
-			/* a member that is not a trace: not part of the family, unless it
-			 * is the one asked for (then its error is the answer) */
-			if (!strcmp(p, path) || f->n == 0) {
+			/* a member that is not a trace (an empty file left by a killed
+			 * process): not part of the family, unless it is the one asked
+			 * for (then its error is the answer) */
+			if (!strcmp(p, path)) {
 				f->bad_path = m->path;
 				rc = r;
 			} else {
