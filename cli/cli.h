@@ -107,4 +107,54 @@ int cli_replay_once(const struct cli_replay_env *env, const struct arr_allocator
 int cli_replays_analyze(const char *trace, const char *const *specs, size_t n, const struct cli_replay_plan *plan,
 			struct arr_doc *allocators);
 
+/*
+ * Trace families (family.c): the traces one `allocrr record` wrote for a
+ * process tree, FILE and FILE.PID[.N], found from any one of them and read
+ * from their headers and chunk headers only (no events decoded).
+ */
+struct cli_family_member {
+	char *path;
+	const char *program; /* last component of exe */
+	char *exe, *argv;
+	int64_t pid, ppid;
+	uint64_t start_ns;    /* CLOCK_REALTIME at the trace's start */
+	uint64_t events;      /* events of the process's threads (not RSS samples) */
+	uint64_t duration_ns;
+	uint64_t file_size;
+	int clean;            /* ended with an END chunk */
+	unsigned end_reason;  /* enum arr_end_reason; ARR_END_NONE when truncated */
+	int parent;           /* index of the parent member, -1 for a top one */
+	int by_exec;          /* the parent is the image this process exec'd from */
+	int head, next;       /* the process's first image; its next (exec), or -1 */
+	int marked;           /* among the largest traces that hold most events */
+};
+struct cli_family {
+	char *base; /* FILE */
+	struct cli_family_member *m; /* by start time */
+	size_t n;
+	uint64_t events;
+	char *bad_path; /* after a failed open: the trace that could not be read */
+};
+/* FILE.PID or FILE.PID.N as a name of base's family. */
+int cli_family_is_member_name(const char *name, const char *base);
+/* The family of the trace at path (path itself, or FILE of FILE.PID).
+ * Returns 0 or a negative code (f->bad_path names the unreadable trace);
+ * release f in either case. */
+int cli_family_open(struct cli_family *f, const char *path);
+void cli_family_release(struct cli_family *f);
+/* The largest member whose program (exe's or argv[0]'s last component) or
+ * pid is select; the largest of all when select is NULL or "". -1: none. */
+int cli_family_select(const struct cli_family *f, const char *select);
+/* The tree: pid, program, events, duration, trace, the largest marked;
+ * unless all: beyond a dozen traces, the processes that lead to no marked
+ * one summed in a line, and a family of one trace in one line. */
+void cli_family_print_tree(FILE *out, const struct cli_family *f, int all);
+/*
+ * A command's TRACE argument: a trace, any trace of a family, or FILE@NAME,
+ * with --select NAME (or NULL): the path of the chosen trace into out. Says
+ * on stderr which it chose when the family has several (unless quiet).
+ * Returns 0, or an exit code after printing the error.
+ */
+int cli_family_resolve(const char *arg, const char *select, int quiet, char *out, size_t cap);
+
 #endif

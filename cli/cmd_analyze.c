@@ -40,6 +40,10 @@ static const char usage[] =
 	"                        -a, --what or --trace-only: glibc, and builtin if built\n"
 	"      --trace-only      no replays: the trace's own analyses alone\n"
 	"      --runs N          timed replays per allocator (medians, min-max; default 1)\n"
+	"      --select NAME     of a family of traces (TRACE, TRACE.PID... of one\n"
+	"                        recording), the largest of program NAME (or pid);\n"
+	"                        TRACE@NAME says the same; default: the largest trace\n"
+	"                        when TRACE is the top one of its family\n"
 	"  -j, --json            print the analysis document as JSON (docs/report.md)\n"
 	"      --top N           rows in the \"most frequent\"/\"largest\" tables (default 20)\n"
 	"      --points N        points in timelines, at most (default 2000)\n"
@@ -193,7 +197,7 @@ static int analyze_one(const char *path, const struct arr_analysis_options *opt,
 
 int cmd_analyze(int argc, char **argv)
 {
-	enum { OPT_TOP = 256, OPT_POINTS, OPT_TRACE_ONLY, OPT_RUNS };
+	enum { OPT_TOP = 256, OPT_POINTS, OPT_TRACE_ONLY, OPT_RUNS, OPT_SELECT };
 	static const struct option opts[] = {
 		{"what", required_argument, 0, 'w'},
 		{"allocator", required_argument, 0, 'a'},
@@ -203,6 +207,7 @@ int cmd_analyze(int argc, char **argv)
 		{"phase", required_argument, 0, 'p'},
 		{"trace-only", no_argument, 0, OPT_TRACE_ONLY},
 		{"runs", required_argument, 0, OPT_RUNS},
+		{"select", required_argument, 0, OPT_SELECT},
 		{"help", no_argument, 0, 'h'},
 		{"version", no_argument, 0, 'V'},
 		{0, 0, 0, 0},
@@ -213,6 +218,7 @@ int cmd_analyze(int argc, char **argv)
 	size_t nalloc = 0, nphases = 0;
 	int json = 0, what_given = 0, trace_only = 0, c;
 	unsigned runs = 1;
+	const char *select = NULL;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":w:a:jp:hV", opts, NULL)) != -1) {
@@ -230,6 +236,9 @@ int cmd_analyze(int argc, char **argv)
 		}
 		case OPT_TRACE_ONLY:
 			trace_only = 1;
+			break;
+		case OPT_SELECT:
+			select = optarg;
 			break;
 		case OPT_RUNS: {
 			unsigned v;
@@ -283,7 +292,13 @@ int cmd_analyze(int argc, char **argv)
 	struct arr_doc *traces = arr_doc_set_arr(root, "traces");
 	int status = 0;
 	for (int i = optind; i < argc; i++) {
-		int rc = analyze_one(argv[i], &opt, traces);
+		char chosen[4096];
+		int rc = cli_family_resolve(argv[i], select, 0, chosen, sizeof chosen);
+		if (rc) {
+			status = rc;
+			continue;
+		}
+		rc = analyze_one(chosen, &opt, traces);
 		if (rc)
 			status = rc;
 		struct arr_doc *tdoc = arr_doc_at(traces, traces ? traces->len - 1 : 0);
@@ -295,7 +310,7 @@ int cmd_analyze(int argc, char **argv)
 		plan.progress = 1;
 		if (opt.timeline_points)
 			plan.points = opt.timeline_points;
-		if ((rc = cli_replays_analyze(argv[i], allocators, nalloc, &plan, arr_doc_set_arr(tdoc, "allocators"))))
+		if ((rc = cli_replays_analyze(chosen, allocators, nalloc, &plan, arr_doc_set_arr(tdoc, "allocators"))))
 			status = rc;
 	}
 	if (arr_doc_status(root)) {

@@ -6,17 +6,21 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "allocrr/doc.h"
 #include "allocrr/summary.h"
 #include "cli.h"
 
 static const char usage[] =
-	"usage: allocrr info [--json] FILE...\n"
+	"usage: allocrr info [--json] [--tree] FILE...\n"
 	"\n"
 	"For each trace: the recorded process, duration, events by operation,\n"
 	"threads, bytes requested, peak live bytes, trace bytes per event, and\n"
 	"whether the trace ended cleanly or was truncated.\n"
 	"\n"
 	"  -j, --json      one JSON document per trace, one per line\n"
+	"  -t, --tree      the family of FILE instead: every trace its recording\n"
+	"                  wrote (FILE, FILE.PID...) as a process tree with pid,\n"
+	"                  program, events and duration, the largest marked\n"
 	"  -h, --help      show this help\n"
 	"  -V, --version   show the version\n";
 
@@ -121,23 +125,74 @@ static int info_one(const char *path, int json)
 	return status;
 }
 
+/* The family as one JSON document: members by start time, each with the
+ * index of its parent. */
+static void tree_json(const struct cli_family *f)
+{
+	struct arr_doc *d = arr_doc_object(), *ms;
+	arr_doc_set_str(d, "family", f->base);
+	arr_doc_set_int(d, "events", (int64_t)f->events);
+	arr_doc_set_int(d, "largest", cli_family_select(f, NULL));
+	ms = arr_doc_set_arr(d, "traces");
+	for (size_t i = 0; i < f->n; i++) {
+		const struct cli_family_member *m = &f->m[i];
+		struct arr_doc *o = arr_doc_push_obj(ms);
+		arr_doc_set_str(o, "file", m->path);
+		arr_doc_set_int(o, "pid", m->pid);
+		arr_doc_set_int(o, "ppid", m->ppid);
+		arr_doc_set_str(o, "program", m->program);
+		arr_doc_set_str(o, "exe", m->exe);
+		arr_doc_set_str(o, "argv", m->argv);
+		arr_doc_set_int(o, "events", (int64_t)m->events);
+		arr_doc_set_int(o, "duration_ns", (int64_t)m->duration_ns);
+		arr_doc_set_int(o, "file_size", (int64_t)m->file_size);
+		arr_doc_set_str(o, "ending", m->clean ? arr_end_name(m->end_reason) : "truncated");
+		arr_doc_set_int(o, "parent", m->parent);
+		arr_doc_set_bool(o, "exec", m->by_exec);
+		arr_doc_set_bool(o, "marked", m->marked);
+	}
+	arr_doc_write_json(stdout, d, 0);
+	putchar('\n');
+	arr_doc_free(d);
+}
+
+static int tree_one(const char *path, int json)
+{
+	struct cli_family f;
+	int rc = cli_family_open(&f, path);
+	if (rc) {
+		cli_trace_error(f.bad_path ? f.bad_path : path, NULL, rc);
+		cli_family_release(&f);
+		return EXIT_BAD_INPUT;
+	}
+	if (json)
+		tree_json(&f);
+	else
+		cli_family_print_tree(stdout, &f, 1);
+	cli_family_release(&f);
+	return 0;
+}
+
 int cmd_info(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"json", no_argument, 0, 'j'},
+		{"tree", no_argument, 0, 't'},
 		{"help", no_argument, 0, 'h'},
 		{"version", no_argument, 0, 'V'},
 		{0, 0, 0, 0},
 	};
-	int json = 0, opt;
+	int json = 0, tree = 0, opt;
 	optind = 1;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "jhV", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "jthV", opts, NULL)) != -1) {
 		int rc = cli_common_option(opt, usage);
 		if (rc >= 0)
 			return rc;
 		if (opt == 'j')
 			json = 1;
+		else if (opt == 't')
+			tree = 1;
 		else
 			return cli_usage_error("info", "unknown option '%s'", argv[optind - 1]);
 	}
@@ -145,7 +200,7 @@ int cmd_info(int argc, char **argv)
 		return cli_usage_error("info", "no trace given");
 	int status = 0;
 	for (int i = optind; i < argc; i++) {
-		int rc = info_one(argv[i], json);
+		int rc = tree ? tree_one(argv[i], json) : info_one(argv[i], json);
 		if (rc)
 			status = rc;
 	}

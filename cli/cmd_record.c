@@ -35,7 +35,8 @@ static const char usage[] =
 	"      --rss-interval MS sample resident memory every MS milliseconds\n"
 	"                        (default 10, 0 = off)\n"
 	"      --no-children     record only the top process\n"
-	"  -q, --quiet           do not list the traces written\n"
+	"  -q, --quiet           do not show the traces written (by default: the\n"
+	"                        family as a process tree, the largest marked)\n"
 	"  -h, --help            show this help\n"
 	"  -V, --version         show the version\n"
 	"\n"
@@ -179,54 +180,15 @@ static int remove_old_traces(const char *output, const char *shown, int quiet)
 	return 0;
 }
 
-/* Count the events of a trace quickly: chunk headers only. */
-static long long count_events(const char *path, int *clean)
+/* The family written, as a tree on stderr; returns how many traces. */
+static size_t show_family(const char *output)
 {
-	struct arr_trace *tr;
-	long long n = 0;
-	*clean = 0;
-	if (arr_trace_open(&tr, path)) {
-		arr_trace_close(tr);
-		return -1;
-	}
-	struct arr_chunk_info ci;
-	int rc;
-	while ((rc = arr_trace_next_chunk(tr, &ci)) == 1)
-		n += ci.nevents;
-	*clean = rc == 0 && arr_trace_end(tr)->present;
-	arr_trace_close(tr);
+	struct cli_family f;
+	size_t n = 0;
+	if (cli_family_open(&f, output) == 0 && (n = f.n))
+		cli_family_print_tree(stderr, &f, 0);
+	cli_family_release(&f);
 	return n;
-}
-
-/* Print each trace written, with its event count; returns how many. */
-static int list_traces(const char *output)
-{
-	char dir[PATH_MAX];
-	const char *base;
-	split_path(output, dir, sizeof dir, &base);
-	struct dirent **names;
-	int n = scandir(dir, &names, NULL, versionsort), written = 0;
-	int clean;
-	long long ev = count_events(output, &clean);
-	if (ev >= 0) {
-		fprintf(stderr, "allocrr: wrote %s (%lld events%s)\n", output, ev, clean ? "" : ", truncated");
-		written++;
-	}
-	for (int i = 0; i < n; i++) {
-		if (is_child_trace(names[i]->d_name, base)) {
-			char p[PATH_MAX * 2];
-			snprintf(p, sizeof p, "%s/%s", dir, names[i]->d_name);
-			if ((ev = count_events(p, &clean)) >= 0) {
-				fprintf(stderr, "allocrr: wrote %s (%lld events%s)\n", p, ev,
-					clean ? "" : ", truncated");
-				written++;
-			}
-		}
-		free(names[i]);
-	}
-	if (n >= 0)
-		free(names);
-	return written;
 }
 
 int cmd_record(int argc, char **argv)
@@ -322,7 +284,7 @@ int cmd_record(int argc, char **argv)
 		;
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGQUIT, &old_quit, NULL);
-	if (!quiet && list_traces(abs_out) == 0 && !(WIFEXITED(status) && WEXITSTATUS(status) >= 126))
+	if (!quiet && show_family(output) == 0 && !(WIFEXITED(status) && WEXITSTATUS(status) >= 126))
 		cli_error("no trace was written: '%s' never loaded the recorder "
 			  "(statically linked, or setuid?)", argv[optind]);
 	if (WIFEXITED(status))

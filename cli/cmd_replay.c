@@ -24,7 +24,8 @@
 static const char usage[] =
 	"usage: allocrr replay [--allocator A]... [--threads serial|parallel]\n"
 	"                      [--touch none|page|all] [--samples N] [--runs N]\n"
-	"                      [--zeroing] [--fragmentation] [--json] TRACE\n"
+	"                      [--zeroing] [--fragmentation] [--json]\n"
+	"                      [--select NAME] TRACE[@NAME]\n"
 	"\n"
 	"Replay every allocation call of TRACE, with the same functions, arguments\n"
 	"and order, into each allocator in its own fresh process, and compare time,\n"
@@ -59,6 +60,10 @@ static const char usage[] =
 	"      --cache-dir DIR   keep the workload in DIR (default: TRACE.wl)\n"
 	"      --rebuild         prepare the workload again even if cached\n"
 	"      --partial         replay the complete part of a truncated trace\n"
+	"      --select NAME     of a family of traces (TRACE, TRACE.PID... written by\n"
+	"                        one recording), the largest of program NAME (or pid);\n"
+	"                        TRACE@NAME says the same; default: the largest\n"
+	"                        trace when TRACE is the top one of its family\n"
 	"  -j, --json            one JSON document\n"
 	"  -q, --quiet           no progress notes on stderr\n"
 	"  -h, --help            show this help\n"
@@ -382,6 +387,7 @@ int cmd_replay(int argc, char **argv)
 		{"runs", required_argument, 0, 'r'},      {"zeroing", no_argument, 0, 'Z'},
 		{"fragmentation", no_argument, 0, 'F'}, {"analysis", no_argument, 0, 'A'},
 		{"phase", required_argument, 0, 'p'},
+		{"select", required_argument, 0, 'S'},
 		{"help", no_argument, 0, 'h'},            {"version", no_argument, 0, 'V'},
 		{0, 0, 0, 0},
 	};
@@ -391,7 +397,7 @@ int cmd_replay(int argc, char **argv)
 	unsigned runs = 1;
 	static struct arr_replay_phase phases[MAX_PHASES];
 	size_t nphases = 0;
-	const char *cache_dir = NULL;
+	const char *cache_dir = NULL, *select = NULL;
 	optind = 1;
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":a:t:jqhV", opts, NULL)) != -1) {
@@ -422,6 +428,9 @@ int cmd_replay(int argc, char **argv)
 			else
 				return cli_usage_error("replay", "--touch must be none, page or all, not '%s'", optarg);
 			touch_set = 1;
+			break;
+		case 'S':
+			select = optarg;
 			break;
 		case 's':
 			if (parse_uint(optarg, &ro.samples) || ro.samples == 0 || ro.samples > 1000000)
@@ -478,7 +487,11 @@ int cmd_replay(int argc, char **argv)
 		return cli_usage_error("replay", "no trace given");
 	if (optind + 1 < argc)
 		return cli_usage_error("replay", "one trace at a time ('%s' is extra)", argv[optind + 1]);
-	const char *trace = argv[optind];
+	char chosen[PATH_MAX];
+	int frc = cli_family_resolve(argv[optind], select, quiet, chosen, sizeof chosen);
+	if (frc)
+		return frc;
+	const char *trace = chosen;
 
 	struct cli_replay_env env;
 	int rc = cli_replay_env_find(&env);
