@@ -561,7 +561,7 @@ void arr__pool_purge_range(void *p, size_t size)
 size_t arr__pool_purge_all(void)
 {
 	struct purge_run runs[PURGE_BATCH];
-	struct huge_cached old[HUGE_CACHE_N];
+	struct huge_cached old[HUGE_CACHE_N] = { { 0 } }; /* (gcc -O2 -Wmaybe-uninitialized) */
 	size_t bytes = 0;
 	pthread_mutex_lock(&arr__lock);
 	unsigned nh = huge_cache_expired(true, old);
