@@ -448,7 +448,7 @@ void arr__page_emptied(struct arr__heap *h, struct arr__page *page)
 /* A block of one of h's own pages comes back (stats already counted). */
 static void free_local(struct arr__heap *h, struct arr__page *page, struct arr__block *b)
 {
-	if (ARR__UNLIKELY(b == page->local_free || b == page->free || page->used == 0))
+	if (ARR__MISUSE(b == page->local_free || b == page->free || page->used == 0))
 		arr__fatal("free(): double free", b);
 	if (page->flags & ARR__PF_FULL)
 		page_unfull(h, page);
@@ -463,7 +463,7 @@ static void process_delayed(struct arr__heap *h)
 	struct arr__block *b = atomic_exchange_explicit(&h->delayed, NULL, memory_order_acquire);
 	while (b) {
 		/* blocks of many pages: no same-segment test, but each must be ours */
-		if (ARR__UNLIKELY(!arr__segment_known(b)))
+		if (ARR__MISUSE(!arr__segment_known(b)))
 			arr__fatal("corrupted delayed free list", b);
 		struct arr__block *next = arr__block_next(b);
 		struct arr__page *page = arr__page_of(b);
@@ -531,12 +531,12 @@ void arr__free_check_double(const struct arr__page *page, const struct arr__bloc
  * pointer: the aligned one handed out). */
 static struct arr__block *checked_block(struct arr__page *page, void *p)
 {
-	if (ARR__UNLIKELY(page->heap == NULL || page->cls == 0 || page->cls >= ARR__NCLASSES))
+	if (ARR__MISUSE(page->heap == NULL || page->cls == 0 || page->cls >= ARR__NCLASSES))
 		arr__fatal("free(): invalid pointer (no block in use there: freed already?)", p);
 	size_t off = (size_t)((uint8_t *)p - page->start);
-	if (ARR__UNLIKELY((uint8_t *)p < page->start || off >= (size_t)page->capacity * page->block_size))
+	if (ARR__MISUSE((uint8_t *)p < page->start || off >= (size_t)page->capacity * page->block_size))
 		arr__fatal("free(): invalid pointer (no block in use there: freed already?)", p);
-	if (ARR__UNLIKELY(!(page->flags & ARR__PF_ALIGNED) && off % page->block_size != 0))
+	if (ARR__MISUSE(!(page->flags & ARR__PF_ALIGNED) && off % page->block_size != 0))
 		arr__fatal("free(): invalid pointer (not the start of a block)", p);
 	return arr__block_start(page, p);
 }
@@ -544,14 +544,14 @@ static struct arr__block *checked_block(struct arr__page *page, void *p)
 void arr__free_generic(struct arr__heap *h, struct arr__page *page, void *p, size_t req)
 {
 	if (page->flags & ARR__PF_HUGE) {
-		if (ARR__UNLIKELY(p != page->start))
+		if (ARR__MISUSE(p != page->start))
 			arr__fatal("free(): invalid pointer (inside a huge block)", p);
 		ARR__ASSERT_EXPENSIVE(arr__page_is_valid(page));
 		arr__huge_free(page);
 		return;
 	}
 	struct arr__block *b = checked_block(page, p);
-	if (ARR__UNLIKELY(page->used == 0))
+	if (ARR__MISUSE(page->used == 0))
 		arr__fatal("free(): double free", p);
 	unsigned cls = page->cls;
 	if (h != &arr__heap_empty) {
@@ -1075,9 +1075,10 @@ void *arr__malloc_slow(struct arr__heap *h, size_t size, unsigned flags)
 	if (page == NULL)
 		return NULL;
 	struct arr__block *b = page->free;
-	if (ARR__UNLIKELY(!arr__same_segment(b, page)))
+	if (ARR__MISUSE_IF(ARR__HARDEN_LINKS, !arr__same_segment(b, page)))
 		arr__fatal("malloc(): corrupted free list", b);
 	page->free = arr__block_next(b);
+	b->link = 0; /* no stale link in a live block (free's double-free test) */
 	page->used++;
 	h->waste += (int64_t)page->block_size - (int64_t)size;
 	h->alloc_count++;

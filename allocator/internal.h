@@ -131,14 +131,35 @@ struct arr__block {
 	uintptr_t link;
 };
 
+/* ARR_ALLOC_HARDEN, a mask (CMake: ALLOCRR_ALLOC_HARDEN) of:
+ *   ARR__HARDEN_LINKS    encoded links, checked where popped or walked
+ *   ARR__HARDEN_FOREIGN  free's fast path asks the segment map before it
+ *                        reads a descriptor (stack, foreign, wild pointers)
+ *   ARR__HARDEN_GRID     free's fast path checks the pointer is a carved
+ *                        block's start (interior pointers)
+ *   ARR__HARDEN_DOUBLE   free's fast path takes a link-like first word for a
+ *                        possible double free and looks (a block not at the
+ *                        head of its list; needs LINKS)
+ * With any bit, free also refuses the block at the head of its list and a
+ * page with no block out, and the generic path checks everything. Default:
+ * LINKS | FOREIGN (what costs <= ~3 %, docs/allocator.md); 15 is all; 0 the
+ * variant that measures the cost. */
+#define ARR__HARDEN_LINKS   1
+#define ARR__HARDEN_FOREIGN 2
+#define ARR__HARDEN_GRID    4
+#define ARR__HARDEN_DOUBLE  8
 #ifndef ARR_ALLOC_HARDEN
-#define ARR_ALLOC_HARDEN 1
+#define ARR_ALLOC_HARDEN (ARR__HARDEN_LINKS | ARR__HARDEN_FOREIGN)
 #endif
-#if ARR_ALLOC_HARDEN
+#if ARR_ALLOC_HARDEN & ARR__HARDEN_LINKS
 #define ARR__LINK_KEY(b) ((uintptr_t)(b) >> 12)
 #else
 #define ARR__LINK_KEY(b) ((uintptr_t)0)
 #endif
+/* A misuse test of the hardening (compiled out with ARR_ALLOC_HARDEN 0), and
+ * one of a part of it. */
+#define ARR__MISUSE(c) (ARR_ALLOC_HARDEN && ARR__UNLIKELY(c))
+#define ARR__MISUSE_IF(part, c) ((ARR_ALLOC_HARDEN & (part)) && ARR__UNLIKELY(c))
 
 static inline struct arr__block *arr__block_next(const struct arr__block *b)
 {
@@ -160,7 +181,7 @@ static inline bool arr__same_segment(const void *a, const void *b)
 static inline struct arr__block *arr__block_next_checked(const struct arr__block *b)
 {
 	struct arr__block *next = arr__block_next(b);
-	if (ARR__UNLIKELY(next != NULL && !arr__same_segment(next, b)))
+	if (ARR__MISUSE_IF(ARR__HARDEN_LINKS, next != NULL && !arr__same_segment(next, b)))
 		arr__fatal("corrupted free list (a freed block was written to)", b);
 	return next;
 }
