@@ -237,11 +237,11 @@ static void page_unfull(struct arr__heap *h, struct arr__page *page)
  * back what it carved beyond its first carve and carve again from the front.
  * Kept as it was, its blocks stay resident where no other class and no purge
  * reaches them (cc1: ~40 such pages, 1.3 MB at its peak); released to the
- * pool instead (round 4), it was taken again by the next malloc of the class,
+ * pool instead, it was taken again by the next malloc of the class,
  * once per tick, and the churn cost more than it saved. Trimming in place
  * keeps the page, so a class that comes back costs page faults only for what
  * it really uses again. A page still idle FULL_TRIM_TICKS ticks later gives
- * back its first carve too (`all`; round 9): cc1 keeps ~30 such pages of one
+ * back its first carve too (`all`): cc1 keeps ~30 such pages of one
  * block of up to 53 KB or one OS page each, 0.39 MB at its peak.
  */
 #define FULL_TRIM_TICKS 6
@@ -400,7 +400,7 @@ void arr__heap_release_cached(struct arr__heap *h)
  * it is trimmed now rather than at the next tick, at most once a tick
  * (`trimmed`, cleared by the tick): a burst of blocks freed between two ticks
  * otherwise stays resident until the tick, and cc1's peak falls in such a
- * window (round 9: its peak −100 to −180 KB, 0.992–0.994× glibc, for 18 %
+ * window (its peak −100 to −180 KB, 0.992–0.994× glibc, for 18 %
  * more page faults and 2 % time; py and sqlite the same). With several
  * threads a purge costs an IPI, and the tick's trim waits instead.
  */
@@ -728,7 +728,7 @@ struct arr__heap *arr__heap_thread_init(void)
 }
 
 /*
- * Holes (round 9): a page that is not its class's current page, holds live
+ * Holes: a page that is not its class's current page, holds live
  * blocks and has seen no malloc or free for a while gives back the OS pages
  * of its span whose blocks are all free. The blocks that start in such an
  * OS page leave the free list (their link word is gone with the page); they
@@ -884,7 +884,7 @@ void arr__heap_tick(struct arr__heap *h)
 	 * CPUs and a page fault when the class comes back: in the 4-thread
 	 * stress replay, 717 trims of pages of the large classes (a block every
 	 * ~3000 ops each) were mostly carved again. Single-threaded a page in
-	 * use is trimmed too (round 8): pairs rarely need more than the first
+	 * use is trimmed too: pairs rarely need more than the first
 	 * carve back, and a page fault costs no IPI there (cc1: 140 KB less at
 	 * its peak for 6 % more page faults; py and sqlite unchanged). */
 	unsigned trim_after = arr__purge_mult();
@@ -1007,7 +1007,7 @@ retry:;
 		 * prioritisation, one step of it): the sparser page drains
 		 * and goes back to the pool for any class or thread instead
 		 * of keeping free blocks resident in one class of one thread.
-		 * 4-thread stress replay (round 10): peak −1.8 MB, +1.5 %
+		 * 4-thread stress replay: peak −1.8 MB, +1.5 %
 		 * time; scanning 4 pages −1.1 MB more for +5 % (cold
 		 * descriptors, one after the other). Only a page less than
 		 * half full looks at the next (same peak, one load fewer most

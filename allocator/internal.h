@@ -308,7 +308,7 @@ struct arr__heap {
 	/* Usable minus requested bytes of the blocks allocated, less that of
 	 * the blocks freed by size: requested bytes live = usable bytes live
 	 * (from the pages) minus the sum of these (arr_alloc_stats_get). A
-	 * plain free stores nothing for it (round 10). */
+	 * plain free stores nothing for it. */
 	int64_t waste;
 	uint64_t ops_synced;         /* alloc_count + free_count already folded into the op clock */
 	uint64_t calloc_zeroed, calloc_skipped;
@@ -362,10 +362,10 @@ static inline unsigned arr__purge_scale(void)
  * operations) times ARR__MT_PURGE_FACTOR. With several threads a purge is a
  * TLB-shootdown IPI to every CPU running the process, and memory purged in a
  * busy program is mostly faulted in again soon: 4-thread stress replay
- * (docs/allocator.md, round 9): ~1 400 madvise calls and 33 k page faults
- * against mimalloc's 7 and 29 k; with the factor 8, 27 k faults and 8 %
- * less time, for 2 % more peak RSS (still under glibc's). Round 10: 4 gives
- * the same time for 0.5 MB less.
+ * without the factor: ~1 400 madvise calls and 33 k page faults against
+ * mimalloc's 7 and 29 k; with a factor 8, 27 k faults and 8 % less time,
+ * for 2 % more peak RSS (still under glibc's); 4 gives the same time for
+ * 0.5 MB less.
  */
 #define ARR__MT_PURGE_FACTOR 4
 static inline unsigned arr__purge_mult(void)

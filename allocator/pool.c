@@ -449,7 +449,7 @@ struct arr__page *arr__pool_take(struct arr__heap *h, unsigned cls)
 	 * thread's blocks then lie in a few segments instead of all of them,
 	 * so its accesses need fewer page-table and cache lines (mimalloc's
 	 * segments are per thread): 4-thread stress replay −7 % time, peak
-	 * RSS +1 % (docs/allocator.md, round 9). */
+	 * RSS +1 %. */
 	if (arr__purge_scale() > 1) {
 		seg = find_span(h, n, SPAN_DIRTY | SPAN_OWN, &i);
 		if (seg == NULL)
@@ -476,7 +476,7 @@ struct arr__page *arr__pool_take(struct arr__heap *h, unsigned cls)
 	/* Clean slices become resident as they are carved: growth, which
 	 * kept huge mappings give way to (cc1 replay: +1.1 MB at its peak
 	 * otherwise, a freed 4.6 MB block kept while its small blocks grew).
-	 * Counting every carve of fresh memory instead (round 10) kept cc1's
+	 * Counting every carve of fresh memory instead kept cc1's
 	 * peak the same and flushed the cache of a program that carves as it
 	 * reuses its big blocks: test-alloc-stress-libc under LD_PRELOAD
 	 * 1.53 → 1.74 s. */
