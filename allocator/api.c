@@ -66,7 +66,8 @@ static inline struct arr__block *fast_pop(struct arr__heap *h, size_t size, stru
 			struct arr__block *next = arr__block_next(b);
 			/* A live block keeps no stale link: free's double-free
 			 * test takes a link in the first word for a free block. */
-			b->link = 0;
+			if (ARR_ALLOC_HARDEN & ARR__HARDEN_DOUBLE)
+				b->link = 0;
 			page->free = next;
 			__builtin_prefetch(next, 1, 3);
 			page->used++;
@@ -202,9 +203,10 @@ static inline void heap_free(void *p, size_t req)
 			arr__big_aligned_free(p);
 		return;
 	}
-	/* Checked free: the pointer's segment must be one of ours before its
-	 * descriptor is read, and on the fast path it must be the start of a
-	 * carved block (the generic path checks the rest). */
+	/* Checked free (allocator/internal.h, ARR_ALLOC_HARDEN): the
+	 * pointer's segment must be one of ours before its descriptor is
+	 * read; with the grid bit, the fast path also wants a carved block's
+	 * start (the generic path always does). */
 	if (ARR__MISUSE_IF(ARR__HARDEN_FOREIGN, !arr__segment_known(p)))
 		arr__fatal("free(): invalid pointer", p);
 	struct arr__page *slice = &arr__segment_of(p)->pages[((uintptr_t)p >> ARR__SLICE_SHIFT) & (ARR__SLICES - 1)];

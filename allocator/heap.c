@@ -1078,7 +1078,8 @@ void *arr__malloc_slow(struct arr__heap *h, size_t size, unsigned flags)
 	if (ARR__MISUSE_IF(ARR__HARDEN_LINKS, !arr__same_segment(b, page)))
 		arr__fatal("malloc(): corrupted free list", b);
 	page->free = arr__block_next(b);
-	b->link = 0; /* no stale link in a live block (free's double-free test) */
+	if (ARR_ALLOC_HARDEN & ARR__HARDEN_DOUBLE)
+		b->link = 0; /* no stale link in a live block (free's double-free test) */
 	page->used++;
 	h->waste += (int64_t)page->block_size - (int64_t)size;
 	h->alloc_count++;
