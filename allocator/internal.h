@@ -142,7 +142,7 @@ struct arr__block {
  *                        head of its list; needs LINKS)
  * With any bit, free also refuses the block at the head of its list and a
  * page with no block out, and the generic path checks everything. Default:
- * LINKS | FOREIGN (what costs <= ~3 %, docs/allocator.md); 15 is all; 0 the
+ * LINKS | FOREIGN (~2 % of a replay, docs/allocator.md); 15 is all; 0 the
  * variant that measures the cost. */
 #define ARR__HARDEN_LINKS   1
 #define ARR__HARDEN_FOREIGN 2
