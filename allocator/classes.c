@@ -25,6 +25,7 @@
 uint8_t arr__class_tab[ARR__SMALL_TAB / 8 + 1];
 uint32_t arr__class_size[ARR__NCLASSES];
 uint8_t arr__class_slices[ARR__NCLASSES];
+uint64_t arr__class_magic[ARR__NCLASSES];
 
 static size_t class_size_of(unsigned c)
 {
@@ -56,6 +57,7 @@ void arr__classes_init(void)
 	for (unsigned c = 0; c < ARR__NCLASSES; c++) {
 		size_t bs = class_size_of(c);
 		arr__class_size[c] = (uint32_t)bs;
+		arr__class_magic[c] = UINT64_MAX / bs + 1;
 		unsigned n;
 		if (bs > ARR__SLICE_SIZE) {
 			n = (unsigned)((bs + ARR__SLICE_SIZE - 1) / ARR__SLICE_SIZE);

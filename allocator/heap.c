@@ -36,6 +36,9 @@ static uint8_t *meta_cur, *meta_end;
 static pthread_key_t heap_key;
 static _Atomic bool key_ok;
 
+static bool class_list_is_valid(const struct arr__heap *h, unsigned c, bool pages_too) __attribute__((unused));
+static bool span_cache_is_valid(const struct arr__heap *h) __attribute__((unused));
+
 /* ---- page lists ---- */
 
 static void class_push_front(struct arr__heap *h, struct arr__page *page)
@@ -142,6 +145,7 @@ static void tf_set_state(struct arr__page *page, uintptr_t state)
 /* In a fork child nobody else runs: a FREEING left by a vanished thread would
  * never clear, so the state is overwritten (its block is lost, not corrupted). */
 static bool in_fork_child;
+bool arr__fork_tore;
 
 static void tf_force_state(struct arr__page *page, uintptr_t state)
 {
@@ -167,13 +171,13 @@ static void page_collect(struct arr__page *page)
 	while (!atomic_compare_exchange_weak_explicit(&page->thread_free, &tf, tf & ARR__TF_MASK,
 						      memory_order_acquire, memory_order_relaxed))
 		;
-	struct arr__block *head = (struct arr__block *)(tf & ~ARR__TF_MASK), *tail = head;
+	struct arr__block *head = (struct arr__block *)(tf & ~ARR__TF_MASK), *tail = head, *next;
 	uint32_t n = 1;
-	while (tail->next) {
-		tail = tail->next;
+	while ((next = arr__block_next_checked(tail)) != NULL) {
+		tail = next;
 		n++;
 	}
-	tail->next = page->free;
+	arr__block_set_next(tail, page->free);
 	page->free = head;
 	page->used -= n;
 	page->free_is_zero = 0;
@@ -191,8 +195,8 @@ static void page_extend(struct arr__page *page)
 	uint8_t *p = page->start + (size_t)page->capacity * bs;
 	struct arr__block *first = (struct arr__block *)p;
 	for (uint32_t i = 1; i < n; i++, p += bs)
-		((struct arr__block *)p)->next = (struct arr__block *)(p + bs);
-	((struct arr__block *)p)->next = NULL;
+		arr__block_set_next((struct arr__block *)p, (struct arr__block *)(p + bs));
+	arr__block_set_next((struct arr__block *)p, NULL);
 	page->free = first;
 	page->free_is_zero = (size_t)page->capacity * bs >= (size_t)page->zero_from * ARR__OS_PAGE;
 	page->capacity += n;
@@ -214,6 +218,7 @@ static bool page_to_full(struct arr__heap *h, struct arr__page *page)
 	class_remove(h, page);
 	page->flags |= ARR__PF_FULL;
 	full_push(h, page);
+	ARR__ASSERT_EXPENSIVE(arr__page_is_valid(page));
 	return true;
 }
 
@@ -224,6 +229,7 @@ static void page_unfull(struct arr__heap *h, struct arr__page *page)
 	page->requeued = 0;
 	full_remove(h, page);
 	class_push_back(h, page);
+	ARR__ASSERT_EXPENSIVE(arr__page_is_valid(page));
 }
 
 /*
@@ -231,11 +237,11 @@ static void page_unfull(struct arr__heap *h, struct arr__page *page)
  * back what it carved beyond its first carve and carve again from the front.
  * Kept as it was, its blocks stay resident where no other class and no purge
  * reaches them (cc1: ~40 such pages, 1.3 MB at its peak); released to the
- * pool instead (round 4), it was taken again by the next malloc of the class,
+ * pool instead, it was taken again by the next malloc of the class,
  * once per tick, and the churn cost more than it saved. Trimming in place
  * keeps the page, so a class that comes back costs page faults only for what
  * it really uses again. A page still idle FULL_TRIM_TICKS ticks later gives
- * back its first carve too (`all`; round 9): cc1 keeps ~30 such pages of one
+ * back its first carve too (`all`): cc1 keeps ~30 such pages of one
  * block of up to 53 KB or one OS page each, 0.39 MB at its peak.
  */
 #define FULL_TRIM_TICKS 6
@@ -280,6 +286,7 @@ static void span_cache_put(struct arr__heap *h, struct arr__page *page)
 		page->next = h->span_cache;
 		h->span_cache = page;
 		h->span_cached += page->slices;
+		ARR__ASSERT_EXPENSIVE(span_cache_is_valid(h));
 		return;
 	}
 	arr__pool_give(h, page);
@@ -299,6 +306,7 @@ static struct arr__page *span_cache_take(struct arr__heap *h, unsigned cls)
 		if (zero_from < page->zero_from)
 			zero_from = page->zero_from;
 		arr__page_init(page, h, cls, zero_from);
+		ARR__ASSERT_EXPENSIVE(span_cache_is_valid(h));
 		return page;
 	}
 	return NULL;
@@ -316,6 +324,68 @@ static void span_cache_flush(struct arr__heap *h, bool all)
 		h->span_cached -= page->slices;
 		arr__pool_give(h, page);
 	}
+	ARR__ASSERT_EXPENSIVE(span_cache_is_valid(h));
+}
+
+/* ---- invariants (internal.h, beside struct arr__heap) ---- */
+
+/* The class list of c: doubly linked, ending at last[c], pages of c and h. */
+static bool class_list_is_valid(const struct arr__heap *h, unsigned c, bool pages_too)
+{
+	const struct arr__page *page = h->pages[c], *prev = NULL;
+	ARR__CHECK((page == &arr__page_empty) == (h->last[c] == NULL));
+	if (page == &arr__page_empty)
+		return true;
+	for (unsigned n = 0; page; prev = page, page = page->next) {
+		ARR__CHECK(++n <= (1u << 24)); /* a cycle */
+		ARR__CHECK(page->prev == prev);
+		ARR__CHECK(page->cls == c && page->heap == h);
+		ARR__CHECK((page->flags & (ARR__PF_FULL | ARR__PF_HUGE)) == 0);
+		if (pages_too)
+			arr__page_is_valid(page);
+	}
+	ARR__CHECK(h->last[c] == prev);
+	return true;
+}
+
+static bool span_cache_is_valid(const struct arr__heap *h)
+{
+	unsigned slices = 0;
+	for (const struct arr__page *page = h->span_cache; page; page = page->next) {
+		ARR__CHECK(page->used == 0 && page->heap == h);
+		ARR__CHECK(page->slices >= 1);
+		slices += page->slices;
+		ARR__CHECK(slices <= SPAN_CACHE_SLICES);
+	}
+	ARR__CHECK(slices == h->span_cached);
+	return true;
+}
+
+bool arr__heap_is_valid(const struct arr__heap *h)
+{
+	if (h == &arr__heap_empty)
+		return true;
+	ARR__CHECK(h->state == ARR__HEAP_ACTIVE || h->state == ARR__HEAP_ABANDONED);
+	for (unsigned c = 0; c < ARR__NCLASSES; c++)
+		class_list_is_valid(h, c, true);
+	const struct arr__page *prev = NULL;
+	for (const struct arr__page *page = h->full; page; prev = page, page = page->next) {
+		ARR__CHECK(page->prev == prev);
+		ARR__CHECK((page->flags & ARR__PF_FULL) && page->heap == h);
+		arr__page_is_valid(page);
+	}
+	span_cache_is_valid(h);
+	/* the delayed list: blocks of pages of h (a snapshot: pushes only add
+	 * at the head; the page may have left the full list since, but keeps
+	 * the block counted in `used`) */
+	const struct arr__block *b = atomic_load_explicit(&h->delayed, memory_order_acquire);
+	for (unsigned n = 0; b; b = arr__block_next(b)) {
+		ARR__CHECK(++n <= (1u << 24));
+		ARR__CHECK(arr__segment_known(b));
+		const struct arr__page *page = arr__page_of(b);
+		ARR__CHECK(page->heap == h && page->used > 0);
+	}
+	return true;
 }
 
 void arr__heap_release_cached(struct arr__heap *h)
@@ -330,7 +400,7 @@ void arr__heap_release_cached(struct arr__heap *h)
  * it is trimmed now rather than at the next tick, at most once a tick
  * (`trimmed`, cleared by the tick): a burst of blocks freed between two ticks
  * otherwise stays resident until the tick, and cc1's peak falls in such a
- * window (round 9: its peak −100 to −180 KB, 0.992–0.994× glibc, for 18 %
+ * window (its peak −100 to −180 KB, 0.992–0.994× glibc, for 18 %
  * more page faults and 2 % time; py and sqlite the same). With several
  * threads a purge costs an IPI, and the tick's trim waits instead.
  */
@@ -378,9 +448,11 @@ void arr__page_emptied(struct arr__heap *h, struct arr__page *page)
 /* A block of one of h's own pages comes back (stats already counted). */
 static void free_local(struct arr__heap *h, struct arr__page *page, struct arr__block *b)
 {
+	if (ARR__MISUSE(b == page->local_free || b == page->free || page->used == 0))
+		arr__fatal("free(): double free", b);
 	if (page->flags & ARR__PF_FULL)
 		page_unfull(h, page);
-	b->next = page->local_free;
+	arr__block_set_next(b, page->local_free);
 	page->local_free = b;
 	if (--page->used == 0)
 		arr__page_emptied(h, page);
@@ -390,7 +462,10 @@ static void process_delayed(struct arr__heap *h)
 {
 	struct arr__block *b = atomic_exchange_explicit(&h->delayed, NULL, memory_order_acquire);
 	while (b) {
-		struct arr__block *next = b->next;
+		/* blocks of many pages: no same-segment test, but each must be ours */
+		if (ARR__MISUSE(!arr__segment_known(b)))
+			arr__fatal("corrupted delayed free list", b);
+		struct arr__block *next = arr__block_next(b);
 		struct arr__page *page = arr__page_of(b);
 		h->live_adj[page->cls]++; /* remote-freed: the freeing thread subtracted it */
 		free_local(h, page, b);
@@ -407,7 +482,7 @@ static void remote_free(struct arr__page *page, struct arr__block *b)
 		if (delayed) {
 			ntf = (tf & ~ARR__TF_MASK) | ARR__TF_FREEING;
 		} else {
-			b->next = (struct arr__block *)(tf & ~ARR__TF_MASK);
+			arr__block_set_next(b, (struct arr__block *)(tf & ~ARR__TF_MASK));
 			ntf = (uintptr_t)b | (tf & ARR__TF_MASK);
 		}
 	} while (!atomic_compare_exchange_weak_explicit(&page->thread_free, &tf, ntf,
@@ -418,7 +493,7 @@ static void remote_free(struct arr__page *page, struct arr__block *b)
 	struct arr__heap *owner = page->heap;
 	struct arr__block *d = atomic_load_explicit(&owner->delayed, memory_order_relaxed);
 	do {
-		b->next = d;
+		arr__block_set_next(b, d);
 	} while (!atomic_compare_exchange_weak_explicit(&owner->delayed, &d, b,
 							memory_order_release, memory_order_relaxed));
 	tf = atomic_load_explicit(&page->thread_free, memory_order_relaxed);
@@ -428,13 +503,56 @@ static void remote_free(struct arr__page *page, struct arr__block *b)
 		;
 }
 
+/* Is b on one of the page's lists? A list longer than the page is a cycle. */
+static bool on_list(const struct arr__page *page, const struct arr__block *list, const struct arr__block *b)
+{
+	uint32_t n = 0;
+	for (; list; list = arr__block_next_checked(list)) {
+		if (list == b)
+			return true;
+		if (++n > page->capacity)
+			arr__fatal("corrupted free list (a cycle)", list);
+	}
+	return false;
+}
+
+void arr__free_check_double(const struct arr__page *page, const struct arr__block *b)
+{
+	const struct arr__block *tf =
+		(const struct arr__block *)(atomic_load_explicit(&page->thread_free, memory_order_acquire) &
+					    ~ARR__TF_MASK);
+	if (page->used == 0 || on_list(page, page->free, b) || on_list(page, page->local_free, b) ||
+	    on_list(page, tf, b))
+		arr__fatal("free(): double free", b);
+}
+
+/* Everything the fast path does not see: the page must be in use and p a
+ * block of it (an aligned page's blocks may be freed by an interior
+ * pointer: the aligned one handed out). */
+static struct arr__block *checked_block(struct arr__page *page, void *p)
+{
+	if (ARR__MISUSE(page->heap == NULL || page->cls == 0 || page->cls >= ARR__NCLASSES))
+		arr__fatal("free(): invalid pointer (no block in use there: freed already?)", p);
+	size_t off = (size_t)((uint8_t *)p - page->start);
+	if (ARR__MISUSE((uint8_t *)p < page->start || off >= (size_t)page->capacity * page->block_size))
+		arr__fatal("free(): invalid pointer (no block in use there: freed already?)", p);
+	if (ARR__MISUSE(!(page->flags & ARR__PF_ALIGNED) && off % page->block_size != 0))
+		arr__fatal("free(): invalid pointer (not the start of a block)", p);
+	return arr__block_start(page, p);
+}
+
 void arr__free_generic(struct arr__heap *h, struct arr__page *page, void *p, size_t req)
 {
 	if (page->flags & ARR__PF_HUGE) {
+		if (ARR__MISUSE(p != page->start))
+			arr__fatal("free(): invalid pointer (inside a huge block)", p);
+		ARR__ASSERT_EXPENSIVE(arr__page_is_valid(page));
 		arr__huge_free(page);
 		return;
 	}
-	struct arr__block *b = (page->flags & ARR__PF_ALIGNED) ? arr__block_start(page, p) : p;
+	struct arr__block *b = checked_block(page, p);
+	if (ARR__MISUSE(page->used == 0))
+		arr__fatal("free(): double free", p);
 	unsigned cls = page->cls;
 	if (h != &arr__heap_empty) {
 		if (page->heap != h)
@@ -491,6 +609,8 @@ static bool reap_one(struct arr__heap *h)
 		full_remove(a, page);
 		adopt_page(h, page);
 	}
+	for (unsigned c = 0; c < ARR__NCLASSES; c++)
+		ARR__ASSERT(a->pages[c] == &arr__page_empty && a->last[c] == NULL);
 	pthread_mutex_lock(&arr__lock);
 	a->state = ARR__HEAP_FREE;
 	a->next_state = free_heaps;
@@ -608,7 +728,7 @@ struct arr__heap *arr__heap_thread_init(void)
 }
 
 /*
- * Holes (round 9): a page that is not its class's current page, holds live
+ * Holes: a page that is not its class's current page, holds live
  * blocks and has seen no malloc or free for a while gives back the OS pages
  * of its span whose blocks are all free. The blocks that start in such an
  * OS page leave the free list (their link word is gone with the page); they
@@ -628,7 +748,7 @@ static void page_unhole(struct arr__page *page)
 		size_t off = (size_t)i * bs;
 		if (page->holes >> (off / ARR__OS_PAGE) & 1) {
 			struct arr__block *b = (struct arr__block *)(page->start + off);
-			b->next = head;
+			arr__block_set_next(b, head);
 			head = b;
 		}
 	}
@@ -652,7 +772,7 @@ static unsigned page_punch(struct arr__page *page, struct iovec *iov, unsigned n
 		return niov;
 	memset(isfree, 0, ((cap + 63) / 64) * sizeof isfree[0]);
 	for (int l = 0; l < 2; l++)
-		for (struct arr__block *b = l ? page->local_free : page->free; b; b = b->next) {
+		for (struct arr__block *b = l ? page->local_free : page->free; b; b = arr__block_next_checked(b)) {
 			size_t i = (size_t)((uint8_t *)b - page->start) / bs;
 			isfree[i / 64] |= (uint64_t)1 << (i % 64);
 		}
@@ -672,17 +792,21 @@ static unsigned page_punch(struct arr__page *page, struct iovec *iov, unsigned n
 	if (punch == 0)
 		return niov;
 	/* the free blocks that start in a punched OS page leave the lists */
-	struct arr__block *keep = NULL, **tail = &keep;
+	struct arr__block *keep = NULL, *tail = NULL;
 	for (int l = 0; l < 2; l++)
 		for (struct arr__block *b = l ? page->local_free : page->free, *next; b; b = next) {
-			next = b->next;
+			next = arr__block_next(b);
 			size_t off = (size_t)((uint8_t *)b - page->start);
 			if (punch >> (off / ARR__OS_PAGE) & 1)
 				continue;
-			*tail = b;
-			tail = &b->next;
+			if (tail == NULL)
+				keep = b;
+			else
+				arr__block_set_next(tail, b);
+			tail = b;
 		}
-	*tail = NULL;
+	if (tail != NULL)
+		arr__block_set_next(tail, NULL);
 	page->free = keep;
 	page->local_free = NULL;
 	page->free_is_zero = 0;
@@ -760,7 +884,7 @@ void arr__heap_tick(struct arr__heap *h)
 	 * CPUs and a page fault when the class comes back: in the 4-thread
 	 * stress replay, 717 trims of pages of the large classes (a block every
 	 * ~3000 ops each) were mostly carved again. Single-threaded a page in
-	 * use is trimmed too (round 8): pairs rarely need more than the first
+	 * use is trimmed too: pairs rarely need more than the first
 	 * carve back, and a page fault costs no IPI there (cc1: 140 KB less at
 	 * its peak for 6 % more page faults; py and sqlite unchanged). */
 	unsigned trim_after = arr__purge_mult();
@@ -774,10 +898,10 @@ void arr__heap_tick(struct arr__heap *h)
 		if (page->used != 0)
 			continue;
 		if (page->local_free) {
-			struct arr__block *t = page->local_free;
-			while (t->next)
-				t = t->next;
-			t->next = page->free;
+			struct arr__block *t = page->local_free, *n;
+			while ((n = arr__block_next_checked(t)) != NULL)
+				t = n;
+			arr__block_set_next(t, page->free);
 			page->free = page->local_free;
 			page->local_free = NULL;
 			page->free_is_zero = 0;
@@ -798,6 +922,7 @@ void arr__heap_tick(struct arr__heap *h)
 	}
 	if (arr__opt.purge_delay >= 0)
 		heap_punch_idle(h, trim_after);
+	ARR__ASSERT_EXPENSIVE(arr__heap_is_valid(h));
 	arr__pool_tick(h);
 }
 
@@ -828,8 +953,11 @@ static struct arr__page *borrow(struct arr__heap *h, unsigned cls)
 			page->local_free = NULL;
 			page->free_is_zero = 0;
 		}
-		if (page->free)
+		if (page->free) {
+			ARR__ASSERT(h->pages[c] == page && page->cls == c);
+			ARR__ASSERT_EXPENSIVE(arr__page_is_valid(page));
 			return page;
+		}
 	}
 	return NULL;
 }
@@ -870,6 +998,8 @@ retry:;
 			page->requeued = 1;
 			class_remove(h, page);
 			class_push_back(h, page);
+			ARR__ASSERT(h->last[cls] == page && page->next == NULL);
+			ARR__ASSERT_EXPENSIVE(class_list_is_valid(h, cls, false));
 			continue;
 		}
 		/* With several threads, the fuller of this page and the next
@@ -877,28 +1007,34 @@ retry:;
 		 * prioritisation, one step of it): the sparser page drains
 		 * and goes back to the pool for any class or thread instead
 		 * of keeping free blocks resident in one class of one thread.
-		 * 4-thread stress replay (round 10): peak −1.8 MB, +1.5 %
+		 * 4-thread stress replay: peak −1.8 MB, +1.5 %
 		 * time; scanning 4 pages −1.1 MB more for +5 % (cold
 		 * descriptors, one after the other). Only a page less than
 		 * half full looks at the next (same peak, one load fewer most
 		 * of the time). Single-threaded, cc1's peak rose 150 KB with
 		 * it: not there. */
 		if (page->free && next != NULL && page->used * 2 < page->capacity &&
-		    arr__purge_scale() > 1 && next->free && next->used > page->used)
+		    arr__purge_scale() > 1 && next->free && next->used > page->used) {
 			page = next;
+			ARR__ASSERT_EXPENSIVE(arr__page_is_valid(page));
+		}
 		if (page->free || !page_to_full(h, page)) {
 			page->requeued = 0;
 			if (h->pages[cls] != page) {
 				class_remove(h, page);
 				class_push_front(h, page);
 			}
+			ARR__ASSERT(page->free != NULL && h->pages[cls] == page);
+			ARR__ASSERT_EXPENSIVE(arr__page_is_valid(page));
 			return page;
 		}
 	}
 	if (!reaped && atomic_load_explicit(&arr__abandoned_count, memory_order_relaxed) > 0) {
 		reaped = true;
-		if (reap_one(h))
+		if (reap_one(h)) {
+			ARR__ASSERT_EXPENSIVE(arr__heap_is_valid(h));
 			goto retry;
+		}
 	}
 	if (!exact && arr__class_size[cls] >= BORROW_MIN && arr__class_size[cls] <= ARR__SLICE_SIZE &&
 	    (page = borrow(h, cls)) != NULL)
@@ -910,6 +1046,8 @@ retry:;
 		return NULL;
 	class_push_front(h, page);
 	page_extend(page);
+	ARR__ASSERT(page->free != NULL && h->pages[cls] == page);
+	ARR__ASSERT_EXPENSIVE(arr__page_is_valid(page));
 	return page;
 }
 
@@ -937,13 +1075,17 @@ void *arr__malloc_slow(struct arr__heap *h, size_t size, unsigned flags)
 	if (page == NULL)
 		return NULL;
 	struct arr__block *b = page->free;
-	page->free = b->next;
+	if (ARR__MISUSE_IF(ARR__HARDEN_LINKS, !arr__same_segment(b, page)))
+		arr__fatal("malloc(): corrupted free list", b);
+	page->free = arr__block_next(b);
+	if (ARR_ALLOC_HARDEN & ARR__HARDEN_DOUBLE)
+		b->link = 0; /* no stale link in a live block (free's double-free test) */
 	page->used++;
 	h->waste += (int64_t)page->block_size - (int64_t)size;
 	h->alloc_count++;
 	if (zero) {
 		if (page->free_is_zero) {
-			b->next = NULL;
+			b->link = 0;
 			h->calloc_skipped += size;
 			arr__calloc_prefault(b, size);
 		} else {
@@ -993,8 +1135,10 @@ static void fork_child(void)
 	if (self != &arr__heap_empty)
 		heap_fork_reset(self);
 	for (struct arr__heap *h = all_heaps; h; h = h->next_all)
-		if (h != self && h->state == ARR__HEAP_ACTIVE)
+		if (h != self && h->state == ARR__HEAP_ACTIVE) {
+			arr__fork_tore = true;
 			heap_abandon(h);
+		}
 	in_fork_child = false;
 }
 

@@ -46,6 +46,47 @@
 #define ARR__LIKELY(x)   __builtin_expect(!!(x), 1)
 #define ARR__UNLIKELY(x) __builtin_expect(!!(x), 0)
 
+/*
+ * Invariants, mimalloc style. ARR_DEBUG (set by CMake's ALLOCRR_ALLOC_DEBUG):
+ *   0  off: the macros compile to nothing (Release);
+ *   1  ARR__ASSERT: cheap checks of one value or one link;
+ *   2  ARR__ASSERT_EXPENSIVE too: the walks (arr__page_is_valid,
+ *      arr__heap_is_valid, arr__pool_is_valid) where the page-finding
+ *      heuristics change state (the sanitizer build and the *-debug targets).
+ * A failed check writes "file:line: assertion failed: cond" to fd 2 with
+ * write(2) (no malloc: we are malloc) and aborts.
+ */
+#ifndef ARR_DEBUG
+#define ARR_DEBUG 0
+#endif
+__attribute__((noreturn, cold)) void arr__assert_fail(const char *file, int line, const char *cond);
+#if ARR_DEBUG >= 1
+#define ARR__ASSERT(c) (ARR__LIKELY(c) ? (void)0 : arr__assert_fail(__FILE__, __LINE__, #c))
+#else
+#define ARR__ASSERT(c) ((void)0)
+#endif
+/* A fork child inherits the heaps of the threads that vanished at the fork
+ * as they were, possibly in the middle of an operation (a block popped but
+ * not yet counted, a span cached but not yet summed): harmless (a block or a
+ * span is lost, or kept counted), but the walks would report it. Set in such
+ * a child, it turns them off there. */
+extern bool arr__fork_tore;
+#if ARR_DEBUG >= 2
+#define ARR__ASSERT_EXPENSIVE(c) \
+	(ARR__LIKELY(arr__fork_tore || (c)) ? (void)0 : arr__assert_fail(__FILE__, __LINE__, #c))
+#else
+#define ARR__ASSERT_EXPENSIVE(c) ((void)0)
+#endif
+
+/*
+ * Misuse detected by the hardening (always on, not a debug level): a free
+ * of a pointer that is not a block of ours, a double free, a corrupted free
+ * list. Writes "allocrr malloc: WHAT: POINTER" to fd 2 and aborts, as glibc
+ * does ("free(): invalid pointer"): the heap can no longer be trusted, and
+ * malloc has no error to return.
+ */
+__attribute__((noreturn, cold)) void arr__fatal(const char *what, const void *p);
+
 #define ARR__SEG_SHIFT    22
 #define ARR__SEG_SIZE     ((size_t)1 << ARR__SEG_SHIFT)     /* 4 MiB */
 #define ARR__SLICE_SHIFT  16
@@ -76,12 +117,112 @@ enum {
 };
 #define ARR__TF_MASK ((uintptr_t)3)
 
+/*
+ * A free block's first word links it into a list (a page's free, local_free
+ * or thread_free list, a heap's delayed list). With ARR_ALLOC_HARDEN the link
+ * is stored encoded, next ^ (address of the link >> 12), as glibc 2.32+'s
+ * safe-linking does: a word written into a freed block by a use after free
+ * decodes to an address outside the block's segment (unless the writer knows
+ * where the block is), and the pop that would hand it out aborts
+ * (arr__block_next_checked, the fast paths' segment test). Read and write
+ * links only through these helpers.
+ */
 struct arr__block {
-	struct arr__block *next;
+	uintptr_t link;
 };
+
+/* ARR_ALLOC_HARDEN, a mask (CMake: ALLOCRR_ALLOC_HARDEN) of:
+ *   ARR__HARDEN_LINKS    encoded links, checked where popped or walked
+ *   ARR__HARDEN_FOREIGN  free's fast path asks the segment map before it
+ *                        reads a descriptor (stack, foreign, wild pointers)
+ *   ARR__HARDEN_GRID     free's fast path checks the pointer is a carved
+ *                        block's start (interior pointers)
+ *   ARR__HARDEN_DOUBLE   free's fast path takes a link-like first word for a
+ *                        possible double free and looks (a block not at the
+ *                        head of its list; needs LINKS)
+ * With any bit, free also refuses the block at the head of its list and a
+ * page with no block out, and the generic path checks everything. Default:
+ * LINKS | FOREIGN (~2 % of a replay, docs/allocator.md); 15 is all; 0 the
+ * variant that measures the cost. */
+#define ARR__HARDEN_LINKS   1
+#define ARR__HARDEN_FOREIGN 2
+#define ARR__HARDEN_GRID    4
+#define ARR__HARDEN_DOUBLE  8
+#ifndef ARR_ALLOC_HARDEN
+#define ARR_ALLOC_HARDEN (ARR__HARDEN_LINKS | ARR__HARDEN_FOREIGN)
+#endif
+#if ARR_ALLOC_HARDEN & ARR__HARDEN_LINKS
+#define ARR__LINK_KEY(b) ((uintptr_t)(b) >> 12)
+#else
+#define ARR__LINK_KEY(b) ((uintptr_t)0)
+#endif
+/* A misuse test of the hardening (compiled out with ARR_ALLOC_HARDEN 0), and
+ * one of a part of it. */
+#define ARR__MISUSE(c) (ARR_ALLOC_HARDEN && ARR__UNLIKELY(c))
+#define ARR__MISUSE_IF(part, c) ((ARR_ALLOC_HARDEN & (part)) && ARR__UNLIKELY(c))
+
+static inline struct arr__block *arr__block_next(const struct arr__block *b)
+{
+	return (struct arr__block *)(b->link ^ ARR__LINK_KEY(b));
+}
+
+static inline void arr__block_set_next(struct arr__block *b, const struct arr__block *next)
+{
+	b->link = (uintptr_t)next ^ ARR__LINK_KEY(b);
+}
+
+/* Two addresses in one segment (a block and its page descriptor, two blocks of a page). */
+static inline bool arr__same_segment(const void *a, const void *b)
+{
+	return (((uintptr_t)a ^ (uintptr_t)b) >> ARR__SEG_SHIFT) == 0;
+}
+
+/* The next block of a page's list, which must lie in the same segment. */
+static inline struct arr__block *arr__block_next_checked(const struct arr__block *b)
+{
+	struct arr__block *next = arr__block_next(b);
+	if (ARR__MISUSE_IF(ARR__HARDEN_LINKS, next != NULL && !arr__same_segment(next, b)))
+		arr__fatal("corrupted free list (a freed block was written to)", b);
+	return next;
+}
+
+/*
+ * The segments we mapped (small and huge), one bit per 4 MiB of the 47-bit
+ * user address space (4 MiB of bss, resident only where segments are):
+ * free() asks it before it reads a descriptor, so that a pointer that is not
+ * ours (stack, another allocator's, garbage) is refused instead of followed.
+ */
+#define ARR__SEGMAP_SEGS ((uintptr_t)1 << (47 - ARR__SEG_SHIFT))
+extern uint64_t arr__segmap[ARR__SEGMAP_SEGS / 64];
+static inline bool arr__segment_known(const void *p)
+{
+	uintptr_t i = (uintptr_t)p >> ARR__SEG_SHIFT;
+	return i < ARR__SEGMAP_SEGS && (__atomic_load_n(&arr__segmap[i / 64], __ATOMIC_RELAXED) >> (i % 64) & 1);
+}
 
 struct arr__heap;
 
+/*
+ * Invariants of a page of a size class (arr__page_is_valid checks them;
+ * |list| is a list's length, holed = blocks that start in an OS page whose
+ * bit is set in `holes`):
+ *   used + |free| + |local_free| + holed == capacity <= reserved
+ *       (`used` counts the blocks in thread_free and in the heap's delayed
+ *       list: |thread_free| <= used)
+ *   free, local_free and thread_free are disjoint; each block on them lies in
+ *       [start, start + capacity * block_size) at a multiple of block_size
+ *   block_size == arr__class_size[cls]; reserved == slices * 64 KiB / block_size
+ *   start == segment + (this descriptor's index) * 64 KiB; head_off == 0 and
+ *       the k-th slice's descriptor has head_off == k; the span's slices are
+ *       not free in the segment's free_mask
+ *   in a class list: !(flags & FULL), thread_free state NORMAL;
+ *   in the full list: flags & FULL, state NORMAL, DELAYED or FREEING;
+ *   in an abandoned heap: state NEVER (FULL pages too)
+ *   free_is_zero => every block on `free` is zero past its first word
+ *   zero_from <= slices * 16 (OS pages); holes != 0 only in one-slice spans
+ * Huge: flags == HUGE, heap == NULL, cls == ARR__NCLASSES, segment kind 1,
+ *   start == segment + offset of the header, huge_req <= huge_map - offset.
+ */
 struct arr__page {
 	/* hot: the fields the malloc/free fast paths touch, in the first 32
 	 * bytes (descriptors are 96 bytes from a 32-byte boundary, so these
@@ -122,6 +263,16 @@ struct arr__page {
 	};
 };
 
+/*
+ * Invariants (arr__pool_is_valid, under arr__lock):
+ *   bit 0 (the header slice) is never in free_mask; clean_mask ⊆ free_mask
+ *   dirty_slices == Σ over segments |free_mask & ~clean_mask| (pool.c),
+ *       and oldest_dirty <= the stamp of every free dirty slice
+ *   a used slice belongs to exactly one span: pages[first].slices == n,
+ *       pages[first + k].head_off == k (0 <= k < n)
+ *   huge cache: huge_cache_n <= HUGE_CACHE_N, Σ map == huge_cache_bytes
+ *       <= HUGE_CACHE_BYTES, stamps non-decreasing (oldest first)
+ */
 struct arr__segment {
 	uint32_t kind; /* 0 small, 1 huge */
 	uint32_t pad_;
@@ -136,6 +287,15 @@ struct arr__segment {
 	uint64_t stamp[ARR__SLICES];     /* op clock when the slice was freed */
 };
 
+/*
+ * Invariants (arr__heap_is_valid, owner thread only):
+ *   pages[c] == &arr__page_empty <=> last[c] == NULL; the list from pages[c]
+ *       is doubly linked (p->next->prev == p), ends at last[c], and every
+ *       page on it has cls == c, heap == this heap, no FULL or HUGE flag
+ *   every page on `full` has the FULL flag and heap == this heap
+ *   span_cached == Σ slices of the span_cache pages <= 16, each with used == 0
+ *   each block on `delayed` lies in a FULL page of this heap
+ */
 struct arr__heap {
 	struct arr__page *pages[ARR__NCLASSES]; /* current page first; &arr__page_empty if none */
 	struct arr__page *last[ARR__NCLASSES];  /* last page of each list; NULL if none */
@@ -148,7 +308,7 @@ struct arr__heap {
 	/* Usable minus requested bytes of the blocks allocated, less that of
 	 * the blocks freed by size: requested bytes live = usable bytes live
 	 * (from the pages) minus the sum of these (arr_alloc_stats_get). A
-	 * plain free stores nothing for it (round 10). */
+	 * plain free stores nothing for it. */
 	int64_t waste;
 	uint64_t ops_synced;         /* alloc_count + free_count already folded into the op clock */
 	uint64_t calloc_zeroed, calloc_skipped;
@@ -173,6 +333,9 @@ extern __thread struct arr__heap *arr__tl_heap __attribute__((tls_model("initial
 extern uint8_t arr__class_tab[ARR__SMALL_TAB / 8 + 1];
 extern uint32_t arr__class_size[ARR__NCLASSES];
 extern uint8_t arr__class_slices[ARR__NCLASSES];
+/* ceil(2^64 / block size): off is a multiple of the block size iff
+ * off * magic <= magic - 1 (mod 2^64), for any 32-bit off (Lemire et al.) */
+extern uint64_t arr__class_magic[ARR__NCLASSES];
 
 struct arr__options {
 	long long purge_delay;   /* ops; 0 = immediately, < 0 = never */
@@ -199,10 +362,10 @@ static inline unsigned arr__purge_scale(void)
  * operations) times ARR__MT_PURGE_FACTOR. With several threads a purge is a
  * TLB-shootdown IPI to every CPU running the process, and memory purged in a
  * busy program is mostly faulted in again soon: 4-thread stress replay
- * (docs/allocator.md, round 9): ~1 400 madvise calls and 33 k page faults
- * against mimalloc's 7 and 29 k; with the factor 8, 27 k faults and 8 %
- * less time, for 2 % more peak RSS (still under glibc's). Round 10: 4 gives
- * the same time for 0.5 MB less.
+ * without the factor: ~1 400 madvise calls and 33 k page faults against
+ * mimalloc's 7 and 29 k; with a factor 8, 27 k faults and 8 % less time,
+ * for 2 % more peak RSS (still under glibc's); 4 gives the same time for
+ * 0.5 MB less.
  */
 #define ARR__MT_PURGE_FACTOR 4
 static inline unsigned arr__purge_mult(void)
@@ -341,6 +504,8 @@ struct arr__heap *arr__heap_thread_init(void);
 void *arr__malloc_slow(struct arr__heap *h, size_t size, unsigned flags);
 /* Free through the non-fast path; `req`: the size freed by arr_free_sized, or 0. */
 void arr__free_generic(struct arr__heap *h, struct arr__page *page, void *p, size_t req);
+/* Aborts if b is on one of page's lists (or the page has no block out). */
+void arr__free_check_double(const struct arr__page *page, const struct arr__block *b);
 void arr__page_emptied(struct arr__heap *h, struct arr__page *page);
 /* The class's current page emptied (kept current): maybe trim it now. */
 void arr__page_emptied_current(struct arr__page *page);
@@ -367,5 +532,14 @@ static inline void arr__ensure_init(void)
 
 /* ---- options.c ---- */
 void arr__options_from_env(void);
+
+/* ---- check.c: invariants (ARR_DEBUG >= 2 calls them; always built) ---- */
+/* Each returns true or fails an assertion naming the broken formula. */
+bool arr__page_is_valid(const struct arr__page *page);
+bool arr__heap_is_valid(const struct arr__heap *h);
+bool arr__pool_is_valid(void);          /* takes arr__lock */
+bool arr__pool_is_valid_locked(void);   /* caller holds arr__lock */
+/* Checks that abort even at ARR_DEBUG 0 (arr__page_is_valid & co. use it). */
+#define ARR__CHECK(c) (ARR__LIKELY(c) ? (void)0 : arr__assert_fail(__FILE__, __LINE__, #c))
 
 #endif

@@ -29,6 +29,19 @@ static uint64_t seg_count;
 
 
 _Atomic int64_t arr__huge_live, arr__huge_req_live, arr__huge_count;
+uint64_t arr__segmap[ARR__SEGMAP_SEGS / 64];
+
+static void segmap_set(const void *seg, bool on)
+{
+	uintptr_t i = (uintptr_t)seg >> ARR__SEG_SHIFT;
+	if (i >= ARR__SEGMAP_SEGS)
+		return; /* above 47 bits: never handed out as ours, so refused */
+	uint64_t bit = (uint64_t)1 << (i % 64);
+	if (on)
+		__atomic_fetch_or(&arr__segmap[i / 64], bit, __ATOMIC_RELAXED);
+	else
+		__atomic_fetch_and(&arr__segmap[i / 64], ~bit, __ATOMIC_RELAXED);
+}
 static _Atomic int64_t huge_mapped; /* huge mappings, the cached ones included */
 
 /*
@@ -56,6 +69,58 @@ struct huge_cached {
 static struct huge_cached huge_cache[HUGE_CACHE_N]; /* oldest first */
 static unsigned huge_cache_n;
 static size_t huge_cache_bytes;
+/* Slices taken out of free_mask by purge_collect and not yet back (another
+ * thread is purging them outside the lock): their descriptors are stale. */
+static uint64_t slices_in_flight;
+
+/* ---- invariants (internal.h, beside struct arr__segment) ---- */
+
+bool arr__pool_is_valid_locked(void)
+{
+	uint64_t dirty = 0;
+	for (struct arr__segment *seg = segments; seg; seg = seg->next) {
+		ARR__CHECK(seg->kind == 0 && arr__segment_known(seg));
+		ARR__CHECK((seg->free_mask & ~USABLE_MASK) == 0);
+		ARR__CHECK((seg->clean_mask & ~seg->free_mask) == 0);
+		uint64_t d = seg->free_mask & ~seg->clean_mask;
+		dirty += (uint64_t)__builtin_popcountll(d);
+		for (; d; d &= d - 1)
+			ARR__CHECK(oldest_dirty <= seg->stamp[__builtin_ctzll(d)]);
+		if (slices_in_flight)
+			continue;
+		/* every used slice is in exactly one span */
+		uint64_t used = ~seg->free_mask & USABLE_MASK;
+		while (used) {
+			unsigned i = (unsigned)__builtin_ctzll(used), n = seg->pages[i].slices;
+			ARR__CHECK(seg->pages[i].head_off == 0);
+			ARR__CHECK(n >= 1 && i + n <= ARR__SLICES);
+			uint64_t bits = (n == 64 ? ~(uint64_t)0 : (((uint64_t)1 << n) - 1)) << i;
+			ARR__CHECK((used & bits) == bits);
+			for (unsigned k = 0; k < n; k++)
+				ARR__CHECK(seg->pages[i + k].head_off == k);
+			used &= ~bits;
+		}
+	}
+	ARR__CHECK(dirty == dirty_slices);
+	ARR__CHECK(huge_cache_n <= HUGE_CACHE_N);
+	size_t bytes = 0;
+	for (unsigned k = 0; k < huge_cache_n; k++) {
+		ARR__CHECK(huge_cache[k].map <= HUGE_CACHE_BLOCK && huge_cache[k].map % ARR__OS_PAGE == 0);
+		ARR__CHECK(k == 0 || huge_cache[k - 1].stamp <= huge_cache[k].stamp);
+		ARR__CHECK(huge_cache[k].seg->kind == 1 && huge_cache[k].seg->pages[0].flags == 0);
+		bytes += huge_cache[k].map;
+	}
+	ARR__CHECK(bytes == huge_cache_bytes && bytes <= HUGE_CACHE_BYTES);
+	return true;
+}
+
+bool arr__pool_is_valid(void)
+{
+	pthread_mutex_lock(&arr__lock);
+	arr__pool_is_valid_locked();
+	pthread_mutex_unlock(&arr__lock);
+	return true;
+}
 
 /* Under the lock: take entry k out of the cache (order kept). */
 static struct huge_cached huge_cache_remove(unsigned k)
@@ -71,6 +136,7 @@ static struct huge_cached huge_cache_remove(unsigned k)
 static void huge_cache_unmap(const struct huge_cached *e, unsigned n)
 {
 	for (unsigned k = 0; k < n; k++) {
+		segmap_set(e[k].seg, false);
 		arr__os_unmap(e[k].seg, e[k].map);
 		atomic_fetch_sub(&huge_mapped, (int64_t)e[k].map);
 	}
@@ -99,6 +165,7 @@ static struct arr__segment *segment_new(struct arr__heap *owner)
 	struct arr__segment *seg = arr__os_map_aligned(ARR__SEG_SIZE, ARR__SEG_SIZE);
 	if (seg == NULL)
 		return NULL;
+	segmap_set(seg, true);
 	seg->kind = 0;
 	seg->owner = owner;
 	seg->free_mask = USABLE_MASK;
@@ -176,6 +243,7 @@ static unsigned purge_collect(bool all, struct purge_run *runs)
 			seg->free_mask &= ~bits;
 			dirty &= ~bits;
 			dirty_slices -= j - i;
+			slices_in_flight += j - i;
 			purged_pages += (uint64_t)(j - i) * (ARR__SLICE_SIZE / ARR__OS_PAGE);
 			runs[nr++] = (struct purge_run){ seg, i, j - i };
 		}
@@ -200,11 +268,13 @@ static void purge_finish(struct purge_run *runs, unsigned nr)
 		uint64_t bits = (n == 64 ? ~(uint64_t)0 : (((uint64_t)1 << n) - 1)) << runs[r].i;
 		runs[r].seg->free_mask |= bits;
 		runs[r].seg->clean_mask |= bits;
+		slices_in_flight -= n;
 	}
 	for (struct arr__segment **pp = &segments, *seg; (seg = *pp) != NULL;) {
 		if (seg->free_mask == USABLE_MASK && seg->clean_mask == USABLE_MASK && seg_count > 1) {
 			*pp = seg->next;
 			seg_count--;
+			segmap_set(seg, false);
 			arr__os_unmap(seg, ARR__SEG_SIZE);
 			continue;
 		}
@@ -379,7 +449,7 @@ struct arr__page *arr__pool_take(struct arr__heap *h, unsigned cls)
 	 * thread's blocks then lie in a few segments instead of all of them,
 	 * so its accesses need fewer page-table and cache lines (mimalloc's
 	 * segments are per thread): 4-thread stress replay −7 % time, peak
-	 * RSS +1 % (docs/allocator.md, round 9). */
+	 * RSS +1 %. */
 	if (arr__purge_scale() > 1) {
 		seg = find_span(h, n, SPAN_DIRTY | SPAN_OWN, &i);
 		if (seg == NULL)
@@ -406,7 +476,7 @@ struct arr__page *arr__pool_take(struct arr__heap *h, unsigned cls)
 	/* Clean slices become resident as they are carved: growth, which
 	 * kept huge mappings give way to (cc1 replay: +1.1 MB at its peak
 	 * otherwise, a freed 4.6 MB block kept while its small blocks grew).
-	 * Counting every carve of fresh memory instead (round 10) kept cc1's
+	 * Counting every carve of fresh memory instead kept cc1's
 	 * peak the same and flushed the cache of a program that carves as it
 	 * reuses its big blocks: test-alloc-stress-libc under LD_PRELOAD
 	 * 1.53 → 1.74 s. */
@@ -416,6 +486,8 @@ struct arr__page *arr__pool_take(struct arr__heap *h, unsigned cls)
 	seg->clean_mask &= ~bits;
 	for (unsigned k = 0; k < n; k++)
 		seg->pages[i + k].head_off = (uint8_t)k;
+	seg->pages[i].slices = (uint8_t)n;
+	ARR__ASSERT_EXPENSIVE(arr__pool_is_valid_locked());
 	pthread_mutex_unlock(&arr__lock);
 
 	struct arr__page *page = &seg->pages[i];
@@ -464,6 +536,7 @@ void arr__pool_give(struct arr__heap *h, struct arr__page *page)
 	dirty_slices += (uint64_t)__builtin_popcountll(bits & ~clean);
 	if (oldest_dirty == UINT64_MAX || op_clock < oldest_dirty)
 		oldest_dirty = op_clock;
+	ARR__ASSERT_EXPENSIVE(arr__pool_is_valid_locked());
 	unlock_and_purge();
 }
 
@@ -488,7 +561,7 @@ void arr__pool_purge_range(void *p, size_t size)
 size_t arr__pool_purge_all(void)
 {
 	struct purge_run runs[PURGE_BATCH];
-	struct huge_cached old[HUGE_CACHE_N];
+	struct huge_cached old[HUGE_CACHE_N] = { { 0 } }; /* (gcc -O2 -Wmaybe-uninitialized) */
 	size_t bytes = 0;
 	pthread_mutex_lock(&arr__lock);
 	unsigned nh = huge_cache_expired(true, old);
@@ -710,6 +783,7 @@ void *arr__huge_alloc(size_t size, size_t align, size_t *zeroed)
 		if (seg == NULL)
 			return NULL;
 		atomic_fetch_add(&huge_mapped, (int64_t)map);
+		segmap_set(seg, true);
 	}
 	/* a fresh mapping has every descriptor's head_off zero; the one of the
 	 * block's slice (past 0 when aligned to 64 KiB or more) leads to pages[0] */
@@ -737,7 +811,11 @@ void arr__huge_free(struct arr__page *page)
 	atomic_fetch_sub(&arr__huge_live, (int64_t)(map - off));
 	atomic_fetch_sub(&arr__huge_req_live, (int64_t)page->huge_req);
 	atomic_fetch_sub(&arr__huge_count, 1);
+	/* a second free of the block finds a descriptor not in use */
+	page->flags = 0;
+	page->heap = NULL;
 	if (arr__opt.purge_delay == 0 || map > HUGE_CACHE_BLOCK) {
+		segmap_set(seg, false);
 		arr__os_unmap(seg, map);
 		atomic_fetch_sub(&huge_mapped, (int64_t)map);
 		return;
@@ -750,6 +828,7 @@ void arr__huge_free(struct arr__page *page)
 		old[n++] = huge_cache_remove(0);
 	huge_cache[huge_cache_n++] = (struct huge_cached){ seg, map, op_clock };
 	huge_cache_bytes += map;
+	ARR__ASSERT_EXPENSIVE(arr__pool_is_valid_locked());
 	pthread_mutex_unlock(&arr__lock);
 	huge_cache_unmap(old, n);
 }
@@ -771,7 +850,11 @@ void *arr__huge_realloc(struct arr__page *page, void *p, size_t size)
 		pthread_mutex_unlock(&arr__lock);
 	}
 	if (!arr__os_resize_in_place(seg, map, nmap)) {
+		/* cleared first: once moved, the old range may be mapped by anyone */
+		struct arr__segment *old = seg;
+		segmap_set(old, false);
 		seg = arr__os_remap_aligned(seg, map, nmap, ARR__SEG_SIZE);
+		segmap_set(seg ? seg : old, true);
 		if (seg == NULL)
 			return NULL;
 	}

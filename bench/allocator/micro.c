@@ -2,10 +2,13 @@
  * bench/allocator/micro.c - allocator microbenchmarks against plain malloc,
  * so the same binary measures glibc (no preload) and any preloaded allocator.
  *
- *   micro pair [iters]           ns per malloc(64)+free pair
+ *   micro pair [iters] [cpu]     ns per malloc(64)+free pair
  *   micro calloc SIZE [iters]    ns per calloc(SIZE) vs malloc+memset, "calloc_ns memset_ns"
  *   micro calloc-fresh           calloc(256 MiB): "ms rss_kb_after"
  *   micro checker|contiguous     heap growth (RSS KB) of the seeds' experiment
+ *   micro churn [rounds] [cpu]   ns per free+malloc of a random one of 64 Ki live
+ *                                blocks of 16..527 bytes (frees of cold blocks);
+ *                                with "cpu", process CPU time (for loaded machines)
  *
  * Each run prints one line of numbers; bench-alloc.sh runs it alternately
  * under each allocator and takes medians.
@@ -38,14 +41,16 @@ static long rss_kb(void)
 	return res * 4;
 }
 
-static int pair(long iters)
+static double clock_ns(clockid_t id);
+
+static int pair(long iters, clockid_t clk)
 {
 	for (long i = 0; i < 100000; i++) { /* warm up */
 		char *p = malloc(64);
 		((volatile char *)p)[0] = 1;
 		free(p);
 	}
-	double t0 = now_ns();
+	double t0 = clock_ns(clk);
 	for (long i = 0; i < iters; i++) {
 		char *p = malloc(64);
 		if (p == NULL)
@@ -53,7 +58,7 @@ static int pair(long iters)
 		((volatile char *)p)[0] = 1;
 		free(p);
 	}
-	printf("%.2f\n", (now_ns() - t0) / (double)iters);
+	printf("%.2f\n", (clock_ns(clk) - t0) / (double)iters);
 	return 0;
 }
 
@@ -141,11 +146,45 @@ static int huge_loop(size_t size, long iters)
 	return 0;
 }
 
+static double clock_ns(clockid_t id)
+{
+	struct timespec ts;
+	clock_gettime(id, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static int churn(long rounds, clockid_t clk)
+{
+	enum { N = 1 << 16 };
+	static void *v[N];
+	unsigned x = 2463534242u;
+	for (long i = 0; i < N; i++) {
+		x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+		v[i] = malloc(16 + x % 512);
+	}
+	double t0 = clock_ns(clk);
+	for (long r = 0; r < rounds; r++)
+		for (long k = 0; k < N; k++) {
+			x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+			unsigned j = x % N;
+			free(v[j]);
+			v[j] = malloc(16 + (x >> 20) % 512);
+			if (v[j] == NULL)
+				return 1;
+			*(volatile char *)v[j] = 1;
+		}
+	printf("%.2f\n", (clock_ns(clk) - t0) / ((double)rounds * N));
+	for (long i = 0; i < N; i++)
+		free(v[i]);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "pair";
 	if (strcmp(mode, "pair") == 0)
-		return pair(argc > 2 ? atol(argv[2]) : 20000000);
+		return pair(argc > 2 ? atol(argv[2]) : 20000000,
+			    argc > 3 && strcmp(argv[3], "cpu") == 0 ? CLOCK_PROCESS_CPUTIME_ID : CLOCK_MONOTONIC);
 	if (strcmp(mode, "calloc") == 0 && argc > 2) {
 		size_t size = strtoull(argv[2], NULL, 0);
 		long iters = argc > 3 ? atol(argv[3]) : (long)(60000000 / (size + 64)) + 3;
@@ -159,6 +198,9 @@ int main(int argc, char **argv)
 		return checker(0);
 	if (strcmp(mode, "contiguous") == 0)
 		return checker(1);
-	fprintf(stderr, "usage: micro pair|calloc SIZE|huge SIZE [ITERS]|calloc-fresh|checker|contiguous\n");
+	if (strcmp(mode, "churn") == 0)
+		return churn(argc > 2 ? atol(argv[2]) : 100,
+			     argc > 3 && strcmp(argv[3], "cpu") == 0 ? CLOCK_PROCESS_CPUTIME_ID : CLOCK_MONOTONIC);
+	fprintf(stderr, "usage: micro pair|calloc SIZE|huge SIZE [ITERS]|calloc-fresh|checker|contiguous|churn [ROUNDS] [cpu]\n");
 	return 2;
 }

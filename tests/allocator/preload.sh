@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tests/allocator/preload.sh LIB STRESS_BIN [sanitize|plain]
 # Runs real programs with and without LD_PRELOAD=LIB and requires identical
-# output and exit status. Exit 77 (skip) in sanitizer builds.
+# output and exit status. Mode "sanitize" skips (77); the sanitizer build
+# runs it "plain" on liballocrr-malloc-debug.so (invariant checks on).
 set -u
 lib=$1 stress=$2 mode=${3:-plain}
 [ "$mode" = sanitize ] && { echo "skip: LD_PRELOAD tests do not run in sanitizer builds"; exit 77; }

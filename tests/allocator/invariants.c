@@ -1,0 +1,270 @@
+/*
+ * tests/allocator/invariants.c - every group of the allocator's invariant
+ * checks can fail: each case builds a real state through the API, breaks one
+ * field through the internal API (allocator/internal.h), and runs the path
+ * that checks it, in a child that must die of SIGABRT with the formula on
+ * stderr. The same case run without the corruption must exit cleanly, so the
+ * abort is the check's doing. Linked with arr_alloc_debug (ARR_DEBUG 2).
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "allocrr/alloc.h"
+#include "internal.h"
+
+#if ARR_DEBUG < 2
+#error "link with arr_alloc_debug and build with ARR_DEBUG=2"
+#endif
+
+static int failures;
+
+/* A fresh page of a class nobody else here uses: its first block. */
+static void *fresh_block(size_t size)
+{
+	void *p = arr_malloc(size);
+	if (p == NULL) {
+		fprintf(stderr, "malloc(%zu) failed\n", size);
+		_exit(2);
+	}
+	return p;
+}
+
+/* Allocate blocks of `size` until the class's slow path has run (a page
+ * change), which validates the page it returns. */
+static void through_slow_path(size_t size, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		(void)fresh_block(size);
+}
+
+/* ---- the cases: corrupt (if asked) then run the checking path ---- */
+
+static void used_count(bool corrupt)
+{
+	void *p = fresh_block(48);
+	struct arr__page *page = arr__page_of(p);
+	if (corrupt)
+		page->used += 1; /* a block counted twice */
+	through_slow_path(48, 4 * 4096 / 48);
+}
+
+static void free_list_dup(bool corrupt)
+{
+	void *a = fresh_block(80), *b = fresh_block(80);
+	(void)b;
+	arr_free(a);
+	struct arr__page *page = arr__page_of(a);
+	if (corrupt) /* the head's link back to itself: a block on the list twice */
+		arr__block_set_next(page->free, page->free);
+	arr__page_is_valid(page);
+}
+
+static void foreign_block_on_list(bool corrupt)
+{
+	void *a = fresh_block(96), *b = fresh_block(96);
+	arr_free(a);
+	struct arr__page *page = arr__page_of(a);
+	if (corrupt) /* a block one byte off its class's grid */
+		arr__block_set_next(page->free, (struct arr__block *)((uint8_t *)b + 8));
+	arr__page_is_valid(page);
+}
+
+static void class_list_link(bool corrupt)
+{
+	/* two pages of one class: the first fills, the second becomes current */
+	size_t sz = 6144;
+	unsigned per_page = (unsigned)(ARR__SLICE_SIZE * arr__class_slices[arr__size_class(sz)] / 6144);
+	void *first = fresh_block(sz);
+	for (unsigned i = 1; i < per_page + 2; i++)
+		(void)fresh_block(sz);
+	struct arr__heap *h = arr__tl_heap;
+	struct arr__page *page = h->pages[arr__size_class(sz)];
+	if (corrupt)
+		page->prev = arr__page_of(first); /* the head has no predecessor */
+	arr__heap_is_valid(h);
+}
+
+static void *span_cache_thread(void *arg)
+{
+	bool corrupt = *(bool *)arg;
+	/* a span into the cache: one block of a one-block class (64 KiB), freed */
+	void *p = fresh_block(65000);
+	arr_free(p);
+	struct arr__heap *h = arr__tl_heap;
+	if (h->span_cache == NULL) {
+		fprintf(stderr, "no span cached\n");
+		_exit(2);
+	}
+	if (corrupt)
+		h->span_cached += 1;
+	arr__heap_is_valid(h);
+	return NULL;
+}
+
+static void *park(void *arg)
+{
+	(void)arg;
+	(void)fresh_block(16);
+	pause();
+	return NULL;
+}
+
+static void span_cache_count(bool corrupt)
+{
+	/* the span cache is kept with several threads only */
+	pthread_t t1, t2;
+	pthread_create(&t1, NULL, park, NULL);
+	usleep(20000);
+	pthread_create(&t2, NULL, span_cache_thread, &corrupt);
+	pthread_join(t2, NULL);
+}
+
+static void thread_free_state(bool corrupt)
+{
+	void *p = fresh_block(112);
+	struct arr__page *page = arr__page_of(p);
+	if (corrupt) /* a page in a class list marked as full */
+		atomic_store(&page->thread_free, ARR__TF_DELAYED);
+	through_slow_path(112, 2 * 4096 / 112);
+}
+
+static void segment_free_mask(bool corrupt)
+{
+	void *p = fresh_block(128);
+	struct arr__page *page = arr__page_of(p);
+	struct arr__segment *seg = arr__segment_of(p);
+	if (corrupt) /* the span's slice marked free while in use */
+		seg->free_mask |= (uint64_t)1 << (page - seg->pages);
+	arr__page_is_valid(page);
+}
+
+static void span_head_off(bool corrupt)
+{
+	/* 200 KiB blocks: a span of several slices */
+	void *p = fresh_block(200 << 10);
+	struct arr__page *page = arr__page_of(p);
+	if (page->slices < 2) {
+		fprintf(stderr, "expected a multi-slice span\n");
+		_exit(2);
+	}
+	if (corrupt)
+		page[1].head_off = 0;
+	arr__page_is_valid(page);
+}
+
+static void segment_clean_mask(bool corrupt)
+{
+	void *p = fresh_block(144);
+	struct arr__segment *seg = arr__segment_of(p);
+	struct arr__page *page = arr__page_of(p);
+	if (corrupt) /* a used slice marked clean (zero) */
+		seg->clean_mask |= (uint64_t)1 << (page - seg->pages);
+	/* the next span given back to the pool checks the pool */
+	void *q = fresh_block(300 << 10);
+	arr_free(q);
+	arr__pool_is_valid();
+}
+
+static void huge_cache_entry(bool corrupt)
+{
+	void *p = fresh_block(3 << 20);
+	struct arr__page *page = arr__page_of(p);
+	arr_free(p); /* kept in the huge cache */
+	if (corrupt) /* the cached mapping's descriptor still says in use */
+		page->flags = ARR__PF_HUGE;
+	arr__pool_is_valid();
+}
+
+static void huge_descriptor(bool corrupt)
+{
+	void *p = fresh_block(5 << 20);
+	struct arr__page *page = arr__page_of(p);
+	if (corrupt)
+		page->huge_req = page->huge_map; /* more than the mapping holds */
+	arr_free(p); /* validated on the way out */
+}
+
+static void block_size(bool corrupt)
+{
+	void *p = fresh_block(160);
+	struct arr__page *page = arr__page_of(p);
+	if (corrupt)
+		page->block_size += 16;
+	arr__page_is_valid(page);
+}
+
+struct tcase {
+	const char *name;
+	void (*run)(bool corrupt);
+	const char *expect; /* on stderr */
+};
+
+static const struct tcase cases[] = {
+	{ "used count", used_count, "page->used + nfree + nlocal + holed == page->capacity" },
+	{ "free list duplicate", free_list_dup, "!(seen[i / 64] >> (i % 64) & 1)" },
+	{ "block off the grid", foreign_block_on_list, "off % page->block_size == 0" },
+	{ "class list link", class_list_link, "page->prev == prev" },
+	{ "span cache count", span_cache_count, "slices == h->span_cached" },
+	{ "thread_free state", thread_free_state, "state == ARR__TF_NORMAL" },
+	{ "segment free_mask", segment_free_mask, "free_mask, __ATOMIC_RELAXED) & span) == 0" },
+	{ "span head_off", span_head_off, "seg->pages[idx + k].head_off == k" },
+	{ "segment clean_mask", segment_clean_mask, "(seg->clean_mask & ~seg->free_mask) == 0" },
+	{ "huge cache entry", huge_cache_entry, "seg->pages[0].flags == 0" },
+	{ "huge descriptor", huge_descriptor, "page->huge_req <= page->huge_map - off" },
+	{ "block size", block_size, "page->block_size == arr__class_size[page->cls]" },
+};
+
+/* Run c in a child; returns its wait status and its stderr in err. */
+static int run_child(const struct tcase *c, bool corrupt, char *err, size_t errsz)
+{
+	int fd[2];
+	if (pipe(fd) != 0)
+		return -1;
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(fd[0]);
+		dup2(fd[1], 2);
+		c->run(corrupt);
+		_exit(0);
+	}
+	close(fd[1]);
+	size_t n = 0;
+	ssize_t r;
+	while (n + 1 < errsz && (r = read(fd[0], err + n, errsz - 1 - n)) > 0)
+		n += (size_t)r;
+	err[n] = '\0';
+	close(fd[0]);
+	int st = 0;
+	waitpid(pid, &st, 0);
+	return st;
+}
+
+int main(void)
+{
+	static char err[4096];
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		const struct tcase *c = &cases[i];
+		int st = run_child(c, false, err, sizeof err);
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+			fprintf(stderr, "FAIL %s: the intact state fails (status %#x): %s\n", c->name, st, err);
+			failures++;
+			continue;
+		}
+		st = run_child(c, true, err, sizeof err);
+		if (!WIFSIGNALED(st) || WTERMSIG(st) != SIGABRT) {
+			fprintf(stderr, "FAIL %s: no abort (status %#x): %s\n", c->name, st, err);
+			failures++;
+		} else if (strstr(err, "assertion failed") == NULL || strstr(err, c->expect) == NULL) {
+			fprintf(stderr, "FAIL %s: aborted, but stderr lacks \"%s\": %s\n", c->name, c->expect, err);
+			failures++;
+		} else {
+			printf("ok   %-20s %s", c->name, err);
+		}
+	}
+	if (failures)
+		fprintf(stderr, "%d of %zu cases failed\n", failures, sizeof cases / sizeof cases[0]);
+	return failures != 0;
+}
