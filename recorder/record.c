@@ -847,6 +847,27 @@ static void install_signal_handlers(void)
 	}
 }
 
+/*
+ * The trace's time origin. Hooks stamp a call before they record it, so the
+ * origin must exist before the first stamp of the process: the first hook
+ * call sets it (preload.c's resolve()), which may come long before
+ * arr__rec_init() -- another preloaded or linked allocator (jemalloc) calls
+ * malloc from its constructor, before ours. A stamp taken against origin 0
+ * would be the raw TSC (the machine's uptime) and, the encoder keeping a
+ * thread's time monotonic, every later call of that thread would carry it.
+ */
+void arr__rec_clock_start(void)
+{
+	if (arr__start_tsc)
+		return;
+	clock_pair(&g.cal_tsc, &g.cal_mono);
+	g.start_mono = g.cal_mono;
+	struct timespec rt;
+	clock_gettime(CLOCK_REALTIME, &rt);
+	g.start_real = (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec;
+	__atomic_store_n(&arr__start_tsc, g.cal_tsc, __ATOMIC_RELEASE);
+}
+
 void arr__rec_init(void)
 {
 	if (g.initialized)
@@ -873,12 +894,7 @@ void arr__rec_init(void)
 	const char *root = getenv("ALLOCRR_ROOT_PID");
 	g.root = root ? atoi(root) == g.pid : !written_by_ancestor(g.output);
 	g.enabled = !(g.no_children && !g.root) && !getenv("ALLOCRR_DISABLE");
-	clock_pair(&g.cal_tsc, &g.cal_mono);
-	arr__start_tsc = g.cal_tsc;
-	g.start_mono = g.cal_mono;
-	struct timespec rt;
-	clock_gettime(CLOCK_REALTIME, &rt);
-	g.start_real = (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec;
+	arr__rec_clock_start();
 	if (g.enabled) {
 		pthread_key_create(&g.key, key_destructor);
 		pthread_atfork(arr__rec_fork_prepare, arr__rec_fork_parent, arr__rec_fork_child);

@@ -3,7 +3,7 @@
 # otherwise say what is missing.
 set -euo pipefail
 need=(cmake pkg-config gcc make libzstd-dev libyaml-dev sqlite3 python3 git libjemalloc2 libmimalloc2.0 libtcmalloc-minimal4)
-[ "${ALLOCRR_DEPS:-}" = "full" ] && need+=(clang libclang-rt-14-dev libjemalloc-dev libmimalloc-dev libgoogle-perftools-dev heaptrack hyperfine)
+[ "${ALLOCRR_DEPS:-}" = "full" ] && need+=(clang libclang-rt-14-dev libjemalloc-dev libmimalloc-dev libgoogle-perftools-dev redis-server redis-tools heaptrack hyperfine)
 missing=()
 for p in "${need[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
