@@ -64,6 +64,7 @@ struct tstate {
 	uint8_t mode;
 	uint8_t exit_rounds;
 	uint8_t skip; /* calls left that reuse last_t */
+	uint8_t flusher; /* this is the flusher: its fds are in a table of its own */
 };
 
 extern __thread struct tstate arr__ts __attribute__((tls_model("initial-exec")));
@@ -109,6 +110,18 @@ extern int arr__exact_time ARR_HIDDEN;
 #define REC_STAMP_EVERY 16
 
 /*
+ * RSS samples the hooks take when the flusher is late: the tick (rec_now())
+ * from which a hook that reads the TSC takes the sample itself. UINT64_MAX
+ * while sampling is off or not yet calibrated. Alone on its cache line: it is
+ * written once a sample, read by every stamp.
+ */
+struct arr_rss_due {
+	uint64_t tick;
+} __attribute__((aligned(64)));
+extern struct arr_rss_due arr__rss_due ARR_HIDDEN;
+ARR_HIDDEN void arr__rss_from_hook(uint64_t now);
+
+/*
  * The timestamp of a call. Reading the TSC is most of a hook's cost (~20 ns
  * in a real program on this kind of VM). While one thread records, calls are
  * totally ordered by their place in its buffer, so the TSC is read every
@@ -124,7 +137,10 @@ static inline uint64_t rec_stamp(void)
 		return arr__ts.last_t;
 	}
 	arr__ts.skip = REC_STAMP_EVERY - 1;
-	return arr__ts.last_t = rec_now();
+	uint64_t t = rec_now();
+	if (unlikely(t >= __atomic_load_n(&arr__rss_due.tick, __ATOMIC_RELAXED)))
+		arr__rss_from_hook(t);
+	return arr__ts.last_t = t;
 }
 
 /* Append one record of any kind (failed calls, process events): out of
