@@ -265,6 +265,15 @@ EXPORT size_t malloc_usable_size(void *p)
 	return real.malloc_usable_size(p);
 }
 
+/* allocrr_mark() of include/allocrr/mark.h finds this with dlsym. */
+EXPORT void allocrr_mark_impl(const char *name)
+{
+	int saved = errno;
+	if (ready())
+		arr__rec_mark(name);
+	errno = saved;
+}
+
 /* --- process events: fork, exec, _exit ------------------------------------ */
 
 #define NEXT(type, name, ...)                                                 \

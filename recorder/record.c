@@ -400,7 +400,7 @@ static int open_output(void)
 		.monotonic_ns = g.start_mono,
 		.page_size = (uint64_t)g.page_size,
 		.time_unit_ns = g.time_unit,
-		.features = ARR_FEAT_TSC_CLOCK | (g.no_children ? 0 : ARR_FEAT_CHILDREN),
+		.features = ARR_FEAT_TSC_CLOCK | ARR_FEAT_MARKS | (g.no_children ? 0 : ARR_FEAT_CHILDREN),
 		.exe = exe,
 		.libc = libc,
 		.recorder = recorder,
@@ -1164,16 +1164,16 @@ void arr__rec_event_now(unsigned op, int failed, int err, uint64_t arg)
 	arr__rec_event(op, rec_now(), (unsigned)failed, err, 1, arg, 0, 0, 0);
 }
 
-static void rec_exec_event(const char *path, int failed, int err)
+/* An event carrying a string (exec path, mark name), cut to what one raw
+ * record holds. */
+static void rec_str_event(unsigned op, const char *path, int failed, int err)
 {
-	size_t len = path ? strlen(path) : 0;
-	if (len > (ARR_RAW_MAX_WORDS - 3) * 8)
-		len = (ARR_RAW_MAX_WORDS - 3) * 8;
+	size_t len = path ? strnlen(path, (ARR_RAW_MAX_WORDS - 3) * 8) : 0;
 	unsigned words = 2 + (unsigned)((len + 7) / 8) + (failed != 0);
 	uint64_t *w = rec_begin(words);
 	if (!w)
 		return;
-	w[0] = ARR_RAW_W0(ARR_OP_EXEC, failed != 0, rec_now());
+	w[0] = ARR_RAW_W0(op, failed != 0, rec_now());
 	w[1] = len;
 	w[1 + (len + 7) / 8] = 0; /* pad the last word of the path */
 	memcpy(w + 2, path, len);
@@ -1186,8 +1186,14 @@ void arr__rec_exec(const char *path)
 {
 	if (!arr__rec_owns_process())
 		return;
-	rec_exec_event(path, 0, 0);
+	rec_str_event(ARR_OP_EXEC, path, 0, 0);
 	arr__final_flush(ARR_END_EXEC, 0);
+}
+
+void arr__rec_mark(const char *name)
+{
+	if (arr__ts.mode == MODE_ACTIVE || arr__ts.mode == MODE_NEW || arr__ts.mode == MODE_EXITED)
+		rec_str_event(ARR_OP_MARK, name, 0, 0);
 }
 
 void arr__rec_exec_failed(const char *path, int err)
@@ -1197,7 +1203,7 @@ void arr__rec_exec_failed(const char *path, int err)
 	xlock(&g.wlock);
 	g.finished = 0; /* we are still here: the trace goes on */
 	xunlock(&g.wlock);
-	rec_exec_event(path, 1, err);
+	rec_str_event(ARR_OP_EXEC, path, 1, err);
 }
 
 void arr__rec_fork_prepare(void)

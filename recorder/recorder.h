@@ -187,6 +187,7 @@ ARR_HIDDEN void arr__rec_fork_child(void);
 ARR_HIDDEN int arr__rec_owns_process(void); /* false in a vfork child */
 ARR_HIDDEN void arr__rec_event_now(unsigned op, int failed, int err, uint64_t arg);
 ARR_HIDDEN void arr__rec_exec(const char *path);
+ARR_HIDDEN void arr__rec_mark(const char *name);
 ARR_HIDDEN void arr__rec_exec_failed(const char *path, int err);
 
 #endif

@@ -68,7 +68,8 @@
 	X(THREAD_EXIT, 17, "thread_exit", 0, 0)                                       \
 	X(FORK, 18, "fork", 1, 0)                                                     \
 	X(EXEC, 19, "exec", 1, ARR_OPF_STR)                                           \
-	X(RSS, 20, "rss", 1, 0)
+	X(RSS, 20, "rss", 1, 0)                                                       \
+	X(MARK, 21, "mark", 1, ARR_OPF_STR)
 
 enum arr_op {
 #define ARR_OP_ENUM(name, val, str, args, facts) ARR_OP_##name = val,
