@@ -413,8 +413,6 @@ EXPORT int execle(const char *path, const char *arg0, ...)
 __attribute__((constructor)) static void rec_ctor(void)
 {
 	/* Make sure the top process opens its trace even if it never allocates. */
-	if (ready() && arr__ts.mode == MODE_NEW) {
-		uint64_t *w = rec_begin(2);
-		(void)w; /* registration alone records thread_start; nothing else */
-	}
+	if (ready() && arr__ts.mode == MODE_NEW)
+		(void)arr__rec_slow(1); /* registration alone records thread_start; nothing else */
 }

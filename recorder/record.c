@@ -78,6 +78,7 @@ static struct {
 	uint8_t *out;
 	size_t out_cap;
 	uint64_t events_written;
+	uint64_t dropped; /* calls of signal handlers not recorded, see arr__rec_slow() */
 	int exit_hooked;
 
 	/* time: ns = (tsc - arr__start_tsc) * ns_per_tick */
@@ -907,6 +908,16 @@ static void dangling_start(void)
 
 uint64_t *arr__rec_slow(unsigned words)
 {
+	struct tbuf *cur = arr__ts.buf;
+	if (arr__ts.in_slow ||
+	    (arr__ts.mode == MODE_ACTIVE && arr__ts.used != __atomic_load_n(&cur->used, __ATOMIC_RELAXED))) {
+		/* A signal handler's call inside our own slow path, or one that
+		 * finds the buffer full while the hook it interrupted holds a
+		 * reservation: not recorded, counted. */
+		__atomic_fetch_add(&g.dropped, 1, __ATOMIC_RELAXED);
+		return NULL;
+	}
+	arr__ts.in_slow = 1;
 	int saved = errno;
 	switch (arr__ts.mode) {
 	case MODE_NEW:
@@ -922,6 +933,7 @@ uint64_t *arr__rec_slow(unsigned words)
 		break;
 	}
 	errno = saved;
+	arr__ts.in_slow = 0;
 	struct tbuf *b = arr__ts.buf;
 	if (arr__ts.mode != MODE_ACTIVE || b->used + words > b->cap)
 		return NULL;
@@ -1132,6 +1144,13 @@ void arr__final_flush(unsigned reason, int status)
 		if (rc)
 			recording_failed("cannot write trace", -rc);
 		g.finished = 1;
+		uint64_t dropped = __atomic_load_n(&g.dropped, __ATOMIC_RELAXED);
+		if (dropped) {
+			char msg[64];
+			snprintf(msg, sizeof msg, "%llu", (unsigned long long)dropped);
+			say(msg, " calls made in signal handlers while the recorder was busy in the same "
+				 "thread were not recorded in ", g.path);
+		}
 	}
 unlock:
 	xunlock(&g.lock);
@@ -1146,7 +1165,8 @@ void arr__rec_event(unsigned op, uint64_t t, unsigned failed, int err, unsigned 
 		    uint64_t a1, uint64_t a2, uint64_t a3)
 {
 	unsigned n = 1 + nargs + failed;
-	uint64_t *w = rec_begin(n);
+	size_t start;
+	uint64_t *w = rec_begin(n, &start);
 	if (!w)
 		return;
 	uint64_t a[4] = {a0, a1, a2, a3};
@@ -1155,7 +1175,7 @@ void arr__rec_event(unsigned op, uint64_t t, unsigned failed, int err, unsigned 
 		w[1 + i] = a[i];
 	if (failed)
 		w[1 + nargs] = (uint64_t)(uint32_t)err;
-	rec_commit(n);
+	rec_commit(start);
 }
 
 /* Record an event with one argument (fork, exec failure) right now. */
@@ -1170,7 +1190,8 @@ static void rec_str_event(unsigned op, const char *path, int failed, int err)
 {
 	size_t len = path ? strnlen(path, (ARR_RAW_MAX_WORDS - 3) * 8) : 0;
 	unsigned words = 2 + (unsigned)((len + 7) / 8) + (failed != 0);
-	uint64_t *w = rec_begin(words);
+	size_t start;
+	uint64_t *w = rec_begin(words, &start);
 	if (!w)
 		return;
 	w[0] = ARR_RAW_W0(op, failed != 0, rec_now());
@@ -1179,7 +1200,7 @@ static void rec_str_event(unsigned op, const char *path, int failed, int err)
 	memcpy(w + 2, path, len);
 	if (failed)
 		w[words - 1] = (uint64_t)(uint32_t)err;
-	rec_commit(words);
+	rec_commit(start);
 }
 
 void arr__rec_exec(const char *path)

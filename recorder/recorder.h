@@ -65,6 +65,7 @@ struct tstate {
 	uint8_t exit_rounds;
 	uint8_t skip; /* calls left that reuse last_t */
 	uint8_t flusher; /* this is the flusher: its fds are in a table of its own */
+	uint8_t in_slow; /* inside arr__rec_slow(): a hook entered now is a signal handler's */
 };
 
 extern __thread struct tstate arr__ts __attribute__((tls_model("initial-exec")));
@@ -87,20 +88,75 @@ static inline void ts_set(uint8_t mode)
 	}
 }
 
-/* Room for one record of `words` words, or NULL when not recording. */
-static inline uint64_t *rec_begin(unsigned words)
+/*
+ * Signal handlers. A hook can be entered from a signal handler while the
+ * same thread is inside a hook; the handler's hook runs to completion
+ * before the interrupted one goes on (the nesting is a stack). So:
+ *  - words are reserved with one instruction (a non-locked xadd on the TLS
+ *    length): the handler's record lands before or after ours, never on it;
+ *    an over-long reservation is given back the same way (last in, first
+ *    out);
+ *  - a record is published (tbuf.used, which the flusher reads) only by the
+ *    outermost hook, once every word below the length is written: a hook
+ *    whose start is not the published length is inside another and leaves
+ *    it to that one; the outer one re-reads the length after publishing, in
+ *    case a handler appended while it did;
+ *  - a handler that finds the buffer full while the interrupted hook holds
+ *    a reservation, or that interrupts the slow path, drops its record and
+ *    counts it (arr__rec_slow), rather than swap buffers under it.
+ * The compiler must not move memory accesses across these steps: signal
+ * fences, which cost no instruction.
+ */
+static inline size_t rec_reserve(size_t n)
 {
-	if (likely(arr__ts.used + words <= arr__ts.cap))
-		return arr__ts.w + arr__ts.used;
-	return arr__rec_slow(words);
+	size_t start = n;
+	__asm__ volatile("xaddq %0, %1" : "+r"(start), "+m"(arr__ts.used));
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	return start;
 }
 
-/* Publish the record: other threads may read the buffer up to `used`. */
-static inline void rec_commit(unsigned words)
+static inline void rec_unreserve(size_t n)
 {
-	size_t used = arr__ts.used + words;
-	arr__ts.used = used;
-	__atomic_store_n(&arr__ts.buf->used, used, __ATOMIC_RELEASE);
+	__asm__ volatile("subq %1, %0" : "+m"(arr__ts.used) : "r"(n));
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
+/* Publish the record that starts at `start`: other threads may read the
+ * buffer up to the thread's length. */
+static inline void rec_commit(size_t start)
+{
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	struct tbuf *b = arr__ts.buf;
+	if (unlikely(__atomic_load_n(&b->used, __ATOMIC_RELAXED) != start))
+		return; /* inside another hook of this thread: it publishes */
+	size_t used = __atomic_load_n(&arr__ts.used, __ATOMIC_RELAXED);
+	for (;;) {
+		__atomic_store_n(&b->used, used, __ATOMIC_RELEASE);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		size_t again = __atomic_load_n(&arr__ts.used, __ATOMIC_RELAXED);
+		if (likely(again == used))
+			return;
+		used = again;
+	}
+}
+
+/* Room for one record of `words` words, reserved (its start in *start),
+ * or NULL when not recording. */
+static inline uint64_t *rec_begin(unsigned words, size_t *start)
+{
+	size_t s = rec_reserve(words);
+	if (unlikely(s + words > arr__ts.cap)) {
+		rec_unreserve(words);
+		if (!arr__rec_slow(words))
+			return NULL;
+		s = rec_reserve(words);
+		if (s + words > arr__ts.cap) {
+			rec_unreserve(words);
+			return NULL;
+		}
+	}
+	*start = s;
+	return arr__ts.w + s;
 }
 
 static inline uint64_t rec_now(void) { return __rdtsc() - arr__start_tsc; }
@@ -156,8 +212,9 @@ ARR_HIDDEN void arr__rec_event(unsigned op, uint64_t t, unsigned failed, int err
 static inline void rec_ok(unsigned op, uint64_t t, unsigned nargs, uint64_t a0, uint64_t a1,
 			  uint64_t a2, uint64_t a3)
 {
-	size_t used = arr__ts.used, n = 1 + nargs;
+	size_t n = 1 + nargs, used = rec_reserve(n);
 	if (unlikely(used + n > arr__ts.cap)) {
+		rec_unreserve(n);
 		arr__rec_event(op, t, 0, 0, nargs, a0, a1, a2, a3);
 		return;
 	}
@@ -171,9 +228,7 @@ static inline void rec_ok(unsigned op, uint64_t t, unsigned nargs, uint64_t a0, 
 		w[3] = a2;
 	if (nargs > 3)
 		w[4] = a3;
-	used += n;
-	arr__ts.used = used;
-	__atomic_store_n(&arr__ts.buf->used, used, __ATOMIC_RELEASE);
+	rec_commit(used);
 }
 
 /* Lifecycle (record.c). */
