@@ -93,9 +93,12 @@ static inline void ts_set(uint8_t mode)
  * same thread is inside a hook; the handler's hook runs to completion
  * before the interrupted one goes on (the nesting is a stack). So:
  *  - words are reserved with one instruction (a non-locked xadd on the TLS
- *    length): the handler's record lands before or after ours, never on it;
- *    an over-long reservation is given back the same way (last in, first
- *    out);
+ *    length): the handler's record lands before or after ours, never on it.
+ *    The bound is checked before (a hook that would not fit goes to the slow
+ *    path without reserving) and after (a handler may have appended between
+ *    the check and the xadd): a reservation past the bound is given back at
+ *    once, and no handler can reserve behind it, since its own check fails,
+ *    so giving back is always last in, first out;
  *  - a record is published (tbuf.used, which the flusher reads) only by the
  *    outermost hook, once every word below the length is written: a hook
  *    whose start is not the published length is inside another and leaves
@@ -107,18 +110,20 @@ static inline void ts_set(uint8_t mode)
  * The compiler must not move memory accesses across these steps: signal
  * fences, which cost no instruction.
  */
+/* Reserve n words, or return SIZE_MAX (nothing reserved) if they do not fit. */
 static inline size_t rec_reserve(size_t n)
 {
+	if (unlikely(arr__ts.used + n > arr__ts.cap))
+		return SIZE_MAX;
 	size_t start = n;
 	__asm__ volatile("xaddq %0, %1" : "+r"(start), "+m"(arr__ts.used));
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (unlikely(start + n > arr__ts.cap)) {
+		__asm__ volatile("subq %1, %0" : "+m"(arr__ts.used) : "r"(n));
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		return SIZE_MAX;
+	}
 	return start;
-}
-
-static inline void rec_unreserve(size_t n)
-{
-	__asm__ volatile("subq %1, %0" : "+m"(arr__ts.used) : "r"(n));
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 }
 
 /* Publish the record that starts at `start`: other threads may read the
@@ -132,9 +137,13 @@ static inline void rec_commit(size_t start)
 	size_t used = __atomic_load_n(&arr__ts.used, __ATOMIC_RELAXED);
 	for (;;) {
 		__atomic_store_n(&b->used, used, __ATOMIC_RELEASE);
+		/* From here a handler may find the buffer full and swap it (it
+		 * could not while the length was ahead of what was published):
+		 * then what it left is in its new buffer, published by itself. */
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		size_t again = __atomic_load_n(&arr__ts.used, __ATOMIC_RELAXED);
-		if (likely(again == used))
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		if (likely(again == used) || arr__ts.buf != b)
 			return;
 		used = again;
 	}
@@ -145,15 +154,9 @@ static inline void rec_commit(size_t start)
 static inline uint64_t *rec_begin(unsigned words, size_t *start)
 {
 	size_t s = rec_reserve(words);
-	if (unlikely(s + words > arr__ts.cap)) {
-		rec_unreserve(words);
-		if (!arr__rec_slow(words))
+	if (unlikely(s == SIZE_MAX)) {
+		if (!arr__rec_slow(words) || (s = rec_reserve(words)) == SIZE_MAX)
 			return NULL;
-		s = rec_reserve(words);
-		if (s + words > arr__ts.cap) {
-			rec_unreserve(words);
-			return NULL;
-		}
 	}
 	*start = s;
 	return arr__ts.w + s;
@@ -213,8 +216,7 @@ static inline void rec_ok(unsigned op, uint64_t t, unsigned nargs, uint64_t a0, 
 			  uint64_t a2, uint64_t a3)
 {
 	size_t n = 1 + nargs, used = rec_reserve(n);
-	if (unlikely(used + n > arr__ts.cap)) {
-		rec_unreserve(n);
+	if (unlikely(used == SIZE_MAX)) {
 		arr__rec_event(op, t, 0, 0, nargs, a0, a1, a2, a3);
 		return;
 	}
