@@ -575,6 +575,8 @@ __attribute__((constructor)) static void rec_ctor(void)
 {
 	env_capture();
 	/* Make sure the top process opens its trace even if it never allocates. */
-	if (ready() && arr__ts.mode == MODE_NEW)
+	if (ready() && arr__ts.mode == MODE_NEW && rec_enter()) {
 		(void)arr__rec_slow(1); /* registration alone records thread_start; nothing else */
+		rec_leave();
+	}
 }

@@ -78,7 +78,7 @@ static struct {
 	uint8_t *out;
 	size_t out_cap;
 	uint64_t events_written;
-	uint64_t dropped; /* calls of signal handlers not recorded, see arr__rec_slow() */
+	uint64_t dropped; /* calls of signal handlers not recorded, see rec_enter() */
 	int exit_hooked;
 
 	/* time: ns = (tsc - arr__start_tsc) * ns_per_tick */
@@ -805,7 +805,18 @@ void arr__rec_thread_exit(void)
 static uint32_t gettid_raw(void) { return (uint32_t)syscall(SYS_gettid); }
 
 /* First call of a thread: give it a buffer and record its start. */
+static void thread_register_calls(void);
+
+/* The libc calls of registration (atexit, pthread_atfork, TSD) allocate:
+ * the recorder's own calls, not the program's. */
 static void thread_register(void)
+{
+	arr__ts.internal = 1;
+	thread_register_calls();
+	arr__ts.internal = 0;
+}
+
+static void thread_register_calls(void)
 {
 	arr__rec_init();
 	if (!g.enabled) {
@@ -906,18 +917,13 @@ static void dangling_start(void)
 	ts_set(MODE_ACTIVE);
 }
 
+void arr__rec_dropped(void)
+{
+	__atomic_fetch_add(&g.dropped, 1, __ATOMIC_RELAXED);
+}
+
 uint64_t *arr__rec_slow(unsigned words)
 {
-	struct tbuf *cur = arr__ts.buf;
-	if (arr__ts.in_slow ||
-	    (arr__ts.mode == MODE_ACTIVE && arr__ts.used != __atomic_load_n(&cur->used, __ATOMIC_RELAXED))) {
-		/* A signal handler's call inside our own slow path, or one that
-		 * finds the buffer full while the hook it interrupted holds a
-		 * reservation: not recorded, counted. */
-		__atomic_fetch_add(&g.dropped, 1, __ATOMIC_RELAXED);
-		return NULL;
-	}
-	arr__ts.in_slow = 1;
 	int saved = errno;
 	switch (arr__ts.mode) {
 	case MODE_NEW:
@@ -933,7 +939,6 @@ uint64_t *arr__rec_slow(unsigned words)
 		break;
 	}
 	errno = saved;
-	arr__ts.in_slow = 0;
 	struct tbuf *b = arr__ts.buf;
 	if (arr__ts.mode != MODE_ACTIVE || b->used + words > b->cap)
 		return NULL;
@@ -1165,17 +1170,21 @@ void arr__rec_event(unsigned op, uint64_t t, unsigned failed, int err, unsigned 
 		    uint64_t a1, uint64_t a2, uint64_t a3)
 {
 	unsigned n = 1 + nargs + failed;
-	size_t start;
-	uint64_t *w = rec_begin(n, &start);
-	if (!w)
+	if (!rec_enter())
 		return;
+	uint64_t *w = rec_begin(n);
+	if (!w) {
+		rec_leave();
+		return;
+	}
 	uint64_t a[4] = {a0, a1, a2, a3};
 	w[0] = ARR_RAW_W0(op, failed, t);
 	for (unsigned i = 0; i < nargs; i++)
 		w[1 + i] = a[i];
 	if (failed)
 		w[1 + nargs] = (uint64_t)(uint32_t)err;
-	rec_commit(start);
+	rec_commit(n);
+	rec_leave();
 }
 
 /* Record an event with one argument (fork, exec failure) right now. */
@@ -1190,17 +1199,21 @@ static void rec_str_event(unsigned op, const char *path, int failed, int err)
 {
 	size_t len = path ? strnlen(path, (ARR_RAW_MAX_WORDS - 3) * 8) : 0;
 	unsigned words = 2 + (unsigned)((len + 7) / 8) + (failed != 0);
-	size_t start;
-	uint64_t *w = rec_begin(words, &start);
-	if (!w)
+	if (!rec_enter())
 		return;
+	uint64_t *w = rec_begin(words);
+	if (!w) {
+		rec_leave();
+		return;
+	}
 	w[0] = ARR_RAW_W0(op, failed != 0, rec_now());
 	w[1] = len;
 	w[1 + (len + 7) / 8] = 0; /* pad the last word of the path */
 	memcpy(w + 2, path, len);
 	if (failed)
 		w[words - 1] = (uint64_t)(uint32_t)err;
-	rec_commit(start);
+	rec_commit(words);
+	rec_leave();
 }
 
 void arr__rec_exec(const char *path)
@@ -1296,6 +1309,7 @@ void arr__rec_fork_child(void)
 		g.enabled = 0;
 	arr__ts.buf = NULL;
 	arr__ts.exit_rounds = 0;
+	arr__ts.busy = 0; /* fork() from a handler that interrupted a hook */
 	/* The forking thread re-registers (new tid, new buffer) on its next
 	 * call; fork() itself is still inside the recorder. */
 	ts_set(g.enabled ? MODE_NEW : MODE_OFF);

@@ -65,7 +65,8 @@ struct tstate {
 	uint8_t exit_rounds;
 	uint8_t skip; /* calls left that reuse last_t */
 	uint8_t flusher; /* this is the flusher: its fds are in a table of its own */
-	uint8_t in_slow; /* inside arr__rec_slow(): a hook entered now is a signal handler's */
+	uint8_t busy; /* recording: a hook entered now records nothing (see rec_enter) */
+	uint8_t internal; /* the recorder's own calls into libc, which may allocate */
 };
 
 extern __thread struct tstate arr__ts __attribute__((tls_model("initial-exec")));
@@ -90,76 +91,51 @@ static inline void ts_set(uint8_t mode)
 
 /*
  * Signal handlers. A hook can be entered from a signal handler while the
- * same thread is inside a hook; the handler's hook runs to completion
- * before the interrupted one goes on (the nesting is a stack). So:
- *  - words are reserved with one instruction (a non-locked xadd on the TLS
- *    length): the handler's record lands before or after ours, never on it.
- *    The bound is checked before (a hook that would not fit goes to the slow
- *    path without reserving) and after (a handler may have appended between
- *    the check and the xadd): a reservation past the bound is given back at
- *    once, and no handler can reserve behind it, since its own check fails,
- *    so giving back is always last in, first out;
- *  - a record is published (tbuf.used, which the flusher reads) only by the
- *    outermost hook, once every word below the length is written: a hook
- *    whose start is not the published length is inside another and leaves
- *    it to that one; the outer one re-reads the length after publishing, in
- *    case a handler appended while it did;
- *  - a handler that finds the buffer full while the interrupted hook holds
- *    a reservation, or that interrupts the slow path, drops its record and
- *    counts it (arr__rec_slow), rather than swap buffers under it.
- * The compiler must not move memory accesses across these steps: signal
- * fences, which cost no instruction.
+ * same thread is between reading and publishing its buffer's length; the
+ * handler's hook would then write the same words. So a thread's recording
+ * is bracketed by arr__ts.busy: a hook that finds it set (a handler's, or a
+ * call the recorder itself makes from its slow path) records nothing, and
+ * counts the call as dropped unless it is the recorder's own (a libc call
+ * of thread registration, arr__ts.internal). A handler that runs before the flag is set records
+ * normally: the interrupted hook reads the buffer's state only after setting
+ * it. Signal fences keep the compiler from moving accesses across the flag;
+ * they cost no instruction.
  */
-/* Reserve n words, or return SIZE_MAX (nothing reserved) if they do not fit. */
-static inline size_t rec_reserve(size_t n)
+ARR_HIDDEN void arr__rec_dropped(void);
+
+static inline int rec_enter(void)
 {
-	if (unlikely(arr__ts.used + n > arr__ts.cap))
-		return SIZE_MAX;
-	size_t start = n;
-	__asm__ volatile("xaddq %0, %1" : "+r"(start), "+m"(arr__ts.used));
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	if (unlikely(start + n > arr__ts.cap)) {
-		__asm__ volatile("subq %1, %0" : "+m"(arr__ts.used) : "r"(n));
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		return SIZE_MAX;
+	if (unlikely(arr__ts.busy)) {
+		if (!arr__ts.internal)
+			arr__rec_dropped();
+		return 0;
 	}
-	return start;
+	arr__ts.busy = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	return 1;
 }
 
-/* Publish the record that starts at `start`: other threads may read the
- * buffer up to the thread's length. */
-static inline void rec_commit(size_t start)
+static inline void rec_leave(void)
 {
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	struct tbuf *b = arr__ts.buf;
-	if (unlikely(__atomic_load_n(&b->used, __ATOMIC_RELAXED) != start))
-		return; /* inside another hook of this thread: it publishes */
-	size_t used = __atomic_load_n(&arr__ts.used, __ATOMIC_RELAXED);
-	for (;;) {
-		__atomic_store_n(&b->used, used, __ATOMIC_RELEASE);
-		/* From here a handler may find the buffer full and swap it (it
-		 * could not while the length was ahead of what was published):
-		 * then what it left is in its new buffer, published by itself. */
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		size_t again = __atomic_load_n(&arr__ts.used, __ATOMIC_RELAXED);
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		if (likely(again == used) || arr__ts.buf != b)
-			return;
-		used = again;
-	}
+	arr__ts.busy = 0;
 }
 
-/* Room for one record of `words` words, reserved (its start in *start),
- * or NULL when not recording. */
-static inline uint64_t *rec_begin(unsigned words, size_t *start)
+/* Room for one record of `words` words, or NULL when not recording.
+ * Between rec_enter() and rec_leave(). */
+static inline uint64_t *rec_begin(unsigned words)
 {
-	size_t s = rec_reserve(words);
-	if (unlikely(s == SIZE_MAX)) {
-		if (!arr__rec_slow(words) || (s = rec_reserve(words)) == SIZE_MAX)
-			return NULL;
-	}
-	*start = s;
-	return arr__ts.w + s;
+	if (likely(arr__ts.used + words <= arr__ts.cap))
+		return arr__ts.w + arr__ts.used;
+	return arr__rec_slow(words);
+}
+
+/* Publish the record: other threads may read the buffer up to `used`. */
+static inline void rec_commit(unsigned words)
+{
+	size_t used = arr__ts.used + words;
+	arr__ts.used = used;
+	__atomic_store_n(&arr__ts.buf->used, used, __ATOMIC_RELEASE);
 }
 
 static inline uint64_t rec_now(void) { return __rdtsc() - arr__start_tsc; }
@@ -215,8 +191,11 @@ ARR_HIDDEN void arr__rec_event(unsigned op, uint64_t t, unsigned failed, int err
 static inline void rec_ok(unsigned op, uint64_t t, unsigned nargs, uint64_t a0, uint64_t a1,
 			  uint64_t a2, uint64_t a3)
 {
-	size_t n = 1 + nargs, used = rec_reserve(n);
-	if (unlikely(used == SIZE_MAX)) {
+	if (unlikely(!rec_enter()))
+		return;
+	size_t used = arr__ts.used, n = 1 + nargs;
+	if (unlikely(used + n > arr__ts.cap)) {
+		rec_leave();
 		arr__rec_event(op, t, 0, 0, nargs, a0, a1, a2, a3);
 		return;
 	}
@@ -230,7 +209,10 @@ static inline void rec_ok(unsigned op, uint64_t t, unsigned nargs, uint64_t a0, 
 		w[3] = a2;
 	if (nargs > 3)
 		w[4] = a3;
-	rec_commit(used);
+	used += n;
+	arr__ts.used = used;
+	__atomic_store_n(&arr__ts.buf->used, used, __ATOMIC_RELEASE);
+	rec_leave();
 }
 
 /* Lifecycle (record.c). */
