@@ -534,6 +534,55 @@ EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_act
 	return rc;
 }
 
+/*
+ * dlopen: a library opened with RTLD_DEEPBIND binds its own malloc and free
+ * calls to libc before the global scope, where the recorder is: they bypass
+ * the hooks, and its blocks then look like frees of unknown addresses. Say
+ * so, once. The hook must not change what dlopen does, and dlopen depends on
+ * its caller (the caller's RUNPATH and $ORIGIN, its namespace: glibc takes
+ * the return address), so it is an assembly trampoline: check the flag,
+ * then jump -- not call -- to the real dlopen with the caller's return
+ * address still on the stack.
+ */
+ARR_HIDDEN __attribute__((used)) void *arr__dlopen_check(const char *file, int mode)
+{
+	static void *(*next)(const char *, int);
+	static int warned;
+	int saved = errno;
+	if (!next)
+		next = (void *(*)(const char *, int))next_symbol("dlopen");
+	if ((mode & RTLD_DEEPBIND) && !__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED) &&
+	    arr__rec_owns_process() && envk.lib_len) {
+		char line[PATH_MAX + 200];
+		int n = snprintf(line, sizeof line,
+				 "allocrr: %s is opened with RTLD_DEEPBIND: its own allocation calls bypass the "
+				 "recorder and are not recorded\n",
+				 file ? file : "(main program)");
+		if (n > 0 && write(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1) < 0)
+			(void)0;
+	}
+	errno = saved;
+	return (void *)next;
+}
+
+__asm__(".text\n"
+	".globl dlopen\n"
+	".type dlopen, @function\n"
+	"dlopen:\n"
+	"	push %rdi\n"
+	"	push %rsi\n"
+	"	sub $8, %rsp\n" /* 16-byte aligned for the call */
+	"	call arr__dlopen_check\n"
+	"	add $8, %rsp\n"
+	"	pop %rsi\n"
+	"	pop %rdi\n"
+	"	test %rax, %rax\n"
+	"	jz 1f\n"
+	"	jmp *%rax\n"
+	"1:	xor %eax, %eax\n" /* no dlopen found: fail as dlopen fails */
+	"	ret\n"
+	".size dlopen, .-dlopen\n");
+
 /* The execl family is variadic: gather the arguments, then use the above. */
 #define GATHER_ARGS(arg0, ap, argv, extra)                                    \
 	size_t argc = 1;                                                      \
