@@ -354,7 +354,10 @@ static size_t read_file(const char *path, char *buf, size_t cap)
 
 static int open_output(void)
 {
-	int flags = O_WRONLY | O_CREAT | O_CLOEXEC | O_EXCL;
+	/* O_APPEND: the flusher and the program's threads write through
+	 * different descriptions (their own file tables, and reopened fds), each
+	 * under g.wlock; appending keeps them from writing at stale offsets. */
+	int flags = O_WRONLY | O_CREAT | O_CLOEXEC | O_EXCL | O_APPEND;
 	int fd = -1;
 	if (g.root) {
 		snprintf(g.path, sizeof g.path, "%s", g.output);
