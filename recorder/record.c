@@ -39,8 +39,7 @@
 #endif
 
 __thread struct tstate arr__ts __attribute__((tls_model("initial-exec")));
-uint64_t arr__start_tsc;
-int arr__exact_time;
+struct arr_hot arr__hot = {.rss_due = UINT64_MAX};
 
 static struct {
 	int diag_stale_time, diag_no_encode; /* stay 0 without ALLOCRR_DIAG_KNOBS */
@@ -81,7 +80,7 @@ static struct {
 	uint64_t dropped; /* calls of signal handlers not recorded, see rec_enter() */
 	int exit_hooked;
 
-	/* time: ns = (tsc - arr__start_tsc) * ns_per_tick */
+	/* time: ns = (tsc - arr__hot.start_tsc) * ns_per_tick */
 	uint64_t cal_tsc, cal_mono; /* calibration base */
 	uint64_t start_mono, start_real;
 	double ns_per_tick; /* 0 until calibrated */
@@ -100,7 +99,6 @@ static struct {
 	.sfd = {-1, -1},
 };
 
-struct arr_rss_due arr__rss_due = {UINT64_MAX};
 
 static uint64_t mono_ns(void)
 {
@@ -336,7 +334,7 @@ static void recording_failed(const char *what, int err)
 	}
 	g.failed = 1;
 	g.enabled = 0;
-	__atomic_store_n(&arr__rss_due.tick, UINT64_MAX, __ATOMIC_RELAXED);
+	__atomic_store_n(&arr__hot.rss_due, UINT64_MAX, __ATOMIC_RELAXED);
 }
 
 static size_t read_file(const char *path, char *buf, size_t cap)
@@ -526,7 +524,7 @@ static void drain_queue(void)
  * RSS samples. The flusher takes one every --rss-interval; when it is late
  * (the program keeps every core busy and the flusher gets no CPU), the
  * program's own threads take it: a hook that reads the TSC anyway compares
- * the reading with arr__rss_due (the last sample plus 1.25 intervals) and
+ * the reading with arr__hot.rss_due (the last sample plus 1.25 intervals) and
  * the first to get g.rsslock samples. So the interval stays within 1.25x of
  * the setting whoever is starved. g.rsslock decides who writes g.rssbuf.
  */
@@ -603,14 +601,14 @@ static void sample_rss(uint64_t now, int from_hook)
 	/* Even a failed read moves the deadline: hooks must not retry each call. */
 	__atomic_store_n(&g.rss_last, now, __ATOMIC_RELAXED);
 	if (g.rss_ticks && g.enabled)
-		__atomic_store_n(&arr__rss_due.tick, now + g.rss_ticks + g.rss_ticks / 4, __ATOMIC_RELAXED);
+		__atomic_store_n(&arr__hot.rss_due, now + g.rss_ticks + g.rss_ticks / 4, __ATOMIC_RELAXED);
 }
 
 void arr__rss_from_hook(uint64_t now)
 {
 	int saved = errno;
 	if (xtrylock(&g.rsslock) == 0) {
-		if (now >= __atomic_load_n(&arr__rss_due.tick, __ATOMIC_RELAXED) && g.enabled)
+		if (now >= __atomic_load_n(&arr__hot.rss_due, __ATOMIC_RELAXED) && g.enabled)
 			sample_rss(now, 1);
 		xunlock(&g.rsslock);
 	}
@@ -830,7 +828,7 @@ static void thread_register_calls(void)
 	arr__ts.tid = gettid_raw();
 	xlock(&g.lock);
 	if (++g.nthreads > 1 && !g.diag_stale_time) /* before this thread's first event: see rec_stamp() */
-		__atomic_store_n(&arr__exact_time, 1, __ATOMIC_RELEASE);
+		__atomic_store_n(&arr__hot.exact_time, 1, __ATOMIC_RELEASE);
 	struct tbuf *b = buf_get_locked();
 	if (!b && (b = buf_new(g.buf_words))) /* over budget beats losing events */
 		g.nbufs++;
@@ -1024,14 +1022,14 @@ static void install_signal_handlers(void)
  */
 void arr__rec_clock_start(void)
 {
-	if (arr__start_tsc)
+	if (arr__hot.start_tsc)
 		return;
 	clock_pair(&g.cal_tsc, &g.cal_mono);
 	g.start_mono = g.cal_mono;
 	struct timespec rt;
 	clock_gettime(CLOCK_REALTIME, &rt);
 	g.start_real = (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec;
-	__atomic_store_n(&arr__start_tsc, g.cal_tsc, __ATOMIC_RELEASE);
+	__atomic_store_n(&arr__hot.start_tsc, g.cal_tsc, __ATOMIC_RELEASE);
 }
 
 void arr__rec_init(void)
@@ -1052,7 +1050,7 @@ void arr__rec_init(void)
 	g.zlevel = env_int("ALLOCRR_ZSTD_LEVEL", 1, -5, 19);
 	g.buf_words = (size_t)env_int("ALLOCRR_BUFFER_KB", 256, 16, 65536) * 1024 / 8;
 	g.maxbufs = 32;
-	arr__exact_time = env_int("ALLOCRR_EXACT_TIME", 0, 0, 1);
+	arr__hot.exact_time = env_int("ALLOCRR_EXACT_TIME", 0, 0, 1);
 #ifdef ALLOCRR_DIAG_KNOBS
 	g.diag_stale_time = env_int("ALLOCRR_DIAG_STALE_TIME", 0, 0, 1);
 	g.diag_no_encode = env_int("ALLOCRR_DIAG_NO_ENCODE", 0, 0, 1);
@@ -1280,7 +1278,7 @@ void arr__rec_fork_child(void)
 	}
 	g.rssbuf = NULL;
 	g.nthreads = 0;
-	arr__exact_time = env_int("ALLOCRR_EXACT_TIME", 0, 0, 1);
+	arr__hot.exact_time = env_int("ALLOCRR_EXACT_TIME", 0, 0, 1);
 	arr__ts.skip = 0;
 	g.flusher_running = 0;
 	g.polling = 0; /* no flusher yet: the first full buffer must wake it */
@@ -1293,7 +1291,7 @@ void arr__rec_fork_child(void)
 		g.tfd[i] = g.sfd[i] = -1;
 	}
 	g.created = 0;
-	__atomic_store_n(&arr__rss_due.tick, UINT64_MAX, __ATOMIC_RELAXED);
+	__atomic_store_n(&arr__hot.rss_due, UINT64_MAX, __ATOMIC_RELAXED);
 	g.rsslock = (struct xlock){0};
 	g.rss_last = 0;
 	snprintf(g.parent_trace, sizeof g.parent_trace, "%s", g.path);
@@ -1303,7 +1301,7 @@ void arr__rec_fork_child(void)
 	g.is_fork_child = 1;
 	g.finished = 0;
 	g.events_written = 0;
-	arr__start_tsc = __rdtsc();
+	arr__hot.start_tsc = __rdtsc();
 	g.start_mono = mono_ns();
 	struct timespec rt;
 	clock_gettime(CLOCK_REALTIME, &rt);

@@ -67,12 +67,24 @@ struct tstate {
 	uint8_t flusher; /* this is the flusher: its fds are in a table of its own */
 	uint8_t busy; /* recording: a hook entered now records nothing (see rec_enter) */
 	uint8_t internal; /* the recorder's own calls into libc, which may allocate */
-};
+} __attribute__((aligned(64))); /* one cache line, whatever the TLS layout */
 
 extern __thread struct tstate arr__ts __attribute__((tls_model("initial-exec")));
 
-/* TSC at the start of this trace: records hold ticks since then. */
-extern uint64_t arr__start_tsc ARR_HIDDEN;
+/*
+ * What every stamp reads, on one cache line of its own: the TSC at the start
+ * of the trace (records hold ticks since then), whether every call reads the
+ * TSC (see rec_stamp), and the tick from which a hook that reads the TSC
+ * takes a late RSS sample itself (UINT64_MAX while sampling is off or not
+ * calibrated; written once a sample). One line, so that a memory-bound
+ * program does not pay a second cache miss per stamp for the RSS check.
+ */
+struct arr_hot {
+	uint64_t start_tsc;
+	uint64_t rss_due;
+	int exact_time;
+} __attribute__((aligned(64)));
+extern struct arr_hot arr__hot ARR_HIDDEN;
 
 ARR_HIDDEN uint64_t *arr__rec_slow(unsigned words);
 
@@ -138,22 +150,11 @@ static inline void rec_commit(unsigned words)
 	__atomic_store_n(&arr__ts.buf->used, used, __ATOMIC_RELEASE);
 }
 
-static inline uint64_t rec_now(void) { return __rdtsc() - arr__start_tsc; }
+static inline uint64_t rec_now(void) { return __rdtsc() - arr__hot.start_tsc; }
 
 /* Every call reads the TSC once a second thread records (see rec_stamp). */
-extern int arr__exact_time ARR_HIDDEN;
 #define REC_STAMP_EVERY 16
 
-/*
- * RSS samples the hooks take when the flusher is late: the tick (rec_now())
- * from which a hook that reads the TSC takes the sample itself. UINT64_MAX
- * while sampling is off or not yet calibrated. Alone on its cache line: it is
- * written once a sample, read by every stamp.
- */
-struct arr_rss_due {
-	uint64_t tick;
-} __attribute__((aligned(64)));
-extern struct arr_rss_due arr__rss_due ARR_HIDDEN;
 ARR_HIDDEN void arr__rss_from_hook(uint64_t now);
 
 /*
@@ -167,13 +168,13 @@ ARR_HIDDEN void arr__rss_from_hook(uint64_t now);
  */
 static inline uint64_t rec_stamp(void)
 {
-	if (likely(!arr__exact_time) && arr__ts.skip) {
+	if (likely(!arr__hot.exact_time) && arr__ts.skip) {
 		arr__ts.skip--;
 		return arr__ts.last_t;
 	}
 	arr__ts.skip = REC_STAMP_EVERY - 1;
 	uint64_t t = rec_now();
-	if (unlikely(t >= __atomic_load_n(&arr__rss_due.tick, __ATOMIC_RELAXED)))
+	if (unlikely(t >= __atomic_load_n(&arr__hot.rss_due, __ATOMIC_RELAXED)))
 		arr__rss_from_hook(t);
 	return arr__ts.last_t = t;
 }
