@@ -150,7 +150,7 @@ long arr__encode_events(struct arr_encoder *enc, uint32_t tid, const uint64_t *w
 	while (i < nwords) {
 		uint64_t w0 = w[i];
 		unsigned op = ARR_RAW_OP(w0);
-		if (op == ARR_OP_EXEC && (i + 1 >= nwords || w[i + 1] > (uint64_t)(nwords - i) * 8))
+		if ((arr_op_facts(op) & ARR_OPF_STR) && (i + 1 >= nwords || w[i + 1] > (uint64_t)(nwords - i) * 8))
 			return ARR_EINVAL;
 		size_t words = arr__raw_words(w + i);
 		if (!words || i + words > nwords)
@@ -212,7 +212,8 @@ long arr__encode_events(struct arr_encoder *enc, uint32_t tid, const uint64_t *w
 		case ARR_OP_RSS:
 			c[ARR_COL_SIZE] = arr__put_uvarint(c[ARR_COL_SIZE], a[0]);
 			break;
-		case ARR_OP_EXEC: {
+		case ARR_OP_EXEC:
+		case ARR_OP_MARK: {
 			uint64_t len = a[0];
 			c[ARR_COL_BLOB] = arr__put_uvarint(c[ARR_COL_BLOB], len);
 			memcpy(c[ARR_COL_BLOB], a + 1, len);
@@ -327,7 +328,7 @@ long arr__encode_header(const struct arr_header_info *info, uint8_t *out, size_t
 	uint8_t *end = out + cap;
 	memcpy(out, ARR_MAGIC, ARR_MAGIC_LEN);
 	arr__put_u16(out + 8, ARR_TRACE_MAJOR);
-	arr__put_u16(out + 10, ARR_TRACE_MINOR);
+	arr__put_u16(out + 10, ARR_TRACE_MINOR_WRITTEN);
 	arr__put_u64(out + 16, info->features);
 	uint8_t *p = out + ARR_FILE_HDR_FIXED;
 	p = put_tlv_u64(p, end, ARR_META_PID, (uint64_t)info->pid);

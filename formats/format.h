@@ -20,6 +20,10 @@
 /* Feature bits (informational in v1.0; readers ignore unknown ones). */
 #define ARR_FEAT_TSC_CLOCK (1u << 0) /* timestamps came from the TSC */
 #define ARR_FEAT_CHILDREN (1u << 1)  /* children were recorded too */
+#define ARR_FEAT_MARKS (1u << 2)     /* mark events (op 21) may appear: format 1.1 */
+
+/* The minor version this writer puts in headers: 1.1 added mark events. */
+#define ARR_TRACE_MINOR_WRITTEN ARR_TRACE_MINOR
 
 /* Metadata keys: TLV = u16 key, u32 len, bytes. Unknown keys are skipped. */
 enum arr_meta_key {

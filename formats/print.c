@@ -177,6 +177,12 @@ int arr_event_fprint_json(FILE *f, const struct arr_event *ev)
 		if (ev->failed)
 			p = put_i64(put_str(p, ",\"err\":"), ev->err);
 		break;
+	case ARR_OP_MARK:
+		p = put_str(p, ",\"name\":");
+		fwrite(buf, 1, (size_t)(p - buf), f);
+		arr_json_fputs(f, ev->str ? ev->str : "");
+		p = buf;
+		break;
 	case ARR_OP_EXEC:
 		p = put_str(p, ",\"path\":");
 		fwrite(buf, 1, (size_t)(p - buf), f);
@@ -245,6 +251,7 @@ int arr_event_fprint_text(FILE *f, const struct arr_event *ev)
 		break;
 	case ARR_OP_FORK: p = put_i64(put_str(p, "child "), (int64_t)ev->ptr); break;
 	case ARR_OP_EXEC:
+	case ARR_OP_MARK:
 		fwrite(buf, 1, (size_t)(p - buf), f);
 		fputs(ev->str ? ev->str : "", f);
 		p = buf;

@@ -433,6 +433,7 @@ static const uint8_t op_cols[32] = {
 	[ARR_OP_FORK] = C_OK | C_PID,
 	[ARR_OP_EXEC] = C_OK | C_BLOB,
 	[ARR_OP_RSS] = C_OK | C_SIZE,
+	[ARR_OP_MARK] = C_OK | C_BLOB,
 };
 
 #define CORRUPT(what) fail(tr, ARR_ECORRUPT, ci->offset, "bad event data: %s", what)

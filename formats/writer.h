@@ -36,7 +36,7 @@
  *   thread_start, thread_exit    -
  *   fork                         child pid (as int64)
  *   rss                          bytes
- *   exec                         length, then the bytes padded to words
+ *   exec, mark                   length, then the bytes padded to words
  * A malloc is three words, a free two: the hot path stores little.
  */
 #define ARR_RAW_TMASK ((1ull << 56) - 1)

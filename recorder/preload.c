@@ -8,8 +8,10 @@
  * before anyone else can free it, and a free before anyone can get the block
  * back. While dlsym itself allocates, a small static arena serves it.
  */
+#define _GNU_SOURCE /* dladdr */
 #include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
 #include <spawn.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -70,6 +72,7 @@ static void resolve(void)
 	if (resolving)
 		return;
 	resolving = 1;
+	arr__rec_clock_start(); /* before the first stamp, see there */
 #define R(name) real.name = (__typeof__(real.name))dlsym(RTLD_NEXT, #name)
 	R(calloc);
 	R(free);
@@ -264,7 +267,150 @@ EXPORT size_t malloc_usable_size(void *p)
 	return real.malloc_usable_size(p);
 }
 
+/* allocrr_mark() of include/allocrr/mark.h finds this with dlsym. */
+EXPORT void allocrr_mark_impl(const char *name)
+{
+	int saved = errno;
+	if (ready())
+		arr__rec_mark(name);
+	errno = saved;
+}
+
 /* --- process events: fork, exec, _exit ------------------------------------ */
+
+/*
+ * The recorder in the environment of exec'd programs. A program may reset
+ * LD_PRELOAD for what it runs (`env LD_PRELOAD=libjemalloc.so.2 app`, a
+ * shell's `env -i`), which would leave its children unrecorded. At the start
+ * the recorder keeps its own library path and ALLOCRR_* settings; every exec
+ * and posix_spawn that is given an environment without them gets a copy with
+ * them put back: the library first in LD_PRELOAD (before what the program
+ * asked for, so the program's choice of malloc is what gets recorded), and
+ * each missing ALLOCRR_* variable as it was. What the program set itself is
+ * kept. The copy is built on the stack (a vfork child may be the caller).
+ */
+#define ENV_KEEP_MAX 24
+static struct {
+	char lib[PATH_MAX];
+	size_t lib_len;
+	char vars[4096];     /* "NAME=value\0" of each ALLOCRR_* variable */
+	const char *var[ENV_KEEP_MAX];
+	size_t name_len[ENV_KEEP_MAX];
+	int nvars;
+	int on;
+} envk;
+
+extern char **environ;
+
+static void env_capture(void)
+{
+	Dl_info info;
+	if (!dladdr((void *)env_capture, &info) || !info.dli_fname || info.dli_fname[0] != '/')
+		return;
+	size_t len = strlen(info.dli_fname);
+	if (len >= sizeof envk.lib)
+		return;
+	memcpy(envk.lib, info.dli_fname, len + 1);
+	envk.lib_len = len;
+	size_t used = 0;
+	for (char **e = environ; e && *e && envk.nvars < ENV_KEEP_MAX; e++) {
+		size_t n = strlen(*e);
+		const char *eq = strchr(*e, '=');
+		if (strncmp(*e, "ALLOCRR_", 8) || !eq || used + n + 1 > sizeof envk.vars)
+			continue;
+		memcpy(envk.vars + used, *e, n + 1);
+		envk.var[envk.nvars] = envk.vars + used;
+		envk.name_len[envk.nvars++] = (size_t)(eq - *e) + 1; /* with the '=' */
+		used += n + 1;
+	}
+	const char *nc = getenv("ALLOCRR_NO_CHILDREN");
+	envk.on = !(nc && !strcmp(nc, "1")) && !getenv("ALLOCRR_DISABLE");
+}
+
+/* Does LD_PRELOAD's value (after "LD_PRELOAD=") name our library? */
+static int preload_has_lib(const char *v)
+{
+	while (*v) {
+		size_t n = strcspn(v, ": ");
+		if (n == envk.lib_len && !memcmp(v, envk.lib, n))
+			return 1;
+		v += n;
+		v += *v != 0;
+	}
+	return 0;
+}
+
+static int env_find(char *const envp[], const char *name, size_t len)
+{
+	for (int i = 0; envp && envp[i]; i++)
+		if (!strncmp(envp[i], name, len))
+			return i;
+	return -1;
+}
+
+/* Whether envp needs the recorder put back; if so the sizes of the copy:
+ * *n pointers and *bytes of strings. */
+static int env_plan(char *const envp[], size_t *n, size_t *bytes)
+{
+	if (!envk.on || !envk.lib_len)
+		return 0;
+	size_t count = 0;
+	while (envp && envp[count])
+		count++;
+	int need = 0;
+	int pre = env_find(envp, "LD_PRELOAD=", 11);
+	if (pre < 0 || !preload_has_lib(envp[pre] + 11)) {
+		need = 1;
+		*bytes = 11 + envk.lib_len + 1 + (pre >= 0 ? strlen(envp[pre] + 11) : 0) + 1;
+	} else {
+		*bytes = 1;
+	}
+	for (int i = 0; i < envk.nvars; i++)
+		need |= env_find(envp, envk.var[i], envk.name_len[i]) < 0;
+	*n = count + (size_t)envk.nvars + 2;
+	return need;
+}
+
+static char *const *env_build(char *const envp[], char **v, char *s)
+{
+	size_t k = 0;
+	int pre = env_find(envp, "LD_PRELOAD=", 11), replaced = 0;
+	if (pre < 0 || !preload_has_lib(envp[pre] + 11)) {
+		replaced = 1;
+		const char *old = pre >= 0 ? envp[pre] + 11 : "";
+		size_t ol = strlen(old);
+		memcpy(s, "LD_PRELOAD=", 11);
+		memcpy(s + 11, envk.lib, envk.lib_len);
+		size_t at = 11 + envk.lib_len;
+		if (ol)
+			s[at++] = ':';
+		memcpy(s + at, old, ol + 1);
+		v[k++] = s;
+	}
+	for (int i = 0; envp && envp[i]; i++)
+		if (i != pre || !replaced)
+			v[k++] = envp[i];
+	for (int i = 0; i < envk.nvars; i++)
+		if (env_find(envp, envk.var[i], envk.name_len[i]) < 0)
+			v[k++] = (char *)envk.var[i];
+	v[k] = NULL;
+	return v;
+}
+
+/* Run stmt with `env`: envp, or the copy with the recorder put back. */
+#define WITH_RECORDER_ENV(envp, stmt)                                         \
+	do {                                                                  \
+		size_t n_ = 0, b_ = 0;                                        \
+		if (env_plan((envp), &n_, &b_)) {                             \
+			char *v_[n_];                                         \
+			char s_[b_];                                          \
+			char *const *env = env_build((envp), v_, s_);         \
+			stmt;                                                 \
+		} else {                                                      \
+			char *const *env = (envp);                            \
+			stmt;                                                 \
+		}                                                             \
+	} while (0)
 
 #define NEXT(type, name, ...)                                                 \
 	static type (*next_##name)(__VA_ARGS__);                              \
@@ -312,7 +458,8 @@ EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
 	NEXT(int, execve, const char *, char *const *, char *const *);
 	arr__rec_exec(path);
-	int rc = next_execve(path, argv, envp);
+	int rc;
+	WITH_RECORDER_ENV(envp, rc = next_execve(path, argv, env));
 	int err = errno;
 	arr__rec_exec_failed(path, err);
 	errno = err;
@@ -321,9 +468,10 @@ EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 
 EXPORT int execv(const char *path, char *const argv[])
 {
-	NEXT(int, execv, const char *, char *const *);
+	NEXT(int, execve, const char *, char *const *, char *const *);
 	arr__rec_exec(path);
-	int rc = next_execv(path, argv);
+	int rc;
+	WITH_RECORDER_ENV(environ, rc = next_execve(path, argv, env));
 	int err = errno;
 	arr__rec_exec_failed(path, err);
 	errno = err;
@@ -332,9 +480,10 @@ EXPORT int execv(const char *path, char *const argv[])
 
 EXPORT int execvp(const char *file, char *const argv[])
 {
-	NEXT(int, execvp, const char *, char *const *);
+	NEXT(int, execvpe, const char *, char *const *, char *const *);
 	arr__rec_exec(file);
-	int rc = next_execvp(file, argv);
+	int rc;
+	WITH_RECORDER_ENV(environ, rc = next_execvpe(file, argv, env));
 	int err = errno;
 	arr__rec_exec_failed(file, err);
 	errno = err;
@@ -345,7 +494,8 @@ EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
 	NEXT(int, execvpe, const char *, char *const *, char *const *);
 	arr__rec_exec(file);
-	int rc = next_execvpe(file, argv, envp);
+	int rc;
+	WITH_RECORDER_ENV(envp, rc = next_execvpe(file, argv, env));
 	int err = errno;
 	arr__rec_exec_failed(file, err);
 	errno = err;
@@ -356,12 +506,82 @@ EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
 	NEXT(int, fexecve, int, char *const *, char *const *);
 	arr__rec_exec("(fexecve)");
-	int rc = next_fexecve(fd, argv, envp);
+	int rc;
+	WITH_RECORDER_ENV(envp, rc = next_fexecve(fd, argv, env));
 	int err = errno;
 	arr__rec_exec_failed("(fexecve)", err);
 	errno = err;
 	return rc;
 }
+
+EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
+			const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+	NEXT(int, posix_spawn, pid_t *, const char *, const posix_spawn_file_actions_t *,
+	     const posix_spawnattr_t *, char *const *, char *const *);
+	int rc;
+	WITH_RECORDER_ENV(envp, rc = next_posix_spawn(pid, path, fa, attr, argv, env));
+	return rc;
+}
+
+EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
+			const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+	NEXT(int, posix_spawnp, pid_t *, const char *, const posix_spawn_file_actions_t *,
+	     const posix_spawnattr_t *, char *const *, char *const *);
+	int rc;
+	WITH_RECORDER_ENV(envp, rc = next_posix_spawnp(pid, file, fa, attr, argv, env));
+	return rc;
+}
+
+/*
+ * dlopen: a library opened with RTLD_DEEPBIND binds its own malloc and free
+ * calls to libc before the global scope, where the recorder is: they bypass
+ * the hooks, and its blocks then look like frees of unknown addresses. Say
+ * so, once. The hook must not change what dlopen does, and dlopen depends on
+ * its caller (the caller's RUNPATH and $ORIGIN, its namespace: glibc takes
+ * the return address), so it is an assembly trampoline: check the flag,
+ * then jump -- not call -- to the real dlopen with the caller's return
+ * address still on the stack.
+ */
+ARR_HIDDEN __attribute__((used)) void *arr__dlopen_check(const char *file, int mode)
+{
+	static void *(*next)(const char *, int);
+	static int warned;
+	int saved = errno;
+	if (!next)
+		next = (void *(*)(const char *, int))next_symbol("dlopen");
+	if ((mode & RTLD_DEEPBIND) && !__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED) &&
+	    arr__rec_owns_process() && envk.lib_len) {
+		char line[PATH_MAX + 200];
+		int n = snprintf(line, sizeof line,
+				 "allocrr: %s is opened with RTLD_DEEPBIND: its own allocation calls bypass the "
+				 "recorder and are not recorded\n",
+				 file ? file : "(main program)");
+		if (n > 0 && write(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1) < 0)
+			(void)0;
+	}
+	errno = saved;
+	return (void *)next;
+}
+
+__asm__(".text\n"
+	".globl dlopen\n"
+	".type dlopen, @function\n"
+	"dlopen:\n"
+	"	push %rdi\n"
+	"	push %rsi\n"
+	"	sub $8, %rsp\n" /* 16-byte aligned for the call */
+	"	call arr__dlopen_check\n"
+	"	add $8, %rsp\n"
+	"	pop %rsi\n"
+	"	pop %rdi\n"
+	"	test %rax, %rax\n"
+	"	jz 1f\n"
+	"	jmp *%rax\n"
+	"1:	xor %eax, %eax\n" /* no dlopen found: fail as dlopen fails */
+	"	ret\n"
+	".size dlopen, .-dlopen\n");
 
 /* The execl family is variadic: gather the arguments, then use the above. */
 #define GATHER_ARGS(arg0, ap, argv, extra)                                    \
@@ -402,9 +622,10 @@ EXPORT int execle(const char *path, const char *arg0, ...)
 
 __attribute__((constructor)) static void rec_ctor(void)
 {
+	env_capture();
 	/* Make sure the top process opens its trace even if it never allocates. */
-	if (ready() && arr__ts.mode == MODE_NEW) {
-		uint64_t *w = rec_begin(2);
-		(void)w; /* registration alone records thread_start; nothing else */
+	if (ready() && arr__ts.mode == MODE_NEW && rec_enter()) {
+		(void)arr__rec_slow(1); /* registration alone records thread_start; nothing else */
+		rec_leave();
 	}
 }

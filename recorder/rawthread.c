@@ -17,7 +17,12 @@
  * What it may do is limited accordingly (see record.c, flusher_main): no
  * malloc (glibc would take no lock, believing itself alone), no glibc
  * locks shared with the program, no thread-aware glibc calls; all signals
- * blocked. The program may still create threads of its own: glibc then
+ * blocked. It has a file table of its own (no CLONE_FILES), a copy of its
+ * creator's at the start: what the program does to its fds cannot close
+ * the recorder's, and what the recorder opens never takes a number the
+ * program would have got. The thread closes the copies it does not need
+ * (record.c), so that a pipe the program closes still reaches EOF.
+ * The program may still create threads of its own: glibc then
  * becomes multi-threaded as usual and nothing here changes.
  */
 #define _GNU_SOURCE
@@ -79,7 +84,7 @@ int arr__raw_thread_start(struct arr_raw_thread *t, int (*fn)(void *), void *arg
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old); /* the new thread inherits this mask */
 	int tid = clone(fn, stack_top,
-			CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM |
+			CLONE_VM | CLONE_FS | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM |
 				CLONE_SETTLS,
 			arg, NULL, tcb, NULL);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);

@@ -3,7 +3,8 @@
  * of a recording (see recorder.h for the vocabulary).
  *
  * Locks: g.wlock (encoder and file) is always taken before g.lock (queue,
- * free list, registry). The hot path takes neither: a thread takes g.lock
+ * free list, registry); g.rsslock (who samples RSS), when held, between the
+ * two. The hot path takes neither: a thread takes g.lock
  * once per full buffer, to queue it and take another. Both are sync.h's
  * futex locks, not pthread mutexes: the flusher is a thread glibc does not
  * know about (rawthread.c).
@@ -19,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -30,15 +32,14 @@
 #include "recorder.h"
 #include "sync.h"
 
-#define ARR_HIGH_FD 900 /* where the trace's fd moves, away from the program's */
+#define ARR_HIGH_FD 1000 /* where the recorder's fds move, away from the program's */
 
 #ifndef ALLOCRR_VERSION
 #define ALLOCRR_VERSION "0.0.0"
 #endif
 
 __thread struct tstate arr__ts __attribute__((tls_model("initial-exec")));
-uint64_t arr__start_tsc;
-int arr__exact_time;
+struct arr_hot arr__hot = {.rss_due = UINT64_MAX};
 
 static struct {
 	int diag_stale_time, diag_no_encode; /* stay 0 without ALLOCRR_DIAG_KNOBS */
@@ -59,9 +60,14 @@ static struct {
 	char path[PATH_MAX + 32];
 	char parent_trace[PATH_MAX + 32];
 	int root, is_fork_child, no_children;
-	int fd; /* -1 until the first write */
-	dev_t fd_dev; /* what fd must still be, see guard_fd() */
+	int created; /* the trace file exists (open_output() succeeded) */
+	/* The trace and /proc/self/statm, in the program's file table [0] and
+	 * in the flusher's [1] (see my_fds()); -1 where not open. */
+	int tfd[2], sfd[2];
+	dev_t fd_dev; /* what tfd must still be, see guard_fd() */
 	ino_t fd_ino;
+	dev_t statm_dev;
+	ino_t statm_ino;
 	int failed;
 	pid_t pid;
 	int zlevel, cur_level;
@@ -71,9 +77,10 @@ static struct {
 	uint8_t *out;
 	size_t out_cap;
 	uint64_t events_written;
+	uint64_t dropped; /* calls of signal handlers not recorded, see rec_enter() */
 	int exit_hooked;
 
-	/* time: ns = (tsc - arr__start_tsc) * ns_per_tick */
+	/* time: ns = (tsc - arr__hot.start_tsc) * ns_per_tick */
 	uint64_t cal_tsc, cal_mono; /* calibration base */
 	uint64_t start_mono, start_real;
 	double ns_per_tick; /* 0 until calibrated */
@@ -83,10 +90,15 @@ static struct {
 	struct arr_raw_thread flusher;
 	uint64_t rss_interval_ns;
 	struct tbuf *rssbuf;
+	struct xlock rsslock; /* who samples: the flusher or one hook */
+	uint64_t rss_last;    /* tick of the last sample */
+	uint64_t rss_ticks;   /* the interval in ticks, once calibrated */
 	long page_size;
 } g = {
-	.fd = -1,
+	.tfd = {-1, -1},
+	.sfd = {-1, -1},
 };
+
 
 static uint64_t mono_ns(void)
 {
@@ -253,27 +265,45 @@ static uint64_t tsc_to_ns(uint64_t ticks)
 
 /* --- output -------------------------------------------------------------- */
 
-/* Programs close fds they did not open (daemons, shells before exec) and
- * reuse the numbers: keep the trace on a high fd, and before each write make
- * sure the fd is still our file, reopening it by name if it is not. */
+/*
+ * The recorder's fds. The flusher has a file table of its own (rawthread.c):
+ * the program cannot close its fds, and its opens take no number from the
+ * program. The program's threads write too (a full queue, the final flush),
+ * and sample RSS when the flusher is late, with fds in the program's table:
+ * those live at ARR_HIGH_FD or above, out of the way of the lowest-free-fd
+ * rule, and are checked (fstat) before each use, since programs close fds
+ * they did not open (daemons, shells, close_range()) and reuse the numbers.
+ */
+static int table(void) { return arr__ts.flusher; }
+
+/* fd moved to ARR_HIGH_FD or above (where RLIMIT_NOFILE allows it). */
+static int move_high(int fd)
+{
+	if (fd < 0 || fd >= ARR_HIGH_FD)
+		return fd;
+	int high = fcntl(fd, F_DUPFD_CLOEXEC, ARR_HIGH_FD);
+	if (high < 0)
+		return fd;
+	close(fd);
+	return high;
+}
+
+/* Make sure this table's trace fd is still our file, reopening it by name
+ * if it is not (the old number belongs to the program now: leave it). */
 static int guard_fd(void)
 {
 	struct stat st;
-	if (fstat(g.fd, &st) == 0 && st.st_dev == g.fd_dev && st.st_ino == g.fd_ino)
+	int *fd = &g.tfd[table()];
+	if (*fd >= 0 && fstat(*fd, &st) == 0 && st.st_dev == g.fd_dev && st.st_ino == g.fd_ino)
 		return 0;
-	int fd = open(g.path, O_WRONLY | O_APPEND | O_CLOEXEC);
-	if (fd < 0)
+	int nfd = open(g.path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	if (nfd < 0)
 		return -errno;
-	if (fstat(fd, &st) < 0 || st.st_dev != g.fd_dev || st.st_ino != g.fd_ino) {
-		close(fd);
+	if (fstat(nfd, &st) < 0 || st.st_dev != g.fd_dev || st.st_ino != g.fd_ino) {
+		close(nfd);
 		return -ESTALE;
 	}
-	int high = fcntl(fd, F_DUPFD_CLOEXEC, ARR_HIGH_FD);
-	if (high >= 0) {
-		close(fd);
-		fd = high;
-	}
-	g.fd = fd; /* the old number belongs to the program now: leave it alone */
+	*fd = move_high(nfd);
 	return 0;
 }
 
@@ -283,7 +313,7 @@ static int write_all(const uint8_t *p, size_t n)
 	if (rc)
 		return rc;
 	while (n) {
-		ssize_t w = write(g.fd, p, n);
+		ssize_t w = write(g.tfd[table()], p, n);
 		if (w < 0) {
 			if (errno == EINTR)
 				continue;
@@ -304,6 +334,7 @@ static void recording_failed(const char *what, int err)
 	}
 	g.failed = 1;
 	g.enabled = 0;
+	__atomic_store_n(&arr__hot.rss_due, UINT64_MAX, __ATOMIC_RELAXED);
 }
 
 static size_t read_file(const char *path, char *buf, size_t cap)
@@ -321,37 +352,39 @@ static size_t read_file(const char *path, char *buf, size_t cap)
 
 static int open_output(void)
 {
-	int flags = O_WRONLY | O_CREAT | O_CLOEXEC | O_EXCL;
+	/* O_APPEND: the flusher and the program's threads write through
+	 * different descriptions (their own file tables, and reopened fds), each
+	 * under g.wlock; appending keeps them from writing at stale offsets. */
+	int flags = O_WRONLY | O_CREAT | O_CLOEXEC | O_EXCL | O_APPEND;
+	int fd = -1;
 	if (g.root) {
 		snprintf(g.path, sizeof g.path, "%s", g.output);
 		/* Without the CLI (no ALLOCRR_ROOT_PID) the top process overwrites. */
-		g.fd = open(g.path, getenv("ALLOCRR_ROOT_PID") ? flags : (flags & ~O_EXCL) | O_TRUNC, 0644);
+		fd = open(g.path, getenv("ALLOCRR_ROOT_PID") ? flags : (flags & ~O_EXCL) | O_TRUNC, 0644);
 	}
-	for (int n = 1; g.fd < 0 && n < 1000; n++) {
+	for (int n = 1; fd < 0 && n < 1000; n++) {
 		if (g.root && errno != EEXIST)
 			break;
 		if (n == 1)
 			snprintf(g.path, sizeof g.path, "%s.%d", g.output, (int)g.pid);
 		else
 			snprintf(g.path, sizeof g.path, "%s.%d.%d", g.output, (int)g.pid, n);
-		g.fd = open(g.path, flags, 0644);
-		if (g.fd < 0 && errno != EEXIST)
+		fd = open(g.path, flags, 0644);
+		if (fd < 0 && errno != EEXIST)
 			break;
 	}
-	if (g.fd < 0) {
+	if (fd < 0) {
 		recording_failed("cannot create trace", errno);
 		return -1;
 	}
-	int high = fcntl(g.fd, F_DUPFD_CLOEXEC, ARR_HIGH_FD);
-	if (high >= 0) {
-		close(g.fd);
-		g.fd = high;
-	}
+	fd = move_high(fd);
 	struct stat st;
-	if (fstat(g.fd, &st) == 0) {
+	if (fstat(fd, &st) == 0) {
 		g.fd_dev = st.st_dev;
 		g.fd_ino = st.st_ino;
 	}
+	g.tfd[table()] = fd;
+	g.created = 1;
 	/* Metadata: cmdline and exe from /proc, read without the program's heap. */
 	size_t cap = 64 * 1024;
 	char *argv = map(cap, NULL), exe[PATH_MAX] = "";
@@ -369,7 +402,7 @@ static int open_output(void)
 		.monotonic_ns = g.start_mono,
 		.page_size = (uint64_t)g.page_size,
 		.time_unit_ns = g.time_unit,
-		.features = ARR_FEAT_TSC_CLOCK | (g.no_children ? 0 : ARR_FEAT_CHILDREN),
+		.features = ARR_FEAT_TSC_CLOCK | ARR_FEAT_MARKS | (g.no_children ? 0 : ARR_FEAT_CHILDREN),
 		.exe = exe,
 		.libc = libc,
 		.recorder = recorder,
@@ -408,7 +441,7 @@ static int output_ready(void)
 		g.enc_ready = 1;
 		g.cur_level = g.zlevel;
 	}
-	if (g.fd < 0 && open_output() < 0)
+	if (!g.created && open_output() < 0)
 		return -1;
 	return 0;
 }
@@ -487,41 +520,99 @@ static void drain_queue(void)
 
 /* --- the flusher thread -------------------------------------------------- */
 
-static void sample_rss(void)
+/*
+ * RSS samples. The flusher takes one every --rss-interval; when it is late
+ * (the program keeps every core busy and the flusher gets no CPU), the
+ * program's own threads take it: a hook that reads the TSC anyway compares
+ * the reading with arr__hot.rss_due (the last sample plus 1.25 intervals) and
+ * the first to get g.rsslock samples. So the interval stays within 1.25x of
+ * the setting whoever is starved. g.rsslock decides who writes g.rssbuf.
+ */
+
+/* This table's fd of /proc/self/statm, or -1. Only the flusher, whose
+ * table is its own, opens it afresh; a program thread uses the one opened
+ * when recording started (start_flusher), while it is still ours. */
+static int statm_fd(void)
 {
-	/* Opened each time: a kept fd could be closed and reused by the program. */
-	char buf[128];
-	int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return;
-	buf[n] = 0;
-	char *p = strchr(buf, ' ');
-	if (!p)
-		return;
-	uint64_t rss = strtoull(p + 1, NULL, 10) * (uint64_t)g.page_size;
-	struct tbuf *b = g.rssbuf;
-	if (b->used + 2 > b->cap) {
-		xlock(&g.lock);
-		struct tbuf *nb = buf_get_locked();
-		if (nb) {
-			nb->tid = 0;
-			reg_del_locked(b);
-			reg_add_locked(nb);
-			queue_push_locked(b);
-			g.rssbuf = b = nb;
-		}
-		xunlock(&g.lock);
-		if (!nb)
-			return;
+	struct stat st;
+	int *fd = &g.sfd[table()];
+	if (*fd >= 0 && fstat(*fd, &st) == 0 && st.st_dev == g.statm_dev && st.st_ino == g.statm_ino)
+		return *fd;
+	if (!table() && *fd >= 0)
+		return *fd = -1; /* closed by the program: no open from a hook */
+	int nfd = move_high(open("/proc/self/statm", O_RDONLY | O_CLOEXEC));
+	if (nfd < 0 || fstat(nfd, &st) < 0) {
+		if (nfd >= 0)
+			close(nfd);
+		return -1;
 	}
-	uint64_t *w = b->w + b->used;
-	w[0] = ARR_RAW_W0(ARR_OP_RSS, 0, rec_now());
-	w[1] = rss;
-	__atomic_store_n(&b->used, b->used + 2, __ATOMIC_RELEASE);
+	g.statm_dev = st.st_dev;
+	g.statm_ino = st.st_ino;
+	return *fd = nfd;
+}
+
+/* Resident bytes, or 0: the second field of statm, parsed by hand (a hook
+ * may run in a signal handler). */
+static uint64_t read_rss(void)
+{
+	int fd = statm_fd();
+	char buf[128];
+	ssize_t n = fd >= 0 ? pread(fd, buf, sizeof buf - 1, 0) : -1;
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	const char *p = buf;
+	while (*p && *p != ' ')
+		p++;
+	uint64_t pages = 0;
+	for (p++; *p >= '0' && *p <= '9'; p++)
+		pages = pages * 10 + (uint64_t)(*p - '0');
+	return pages * (uint64_t)g.page_size;
+}
+
+/* Take a sample stamped `now` (ticks); g.rsslock held. A hook only tries
+ * g.lock: it may be in a signal handler that interrupted its holder. */
+static void sample_rss(uint64_t now, int from_hook)
+{
+	uint64_t rss = read_rss();
+	struct tbuf *b = g.rssbuf;
+	if (rss && b && b->used + 2 > b->cap) {
+		if (from_hook ? xtrylock(&g.lock) : (xlock(&g.lock), 0)) {
+			b = NULL;
+		} else {
+			struct tbuf *nb = buf_get_locked();
+			if (nb) {
+				nb->tid = 0;
+				reg_del_locked(b);
+				reg_add_locked(nb);
+				queue_push_locked(b);
+				g.rssbuf = nb;
+			}
+			b = nb;
+			xunlock(&g.lock);
+		}
+	}
+	if (rss && b) {
+		uint64_t *w = b->w + b->used;
+		w[0] = ARR_RAW_W0(ARR_OP_RSS, 0, now);
+		w[1] = rss;
+		__atomic_store_n(&b->used, b->used + 2, __ATOMIC_RELEASE);
+	}
+	/* Even a failed read moves the deadline: hooks must not retry each call. */
+	__atomic_store_n(&g.rss_last, now, __ATOMIC_RELAXED);
+	if (g.rss_ticks && g.enabled)
+		__atomic_store_n(&arr__hot.rss_due, now + g.rss_ticks + g.rss_ticks / 4, __ATOMIC_RELAXED);
+}
+
+void arr__rss_from_hook(uint64_t now)
+{
+	int saved = errno;
+	if (xtrylock(&g.rsslock) == 0) {
+		if (now >= __atomic_load_n(&arr__hot.rss_due, __ATOMIC_RELAXED) && g.enabled)
+			sample_rss(now, 1);
+		xunlock(&g.rsslock);
+	}
+	errno = saved;
 }
 
 /* Dangling buffers of threads that are gone: write and recycle them. */
@@ -554,20 +645,66 @@ static void reap_dangling(void)
  * snprintf/strtoull (locale from the TLS copy), strerrordesc_np (no
  * translation, no allocation), zstd with the recorder's mmap allocator.
  */
+/* The flusher's copy of the program's file table: keep the trace's fd,
+ * close the rest (a pipe the program closes must reach EOF) but stderr when
+ * it is a terminal or a file, where the recorder's one line may go. */
+static void close_span(unsigned lo, unsigned hi)
+{
+	if (lo > hi || syscall(SYS_close_range, lo, hi, 0) == 0)
+		return;
+	struct rlimit rl;
+	unsigned max = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 65536 ? (unsigned)rl.rlim_cur : 65536;
+	for (unsigned i = lo; i <= hi && i < max; i++)
+		close((int)i);
+}
+
+static void flusher_own_fds(void)
+{
+	struct stat st;
+	int err = fstat(2, &st) == 0 && !S_ISFIFO(st.st_mode) && !S_ISSOCK(st.st_mode) ? 2 : -1;
+	int keep[2] = {err, g.tfd[0]};
+	if (keep[1] >= 0 && keep[1] < keep[0]) {
+		keep[1] = keep[0];
+		keep[0] = g.tfd[0];
+	}
+	unsigned lo = 0;
+	for (int i = 0; i < 2; i++) {
+		if (keep[i] < 0 || (unsigned)keep[i] < lo)
+			continue;
+		if ((unsigned)keep[i] > lo)
+			close_span(lo, (unsigned)keep[i] - 1);
+		lo = (unsigned)keep[i] + 1;
+	}
+	close_span(lo, ~0u);
+	g.tfd[1] = g.tfd[0];
+}
+
 static int flusher_main(void *arg)
 {
 	(void)arg;
 	arr__ts.buf = NULL; /* the copy of the creator's state is not ours */
+	arr__ts.flusher = 1;
 	ts_set(MODE_BUSY);
-	uint64_t next_tick = mono_ns() + g.rss_interval_ns;
-	if (g.rss_interval_ns)
-		sample_rss();
+	flusher_own_fds();
+	if (g.rss_interval_ns) {
+		xlock(&g.wlock);
+		calibrate();
+		xunlock(&g.wlock);
+		g.rss_ticks = (uint64_t)((double)g.rss_interval_ns / g.ns_per_tick);
+		xlock(&g.rsslock);
+		sample_rss(rec_now(), 0);
+		xunlock(&g.rsslock);
+	}
+	uint64_t next_reap = mono_ns() + 10000000u;
 	xlock(&g.lock);
 	int active = 0; /* the last wakeup found buffers queued */
 	for (;;) { /* until the process ends */
 		if (!g.qhead) {
-			uint64_t now = mono_ns();
-			uint64_t wake = g.rss_interval_ns ? next_tick : now + 100000000u;
+			uint64_t now = mono_ns(), wake = now + 100000000u;
+			if (g.rss_interval_ns) {
+				uint64_t t = rec_now(), due = __atomic_load_n(&g.rss_last, __ATOMIC_RELAXED) + g.rss_ticks;
+				wake = now + (due > t ? (uint64_t)((double)(due - t) * g.ns_per_tick) : 0);
+			}
 			if (active && now + FLUSH_POLL_NS < wake)
 				wake = now + FLUSH_POLL_NS;
 			g.polling = active;
@@ -576,12 +713,21 @@ static int flusher_main(void *arg)
 		}
 		active = g.qhead != NULL;
 		xunlock(&g.lock);
+		if (g.rss_interval_ns) {
+			/* A hook may have sampled a moment ago: not again so soon. */
+			uint64_t t = rec_now();
+			if (t - __atomic_load_n(&g.rss_last, __ATOMIC_RELAXED) >= g.rss_ticks - g.rss_ticks / 8) {
+				xlock(&g.rsslock);
+				t = rec_now();
+				if (t - g.rss_last >= g.rss_ticks - g.rss_ticks / 8)
+					sample_rss(t, 0);
+				xunlock(&g.rsslock);
+			}
+		}
 		uint64_t now = mono_ns();
-		if (g.rss_interval_ns && now >= next_tick) {
-			sample_rss();
+		if (now >= next_reap) {
 			reap_dangling();
-			while (next_tick <= now)
-				next_tick += g.rss_interval_ns;
+			next_reap = now + 10000000u;
 		}
 		drain_queue();
 		xlock(&g.lock);
@@ -610,6 +756,8 @@ static void start_flusher(void)
 			g.rss_interval_ns = 0;
 	}
 	int saved = errno;
+	if (g.rss_interval_ns)
+		statm_fd(); /* the program's threads' fd, for the samples they take */
 	if (arr__raw_thread_start(&g.flusher, flusher_main, NULL, 512 * 1024) == 0)
 		g.flusher_running = 1;
 	errno = saved;
@@ -658,7 +806,18 @@ void arr__rec_thread_exit(void)
 static uint32_t gettid_raw(void) { return (uint32_t)syscall(SYS_gettid); }
 
 /* First call of a thread: give it a buffer and record its start. */
+static void thread_register_calls(void);
+
+/* The libc calls of registration (atexit, pthread_atfork, TSD) allocate:
+ * the recorder's own calls, not the program's. */
 static void thread_register(void)
+{
+	arr__ts.internal = 1;
+	thread_register_calls();
+	arr__ts.internal = 0;
+}
+
+static void thread_register_calls(void)
 {
 	arr__rec_init();
 	if (!g.enabled) {
@@ -669,7 +828,7 @@ static void thread_register(void)
 	arr__ts.tid = gettid_raw();
 	xlock(&g.lock);
 	if (++g.nthreads > 1 && !g.diag_stale_time) /* before this thread's first event: see rec_stamp() */
-		__atomic_store_n(&arr__exact_time, 1, __ATOMIC_RELEASE);
+		__atomic_store_n(&arr__hot.exact_time, 1, __ATOMIC_RELEASE);
 	struct tbuf *b = buf_get_locked();
 	if (!b && (b = buf_new(g.buf_words))) /* over budget beats losing events */
 		g.nbufs++;
@@ -757,6 +916,11 @@ static void dangling_start(void)
 	xunlock(&g.lock);
 	arr__ts.buf = b;
 	ts_set(MODE_ACTIVE);
+}
+
+void arr__rec_dropped(void)
+{
+	__atomic_fetch_add(&g.dropped, 1, __ATOMIC_RELAXED);
 }
 
 uint64_t *arr__rec_slow(unsigned words)
@@ -847,6 +1011,27 @@ static void install_signal_handlers(void)
 	}
 }
 
+/*
+ * The trace's time origin. Hooks stamp a call before they record it, so the
+ * origin must exist before the first stamp of the process: the first hook
+ * call sets it (preload.c's resolve()), which may come long before
+ * arr__rec_init() -- another preloaded or linked allocator (jemalloc) calls
+ * malloc from its constructor, before ours. A stamp taken against origin 0
+ * would be the raw TSC (the machine's uptime) and, the encoder keeping a
+ * thread's time monotonic, every later call of that thread would carry it.
+ */
+void arr__rec_clock_start(void)
+{
+	if (arr__hot.start_tsc)
+		return;
+	clock_pair(&g.cal_tsc, &g.cal_mono);
+	g.start_mono = g.cal_mono;
+	struct timespec rt;
+	clock_gettime(CLOCK_REALTIME, &rt);
+	g.start_real = (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec;
+	__atomic_store_n(&arr__hot.start_tsc, g.cal_tsc, __ATOMIC_RELEASE);
+}
+
 void arr__rec_init(void)
 {
 	if (g.initialized)
@@ -865,7 +1050,7 @@ void arr__rec_init(void)
 	g.zlevel = env_int("ALLOCRR_ZSTD_LEVEL", 1, -5, 19);
 	g.buf_words = (size_t)env_int("ALLOCRR_BUFFER_KB", 256, 16, 65536) * 1024 / 8;
 	g.maxbufs = 32;
-	arr__exact_time = env_int("ALLOCRR_EXACT_TIME", 0, 0, 1);
+	arr__hot.exact_time = env_int("ALLOCRR_EXACT_TIME", 0, 0, 1);
 #ifdef ALLOCRR_DIAG_KNOBS
 	g.diag_stale_time = env_int("ALLOCRR_DIAG_STALE_TIME", 0, 0, 1);
 	g.diag_no_encode = env_int("ALLOCRR_DIAG_NO_ENCODE", 0, 0, 1);
@@ -873,12 +1058,7 @@ void arr__rec_init(void)
 	const char *root = getenv("ALLOCRR_ROOT_PID");
 	g.root = root ? atoi(root) == g.pid : !written_by_ancestor(g.output);
 	g.enabled = !(g.no_children && !g.root) && !getenv("ALLOCRR_DISABLE");
-	clock_pair(&g.cal_tsc, &g.cal_mono);
-	arr__start_tsc = g.cal_tsc;
-	g.start_mono = g.cal_mono;
-	struct timespec rt;
-	clock_gettime(CLOCK_REALTIME, &rt);
-	g.start_real = (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec;
+	arr__rec_clock_start();
 	if (g.enabled) {
 		pthread_key_create(&g.key, key_destructor);
 		pthread_atfork(arr__rec_fork_prepare, arr__rec_fork_parent, arr__rec_fork_child);
@@ -940,11 +1120,17 @@ void arr__final_flush(unsigned reason, int status)
 	int patient = reason != ARR_END_SIGNAL;
 	if (lock_for_flush(&g.wlock, patient) < 0)
 		goto out;
+	/* No RSS sample after the END's time (the order of locks: wlock,
+	 * rsslock, lock). A sampler stuck in an interrupted hook is not waited for. */
+	int rss_locked = lock_for_flush(&g.rsslock, 0) == 0;
 	if (lock_for_flush(&g.lock, patient) < 0) {
+		if (rss_locked)
+			xunlock(&g.rsslock);
 		xunlock(&g.wlock);
 		goto out;
 	}
-	if (g.finished || (g.fd < 0 && g.is_fork_child && !pending_calls()))
+	uint64_t end_t = rec_now(); /* when the process ended, not when its writing did */
+	if (g.finished || (!g.created && g.is_fork_child && !pending_calls()))
 		goto unlock;
 	struct tbuf *q = queue_take_all_locked();
 	for (struct tbuf *b = q; b; b = b->next)
@@ -959,14 +1145,23 @@ void arr__final_flush(unsigned reason, int status)
 	if (output_ready() == 0) {
 		calibrate();
 		uint8_t end[ARR_CHUNK_PREFIX + ARR_END_BODY];
-		size_t n = arr__encode_end(end, reason, status, tsc_to_ns(rec_now()), g.events_written);
+		size_t n = arr__encode_end(end, reason, status, tsc_to_ns(end_t), g.events_written);
 		int rc = write_all(end, n);
 		if (rc)
 			recording_failed("cannot write trace", -rc);
 		g.finished = 1;
+		uint64_t dropped = __atomic_load_n(&g.dropped, __ATOMIC_RELAXED);
+		if (dropped) {
+			char msg[64];
+			snprintf(msg, sizeof msg, "%llu", (unsigned long long)dropped);
+			say(msg, " calls made in signal handlers while the recorder was busy in the same "
+				 "thread were not recorded in ", g.path);
+		}
 	}
 unlock:
 	xunlock(&g.lock);
+	if (rss_locked)
+		xunlock(&g.rsslock);
 	xunlock(&g.wlock);
 out:
 	ts_set(mode);
@@ -976,9 +1171,13 @@ void arr__rec_event(unsigned op, uint64_t t, unsigned failed, int err, unsigned 
 		    uint64_t a1, uint64_t a2, uint64_t a3)
 {
 	unsigned n = 1 + nargs + failed;
-	uint64_t *w = rec_begin(n);
-	if (!w)
+	if (!rec_enter())
 		return;
+	uint64_t *w = rec_begin(n);
+	if (!w) {
+		rec_leave();
+		return;
+	}
 	uint64_t a[4] = {a0, a1, a2, a3};
 	w[0] = ARR_RAW_W0(op, failed, t);
 	for (unsigned i = 0; i < nargs; i++)
@@ -986,6 +1185,7 @@ void arr__rec_event(unsigned op, uint64_t t, unsigned failed, int err, unsigned 
 	if (failed)
 		w[1 + nargs] = (uint64_t)(uint32_t)err;
 	rec_commit(n);
+	rec_leave();
 }
 
 /* Record an event with one argument (fork, exec failure) right now. */
@@ -994,30 +1194,41 @@ void arr__rec_event_now(unsigned op, int failed, int err, uint64_t arg)
 	arr__rec_event(op, rec_now(), (unsigned)failed, err, 1, arg, 0, 0, 0);
 }
 
-static void rec_exec_event(const char *path, int failed, int err)
+/* An event carrying a string (exec path, mark name), cut to what one raw
+ * record holds. */
+static void rec_str_event(unsigned op, const char *path, int failed, int err)
 {
-	size_t len = path ? strlen(path) : 0;
-	if (len > (ARR_RAW_MAX_WORDS - 3) * 8)
-		len = (ARR_RAW_MAX_WORDS - 3) * 8;
+	size_t len = path ? strnlen(path, (ARR_RAW_MAX_WORDS - 3) * 8) : 0;
 	unsigned words = 2 + (unsigned)((len + 7) / 8) + (failed != 0);
-	uint64_t *w = rec_begin(words);
-	if (!w)
+	if (!rec_enter())
 		return;
-	w[0] = ARR_RAW_W0(ARR_OP_EXEC, failed != 0, rec_now());
+	uint64_t *w = rec_begin(words);
+	if (!w) {
+		rec_leave();
+		return;
+	}
+	w[0] = ARR_RAW_W0(op, failed != 0, rec_now());
 	w[1] = len;
 	w[1 + (len + 7) / 8] = 0; /* pad the last word of the path */
 	memcpy(w + 2, path, len);
 	if (failed)
 		w[words - 1] = (uint64_t)(uint32_t)err;
 	rec_commit(words);
+	rec_leave();
 }
 
 void arr__rec_exec(const char *path)
 {
 	if (!arr__rec_owns_process())
 		return;
-	rec_exec_event(path, 0, 0);
+	rec_str_event(ARR_OP_EXEC, path, 0, 0);
 	arr__final_flush(ARR_END_EXEC, 0);
+}
+
+void arr__rec_mark(const char *name)
+{
+	if (arr__ts.mode == MODE_ACTIVE || arr__ts.mode == MODE_NEW || arr__ts.mode == MODE_EXITED)
+		rec_str_event(ARR_OP_MARK, name, 0, 0);
 }
 
 void arr__rec_exec_failed(const char *path, int err)
@@ -1027,7 +1238,7 @@ void arr__rec_exec_failed(const char *path, int err)
 	xlock(&g.wlock);
 	g.finished = 0; /* we are still here: the trace goes on */
 	xunlock(&g.wlock);
-	rec_exec_event(path, 1, err);
+	rec_str_event(ARR_OP_EXEC, path, 1, err);
 }
 
 void arr__rec_fork_prepare(void)
@@ -1067,13 +1278,22 @@ void arr__rec_fork_child(void)
 	}
 	g.rssbuf = NULL;
 	g.nthreads = 0;
-	arr__exact_time = env_int("ALLOCRR_EXACT_TIME", 0, 0, 1);
+	arr__hot.exact_time = env_int("ALLOCRR_EXACT_TIME", 0, 0, 1);
 	arr__ts.skip = 0;
 	g.flusher_running = 0;
 	g.polling = 0; /* no flusher yet: the first full buffer must wake it */
-	if (g.fd >= 0)
-		close(g.fd);
-	g.fd = -1;
+	/* The flusher's file table went with it; this is the program's. */
+	for (int i = 0; i < 2; i++) {
+		if (i == 0 && g.tfd[0] >= 0)
+			close(g.tfd[0]);
+		if (i == 0 && g.sfd[0] >= 0)
+			close(g.sfd[0]); /* the parent's statm: ours is opened anew */
+		g.tfd[i] = g.sfd[i] = -1;
+	}
+	g.created = 0;
+	__atomic_store_n(&arr__hot.rss_due, UINT64_MAX, __ATOMIC_RELAXED);
+	g.rsslock = (struct xlock){0};
+	g.rss_last = 0;
 	snprintf(g.parent_trace, sizeof g.parent_trace, "%s", g.path);
 	g.path[0] = 0;
 	g.pid = getpid();
@@ -1081,7 +1301,7 @@ void arr__rec_fork_child(void)
 	g.is_fork_child = 1;
 	g.finished = 0;
 	g.events_written = 0;
-	arr__start_tsc = __rdtsc();
+	arr__hot.start_tsc = __rdtsc();
 	g.start_mono = mono_ns();
 	struct timespec rt;
 	clock_gettime(CLOCK_REALTIME, &rt);
@@ -1090,6 +1310,7 @@ void arr__rec_fork_child(void)
 		g.enabled = 0;
 	arr__ts.buf = NULL;
 	arr__ts.exit_rounds = 0;
+	arr__ts.busy = 0; /* fork() from a handler that interrupted a hook */
 	/* The forking thread re-registers (new tid, new buffer) on its next
 	 * call; fork() itself is still inside the recorder. */
 	ts_set(g.enabled ? MODE_NEW : MODE_OFF);

@@ -64,12 +64,27 @@ struct tstate {
 	uint8_t mode;
 	uint8_t exit_rounds;
 	uint8_t skip; /* calls left that reuse last_t */
-};
+	uint8_t flusher; /* this is the flusher: its fds are in a table of its own */
+	uint8_t busy; /* recording: a hook entered now records nothing (see rec_enter) */
+	uint8_t internal; /* the recorder's own calls into libc, which may allocate */
+} __attribute__((aligned(64))); /* one cache line, whatever the TLS layout */
 
 extern __thread struct tstate arr__ts __attribute__((tls_model("initial-exec")));
 
-/* TSC at the start of this trace: records hold ticks since then. */
-extern uint64_t arr__start_tsc ARR_HIDDEN;
+/*
+ * What every stamp reads, on one cache line of its own: the TSC at the start
+ * of the trace (records hold ticks since then), whether every call reads the
+ * TSC (see rec_stamp), and the tick from which a hook that reads the TSC
+ * takes a late RSS sample itself (UINT64_MAX while sampling is off or not
+ * calibrated; written once a sample). One line, so that a memory-bound
+ * program does not pay a second cache miss per stamp for the RSS check.
+ */
+struct arr_hot {
+	uint64_t start_tsc;
+	uint64_t rss_due;
+	int exact_time;
+} __attribute__((aligned(64)));
+extern struct arr_hot arr__hot ARR_HIDDEN;
 
 ARR_HIDDEN uint64_t *arr__rec_slow(unsigned words);
 
@@ -86,7 +101,40 @@ static inline void ts_set(uint8_t mode)
 	}
 }
 
-/* Room for one record of `words` words, or NULL when not recording. */
+/*
+ * Signal handlers. A hook can be entered from a signal handler while the
+ * same thread is between reading and publishing its buffer's length; the
+ * handler's hook would then write the same words. So a thread's recording
+ * is bracketed by arr__ts.busy: a hook that finds it set (a handler's, or a
+ * call the recorder itself makes from its slow path) records nothing, and
+ * counts the call as dropped unless it is the recorder's own (a libc call
+ * of thread registration, arr__ts.internal). A handler that runs before the flag is set records
+ * normally: the interrupted hook reads the buffer's state only after setting
+ * it. Signal fences keep the compiler from moving accesses across the flag;
+ * they cost no instruction.
+ */
+ARR_HIDDEN void arr__rec_dropped(void);
+
+static inline int rec_enter(void)
+{
+	if (unlikely(arr__ts.busy)) {
+		if (!arr__ts.internal)
+			arr__rec_dropped();
+		return 0;
+	}
+	arr__ts.busy = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	return 1;
+}
+
+static inline void rec_leave(void)
+{
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	arr__ts.busy = 0;
+}
+
+/* Room for one record of `words` words, or NULL when not recording.
+ * Between rec_enter() and rec_leave(). */
 static inline uint64_t *rec_begin(unsigned words)
 {
 	if (likely(arr__ts.used + words <= arr__ts.cap))
@@ -102,11 +150,12 @@ static inline void rec_commit(unsigned words)
 	__atomic_store_n(&arr__ts.buf->used, used, __ATOMIC_RELEASE);
 }
 
-static inline uint64_t rec_now(void) { return __rdtsc() - arr__start_tsc; }
+static inline uint64_t rec_now(void) { return __rdtsc() - arr__hot.start_tsc; }
 
 /* Every call reads the TSC once a second thread records (see rec_stamp). */
-extern int arr__exact_time ARR_HIDDEN;
 #define REC_STAMP_EVERY 16
+
+ARR_HIDDEN void arr__rss_from_hook(uint64_t now);
 
 /*
  * The timestamp of a call. Reading the TSC is most of a hook's cost (~20 ns
@@ -119,12 +168,15 @@ extern int arr__exact_time ARR_HIDDEN;
  */
 static inline uint64_t rec_stamp(void)
 {
-	if (likely(!arr__exact_time) && arr__ts.skip) {
+	if (likely(!arr__hot.exact_time) && arr__ts.skip) {
 		arr__ts.skip--;
 		return arr__ts.last_t;
 	}
 	arr__ts.skip = REC_STAMP_EVERY - 1;
-	return arr__ts.last_t = rec_now();
+	uint64_t t = rec_now();
+	if (unlikely(t >= __atomic_load_n(&arr__hot.rss_due, __ATOMIC_RELAXED)))
+		arr__rss_from_hook(t);
+	return arr__ts.last_t = t;
 }
 
 /* Append one record of any kind (failed calls, process events): out of
@@ -140,8 +192,11 @@ ARR_HIDDEN void arr__rec_event(unsigned op, uint64_t t, unsigned failed, int err
 static inline void rec_ok(unsigned op, uint64_t t, unsigned nargs, uint64_t a0, uint64_t a1,
 			  uint64_t a2, uint64_t a3)
 {
+	if (unlikely(!rec_enter()))
+		return;
 	size_t used = arr__ts.used, n = 1 + nargs;
 	if (unlikely(used + n > arr__ts.cap)) {
+		rec_leave();
 		arr__rec_event(op, t, 0, 0, nargs, a0, a1, a2, a3);
 		return;
 	}
@@ -158,9 +213,11 @@ static inline void rec_ok(unsigned op, uint64_t t, unsigned nargs, uint64_t a0, 
 	used += n;
 	arr__ts.used = used;
 	__atomic_store_n(&arr__ts.buf->used, used, __ATOMIC_RELEASE);
+	rec_leave();
 }
 
 /* Lifecycle (record.c). */
+ARR_HIDDEN void arr__rec_clock_start(void);
 ARR_HIDDEN void arr__rec_init(void);
 ARR_HIDDEN void arr__final_flush(unsigned reason, int status);
 ARR_HIDDEN void arr__rec_thread_exit(void);
@@ -170,6 +227,7 @@ ARR_HIDDEN void arr__rec_fork_child(void);
 ARR_HIDDEN int arr__rec_owns_process(void); /* false in a vfork child */
 ARR_HIDDEN void arr__rec_event_now(unsigned op, int failed, int err, uint64_t arg);
 ARR_HIDDEN void arr__rec_exec(const char *path);
+ARR_HIDDEN void arr__rec_mark(const char *name);
 ARR_HIDDEN void arr__rec_exec_failed(const char *path, int err);
 
 #endif

@@ -554,7 +554,8 @@ static int add_event(struct prep *pp, const struct arr_event *ev)
 	if (!arr_op_is_call(ev->op)) {
 		if (ev->op == ARR_OP_RSS && ev->size > pp->h.recorded_peak_rss)
 			pp->h.recorded_peak_rss = ev->size;
-		if (ev->op == ARR_OP_FORK || ev->op == ARR_OP_EXEC || ev->op == ARR_OP_RSS)
+		if (ev->op == ARR_OP_FORK || ev->op == ARR_OP_EXEC || ev->op == ARR_OP_RSS ||
+		    ev->op == ARR_OP_MARK)
 			pp->h.repairs[ARR_REPAIR_ignored_event]++;
 		return 0;
 	}

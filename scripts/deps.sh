@@ -3,10 +3,11 @@
 # otherwise say what is missing.
 set -euo pipefail
 # libjs-dygraphs, libjs-chart.js: the report page's charts, embedded at build time;
-# chromium: the page's test (skipped without it).
+# chromium: the page's test (skipped without it); the -dev allocators and redis:
+# recording programs linked against another allocator, and a real server.
 need=(cmake pkg-config gcc make libzstd-dev libxxhash-dev libyaml-dev sqlite3 python3 git libjemalloc2 libmimalloc2.0 libtcmalloc-minimal4
-      libjs-dygraphs libjs-chart.js chromium)
-[ "${ALLOCRR_DEPS:-}" = "full" ] && need+=(clang libclang-rt-14-dev libjemalloc-dev libmimalloc-dev libgoogle-perftools-dev heaptrack hyperfine)
+      libjs-dygraphs libjs-chart.js chromium libjemalloc-dev libmimalloc-dev libgoogle-perftools-dev redis-server redis-tools)
+[ "${ALLOCRR_DEPS:-}" = "full" ] && need+=(clang libclang-rt-14-dev heaptrack hyperfine)
 missing=()
 for p in "${need[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -30,7 +30,7 @@
 #include "allocrr/error.h"
 
 #define ARR_TRACE_MAJOR 1
-#define ARR_TRACE_MINOR 0
+#define ARR_TRACE_MINOR 1 /* 1.1: mark events */
 
 /*
  * Operations: the one table of what each recorded operation is. Values are
