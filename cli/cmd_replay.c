@@ -103,8 +103,6 @@ static int parse_phase(char *s, struct arr_replay_phase *ph)
 
 static enum arr_replay_touch touch_used; /* after arr_replay_choose_touch() */
 
-static const char *const lat_keys[] = {NULL, "malloc", "calloc", "realloc", "free", "posix_memalign",
-				       "aligned_alloc", "memalign", "valloc", "pvalloc", "reallocarray"};
 
 /* The driver's sections of entry e, after the flat keys of a result. */
 static void print_sections(const struct arr_doc *e)
@@ -166,7 +164,7 @@ static void print_json(const char *trace, const char *wl_path, const struct arr_
 				continue;
 			printf("%s\"%s\":{\"count\":%" PRIu64 ",\"p50\":%" PRIu64 ",\"p90\":%" PRIu64 ",\"p99\":%" PRIu64
 			       ",\"p999\":%" PRIu64 ",\"max\":%" PRIu64 ",\"resolution_ns\":%" PRIu64 "}",
-			       lf ? "" : ",", lat_keys[op], l->count, l->p50, l->p90, l->p99, l->p999, l->max,
+			       lf ? "" : ",", arr_op_name(op), l->count, l->p50, l->p90, l->p99, l->p999, l->max,
 			       arr_replay_resolution_ns(r));
 			lf = 0;
 		}
@@ -343,7 +341,7 @@ static void print_table(const char *trace, const struct arr_workload_info *info,
 			any |= ok[i] && res[i].latency[op].count;
 		if (!any)
 			continue;
-		printf("  %-20s", lat_keys[op]);
+		printf("  %-20s", arr_op_name(op));
 		for (int i = 0; i < n; i++) {
 			if (!ok[i])
 				continue;

@@ -69,6 +69,7 @@ struct pthr {
 
 struct prep {
 	int fd;
+	uint64_t page_size; /* the trace's, for pvalloc's rounding */
 	uint64_t off; /* file offset of the next block */
 	struct addrmap live, displaced;
 	struct arr_ptrmap tids;
@@ -289,22 +290,6 @@ static inline uint8_t *put_sync(struct prep *pp, struct pthr *t, uint32_t ti, ui
 	return p;
 }
 
-static uint64_t block_bytes(const struct arr_event *ev)
-{
-	uint64_t n;
-	switch (ev->op) {
-	case ARR_OP_CALLOC:
-	case ARR_OP_REALLOCARRAY:
-		if (__builtin_mul_overflow(ev->nmemb, ev->size, &n))
-			n = UINT64_MAX;
-		return n;
-	case ARR_OP_PVALLOC:
-		return (ev->size + 4095) & ~(uint64_t)4095;
-	default:
-		return ev->size;
-	}
-}
-
 static inline int is_live(const struct prep *pp, uint64_t a)
 {
 	return am_find(&pp->live, a) || (pp->displaced.count && am_find(&pp->displaced, a));
@@ -321,7 +306,7 @@ static inline __attribute__((always_inline)) int try_call(struct prep *pp, uint3
 {
 	struct pthr *t = &pp->thr[ti];
 	unsigned op = ev->op;
-	uint64_t id, bytes; /* block_bytes(ev), where needed: not for free */
+	uint64_t id, bytes; /* arr_event_bytes(ev, pp->page_size), where needed: not for free */
 	int rc, takes = arr_op_takes_ptr(op) && ev->ptr;
 
 	/* The live entry of the freed address (free), or of the returned
@@ -394,7 +379,7 @@ static inline __attribute__((always_inline)) int try_call(struct prep *pp, uint3
 	case ARR_OP_REALLOC:
 	case ARR_OP_REALLOCARRAY: {
 		int has_src = 0;
-		bytes = block_bytes(ev);
+		bytes = arr_event_bytes(ev, pp->page_size);
 		if (ev->ptr) {
 			struct am_entry *x = am_find(&pp->displaced, ev->ptr);
 			if (!x)
@@ -447,7 +432,7 @@ static inline __attribute__((always_inline)) int try_call(struct prep *pp, uint3
 	default: /* the allocating calls */
 		*p++ = (uint8_t)(op | (ev->failed ? WL_F_FAILED : 0));
 		if (!ev->failed) {
-			if ((rc = new_id(pp, t, ti, block_bytes(ev), &id)))
+			if ((rc = new_id(pp, t, ti, arr_event_bytes(ev, pp->page_size), &id)))
 				return rc;
 			p = wl_put(p, id);
 			pp->slots[id].ver++;
@@ -746,6 +731,7 @@ int arr_workload_build(struct arr_trace *tr, const char *out_path, int allow_tru
 	pp.live = (struct addrmap)ADDRMAP_INIT;
 	pp.displaced = (struct addrmap)ADDRMAP_INIT;
 	pp.tids = (struct arr_ptrmap)ARR_PTRMAP_INIT;
+	pp.page_size = arr_trace_meta(tr)->page_size;
 	int rc = arr__wl_trace_identity(arr_trace_path(tr), &pp.h.trace_size, &pp.h.trace_mtime_ns,
 					&pp.h.trace_hash);
 	if (rc)

@@ -23,7 +23,11 @@ f = json.load(open(sys.argv[1].replace(".json", ".frag.json")))["allocators"][0]
 print(f"{sys.argv[2]}: final live {f['final_live']}, peak live {f['peak_live']}, at peak live "
       f"{f['at']['peak_live']['live']} (call {f['at']['peak_live']['op_index']})")
 assert f["at"]["end"]["live"] == f["final_live"]
-assert f["at"]["peak_live"]["live"] >= f["peak_live"] and f["at"]["peak_live"]["op_index"] > 0
+assert f["at"]["peak_live"]["op_index"] > 0 and 0 < f["at"]["peak_live"]["live"] <= f["peak_live"] * 2
+# serial replays the recorded order: the moment of the recorded peak holds it
+# exactly; parallel threads run ahead of or behind one another there
+if sys.argv[2] == "serial":
+    assert f["at"]["peak_live"]["live"] >= f["peak_live"]
 PY
 done
 $PY - <<'PY' || fail "live bytes differ between serial and parallel replay"
