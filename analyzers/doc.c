@@ -186,6 +186,18 @@ struct arr_doc *arr_doc_at(const struct arr_doc *arr, size_t i)
 	return arr->items[i];
 }
 
+struct arr_doc *arr_doc_find(const struct arr_doc *arr, const char *key, const char *value)
+{
+	if (!arr || arr->type != ARR_DOC_ARRAY)
+		return NULL;
+	for (size_t i = 0; i < arr->len; i++) {
+		const char *s = arr_doc_as_str(arr_doc_get(arr->items[i], key));
+		if (s && !strcmp(s, value))
+			return arr->items[i];
+	}
+	return NULL;
+}
+
 /* One path part [p, p + n) applied to d. */
 static struct arr_doc *step(const struct arr_doc *d, const char *p, size_t n)
 {
@@ -201,12 +213,7 @@ static struct arr_doc *step(const struct arr_doc *d, const char *p, size_t n)
 	char *eq = strchr(part, '=');
 	if (eq) {
 		*eq = 0;
-		for (size_t i = 0; i < d->len; i++) {
-			const char *s = arr_doc_as_str(arr_doc_get(d->items[i], part));
-			if (s && !strcmp(s, eq + 1))
-				return d->items[i];
-		}
-		return NULL;
+		return arr_doc_find(d, part, eq + 1);
 	}
 	if (strspn(part, "0123456789") != n)
 		return NULL;

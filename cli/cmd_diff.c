@@ -152,13 +152,7 @@ static double num_at(const struct arr_doc *d, const char *path)
 
 static const struct arr_doc *alloc_named(const struct arr_doc *trace, const char *name)
 {
-	const struct arr_doc *als = arr_doc_get(trace, "allocators");
-	for (size_t i = 0; als && i < als->len; i++) {
-		const char *n = arr_doc_as_str(arr_doc_get(als->items[i], "allocator"));
-		if (n && !strcmp(n, name))
-			return als->items[i];
-	}
-	return NULL;
+	return arr_doc_find(arr_doc_get(trace, "allocators"), "allocator", name);
 }
 
 /* --all: every numeric row of either side that differs. */

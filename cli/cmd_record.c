@@ -62,27 +62,6 @@ static int find_preload(char *out, size_t cap)
 	return -1;
 }
 
-/* "FILE" and "FILE.<pid>[.<n>]" in FILE's directory: the traces of one run. */
-static int is_child_trace(const char *name, const char *base)
-{
-	size_t bl = strlen(base);
-	if (strncmp(name, base, bl) || name[bl] != '.')
-		return 0;
-	const char *p = name + bl + 1;
-	int dots = 0;
-	if (!*p)
-		return 0;
-	for (; *p; p++) {
-		if (*p == '.') {
-			if (++dots > 1 || p[1] == 0 || p[-1] == '.')
-				return 0;
-		} else if (*p < '0' || *p > '9') {
-			return 0;
-		}
-	}
-	return 1;
-}
-
 static void split_path(const char *path, char *dir, size_t dcap, const char **base)
 {
 	const char *slash = strrchr(path, '/');
@@ -148,7 +127,7 @@ static int remove_old_traces(const char *output, const char *shown, int quiet)
 	DIR *d = opendir(dir);
 	struct dirent *e;
 	while (d && (e = readdir(d))) {
-		if (strcmp(e->d_name, base) && !is_child_trace(e->d_name, base))
+		if (strcmp(e->d_name, base) && !cli_family_is_member_name(e->d_name, base))
 			continue;
 		char p[PATH_MAX * 2];
 		snprintf(p, sizeof p, "%s/%s", dir, e->d_name);

@@ -97,6 +97,9 @@ struct arr_doc *arr_doc_at(const struct arr_doc *arr, size_t i);
  * (a string) is "glibc". NULL when any part is missing.
  */
 struct arr_doc *arr_doc_path(const struct arr_doc *root, const char *path);
+/* In an array of objects, the first whose member key is the string value;
+ * NULL when none is. (A path's "key=value" part, for values holding dots.) */
+struct arr_doc *arr_doc_find(const struct arr_doc *arr, const char *key, const char *value);
 /* A number (int or double) as double: 0 and *out set, or ARR_EINVAL. */
 int arr_doc_as_num(const struct arr_doc *d, double *out);
 /* A string's text, or NULL. */
