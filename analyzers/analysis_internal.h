@@ -127,6 +127,7 @@ struct an_core {
 	size_t nthreads, threads_cap;
 	struct arr_ptrmap tid_index; /* tid -> index + 1 */
 	uint32_t last_tid, last_thread;
+	struct an_thread *cur_thread; /* &threads[last_thread] */
 };
 
 /* The analyzers (one per file). */

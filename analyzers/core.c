@@ -143,6 +143,7 @@ static uint32_t thread_of(struct an_core *c, uint32_t tid)
 	}
 	c->last_tid = tid;
 	c->last_thread = idx;
+	c->cur_thread = &c->threads[idx];
 	return idx;
 }
 
@@ -323,7 +324,7 @@ struct ev_view {
 
 /* hot: the HOT_* bits of p->hot, a constant where the loop is specialised */
 static ALWAYS_INLINE void do_release(struct pass *p, const struct arr_event *ev, const struct ev_view *v,
-				     uint32_t th, unsigned hot)
+				     uint32_t th, struct an_thread *t, unsigned hot)
 {
 	struct an_core *c = &p->c;
 	size_t slot;
@@ -356,12 +357,12 @@ static ALWAYS_INLINE void do_release(struct pass *p, const struct arr_event *ev,
 		p->release[i].fn(c, p->release[i].st, v->ptr, b, ev, temporary);
 	c->live_bytes -= b->size;
 	c->live_blocks--;
-	c->threads[th].frees++;
+	t->frees++;
 	live_remove_slot(&c->live, slot);
 }
 
 static ALWAYS_INLINE void do_alloc(struct pass *p, const struct arr_event *ev, const struct ev_view *v,
-				   uint32_t th, unsigned hot)
+				   uint32_t th, struct an_thread *t, unsigned hot)
 {
 	struct an_core *c = &p->c;
 	int fresh;
@@ -375,7 +376,6 @@ static ALWAYS_INLINE void do_alloc(struct pass *p, const struct arr_event *ev, c
 		c->live_blocks--;
 	}
 	uint64_t req = v->req;
-	struct an_thread *t = &c->threads[th];
 	t->allocs++;
 	t->alloc_bytes += req;
 	t->last_alloc = v->ret;
@@ -431,8 +431,9 @@ static ALWAYS_INLINE void handle(struct pass *p, const struct arr_event *ev, uns
 	uint32_t th = tid == c->last_tid && c->nthreads ? c->last_thread : thread_of(c, tid);
 	if (c->oom)
 		return;
+	struct an_thread *t = c->cur_thread;
 	c->calls++;
-	c->threads[th].calls++;
+	t->calls++;
 	for (unsigned i = 0; i < p->ncall; i++)
 		p->call[i].fn(c, p->call[i].st, ev);
 	if (failed) {
@@ -445,9 +446,9 @@ static ALWAYS_INLINE void handle(struct pass *p, const struct arr_event *ev, uns
 			p->failed[i].fn(c, p->failed[i].st, ev, old);
 	}
 	if (v.releases)
-		do_release(p, ev, &v, th, hot);
+		do_release(p, ev, &v, th, t, hot);
 	if (v.allocates)
-		do_alloc(p, ev, &v, th, hot);
+		do_alloc(p, ev, &v, th, t, hot);
 	c->evno++;
 }
 

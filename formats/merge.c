@@ -34,6 +34,7 @@ struct cursor {
 	struct arr_event *ev;
 	char *strs; /* exec paths of this chunk, or NULL */
 	uint32_t n, pos, order, cap;
+	int sorted; /* times never decrease: a run's end is found by bisection */
 	struct cursor *next_spare;
 };
 
@@ -157,6 +158,14 @@ static int decode_into(struct arr_trace *tr, uint64_t offset, struct cursor **sp
 	}
 	c->n = (uint32_t)n;
 	c->pos = 0;
+	/* checked here, on the read-ahead thread when there is one, while the
+	 * events are still in this core's cache */
+	c->sorted = 1;
+	for (uint32_t i = 1; i < c->n; i++)
+		if (c->ev[i].t < c->ev[i - 1].t) {
+			c->sorted = 0;
+			break;
+		}
 	*out = c;
 	return 0;
 }
@@ -399,8 +408,19 @@ int arr__merge_next_run(struct arr_merge *m, const struct arr_event **evp, size_
 	if (m->next < m->nidx && m->idx[m->next].first_t < limit)
 		limit = m->idx[m->next].first_t;
 	uint32_t k = c->pos + 1;
-	while (k < c->n && c->ev[k].t < limit)
-		k++;
+	if (c->sorted) { /* the first event at or after limit, by bisection */
+		uint32_t hi = c->n;
+		while (k < hi) {
+			uint32_t mid = k + (hi - k) / 2;
+			if (c->ev[mid].t < limit)
+				k = mid + 1;
+			else
+				hi = mid;
+		}
+	} else {
+		while (k < c->n && c->ev[k].t < limit)
+			k++;
+	}
 	*n = k - c->pos;
 	c->pos = k - 1; /* the run's last event is the one handed out */
 	return 1;
