@@ -28,7 +28,9 @@
  *   other    rss samples, marks, thread start/exit, fork, exec
  * An analyzer uses only the callbacks it sets, and of those only the ones
  * wants() (optional, called after begin) returns: an unused callback costs
- * nothing per event.
+ * nothing per event. The four that follow every allocation and free
+ * (sizes, lifetimes, live, zeroing) set none: the core calls their
+ * per-event functions directly, inlined (hot.h), in the same order.
  * A block's flags are shared: each ARR__BLK_* bit has one owner.
  *
  * Contract: callbacks do not fail; an analyzer that cannot grow a table
