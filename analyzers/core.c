@@ -573,11 +573,19 @@ int arr_analyze_trace(struct arr_trace *tr, const struct arr_analysis_options *o
 		p->an[p->nan++] = (struct slot){o, st};
 		if (o->begin && (rc = o->begin(c, st)) != 0)
 			break;
-		switch (o->id) { /* inlined into the loop (hot.h) */
-		case ARR_AN_SIZES: p->sz = st, p->hot |= HOT_SIZES; break;
-		case ARR_AN_LIFETIMES: p->lt = st, p->hot |= HOT_LIFETIMES; break;
-		case ARR_AN_LIVE: p->lv = st, p->hot |= HOT_LIVE; break;
-		case ARR_AN_ZEROING: p->zr = st, p->hot |= HOT_ZEROING; break;
+		/* inlined into the loop (hot.h) */
+		if (o->id == ARR_AN_SIZES) {
+			p->sz = st;
+			p->hot |= HOT_SIZES;
+		} else if (o->id == ARR_AN_LIFETIMES) {
+			p->lt = st;
+			p->hot |= HOT_LIFETIMES;
+		} else if (o->id == ARR_AN_LIVE) {
+			p->lv = st;
+			p->hot |= HOT_LIVE;
+		} else if (o->id == ARR_AN_ZEROING) {
+			p->zr = st;
+			p->hot |= HOT_ZEROING;
 		}
 		unsigned w = o->wants ? o->wants(c, st) : ~0u;
 #define ADD_CB(list, field, bit)                                                      \

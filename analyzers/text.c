@@ -97,6 +97,16 @@ static const char *fmt_count(char *buf, size_t cap, double v)
 }
 
 /* a rate: 2.2 M/s */
+/* "block" or "blocks" after a count */
+static const char *pl(double n, const char *word)
+{
+	static char buf[4][32];
+	static int k;
+	char *b = buf[k++ & 3];
+	snprintf(b, sizeof buf[0], "%s%s", word, n == 1 ? "" : "s");
+	return b;
+}
+
 static const char *fmt_rate(char *buf, size_t cap, double v)
 {
 	if (v >= 1e9)
@@ -174,8 +184,8 @@ static void trace_headlines(FILE *f, const struct arr_doc *tr)
 	const struct arr_doc *tinfo = arr_doc_get(tr, "trace");
 	const char *path = str_at(tinfo, "path"), *argv = str_at(tinfo, "argv"), *ending = str_at(tinfo, "ending");
 	fprintf(f, "== %s", path ? path : "trace");
-	if (argv && *argv)
-		fprintf(f, ": %s", argv);
+	if (argv && *argv) /* long command lines cut: the JSON has them whole */
+		fprintf(f, strlen(argv) > 72 ? ": %.69s..." : ": %s", argv);
 	if (get_num(tinfo, "pid", &v))
 		fprintf(f, " (pid %.0f)", v);
 	fputs(" ==\n", f);
@@ -230,15 +240,16 @@ static void trace_headlines(FILE *f, const struct arr_doc *tr)
 		fprintf(f, "%-*s%s at %s (most blocks at once: %s)", LABEL_W, "peak live", fmt_bytes(a, sizeof a, v),
 			fmt_ns(c, sizeof c, num_or(live, "peak_t", 0)), fmt_count(b, sizeof b, num_or(live, "peak_blocks", 0)));
 		if (get_num(live, "final_bytes", &w))
-			fprintf(f, "; at the end %s in %s blocks", fmt_bytes(d, sizeof d, w),
-				fmt_count(e, sizeof e, num_or(live, "final_blocks", 0)));
+			fprintf(f, "; at the end %s in %s %s", fmt_bytes(d, sizeof d, w),
+				fmt_count(e, sizeof e, num_or(live, "final_blocks", 0)),
+				pl(num_or(live, "final_blocks", 0), "block"));
 		fputc('\n', f);
 	}
 
 	const struct arr_doc *lk = arr_doc_get(tr, "leaks");
 	if (get_num(lk, "bytes", &v)) {
-		fprintf(f, "%-*s%s in %s blocks", LABEL_W, "leaks", fmt_bytes(a, sizeof a, v),
-			fmt_count(b, sizeof b, num_or(lk, "blocks", 0)));
+		fprintf(f, "%-*s%s in %s %s", LABEL_W, "leaks", fmt_bytes(a, sizeof a, v),
+			fmt_count(b, sizeof b, num_or(lk, "blocks", 0)), pl(num_or(lk, "blocks", 0), "block"));
 		if (num_or(lk, "lost_by_failed_realloc.count", 0) > 0)
 			fprintf(f, "; %s lost by %.0f failed realloc", fmt_bytes(c, sizeof c, num_or(lk, "lost_by_failed_realloc.bytes", 0)),
 				num_or(lk, "lost_by_failed_realloc.count", 0));
@@ -252,21 +263,22 @@ static void trace_headlines(FILE *f, const struct arr_doc *tr)
 
 	const struct arr_doc *lt = arr_doc_get(tr, "lifetimes");
 	if (get_num(lt, "temporary.count", &v))
-		headline(f, "temporary", "%s allocations (%.1f%%), %s: freed before their thread's next allocation",
-			 fmt_count(a, sizeof a, v), 100 * num_or(lt, "temporary.fraction", 0),
+		headline(f, "temporary", "%s %s (%.1f%%), %s: freed before their thread's next allocation",
+			 fmt_count(a, sizeof a, v), pl(v, "allocation"), 100 * num_or(lt, "temporary.fraction", 0),
 			 fmt_bytes(b, sizeof b, num_or(lt, "temporary.bytes", 0)));
 
 	const struct arr_doc *z = arr_doc_get(tr, "zeroing");
 	if (get_num(z, "calloc_calls", &v)) {
-		fprintf(f, "%-*s%s calls, %s: fresh %s, reused %s", LABEL_W, "calloc", fmt_count(a, sizeof a, v),
+		fprintf(f, "%-*s%s %s, %s: fresh %s, reused %s", LABEL_W, "calloc", fmt_count(a, sizeof a, v), pl(v, "call"),
 			fmt_bytes(b, sizeof b, num_or(z, "calloc_bytes", 0)), fmt_bytes(c, sizeof c, num_or(z, "fresh_bytes", 0)),
 			fmt_bytes(d, sizeof d, num_or(z, "reused_bytes", 0)));
 		if (num_or(z, "mmap_calls", 0) > 0)
 			fprintf(f, ", mmapped %s", fmt_bytes(e, sizeof e, num_or(z, "mmap_bytes", 0)));
 		fputc('\n', f);
 		if (num_or(z, "large_malloc.calls", 0) > 0)
-			headline(f, "large malloc", "%s calls >= %s, %s: fresh %s, reused %s",
+			headline(f, "large malloc", "%s %s >= %s, %s: fresh %s, reused %s",
 				 fmt_count(a, sizeof a, num_or(z, "large_malloc.calls", 0)),
+				 pl(num_or(z, "large_malloc.calls", 0), "call"),
 				 fmt_bytes(b, sizeof b, num_or(z, "large_malloc.min_size", 0)),
 				 fmt_bytes(c, sizeof c, num_or(z, "large_malloc.bytes", 0)),
 				 fmt_bytes(d, sizeof d, num_or(z, "large_malloc.fresh_bytes", 0)),
@@ -275,9 +287,9 @@ static void trace_headlines(FILE *f, const struct arr_doc *tr)
 
 	const struct arr_doc *th = arr_doc_get(tr, "threads");
 	if (get_num(th, "cross_frees.count", &v))
-		headline(f, "cross-thread", "%s frees of another thread's blocks, %s (%.0f thread pairs)",
-			 fmt_count(a, sizeof a, v), fmt_bytes(b, sizeof b, num_or(th, "cross_frees.bytes", 0)),
-			 num_or(th, "cross_frees.pairs", 0));
+		headline(f, "cross-thread", "%s %s of another thread's blocks, %s (%.0f thread %s)",
+			 fmt_count(a, sizeof a, v), pl(v, "free"), fmt_bytes(b, sizeof b, num_or(th, "cross_frees.bytes", 0)),
+			 num_or(th, "cross_frees.pairs", 0), pl(num_or(th, "cross_frees.pairs", 0), "pair"));
 
 	const struct arr_doc *rss = arr_doc_path(tr, "rss.recorded");
 	if (get_num(rss, "samples", &v)) {

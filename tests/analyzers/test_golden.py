@@ -49,9 +49,9 @@ def check_text(name, doc, text):
     want = ["calls        " + count(doc["summary"]["calls"]),
             "leaks        ",
             " in %s block" % count(doc["leaks"]["blocks"]),
-            "temporary    %s allocations" % count(doc["lifetimes"]["temporary"]["count"]),
-            "calloc       %s calls" % count(doc["zeroing"]["calloc_calls"]),
-            "cross-thread %s frees" % count(doc["threads"]["cross_frees"]["count"]),
+            "temporary    %s allocation" % count(doc["lifetimes"]["temporary"]["count"]),
+            "calloc       %s call" % count(doc["zeroing"]["calloc_calls"]),
+            "cross-thread %s free" % count(doc["threads"]["cross_frees"]["count"]),
             "sizes requested (log2 buckets, count)", "lifetimes (log2 buckets, count)", "--json"]
     for op, n in doc["summary"]["ops"].items():
         if n and op in ("malloc", "calloc", "realloc", "free"):
