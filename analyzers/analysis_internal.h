@@ -28,7 +28,9 @@
  *   other    rss samples, marks, thread start/exit, fork, exec
  * An analyzer uses only the callbacks it sets, and of those only the ones
  * wants() (optional, called after begin) returns: an unused callback costs
- * nothing per event.
+ * nothing per event. The four that follow every allocation and free
+ * (sizes, lifetimes, live, zeroing) set none: the core calls their
+ * per-event functions directly, inlined (hot.h), in the same order.
  * A block's flags are shared: each ARR__BLK_* bit has one owner.
  *
  * Contract: callbacks do not fail; an analyzer that cannot grow a table
@@ -127,6 +129,7 @@ struct an_core {
 	size_t nthreads, threads_cap;
 	struct arr_ptrmap tid_index; /* tid -> index + 1 */
 	uint32_t last_tid, last_thread;
+	struct an_thread *cur_thread; /* &threads[last_thread] */
 };
 
 /* The analyzers (one per file). */

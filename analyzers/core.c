@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis_internal.h"
+#include "hot.h"
 
 static const char *const an_names[] = {
 #define AN_NAME(name, str) str,
@@ -143,6 +143,7 @@ static uint32_t thread_of(struct an_core *c, uint32_t tid)
 	}
 	c->last_tid = tid;
 	c->last_thread = idx;
+	c->cur_thread = &c->threads[idx];
 	return idx;
 }
 
@@ -293,41 +294,79 @@ struct pass {
 		void *st;
 	} cross[ARR_AN_COUNT_];
 	unsigned ncall, nfailed, nrelease, nresize, ncross, nalloc, nother;
+	/* the analyzers inlined into the loop (hot.h): HOT_* bits, and their state */
+	unsigned hot;
+	struct an_sizes *sz;
+	struct an_lifetimes *lt;
+	struct an_live_state *lv;
+	struct an_zeroing *zr;
 };
 
-static void do_release(struct pass *p, const struct arr_event *ev, uint32_t th)
+#define HOT_SIZES 0x1
+#define HOT_LIFETIMES 0x2
+#define HOT_LIVE 0x4
+#define HOT_ZEROING 0x8
+#define HOT_ALL 0xf
+#define ALWAYS_INLINE inline __attribute__((always_inline))
+
+/*
+ * The event's fields the loop uses, read once: the stores to the core's
+ * counters could alias *ev as far as the compiler knows, so every use of
+ * ev->x after one would load it again, and the operation's facts would be
+ * looked up again. Where the loop is specialised on the operation (run()),
+ * op is a constant and the facts fold away.
+ */
+struct ev_view {
+	uint64_t t, ptr, ret, req;
+	unsigned op;
+	int releases, allocates;
+};
+
+/* hot: the HOT_* bits of p->hot, a constant where the loop is specialised */
+static ALWAYS_INLINE void do_release(struct pass *p, const struct arr_event *ev, const struct ev_view *v,
+				     uint32_t th, struct an_thread *t, unsigned hot)
 {
 	struct an_core *c = &p->c;
 	size_t slot;
-	struct an_block *b = live_find(&c->live, ev->ptr, &slot);
+	struct an_block *b = live_find(&c->live, v->ptr, &slot);
 	if (!b) {
 		c->unknown_frees++;
 		return;
 	}
 	/* temporary: nothing allocated by its thread since (the thread's latest
 	 * allocation is this very block; live addresses are unique) */
-	int temporary = ev->op == ARR_OP_FREE && c->threads[b->thread].last_alloc == ev->ptr;
+	int temporary = v->op == ARR_OP_FREE && c->threads[b->thread].last_alloc == v->ptr;
 	c->temporaries += temporary;
 	c->frees++;
-	if (ev->op != ARR_OP_FREE)
+	if (v->op != ARR_OP_FREE) {
+		if (hot & HOT_SIZES)
+			arr__sizes_on_resize(c, p->sz, v->ptr, b, ev);
 		for (unsigned i = 0; i < p->nresize; i++)
-			p->resize[i].fn(c, p->resize[i].st, ev->ptr, b, ev);
+			p->resize[i].fn(c, p->resize[i].st, v->ptr, b, ev);
+	}
 	if (b->thread != th)
 		for (unsigned i = 0; i < p->ncross; i++)
 			p->cross[i].fn(c, p->cross[i].st, b, th);
+	if (hot & HOT_LIFETIMES)
+		arr__lifetimes_on_release(c, p->lt, b, v->t, temporary);
+	if (hot & HOT_LIVE)
+		arr__live_on_release(c, p->lv, b, v->op, v->allocates);
+	if (hot & HOT_ZEROING)
+		arr__zeroing_on_release(c, p->zr, b, v->op);
 	for (unsigned i = 0; i < p->nrelease; i++)
-		p->release[i].fn(c, p->release[i].st, ev->ptr, b, ev, temporary);
+		p->release[i].fn(c, p->release[i].st, v->ptr, b, ev, temporary);
 	c->live_bytes -= b->size;
 	c->live_blocks--;
-	c->threads[th].frees++;
+	t->frees++;
 	live_remove_slot(&c->live, slot);
 }
 
-static void do_alloc(struct pass *p, const struct arr_event *ev, uint32_t th)
+static ALWAYS_INLINE void do_alloc(struct pass *p, const struct arr_event *ev, const struct ev_view *v,
+				   uint32_t th, struct an_thread *t, unsigned hot)
 {
 	struct an_core *c = &p->c;
 	int fresh;
-	struct an_block *b = live_insert(&c->live, ev->ret, &fresh);
+	struct an_block *b = live_insert(&c->live, v->ret, &fresh);
 	if (!b) {
 		c->oom = ARR_ENOMEM;
 		return;
@@ -336,70 +375,119 @@ static void do_alloc(struct pass *p, const struct arr_event *ev, uint32_t th)
 		c->live_bytes -= b->size;
 		c->live_blocks--;
 	}
-	uint64_t req = arr_event_bytes(ev, c->page_size);
-	struct an_thread *t = &c->threads[th];
+	uint64_t req = v->req;
 	t->allocs++;
 	t->alloc_bytes += req;
-	t->last_alloc = ev->ret;
+	t->last_alloc = v->ret;
 	c->allocs++;
-	*b = (struct an_block){.size = req, .t = ev->t < ARR__MAX_T ? ev->t : ARR__MAX_T, .evno = c->evno,
-			       .op = ev->op, .thread = th};
+	*b = (struct an_block){.size = req, .t = v->t < ARR__MAX_T ? v->t : ARR__MAX_T, .evno = c->evno,
+			       .op = v->op, .thread = th};
 	c->bytes_requested += req;
 	c->live_bytes += req;
 	c->live_blocks++;
 	if (c->live_bytes > c->peak_bytes) {
 		c->peak_bytes = c->live_bytes;
-		c->peak_t = ev->t;
+		c->peak_t = v->t;
 		c->peak_evno = c->evno;
 	}
 	if (c->live_blocks > c->peak_blocks)
 		c->peak_blocks = c->live_blocks;
 	if (c->live_bytes > c->win_peak) {
 		c->win_peak = c->live_bytes;
-		c->win_peak_t = ev->t;
+		c->win_peak_t = v->t;
 	}
+	if (hot & HOT_SIZES)
+		arr__sizes_on_alloc(c, p->sz, b, v->op, v->ptr);
+	if (hot & HOT_LIFETIMES)
+		arr__lifetimes_on_alloc(p->lt, b);
+	if (hot & HOT_LIVE)
+		arr__live_on_alloc(c, p->lv);
+	if (hot & HOT_ZEROING)
+		arr__zeroing_on_alloc(c, p->zr, v->ret, b, v->op);
 	for (unsigned i = 0; i < p->nalloc; i++)
-		p->alloc[i].fn(c, p->alloc[i].st, ev->ret, b, ev);
+		p->alloc[i].fn(c, p->alloc[i].st, v->ret, b, ev);
 }
 
-static inline void handle(struct pass *p, const struct arr_event *ev)
+static ALWAYS_INLINE void handle(struct pass *p, const struct arr_event *ev, unsigned hot)
 {
 	struct an_core *c = &p->c;
-	c->t = ev->t;
-	if (ev->t > c->last_t)
-		c->last_t = ev->t;
-	c->ops[ev->op < ARR_OP_MAX_ ? ev->op : 0]++;
-	if (!arr_op_is_call(ev->op)) {
-		if (ev->tid)
-			thread_of(c, ev->tid);
+	const struct ev_view v = {.t = ev->t, .ptr = ev->ptr, .ret = ev->ret, .op = ev->op,
+				  .req = arr_event_bytes(ev, c->page_size), .releases = arr_event_releases(ev),
+				  .allocates = arr_event_allocates(ev)};
+	const uint32_t tid = ev->tid;
+	const int failed = ev->failed;
+	c->t = v.t;
+	if (v.t > c->last_t)
+		c->last_t = v.t;
+	c->ops[v.op < ARR_OP_MAX_ ? v.op : 0]++;
+	if (!arr_op_is_call(v.op)) {
+		if (tid)
+			thread_of(c, tid);
 		for (unsigned i = 0; i < p->nother; i++)
 			p->other[i].fn(c, p->other[i].st, ev);
 		c->evno++;
 		return;
 	}
-	uint32_t th = ev->tid == c->last_tid && c->nthreads ? c->last_thread : thread_of(c, ev->tid);
+	uint32_t th = tid == c->last_tid && c->nthreads ? c->last_thread : thread_of(c, tid);
 	if (c->oom)
 		return;
+	struct an_thread *t = c->cur_thread;
 	c->calls++;
-	c->threads[th].calls++;
+	t->calls++;
 	for (unsigned i = 0; i < p->ncall; i++)
 		p->call[i].fn(c, p->call[i].st, ev);
-	if (ev->failed) {
+	if (failed) {
 		c->failed++;
 		struct an_block *old = NULL;
 		size_t slot;
-		if (arr_op_takes_ptr(ev->op) && ev->ptr && !arr_event_releases(ev) &&
-		    (old = live_find(&c->live, ev->ptr, &slot)))
+		if (arr_op_takes_ptr(v.op) && v.ptr && !v.releases && (old = live_find(&c->live, v.ptr, &slot)))
 			old->flags |= ARR__BLK_FAILED_REALLOC;
 		for (unsigned i = 0; i < p->nfailed; i++)
 			p->failed[i].fn(c, p->failed[i].st, ev, old);
 	}
-	if (arr_event_releases(ev))
-		do_release(p, ev, th);
-	if (arr_event_allocates(ev))
-		do_alloc(p, ev, th);
+	if (v.releases)
+		do_release(p, ev, &v, th, t, hot);
+	if (v.allocates)
+		do_alloc(p, ev, &v, th, t, hot);
 	c->evno++;
 }
+
+/* The two calls most events are, with their facts known at compile time. */
+static ALWAYS_INLINE void handle_any(struct pass *p, const struct arr_event *ev, unsigned hot)
+{
+	if (ev->op == ARR_OP_FREE)
+		handle(p, ev, hot);
+	else if (ev->op == ARR_OP_MALLOC)
+		handle(p, ev, hot);
+	else
+		handle(p, ev, hot);
+}
+
+#define PREFETCH_AHEAD 16
+
+/* One run of merged events. hot is a constant in the copies below, so the
+ * compiler drops the tests of the analyzers left out. */
+static ALWAYS_INLINE void run(struct pass *p, const struct arr_event *evs, size_t n, unsigned hot)
+{
+	struct an_core *c = &p->c;
+	size_t i = 0;
+	/* the live-set slot of an event a few ahead: its miss overlaps this work */
+	for (; i + PREFETCH_AHEAD < n && !c->oom; i++) {
+		/* the events themselves come from the read-ahead thread's core:
+		 * fetch them further ahead still, so reading a->op below does not wait */
+		if (i + 3 * PREFETCH_AHEAD < n)
+			__builtin_prefetch(&evs[i + 3 * PREFETCH_AHEAD].op);
+		const struct arr_event *a = &evs[i + PREFETCH_AHEAD];
+		live_prefetch(&c->live, a->op == ARR_OP_FREE ? a->ptr : a->ret);
+		handle_any(p, &evs[i], hot);
+	}
+	for (; i < n && !c->oom; i++)
+		handle_any(p, &evs[i], hot);
+}
+
+static void run_all(struct pass *p, const struct arr_event *evs, size_t n) { run(p, evs, n, HOT_ALL); }
+static void run_none(struct pass *p, const struct arr_event *evs, size_t n) { run(p, evs, n, 0); }
+static void run_some(struct pass *p, const struct arr_event *evs, size_t n) { run(p, evs, n, p->hot); }
 
 static const struct an_ops *const all_ops[ARR_AN_COUNT_] = {
 	[ARR_AN_SUMMARY] = &arr__an_summary, [ARR_AN_SIZES] = &arr__an_sizes,
@@ -485,6 +573,20 @@ int arr_analyze_trace(struct arr_trace *tr, const struct arr_analysis_options *o
 		p->an[p->nan++] = (struct slot){o, st};
 		if (o->begin && (rc = o->begin(c, st)) != 0)
 			break;
+		/* inlined into the loop (hot.h) */
+		if (o->id == ARR_AN_SIZES) {
+			p->sz = st;
+			p->hot |= HOT_SIZES;
+		} else if (o->id == ARR_AN_LIFETIMES) {
+			p->lt = st;
+			p->hot |= HOT_LIFETIMES;
+		} else if (o->id == ARR_AN_LIVE) {
+			p->lv = st;
+			p->hot |= HOT_LIVE;
+		} else if (o->id == ARR_AN_ZEROING) {
+			p->zr = st;
+			p->hot |= HOT_ZEROING;
+		}
 		unsigned w = o->wants ? o->wants(c, st) : ~0u;
 #define ADD_CB(list, field, bit)                                                      \
 	do {                                                                          \
@@ -512,14 +614,12 @@ int arr_analyze_trace(struct arr_trace *tr, const struct arr_analysis_options *o
 		if (rc != 1)
 			break;
 		rc = 0;
-		/* the live-set slot of an event a few ahead: its miss overlaps this work */
-		for (size_t i = 0; i < n && !c->oom; i++) {
-			if (i + 16 < n) {
-				const struct arr_event *a = &evs[i + 16];
-				live_prefetch(&c->live, a->op == ARR_OP_FREE ? a->ptr : a->ret);
-			}
-			handle(p, &evs[i]);
-		}
+		if (p->hot == HOT_ALL)
+			run_all(p, evs, n);
+		else if (!p->hot)
+			run_none(p, evs, n);
+		else
+			run_some(p, evs, n);
 		if (c->oom)
 			rc = c->oom;
 		if (opt->progress && c->evno >= next_progress) {

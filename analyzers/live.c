@@ -3,43 +3,19 @@
  * (a bounded timeline with min/max per bucket, so spikes survive), the
  * peak and when it happened, what is live at the end.
  */
-#include "analysis_internal.h"
+#include "hot.h"
 
-struct live {
-	struct an_timeline tl;
-};
+/* per-event work: arr__live_on_release / arr__live_on_alloc in hot.h */
 
 static int live_begin(struct an_core *c, void *st)
 {
-	struct live *s = st;
+	struct an_live_state *s = st;
 	return arr__timeline_init(&s->tl, c->points, c->end_t);
-}
-
-static void live_point(struct an_core *c, void *st)
-{
-	struct live *s = st;
-	arr__timeline_add(&s->tl, c->t, c->live_bytes, c->live_blocks);
-}
-
-/* called before the block leaves: record the value after it left */
-static void live_release(struct an_core *c, void *st, uint64_t addr, struct an_block *b, const struct arr_event *ev,
-			 int temporary)
-{
-	struct live *s = st;
-	(void)addr, (void)temporary;
-	if (ev->op == ARR_OP_FREE || !arr_event_allocates(ev))
-		arr__timeline_add(&s->tl, c->t, c->live_bytes - b->size, c->live_blocks - 1);
-}
-
-static void live_alloc(struct an_core *c, void *st, uint64_t addr, struct an_block *b, const struct arr_event *ev)
-{
-	(void)addr, (void)b, (void)ev;
-	live_point(c, st);
 }
 
 static int live_end(struct an_core *c, void *st, struct arr_doc *sec)
 {
-	struct live *s = st;
+	struct an_live_state *s = st;
 	arr_doc_set_int(sec, "peak_bytes", (int64_t)c->peak_bytes);
 	arr_doc_set_int(sec, "peak_t", (int64_t)c->peak_t);
 	arr_doc_set_int(sec, "peak_event", (int64_t)c->peak_evno);
@@ -54,16 +30,14 @@ static int live_end(struct an_core *c, void *st, struct arr_doc *sec)
 
 static void live_fini(void *st)
 {
-	struct live *s = st;
+	struct an_live_state *s = st;
 	arr__timeline_release(&s->tl);
 }
 
 const struct an_ops arr__an_live = {
 	.id = ARR_AN_LIVE,
-	.state_size = sizeof(struct live),
+	.state_size = sizeof(struct an_live_state),
 	.begin = live_begin,
-	.release = live_release,
-	.alloc = live_alloc,
 	.end = live_end,
 	.fini = live_fini,
 };

@@ -8,54 +8,32 @@
  */
 #include <stdlib.h>
 
-#include "analysis_internal.h"
+#include "hot.h"
 
-#define SMALL 4096
+#define SMALL ARR__SIZES_SMALL
 #define MAX_SIZES 65536
 
 /* realloc growth factor new/old, bucketed (upper bounds inclusive from "1-1.25" on) */
 static const char *const factor_name[] = {"<0.5", "0.5-1", "1", "1-1.25", "1.25-1.5", "1.5-2", "2-4", ">4"};
 #define NFACTOR (sizeof factor_name / sizeof *factor_name)
+_Static_assert(NFACTOR == ARR__SIZES_NFACTOR, "one name per growth factor bucket");
 
-struct sizes {
-	uint64_t count[65], bytes[65];
-	uint64_t small[SMALL];
-	struct arr_ptrmap big; /* size -> count */
-	uint64_t other_sizes;
-	/* realloc */
-	uint64_t r_count, r_grow, r_shrink, r_same, r_in_place, r_moved, r_moved_bytes, r_from_null;
-	uint64_t r_factor[NFACTOR];
-	uint64_t r_delta_count[65], r_delta_bytes[65]; /* log2 of the growth in bytes */
-};
+/* per-event work: arr__sizes_on_alloc in hot.h, and these two */
 
-static void sizes_alloc(struct an_core *c, void *st, uint64_t addr, struct an_block *b, const struct arr_event *ev)
+void arr__sizes_count_big(struct an_core *c, struct an_sizes *s, uint64_t size)
 {
-	struct sizes *s = st;
-	(void)addr, (void)ev;
-	unsigned k = arr__log2_bucket(b->size);
-	s->count[k]++;
-	s->bytes[k] += b->size;
-	if (b->size < SMALL) {
-		s->small[b->size]++;
+	uint64_t n = 0;
+	if (arr_ptrmap_get(&s->big, size, &n) || s->big.count < MAX_SIZES) {
+		if (arr_ptrmap_put(&s->big, size, n + 1))
+			c->oom = ARR_ENOMEM;
 	} else {
-		uint64_t n = 0;
-		if (arr_ptrmap_get(&s->big, b->size, &n) || s->big.count < MAX_SIZES) {
-			if (arr_ptrmap_put(&s->big, b->size, n + 1))
-				c->oom = ARR_ENOMEM;
-		} else {
-			s->other_sizes++;
-		}
-	}
-	if ((ev->op == ARR_OP_REALLOC || ev->op == ARR_OP_REALLOCARRAY) && !ev->ptr) {
-		s->r_count++;
-		s->r_from_null++;
+		s->other_sizes++;
 	}
 }
 
-/* the old block of a successful realloc */
-static void sizes_resize(struct an_core *c, void *st, uint64_t addr, struct an_block *b, const struct arr_event *ev)
+void arr__sizes_on_resize(struct an_core *c, struct an_sizes *s, uint64_t addr, const struct an_block *b,
+			  const struct arr_event *ev)
 {
-	struct sizes *s = st;
 	if (ev->failed) /* realloc(p, 0): a free */
 		return;
 	uint64_t old = b->size, nw = arr_event_bytes(ev, c->page_size);
@@ -95,7 +73,7 @@ static int by_count(const void *a, const void *b)
 
 static int sizes_end(struct an_core *c, void *st, struct arr_doc *sec)
 {
-	struct sizes *s = st;
+	struct an_sizes *s = st;
 	arr__doc_log2(arr_doc_set_arr(sec, "log2"), s->count, s->bytes, 65);
 	size_t n = 0;
 	for (size_t i = 0; i < SMALL; i++)
@@ -146,15 +124,13 @@ static int sizes_end(struct an_core *c, void *st, struct arr_doc *sec)
 
 static void sizes_fini(void *st)
 {
-	struct sizes *s = st;
+	struct an_sizes *s = st;
 	arr_ptrmap_release(&s->big);
 }
 
 const struct an_ops arr__an_sizes = {
 	.id = ARR_AN_SIZES,
-	.state_size = sizeof(struct sizes),
-	.alloc = sizes_alloc,
-	.resize = sizes_resize,
+	.state_size = sizeof(struct an_sizes),
 	.end = sizes_end,
 	.fini = sizes_fini,
 };

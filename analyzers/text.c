@@ -1,83 +1,72 @@
 /*
  * text.c - the terminal form of an analysis document (allocrr/analysis.h,
- * arr_doc_render_text): a heading per section, aligned key/value lines,
- * arrays of flat objects as aligned tables, timelines as a one-line note.
+ * arr_doc_render_text): a summary a performance engineer reads in one
+ * screen, not a dump of every key. Per trace: headline lines (calls, peak
+ * live, leaks, temporaries, calloc, cross-thread frees, RSS), the size and
+ * lifetime histograms side by side (a line per log2 bucket, with a bar),
+ * the top sizes and leaks tables, then the allocators as columns, the best
+ * value of each row marked; after the traces, the checks. Everything else
+ * (timelines, churn, the thread matrix, the remaining keys) is in --json and
+ * report.html; the last line says so.
  *
- * It is generic: it knows the schema's naming rules, not its sections, so
- * sections added later (the replay side's "allocators", a report's
- * "checks") render without changes here. Units come from key names:
- * "*bytes*", sizes, RSS and live figures are bytes; "*_ns", "t", "*_t" and
- * members of time histograms are nanoseconds; "*_per_s" are rates.
+ * It reads the schema's stable keys (docs/report.md) and leaves out a line
+ * whose keys are missing, so partial documents (--what, trace-only) render.
+ * Output depends only on the document: tests compare it.
  */
 #include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "allocrr/analysis.h"
 
-#define MAX_COLS 16
-#define MAX_ROWS 40
+#define LABEL_W 13     /* headline labels */
+#define BAR_W 20       /* histogram bars */
+#define MAX_LINES 72   /* lines of one side-by-side block */
+#define LINE_CAP 160
+#define TOP_ROWS 8     /* rows of the top sizes and leaks tables */
+#define MAX_ALLOCS 12  /* allocator columns (more: the first ones, and a note) */
+#define MAX_CHECKS 20  /* broken checks listed one by one */
+#define MAX_PHASES 10
 
-enum unit { U_PLAIN, U_BYTES, U_NS, U_RATE_BYTES };
+/* ---- values ---- */
 
-static int ends_with(const char *s, const char *suf)
+static int get_num(const struct arr_doc *d, const char *path, double *out)
 {
-	size_t n = strlen(s), m = strlen(suf);
-	return n >= m && !strcmp(s + n - m, suf);
+	return d && arr_doc_as_num(arr_doc_path(d, path), out) == 0;
 }
 
-static int has_any(const char *key, const char *const *words)
+/* the value at path, or dflt */
+static double num_or(const struct arr_doc *d, const char *path, double dflt)
 {
-	for (; *words; words++)
-		if (strstr(key, *words))
-			return 1;
-	return 0;
+	double v;
+	return get_num(d, path, &v) ? v : dflt;
 }
 
-/* Integers only: doubles are ratios or rates (the schema's rule). */
-static enum unit unit_of(const char *parent, const char *key, int is_double)
+static const char *str_at(const struct arr_doc *d, const char *path) { return d ? arr_doc_as_str(arr_doc_path(d, path)) : NULL; }
+
+static size_t arr_len(const struct arr_doc *d, const char *path)
 {
-	static const char *const plain[] = {"count", "calls", "blocks", "samples", "raises", "intervals", "allocs",
-					    "freed", "frees", "temporary", "event", "tid", "pid", "status",
-					    "fraction", "distinct", "_sizes", "grow", "shrink", "same", "in_place",
-					    "moved", "from_null", "pairs", "runs", "faults", "over", "ratio", "short_lived",
-					    "resizes", NULL};
-	static const char *const bytes[] = {"rss", "live", "peak", "size", "final", "first", "threshold",
-					    "ideal", "internal", "external", "usable", NULL};
-	if (!key)
-		return U_PLAIN;
-	if (ends_with(key, "bytes_per_s"))
-		return U_RATE_BYTES;
-	if (is_double || (parent && (!strcmp(parent, "ops") || !strcmp(parent, "by_op"))))
-		return U_PLAIN;
-	if (strstr(key, "bytes"))
-		return U_BYTES;
-	int time_ctx = parent && strstr(parent, "time") != NULL;
-	int event_ctx = parent && strstr(parent, "events") != NULL;
-	/* latency per operation: {"malloc": {"p50", ..., "max"}} */
-	int op_ctx = parent && arr_op_from_name(parent) != 0;
-	if (ends_with(key, "_ns") || strstr(key, "_ns_") || !strcmp(key, "t") || ends_with(key, "_t") || (op_ctx && !strcmp(key, "max")) ||
-	    (key[0] == 'p' && key[1] >= '0' && key[1] <= '9') ||
-	    (time_ctx && (!strcmp(key, "lo") || !strcmp(key, "hi"))))
-		return U_NS;
-	if (event_ctx || has_any(key, plain))
-		return U_PLAIN;
-	if (has_any(key, bytes) || !strcmp(key, "lo") || !strcmp(key, "hi"))
-		return U_BYTES;
-	return U_PLAIN;
+	const struct arr_doc *a = d ? arr_doc_path(d, path) : NULL;
+	return a && a->type == ARR_DOC_ARRAY ? a->len : 0;
 }
 
-static void human_bytes(char *buf, size_t cap, double b)
+/* ---- units ---- */
+
+static const char *fmt_bytes(char *buf, size_t cap, double b)
 {
-	static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+	static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
 	int neg = b < 0, u = 0;
 	double v = neg ? -b : b;
-	while (v >= 1024 && u < 4)
+	while (v >= 1024 && u < 5)
 		v /= 1024, u++;
-	snprintf(buf, cap, u ? "%s%.1f %s" : "%s%.0f %s", neg ? "-" : "", v, units[u]);
+	/* whole numbers (4 KiB, the log2 buckets) without a decimal */
+	snprintf(buf, cap, u && v != floor(v) ? "%s%.1f %s" : "%s%.0f %s", neg ? "-" : "", v, units[u]);
+	return buf;
 }
 
-static void human_ns(char *buf, size_t cap, double ns)
+static const char *fmt_ns(char *buf, size_t cap, double ns)
 {
 	if (ns < 1e3)
 		snprintf(buf, cap, "%.0f ns", ns);
@@ -87,208 +76,654 @@ static void human_ns(char *buf, size_t cap, double ns)
 		snprintf(buf, cap, "%.1f ms", ns / 1e6);
 	else
 		snprintf(buf, cap, "%.2f s", ns / 1e9);
+	return buf;
 }
 
-static void scalar(char *buf, size_t cap, const struct arr_doc *d, enum unit u)
+/* an integer with thousands separators: 1,702,276 */
+static const char *fmt_count(char *buf, size_t cap, double v)
 {
-	double v;
-	switch (d->type) {
-	case ARR_DOC_NULL:
-		snprintf(buf, cap, "-");
+	char raw[32];
+	snprintf(raw, sizeof raw, "%.0f", v < 0 ? -v : v);
+	size_t n = strlen(raw), o = 0;
+	if (v < 0 && o + 1 < cap)
+		buf[o++] = '-';
+	for (size_t i = 0; i < n && o + 2 < cap; i++) {
+		if (i && (n - i) % 3 == 0)
+			buf[o++] = ',';
+		buf[o++] = raw[i];
+	}
+	buf[o] = 0;
+	return buf;
+}
+
+/* a rate: 2.2 M/s */
+/* "block" or "blocks" after a count */
+static const char *pl(double n, const char *word)
+{
+	static char buf[4][32];
+	static int k;
+	char *b = buf[k++ & 3];
+	snprintf(b, sizeof buf[0], "%s%s", word, n == 1 ? "" : "s");
+	return b;
+}
+
+static const char *fmt_rate(char *buf, size_t cap, double v)
+{
+	if (v >= 1e9)
+		snprintf(buf, cap, "%.1f G/s", v / 1e9);
+	else if (v >= 1e6)
+		snprintf(buf, cap, "%.1f M/s", v / 1e6);
+	else if (v >= 1e3)
+		snprintf(buf, cap, "%.1f k/s", v / 1e3);
+	else
+		snprintf(buf, cap, "%.0f /s", v);
+	return buf;
+}
+
+/* ---- blocks: lines of text set side by side ---- */
+
+struct block {
+	char line[MAX_LINES][LINE_CAP];
+	int n, width;
+};
+
+static void __attribute__((format(printf, 2, 3))) block_add(struct block *b, const char *fmt, ...)
+{
+	if (b->n >= MAX_LINES)
 		return;
-	case ARR_DOC_BOOL:
-		snprintf(buf, cap, "%s", d->v.b ? "yes" : "no");
-		return;
-	case ARR_DOC_STR:
-		snprintf(buf, cap, "%s", d->v.s);
-		return;
-	case ARR_DOC_INT:
-	case ARR_DOC_NUM:
-		arr_doc_as_num(d, &v);
-		if (u == U_BYTES || u == U_RATE_BYTES) {
-			human_bytes(buf, cap, v);
-			if (u == U_RATE_BYTES)
-				strncat(buf, "/s", cap - strlen(buf) - 1);
-		} else if (u == U_NS) {
-			human_ns(buf, cap, v);
-		} else if (d->type == ARR_DOC_INT) {
-			snprintf(buf, cap, "%" PRId64, d->v.i);
-		} else if (v != 0 && (v < 0.01 && v > -0.01)) {
-			snprintf(buf, cap, "%.3g", v);
-		} else if (v >= 1000 || v <= -1000) {
-			snprintf(buf, cap, "%.0f", v);
-		} else {
-			snprintf(buf, cap, "%.3f", v);
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(b->line[b->n], LINE_CAP, fmt, ap);
+	va_end(ap);
+	int w = (int)strlen(b->line[b->n]);
+	if (w > b->width)
+		b->width = w;
+	b->n++;
+}
+
+/* blocks side by side, gap spaces apart */
+static void blocks_print(FILE *f, struct block *const *bs, int nb, int gap)
+{
+	int rows = 0;
+	for (int i = 0; i < nb; i++)
+		if (bs[i]->n > rows)
+			rows = bs[i]->n;
+	for (int r = 0; r < rows; r++) {
+		char out[LINE_CAP * 4];
+		int o = 0;
+		for (int i = 0; i < nb && o < (int)sizeof out; i++) {
+			const char *s = r < bs[i]->n ? bs[i]->line[r] : "";
+			int w = i == nb - 1 ? 0 : bs[i]->width + gap;
+			o += snprintf(out + o, sizeof out - (size_t)o, "%-*s", w, s);
 		}
-		return;
-	default:
-		snprintf(buf, cap, "...");
+		if (o > (int)sizeof out - 1)
+			o = (int)sizeof out - 1;
+		while (o && out[o - 1] == ' ')
+			out[--o] = 0;
+		fprintf(f, "%s\n", out);
 	}
 }
 
-static int is_scalar(const struct arr_doc *d) { return d && d->type != ARR_DOC_ARRAY && d->type != ARR_DOC_OBJECT; }
+/* ---- headline ---- */
 
-static int flat_object(const struct arr_doc *d)
+static void headline(FILE *f, const char *label, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void headline(FILE *f, const char *label, const char *fmt, ...)
 {
-	if (!d || d->type != ARR_DOC_OBJECT)
-		return 0;
-	for (size_t i = 0; i < d->len; i++)
-		if (!is_scalar(d->items[i]))
-			return 0;
-	return 1;
-}
-
-static void indent(FILE *f, int level)
-{
-	for (int i = 0; i < level; i++)
-		fputs("  ", f);
-}
-
-/* An array of flat objects as a table: columns from the first row's keys. */
-static void table(FILE *f, const struct arr_doc *arr, const char *parent, int level)
-{
-	const struct arr_doc *first = arr->items[0];
-	size_t ncol = first->len < MAX_COLS ? first->len : MAX_COLS;
-	size_t nrow = arr->len < MAX_ROWS ? arr->len : MAX_ROWS;
-	size_t w[MAX_COLS];
-	char buf[64];
-	for (size_t c = 0; c < ncol; c++) {
-		w[c] = strlen(first->keys[c]);
-		for (size_t r = 0; r < nrow; r++) {
-			const struct arr_doc *v = arr_doc_get(arr->items[r], first->keys[c]);
-			if (!v)
-				continue;
-			scalar(buf, sizeof buf, v, unit_of(parent, first->keys[c], v->type == ARR_DOC_NUM));
-			if (strlen(buf) > w[c])
-				w[c] = strlen(buf);
-		}
-	}
-	indent(f, level);
-	for (size_t c = 0; c < ncol; c++)
-		fprintf(f, "%s%*s", c ? "  " : "", (int)w[c], first->keys[c]);
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(f, "%-*s", LABEL_W, label);
+	vfprintf(f, fmt, ap);
 	fputc('\n', f);
-	for (size_t r = 0; r < nrow; r++) {
-		indent(f, level);
-		for (size_t c = 0; c < ncol; c++) {
-			const struct arr_doc *v = arr_doc_get(arr->items[r], first->keys[c]);
-			if (v)
-				scalar(buf, sizeof buf, v, unit_of(parent, first->keys[c], v->type == ARR_DOC_NUM));
-			else
-				strcpy(buf, "-");
-			fprintf(f, "%s%*s", c ? "  " : "", (int)w[c], buf);
+	va_end(ap);
+}
+
+static void trace_headlines(FILE *f, const struct arr_doc *tr)
+{
+	char a[48], b[48], c[48], d[48], e[48];
+	double v, w;
+	const struct arr_doc *tinfo = arr_doc_get(tr, "trace");
+	const char *path = str_at(tinfo, "path"), *argv = str_at(tinfo, "argv"), *ending = str_at(tinfo, "ending");
+	fprintf(f, "== %s", path ? path : "trace");
+	if (argv && *argv) /* long command lines cut: the JSON has them whole */
+		fprintf(f, strlen(argv) > 72 ? ": %.69s..." : ": %s", argv);
+	if (get_num(tinfo, "pid", &v))
+		fprintf(f, " (pid %.0f)", v);
+	fputs(" ==\n", f);
+
+	double dur = num_or(tinfo, "duration_ns", num_or(tr, "summary.duration_ns", -1));
+	if (dur >= 0 || ending) {
+		char status[32] = "";
+		if (ending && !strcmp(ending, "exit") && get_num(tinfo, "status", &v))
+			snprintf(status, sizeof status, " %.0f", v);
+		fprintf(f, "%-*s%s", LABEL_W, "duration", dur >= 0 ? fmt_ns(a, sizeof a, dur) : "-");
+		if (ending)
+			fprintf(f, ", %s%s", ending, status);
+		if (get_num(tinfo, "events", &v))
+			fprintf(f, ", %s events", fmt_count(b, sizeof b, v));
+		fputc('\n', f);
+	}
+
+	const struct arr_doc *sum = arr_doc_get(tr, "summary");
+	if (get_num(sum, "calls", &v)) {
+		fprintf(f, "%-*s%s", LABEL_W, "calls", fmt_count(a, sizeof a, v));
+		if (get_num(sum, "calls_per_s", &w) && w > 0)
+			fprintf(f, " (%s)", fmt_rate(b, sizeof b, w));
+		if (get_num(sum, "failed", &w))
+			fprintf(f, ", %s failed", fmt_count(b, sizeof b, w));
+		fputc('\n', f);
+		/* the functions called, wrapped */
+		const struct arr_doc *ops = arr_doc_get(sum, "ops");
+		int col = 0;
+		for (size_t i = 0; ops && i < ops->len; i++) {
+			if (ops->items[i]->type != ARR_DOC_INT || !ops->items[i]->v.i || !arr_op_is_call(arr_op_from_name(ops->keys[i])))
+				continue;
+			char item[64];
+			int n = snprintf(item, sizeof item, "%s %s", ops->keys[i], fmt_count(b, sizeof b, (double)ops->items[i]->v.i));
+			if (col && col + n + 2 > 100) {
+				fputc('\n', f);
+				col = 0;
+			}
+			col += col ? fprintf(f, ", %s", item) : fprintf(f, "%-*s%s", LABEL_W, "", item);
+		}
+		if (col)
+			fputc('\n', f);
+	}
+	if (get_num(sum, "bytes_requested", &v)) {
+		fprintf(f, "%-*s%s", LABEL_W, "requested", fmt_bytes(a, sizeof a, v));
+		if (get_num(sum, "threads", &w))
+			fprintf(f, " by %.0f thread%s", w, w == 1 ? "" : "s");
+		fputc('\n', f);
+	}
+
+	const struct arr_doc *live = arr_doc_get(tr, "live");
+	if (get_num(live, "peak_bytes", &v)) {
+		fprintf(f, "%-*s%s at %s (most blocks at once: %s)", LABEL_W, "peak live", fmt_bytes(a, sizeof a, v),
+			fmt_ns(c, sizeof c, num_or(live, "peak_t", 0)), fmt_count(b, sizeof b, num_or(live, "peak_blocks", 0)));
+		if (get_num(live, "final_bytes", &w))
+			fprintf(f, "; at the end %s in %s %s", fmt_bytes(d, sizeof d, w),
+				fmt_count(e, sizeof e, num_or(live, "final_blocks", 0)),
+				pl(num_or(live, "final_blocks", 0), "block"));
+		fputc('\n', f);
+	}
+
+	const struct arr_doc *lk = arr_doc_get(tr, "leaks");
+	if (get_num(lk, "bytes", &v)) {
+		fprintf(f, "%-*s%s in %s %s", LABEL_W, "leaks", fmt_bytes(a, sizeof a, v),
+			fmt_count(b, sizeof b, num_or(lk, "blocks", 0)), pl(num_or(lk, "blocks", 0), "block"));
+		if (num_or(lk, "lost_by_failed_realloc.count", 0) > 0)
+			fprintf(f, "; %s lost by %.0f failed realloc", fmt_bytes(c, sizeof c, num_or(lk, "lost_by_failed_realloc.bytes", 0)),
+				num_or(lk, "lost_by_failed_realloc.count", 0));
+		double fc = num_or(lk, "failed_calls.total", 0);
+		if (fc > 0)
+			fprintf(f, "; failed calls %.0f (overflow %.0f, out of memory %.0f, other %.0f)", fc,
+				num_or(lk, "failed_calls.overflow", 0), num_or(lk, "failed_calls.out_of_memory", 0),
+				fc - num_or(lk, "failed_calls.overflow", 0) - num_or(lk, "failed_calls.out_of_memory", 0));
+		fputc('\n', f);
+	}
+
+	const struct arr_doc *lt = arr_doc_get(tr, "lifetimes");
+	if (get_num(lt, "temporary.count", &v))
+		headline(f, "temporary", "%s %s (%.1f%%), %s: freed before their thread's next allocation",
+			 fmt_count(a, sizeof a, v), pl(v, "allocation"), 100 * num_or(lt, "temporary.fraction", 0),
+			 fmt_bytes(b, sizeof b, num_or(lt, "temporary.bytes", 0)));
+
+	const struct arr_doc *z = arr_doc_get(tr, "zeroing");
+	if (get_num(z, "calloc_calls", &v)) {
+		fprintf(f, "%-*s%s %s, %s: fresh %s, reused %s", LABEL_W, "calloc", fmt_count(a, sizeof a, v), pl(v, "call"),
+			fmt_bytes(b, sizeof b, num_or(z, "calloc_bytes", 0)), fmt_bytes(c, sizeof c, num_or(z, "fresh_bytes", 0)),
+			fmt_bytes(d, sizeof d, num_or(z, "reused_bytes", 0)));
+		if (num_or(z, "mmap_calls", 0) > 0)
+			fprintf(f, ", mmapped %s", fmt_bytes(e, sizeof e, num_or(z, "mmap_bytes", 0)));
+		fputc('\n', f);
+		if (num_or(z, "large_malloc.calls", 0) > 0)
+			headline(f, "large malloc", "%s %s >= %s, %s: fresh %s, reused %s",
+				 fmt_count(a, sizeof a, num_or(z, "large_malloc.calls", 0)),
+				 pl(num_or(z, "large_malloc.calls", 0), "call"),
+				 fmt_bytes(b, sizeof b, num_or(z, "large_malloc.min_size", 0)),
+				 fmt_bytes(c, sizeof c, num_or(z, "large_malloc.bytes", 0)),
+				 fmt_bytes(d, sizeof d, num_or(z, "large_malloc.fresh_bytes", 0)),
+				 fmt_bytes(e, sizeof e, num_or(z, "large_malloc.reused_bytes", 0)));
+	}
+
+	const struct arr_doc *th = arr_doc_get(tr, "threads");
+	if (get_num(th, "cross_frees.count", &v))
+		headline(f, "cross-thread", "%s %s of another thread's blocks, %s (%.0f thread %s)",
+			 fmt_count(a, sizeof a, v), pl(v, "free"), fmt_bytes(b, sizeof b, num_or(th, "cross_frees.bytes", 0)),
+			 num_or(th, "cross_frees.pairs", 0), pl(num_or(th, "cross_frees.pairs", 0), "pair"));
+
+	const struct arr_doc *rss = arr_doc_path(tr, "rss.recorded");
+	if (get_num(rss, "samples", &v)) {
+		if (v == 0) {
+			headline(f, "RSS", "not sampled (record with --rss-interval)");
+		} else {
+			fprintf(f, "%-*speak %s at %s", LABEL_W, "RSS", fmt_bytes(a, sizeof a, num_or(rss, "peak", 0)),
+				fmt_ns(b, sizeof b, num_or(rss, "peak_t", 0)));
+			if (get_num(rss, "live_at_peak", &w))
+				fprintf(f, " (live %s)", fmt_bytes(c, sizeof c, w));
+			fprintf(f, ", final %s, growth %s/s, %.0f samples\n", fmt_bytes(d, sizeof d, num_or(rss, "final", 0)),
+				fmt_bytes(e, sizeof e, num_or(rss, "growth_bytes_per_s", 0)), v);
+			if (get_num(rss, "unexplained_peak", &w) && w > 0)
+				headline(f, "", "RSS the live heap does not explain: up to %s at %s", fmt_bytes(a, sizeof a, w),
+					 fmt_ns(b, sizeof b, num_or(rss, "unexplained_peak_t", 0)));
+		}
+	}
+}
+
+/* ---- histograms ---- */
+
+/* A log2 histogram's counts as bars; lo labels in bytes or ns. */
+static void histogram(struct block *b, const char *title, const struct arr_doc *arr, int ns)
+{
+	block_add(b, "%s", title);
+	if (!arr || arr->type != ARR_DOC_ARRAY || !arr->len) {
+		block_add(b, "  (none)");
+		return;
+	}
+	double max = 0;
+	for (size_t i = 0; i < arr->len; i++)
+		max = fmax(max, num_or(arr->items[i], "count", 0));
+	for (size_t i = 0; i < arr->len && b->n < MAX_LINES; i++) {
+		char lo[32], cnt[32], bar[BAR_W + 1];
+		double c = num_or(arr->items[i], "count", 0), l = num_or(arr->items[i], "lo", 0);
+		if (ns)
+			fmt_ns(lo, sizeof lo, l);
+		else
+			fmt_bytes(lo, sizeof lo, l);
+		int w = max > 0 ? (int)lround(c / max * BAR_W) : 0;
+		if (w == 0 && c > 0)
+			w = 1;
+		memset(bar, '#', (size_t)w);
+		bar[w] = 0;
+		block_add(b, "  >= %9s %-*s %s", lo, BAR_W, bar, fmt_count(cnt, sizeof cnt, c));
+	}
+}
+
+/* ---- the top tables ---- */
+
+static void top_sizes(struct block *b, const struct arr_doc *tr)
+{
+	const struct arr_doc *top = arr_doc_path(tr, "sizes.top");
+	block_add(b, "top sizes");
+	block_add(b, "  %9s %9s", "size", "count");
+	for (size_t i = 0; top && top->type == ARR_DOC_ARRAY && i < top->len && i < TOP_ROWS; i++) {
+		char s[32], c[32];
+		block_add(b, "  %9s %9s", fmt_bytes(s, sizeof s, num_or(top->items[i], "size", 0)),
+			  fmt_count(c, sizeof c, num_or(top->items[i], "count", 0)));
+	}
+}
+
+static void leak_tables(struct block *by_size, struct block *largest, const struct arr_doc *lk)
+{
+	const struct arr_doc *bs = arr_doc_get(lk, "by_size"), *lg = arr_doc_get(lk, "largest");
+	block_add(by_size, "leaks by size");
+	block_add(by_size, "  %9s %7s %9s", "size", "blocks", "bytes");
+	for (size_t i = 0; bs && bs->type == ARR_DOC_ARRAY && i < bs->len && i < TOP_ROWS; i++) {
+		char s[32], n[32], y[32];
+		block_add(by_size, "  %9s %7s %9s", fmt_bytes(s, sizeof s, num_or(bs->items[i], "size", 0)),
+			  fmt_count(n, sizeof n, num_or(bs->items[i], "blocks", 0)),
+			  fmt_bytes(y, sizeof y, num_or(bs->items[i], "bytes", 0)));
+	}
+	block_add(largest, "largest leaks");
+	block_add(largest, "  %9s %-7s %7s %9s", "size", "by", "tid", "at");
+	for (size_t i = 0; lg && lg->type == ARR_DOC_ARRAY && i < lg->len && i < TOP_ROWS; i++) {
+		char s[32], t[32];
+		const char *op = str_at(lg->items[i], "op");
+		block_add(largest, "  %9s %-7s %7.0f %9s", fmt_bytes(s, sizeof s, num_or(lg->items[i], "size", 0)),
+			  op ? op : "-", num_or(lg->items[i], "tid", 0), fmt_ns(t, sizeof t, num_or(lg->items[i], "t", 0)));
+	}
+}
+
+static void phases_table(FILE *f, const struct arr_doc *ph)
+{
+	if (!ph || ph->type != ARR_DOC_ARRAY || !ph->len)
+		return;
+	fprintf(f, "\nphases\n  %-20s %10s %10s %12s %10s %12s\n", "name", "from", "to", "calls", "peak live",
+		"RSS growth");
+	for (size_t i = 0; i < ph->len && i < MAX_PHASES; i++) {
+		const struct arr_doc *p = ph->items[i];
+		const char *name = str_at(p, "name");
+		char a[32], b[32], c[32], d[32], e[32];
+		fmt_bytes(e, sizeof e, num_or(p, "rss_growth_bytes_per_s", 0));
+		strncat(e, "/s", sizeof e - strlen(e) - 1);
+		fprintf(f, "  %-20.20s %10s %10s %12s %10s %12s\n", name ? name : "-",
+			fmt_ns(a, sizeof a, num_or(p, "from_ns", 0)), fmt_ns(b, sizeof b, num_or(p, "to_ns", 0)),
+			fmt_count(c, sizeof c, num_or(p, "calls", 0)), fmt_bytes(d, sizeof d, num_or(p, "peak_live", 0)),
+			num_or(p, "rss_samples", 0) > 1 ? e : "-");
+	}
+	if (ph->len > MAX_PHASES)
+		fprintf(f, "  ... %zu more\n", ph->len - MAX_PHASES);
+}
+
+/* ---- allocators side by side ---- */
+
+enum kind { K_BYTES, K_NS, K_RATIO, K_FAULTS };
+
+struct cell {
+	char s[48];
+	double key; /* what "best" compares: lower is better; NAN: no value */
+};
+
+static void cell_value(struct cell *c, enum kind k, double v)
+{
+	c->key = v;
+	switch (k) {
+	case K_BYTES:
+		fmt_bytes(c->s, sizeof c->s, v);
+		break;
+	case K_NS:
+		fmt_ns(c->s, sizeof c->s, v);
+		break;
+	case K_RATIO:
+		snprintf(c->s, sizeof c->s, "%.3f", v);
+		break;
+	case K_FAULTS:
+		fmt_count(c->s, sizeof c->s, v);
+		break;
+	}
+}
+
+/* a latency figure; below the timer's resolution it says "<N" */
+static void lat(char *buf, size_t cap, double v, double res)
+{
+	if (res > 0 && v < res)
+		snprintf(buf, cap, "<%.0f", res);
+	else if (v >= 1e6)
+		snprintf(buf, cap, "%.1fm", v / 1e6);
+	else if (v >= 1e4)
+		snprintf(buf, cap, "%.1fu", v / 1e3);
+	else
+		snprintf(buf, cap, "%.0f", v);
+}
+
+struct row {
+	char label[40];
+	struct cell c[MAX_ALLOCS];
+	int mark; /* mark the lowest */
+};
+
+static void print_rows(FILE *f, const struct row *rows, int nrows, const char *const *names, int na)
+{
+	int w[MAX_ALLOCS], lw = 0;
+	for (int r = 0; r < nrows; r++)
+		if ((int)strlen(rows[r].label) > lw)
+			lw = (int)strlen(rows[r].label);
+	for (int a = 0; a < na; a++) {
+		w[a] = (int)strlen(names[a]);
+		for (int r = 0; r < nrows; r++)
+			if ((int)strlen(rows[r].c[a].s) + 1 > w[a])
+				w[a] = (int)strlen(rows[r].c[a].s) + 1;
+	}
+	fprintf(f, "  %-*s", lw, "");
+	for (int a = 0; a < na; a++)
+		fprintf(f, "  %*s", w[a], names[a]);
+	fputc('\n', f);
+	for (int r = 0; r < nrows; r++) {
+		int best = -1, distinct = 0;
+		if (rows[r].mark)
+			for (int a = 0; a < na; a++) {
+				if (isnan(rows[r].c[a].key))
+					continue;
+				if (best >= 0 && rows[r].c[a].key != rows[r].c[best].key)
+					distinct = 1;
+				if (best < 0 || rows[r].c[a].key < rows[r].c[best].key)
+					best = a;
+			}
+		fprintf(f, "  %-*s", lw, rows[r].label);
+		for (int a = 0; a < na; a++) {
+			char s[56];
+			snprintf(s, sizeof s, "%s%s", rows[r].c[a].s, a == best && distinct ? "*" : " ");
+			fprintf(f, "  %*s", w[a], s);
 		}
 		fputc('\n', f);
 	}
-	if (arr->len > nrow) {
-		indent(f, level);
-		fprintf(f, "... %zu more rows (--json has them all)\n", arr->len - nrow);
-	}
 }
 
-static void render(FILE *f, const struct arr_doc *d, const char *name, int level);
-
-static void render_object(FILE *f, const struct arr_doc *d, const char *name, int level, const char *skip)
+static void allocators_table(FILE *f, const struct arr_doc *al)
 {
-	size_t kw = 0;
-	for (size_t i = 0; i < d->len; i++)
-		if (is_scalar(d->items[i]) && strlen(d->keys[i]) > kw)
-			kw = strlen(d->keys[i]);
-	char buf[256];
-	/* counts by operation: the ones that happened */
-	int skip_zero = name && (!strcmp(name, "ops") || !strcmp(name, "by_op"));
-	for (size_t i = 0; i < d->len; i++) {
-		const struct arr_doc *v = d->items[i];
-		const char *k = d->keys[i];
-		if ((skip_zero && v->type == ARR_DOC_INT && v->v.i == 0) || (skip && !strcmp(k, skip)))
+	if (!al || al->type != ARR_DOC_ARRAY || !al->len)
+		return;
+	int na = al->len < MAX_ALLOCS ? (int)al->len : MAX_ALLOCS;
+	const char *names[MAX_ALLOCS];
+	double runs = 0;
+	for (int a = 0; a < na; a++) {
+		names[a] = str_at(al->items[a], "allocator");
+		if (!names[a])
+			names[a] = "?";
+		runs = fmax(runs, num_or(al->items[a], "runs", 0));
+	}
+	static struct row rows[64];
+	int nr = 0;
+	/* one row from a numeric key of every allocator */
+#define ROW(lbl, path, kind, mk)                                                                  \
+	do {                                                                                      \
+		struct row *r_ = &rows[nr];                                                       \
+		int any_ = 0;                                                                     \
+		snprintf(r_->label, sizeof r_->label, "%s", lbl);                                 \
+		r_->mark = mk;                                                                    \
+		for (int a = 0; a < na; a++) {                                                    \
+			double v_;                                                                \
+			if (get_num(al->items[a], path, &v_)) {                                   \
+				cell_value(&r_->c[a], kind, v_);                                  \
+				any_ = 1;                                                         \
+			} else {                                                                  \
+				strcpy(r_->c[a].s, "-");                                          \
+				r_->c[a].key = NAN;                                               \
+			}                                                                         \
+		}                                                                                 \
+		if (any_ && nr < 63)                                                              \
+			nr++;                                                                     \
+	} while (0)
+	ROW("wall time", "time.wall_ns", K_NS, 1);
+	{ /* min-max over the runs */
+		struct row *r = &rows[nr];
+		int any = 0;
+		snprintf(r->label, sizeof r->label, "  min-max");
+		r->mark = 0;
+		for (int a = 0; a < na; a++) {
+			double lo, hi;
+			r->c[a].key = NAN;
+			if (get_num(al->items[a], "time.wall_ns_min", &lo) && get_num(al->items[a], "time.wall_ns_max", &hi)) {
+				char x[24], y[24];
+				fmt_ns(x, sizeof x, lo);
+				fmt_ns(y, sizeof y, hi);
+				/* one unit for both: 7.8-19.7 ms */
+				const char *ux = strchr(x, ' '), *uy = strchr(y, ' ');
+				if (ux && uy && !strcmp(ux, uy))
+					x[ux - x] = 0;
+				snprintf(r->c[a].s, sizeof r->c[a].s, "%s-%s", x, y);
+				any = 1;
+			} else {
+				strcpy(r->c[a].s, "-");
+			}
+		}
+		if (any)
+			nr++;
+	}
+	ROW("cpu time", "time.cpu_ns", K_NS, 1);
+	ROW("minor faults", "time.minor_faults", K_FAULTS, 1);
+	ROW("peak RSS", "fragmentation.peak_rss", K_BYTES, 1);
+	ROW("final RSS", "fragmentation.final_rss", K_BYTES, 1);
+	ROW("peak / ideal", "fragmentation.peak_over_ideal", K_RATIO, 1);
+	ROW("internal frag. @peak RSS", "fragmentation.internal_bytes", K_BYTES, 1);
+	ROW("external frag. @peak RSS", "fragmentation.external_bytes", K_BYTES, 1);
+#undef ROW
+	/* zeroing: the three replays, time and minor faults in one cell */
+	static const char *const zmode[][2] = {{"zeroing: as recorded", "as_recorded"},
+					       {"  calloc->malloc", "calloc_as_malloc"},
+					       {"  calloc->malloc+memset", "calloc_as_malloc_memset"}};
+	for (size_t m = 0; m < 3 && nr < 63; m++) {
+		struct row *r = &rows[nr];
+		int any = 0;
+		snprintf(r->label, sizeof r->label, "%s", zmode[m][0]);
+		r->mark = 1;
+		for (int a = 0; a < na; a++) {
+			char key[64], t[24], pf[24];
+			double ns, flt;
+			r->c[a].key = NAN;
+			strcpy(r->c[a].s, "-");
+			snprintf(key, sizeof key, "zeroing.%s_ns", zmode[m][1]);
+			if (!get_num(al->items[a], key, &ns))
+				continue;
+			snprintf(key, sizeof key, "zeroing.%s_minor_faults", zmode[m][1]);
+			if (get_num(al->items[a], key, &flt))
+				snprintf(r->c[a].s, sizeof r->c[a].s, "%s, %s pf", fmt_ns(t, sizeof t, ns), fmt_count(pf, sizeof pf, flt));
+			else
+				fmt_ns(r->c[a].s, sizeof r->c[a].s, ns);
+			r->c[a].key = ns;
+			any = 1;
+		}
+		if (any)
+			nr++;
+	}
+	/* latency: one row per operation any allocator measured, ns */
+	if (nr < 63) {
+		struct row *r = &rows[nr++];
+		snprintf(r->label, sizeof r->label, "latency p50/p99/p99.9");
+		r->mark = 0;
+		for (int a = 0; a < na; a++) {
+			r->c[a].s[0] = 0;
+			r->c[a].key = NAN;
+		}
+	}
+	int lat_rows = 0;
+	for (unsigned op = 1; op < ARR_OP_MAX_ && nr < 63; op++) {
+		const char *name = arr_op_name(op);
+		if (!name || !arr_op_is_call(op))
 			continue;
-		if (is_scalar(v)) {
-			scalar(buf, sizeof buf, v, unit_of(name, k, v->type == ARR_DOC_NUM));
-			indent(f, level);
-			fprintf(f, "%-*s  %s\n", (int)kw, k, buf);
-		} else {
-			render(f, v, k, level);
+		struct row *r = &rows[nr];
+		int any = 0;
+		snprintf(r->label, sizeof r->label, "  %s", name);
+		r->mark = 1;
+		for (int a = 0; a < na; a++) {
+			const struct arr_doc *l = arr_doc_path(al->items[a], "latency");
+			l = l ? arr_doc_get(l, name) : NULL;
+			double p50, p99, p999, res = num_or(l, "resolution_ns", 0);
+			r->c[a].key = NAN;
+			strcpy(r->c[a].s, "-");
+			if (!l || num_or(l, "count", 0) <= 0 || !get_num(l, "p50", &p50) || !get_num(l, "p99", &p99) ||
+			    !get_num(l, "p999", &p999))
+				continue;
+			char x[16], y[16], z[16];
+			lat(x, sizeof x, p50, res);
+			lat(y, sizeof y, p99, res);
+			lat(z, sizeof z, p999, res);
+			snprintf(r->c[a].s, sizeof r->c[a].s, "%s/%s/%s", x, y, z);
+			r->c[a].key = p99; /* the best: the lowest p99 */
+			any = 1;
 		}
+		if (any) {
+			nr++;
+			lat_rows++;
+		}
+	}
+	if (!lat_rows) /* no latency measured: no heading */
+		nr--;
+	fprintf(f, "\nallocators (%s; * lowest; pf: minor page faults; latency in ns, u = us, m = ms, best by p99)\n",
+		runs > 1 ? "medians over the runs" : "one run each");
+	print_rows(f, rows, nr, names, na);
+	if ((int)al->len > na)
+		fprintf(f, "  ... %zu more allocators in --json\n", al->len - (size_t)na);
+}
+
+/* ---- checks ---- */
+
+static void checks(FILE *f, const struct arr_doc *ck)
+{
+	if (!ck || ck->type != ARR_DOC_ARRAY || !ck->len)
+		return;
+	size_t broken = 0;
+	for (size_t i = 0; i < ck->len; i++) {
+		const struct arr_doc *ok = arr_doc_get(ck->items[i], "ok");
+		broken += !(ok && ok->type == ARR_DOC_BOOL && ok->v.b);
+	}
+	fprintf(f, "\nchecks: %zu of %zu broken\n", broken, ck->len);
+	size_t shown = 0;
+	for (size_t i = 0; i < ck->len; i++) { /* every broken one, with its figures */
+		const struct arr_doc *c = ck->items[i], *ok = arr_doc_get(c, "ok");
+		if (ok && ok->type == ARR_DOC_BOOL && ok->v.b)
+			continue;
+		if (shown++ == MAX_CHECKS) {
+			fprintf(f, "  ... %zu more broken (report.json lists them)\n", broken - MAX_CHECKS);
+			break;
+		}
+		const char *name = str_at(c, "check"), *trace = str_at(c, "trace"), *alloc = str_at(c, "allocator");
+		char v[40] = "-", l[40] = "-";
+		double x;
+		if (get_num(c, "value", &x))
+			snprintf(v, sizeof v, "%.6g", x);
+		if (get_num(c, "limit", &x))
+			snprintf(l, sizeof l, "%.6g", x);
+		fprintf(f, "  FAIL  %s  [%s%s%s]  value %s, limit %s\n", name ? name : "?", trace ? trace : "-",
+			alloc ? ", " : "", alloc ? alloc : "", v, l);
+	}
+	/* the passed ones: a line per check, with how many traces and allocators it held for */
+	for (size_t i = 0; i < ck->len; i++) {
+		const char *name = str_at(ck->items[i], "check");
+		if (!name)
+			continue;
+		size_t held = 0, all = 0, seen = 0;
+		for (size_t j = 0; j < ck->len; j++) {
+			const char *o = str_at(ck->items[j], "check");
+			if (!o || strcmp(o, name))
+				continue;
+			if (j < i) {
+				seen = 1;
+				break;
+			}
+			const struct arr_doc *ok = arr_doc_get(ck->items[j], "ok");
+			all++;
+			held += ok && ok->type == ARR_DOC_BOOL && ok->v.b;
+		}
+		if (!seen && held)
+			fprintf(f, "  ok    %s  (%zu of %zu)\n", name, held, all);
 	}
 }
 
-static void render(FILE *f, const struct arr_doc *d, const char *name, int level)
-{
-	if (d->type == ARR_DOC_OBJECT) {
-		/* a timeline: column arrays of numbers */
-		const struct arr_doc *t = arr_doc_get(d, "t");
-		if (t && t->type == ARR_DOC_ARRAY) {
-			indent(f, level);
-			fprintf(f, "%s: %zu points (see --json)\n", name, t->len);
-			return;
-		}
-		if (!d->len)
-			return;
-		indent(f, level);
-		fprintf(f, "%s\n", name);
-		render_object(f, d, name, level + 1, NULL);
-		return;
-	}
-	if (d->type != ARR_DOC_ARRAY) {
-		char buf[256];
-		scalar(buf, sizeof buf, d, unit_of(NULL, name, d->type == ARR_DOC_NUM));
-		indent(f, level);
-		fprintf(f, "%s  %s\n", name, buf);
-		return;
-	}
-	if (!d->len)
-		return;
-	if (flat_object(d->items[0]) && d->items[0]->len) {
-		indent(f, level);
-		fprintf(f, "%s\n", name);
-		table(f, d, name, level + 1);
-		return;
-	}
-	if (is_scalar(d->items[0])) {
-		indent(f, level);
-		fprintf(f, "%s: %zu values\n", name, d->len);
-		return;
-	}
-	/* objects with nested parts (allocators, phases with details): one block each */
-	for (size_t i = 0; i < d->len; i++) {
-		const struct arr_doc *e = d->items[i];
-		const char *lkey = "allocator", *label = arr_doc_as_str(arr_doc_get(e, lkey));
-		if (!label)
-			label = arr_doc_as_str(arr_doc_get(e, lkey = "name"));
-		char head[160];
-		if (label)
-			snprintf(head, sizeof head, "%s: %s", name, label);
-		else
-			snprintf(head, sizeof head, "%s[%zu]", name, i);
-		if (e->type == ARR_DOC_OBJECT) {
-			if (i && level == 0)
-				fputc('\n', f);
-			indent(f, level);
-			fprintf(f, "%s\n", head);
-			render_object(f, e, name, level + 1, label ? lkey : NULL);
-		} else {
-			render(f, e, head, level);
-		}
-	}
-}
+/* ---- a trace ---- */
 
 static void render_trace(FILE *f, const struct arr_doc *tr)
 {
-	const struct arr_doc *info = arr_doc_get(tr, "trace");
-	const char *path = info ? arr_doc_as_str(arr_doc_get(info, "path")) : NULL;
-	fprintf(f, "== %s ==\n", path ? path : "trace");
-	for (size_t i = 0; i < tr->len; i++) {
-		const struct arr_doc *sec = tr->items[i];
-		const char *k = tr->keys[i];
-		if ((sec->type == ARR_DOC_OBJECT || sec->type == ARR_DOC_ARRAY) && !sec->len)
-			continue;
-		fputc('\n', f);
-		if (sec->type == ARR_DOC_OBJECT) {
-			fprintf(f, "%s\n", k);
-			render_object(f, sec, k, 1, NULL);
-		} else {
-			render(f, sec, k, 0);
+	trace_headlines(f, tr);
+
+	static struct block h1, h2;
+	h1.n = h1.width = h2.n = h2.width = 0;
+	const struct arr_doc *sz = arr_doc_path(tr, "sizes.log2"), *lt = arr_doc_path(tr, "lifetimes.time_log2");
+	if (sz || lt) {
+		struct block *bs[2];
+		int nb = 0;
+		if (sz) {
+			histogram(&h1, "sizes requested (log2 buckets, count)", sz, 0);
+			bs[nb++] = &h1;
 		}
+		if (lt) {
+			histogram(&h2, "lifetimes (log2 buckets, count)", lt, 1);
+			bs[nb++] = &h2;
+		}
+		fputc('\n', f);
+		blocks_print(f, bs, nb, 4);
 	}
+
+	static struct block t1, t2, t3;
+	t1.n = t1.width = t2.n = t2.width = t3.n = t3.width = 0;
+	struct block *bs[3];
+	int nb = 0;
+	if (arr_len(tr, "sizes.top")) {
+		top_sizes(&t1, tr);
+		bs[nb++] = &t1;
+	}
+	const struct arr_doc *lk = arr_doc_get(tr, "leaks");
+	if (arr_len(lk, "by_size")) {
+		leak_tables(&t2, &t3, lk);
+		bs[nb++] = &t2;
+		bs[nb++] = &t3;
+	}
+	if (nb) {
+		fputc('\n', f);
+		blocks_print(f, bs, nb, 4);
+	}
+
+	phases_table(f, arr_doc_get(tr, "phases"));
+	allocators_table(f, arr_doc_get(tr, "allocators"));
 }
 
 int arr_doc_render_text(FILE *f, const struct arr_doc *doc)
@@ -300,16 +735,13 @@ int arr_doc_render_text(FILE *f, const struct arr_doc *doc)
 				fputc('\n', f);
 			render_trace(f, traces->items[i]);
 		}
-		for (size_t i = 0; i < doc->len; i++)
-			if (strcmp(doc->keys[i], "traces") && strcmp(doc->keys[i], "allocrr")) {
-				fputc('\n', f);
-				render(f, doc->items[i], doc->keys[i], 0);
-			}
-	} else if (doc->type == ARR_DOC_OBJECT) {
+	} else if (doc && doc->type == ARR_DOC_OBJECT) {
 		render_trace(f, doc);
-	} else {
-		render(f, doc, "value", 0);
 	}
+	checks(f, doc ? arr_doc_get(doc, "checks") : NULL);
+	fputs("\n(timelines, phases' details, churn by size, the thread matrix and every other figure: --json, or "
+	      "report.html)\n",
+	      f);
 	fflush(f);
 	return ferror(f) ? ARR_EIO : 0;
 }

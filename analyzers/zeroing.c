@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis_internal.h"
+#include "hot.h"
 
 #define MAX_IV 65536
 /* Neighbouring ranges closer than this merge: the allocator's header and
@@ -32,43 +32,17 @@
  * answer. The overlap test itself is exact against the stored ranges. */
 #define MERGE_GAP 32
 #define MMAP_THRESHOLD_START (128u * 1024)
-#define MMAP_THRESHOLD_MAX (32u * 1024 * 1024)
-#define LARGE_MALLOC (128u * 1024) /* malloc blocks reported from this size up */
-
-struct iv {
-	uint64_t lo, hi;
-};
-
-struct zclass {
-	uint64_t calls, bytes, fresh_calls, fresh_bytes, reused_calls, reused_bytes, mmap_calls, mmap_bytes;
-};
-
-struct zeroing {
-	struct iv *iv;
-	size_t n, cap, hint;
-	uint64_t gap_merged, merges;
-	uint64_t threshold, threshold_max_seen, threshold_raises;
-	struct zclass calloc_, large;
-};
-
-/* glibc's chunk size for a request: header added, 16-byte aligned */
-static inline uint64_t chunk_size(uint64_t req)
-{
-	if (req > UINT64_MAX - 64)
-		return UINT64_MAX;
-	return req + 8 + 15 < 32 ? 32 : (req + 8 + 15) & ~(uint64_t)15;
-}
 
 /* an mmapped chunk's size: the request's chunk plus a header, in whole pages */
 static uint64_t mmap_chunk_size(uint64_t req, uint64_t page)
 {
-	uint64_t nb = chunk_size(req);
+	uint64_t nb = arr__glibc_chunk_size(req);
 	page = page ? page : 4096;
 	return nb > UINT64_MAX - 2 * page ? UINT64_MAX : (nb + 8 + page - 1) / page * page;
 }
 
 /* first interval whose hi >= lo (it may touch or overlap [lo, ...)) */
-static size_t iv_lower(const struct zeroing *z, uint64_t lo)
+static size_t iv_lower(const struct an_zeroing *z, uint64_t lo)
 {
 	size_t a = 0, b = z->n;
 	while (a < b) {
@@ -82,7 +56,7 @@ static size_t iv_lower(const struct zeroing *z, uint64_t lo)
 }
 
 /* keep memory fixed: merge across the smallest gaps until half the room is free */
-static void iv_compact(struct zeroing *z)
+static void iv_compact(struct an_zeroing *z)
 {
 	uint64_t gap = 4096;
 	while (z->n > MAX_IV / 2) {
@@ -102,9 +76,7 @@ static void iv_compact(struct zeroing *z)
 	z->hint = 0;
 }
 
-/* Add [lo, hi) when the hint missed; 1 if it overlapped a range seen
- * before, -1: out of memory. Out of line: the hint's hit is the usual case. */
-static __attribute__((noinline)) int iv_add_slow(struct zeroing *z, uint64_t lo, uint64_t hi)
+int arr__zeroing_add_slow(struct an_zeroing *z, uint64_t lo, uint64_t hi)
 {
 	size_t i = iv_lower(z, lo > MERGE_GAP ? lo - MERGE_GAP : 0), j = i;
 	int overlap = 0;
@@ -121,7 +93,7 @@ static __attribute__((noinline)) int iv_add_slow(struct zeroing *z, uint64_t lo,
 	if (i == j) { /* a new interval at i */
 		if (z->n == z->cap) {
 			size_t cap = z->cap ? z->cap * 2 : 256;
-			struct iv *n = realloc(z->iv, cap * sizeof *n);
+			struct an_iv *n = realloc(z->iv, cap * sizeof *n);
 			if (!n)
 				return -1;
 			z->iv = n;
@@ -133,7 +105,7 @@ static __attribute__((noinline)) int iv_add_slow(struct zeroing *z, uint64_t lo,
 		memmove(&z->iv[i + 1], &z->iv[j], (z->n - j) * sizeof *z->iv);
 		z->n -= j - i - 1;
 	}
-	z->iv[i] = (struct iv){nlo, nhi};
+	z->iv[i] = (struct an_iv){nlo, nhi};
 	z->hint = i;
 	if (z->n > MAX_IV)
 		iv_compact(z);
@@ -142,59 +114,17 @@ static __attribute__((noinline)) int iv_add_slow(struct zeroing *z, uint64_t lo,
 
 static int z_begin(struct an_core *c, void *st)
 {
-	struct zeroing *z = st;
+	struct an_zeroing *z = st;
 	(void)c;
 	z->threshold = MMAP_THRESHOLD_START;
 	return 0;
 }
 
-static void z_alloc(struct an_core *c, void *st, uint64_t addr, struct an_block *b, const struct arr_event *ev)
+/* per-event work: arr__zeroing_on_alloc / _on_release in hot.h */
+void arr__zeroing_unmapped(struct an_core *c, struct an_zeroing *z, const struct an_block *b)
 {
-	struct zeroing *z = st;
-	uint64_t len = b->size ? b->size : 1;
-	uint64_t hi = addr + len < addr ? UINT64_MAX : addr + len;
-	/* the interval written last (the heap's, mostly) already holds it */
-	int reused = z->hint < z->n && z->iv[z->hint].lo <= addr && hi <= z->iv[z->hint].hi ? 1
-											      : iv_add_slow(z, addr, hi);
-	if (reused < 0) {
-		c->oom = ARR_ENOMEM;
-		return;
-	}
-	int mmapped = chunk_size(b->size) >= z->threshold;
-	if (mmapped)
-		b->flags |= ARR__BLK_MMAPPED;
-	struct zclass *k;
-	if (ev->op == ARR_OP_CALLOC)
-		k = &z->calloc_;
-	else if (b->size >= LARGE_MALLOC)
-		k = &z->large;
-	else
-		return;
-	k->calls++;
-	k->bytes += b->size;
-	if (reused) {
-		k->reused_calls++;
-		k->reused_bytes += b->size;
-	} else {
-		k->fresh_calls++;
-		k->fresh_bytes += b->size;
-	}
-	if (mmapped) {
-		k->mmap_calls++;
-		k->mmap_bytes += b->size;
-	}
-}
-
-static void z_release(struct an_core *c, void *st, uint64_t addr, struct an_block *b, const struct arr_event *ev,
-		      int temporary)
-{
-	struct zeroing *z = st;
-	(void)addr, (void)temporary;
-	/* glibc raises the threshold in free() only, not when realloc unmaps */
-	if (ev->op != ARR_OP_FREE || !(b->flags & ARR__BLK_MMAPPED))
-		return;
 	uint64_t cs = mmap_chunk_size(b->size, c->page_size);
-	if (cs > z->threshold && cs <= MMAP_THRESHOLD_MAX) {
+	if (cs > z->threshold && cs <= ARR__MMAP_THRESHOLD_MAX) {
 		z->threshold = cs;
 		z->threshold_raises++;
 		if (cs > z->threshold_max_seen)
@@ -203,7 +133,7 @@ static void z_release(struct an_core *c, void *st, uint64_t addr, struct an_bloc
 }
 
 /* calls and bytes under their prefixed names, the classes without prefix */
-static void class_doc(struct arr_doc *o, const struct zclass *k, const char *pfx)
+static void class_doc(struct arr_doc *o, const struct an_zclass *k, const char *pfx)
 {
 	char key[64];
 	snprintf(key, sizeof key, "%scalls", pfx);
@@ -220,11 +150,11 @@ static void class_doc(struct arr_doc *o, const struct zclass *k, const char *pfx
 
 static int z_end(struct an_core *c, void *st, struct arr_doc *sec)
 {
-	struct zeroing *z = st;
+	struct an_zeroing *z = st;
 	(void)c;
 	class_doc(sec, &z->calloc_, "calloc_");
 	struct arr_doc *lm = arr_doc_set_obj(sec, "large_malloc");
-	arr_doc_set_int(lm, "min_size", LARGE_MALLOC);
+	arr_doc_set_int(lm, "min_size", ARR__LARGE_MALLOC);
 	class_doc(lm, &z->large, "");
 	struct arr_doc *m = arr_doc_set_obj(sec, "model");
 	arr_doc_set_int(m, "mmap_threshold_final", (int64_t)z->threshold);
@@ -236,16 +166,14 @@ static int z_end(struct an_core *c, void *st, struct arr_doc *sec)
 
 static void z_fini(void *st)
 {
-	struct zeroing *z = st;
+	struct an_zeroing *z = st;
 	free(z->iv);
 }
 
 const struct an_ops arr__an_zeroing = {
 	.id = ARR_AN_ZEROING,
-	.state_size = sizeof(struct zeroing),
+	.state_size = sizeof(struct an_zeroing),
 	.begin = z_begin,
-	.alloc = z_alloc,
-	.release = z_release,
 	.end = z_end,
 	.fini = z_fini,
 };

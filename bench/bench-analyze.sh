@@ -11,8 +11,8 @@ usage: bash bench/bench-analyze.sh [BUILD_DIR]
 Builds the workloads of bench/workloads/ into a temporary directory, records
 each once with `allocrr record` (RSS sampling on) and once with heaptrack,
 then runs, alternating within each round, RUNS times:
-  analyze          allocrr analyze --json T.atr           (every section)
-  analyze-summary  allocrr analyze --json -w summary T.atr (the core alone)
+  analyze          allocrr analyze --trace-only --json T.atr  (every trace-side section)
+  analyze-summary  allocrr analyze --trace-only --json -w summary T.atr (the core alone)
   heaptrack_print  heaptrack_print H.zst                  (its default report)
 and prints on stdout a Markdown table of medians, ready for docs/BENCHMARKS.md:
 events (allocrr) or allocations (heaptrack), wall time, millions of events
@@ -181,8 +181,8 @@ for wl in $workloads; do
 	fi
 	for round in $(seq 1 "$runs"); do
 		note "$wl: round $round/$runs"
-		measure "$wl" analyze "$round" "$events" "$allocrr" analyze --json "$dir/T.atr"
-		measure "$wl" analyze-summary "$round" "$events" "$allocrr" analyze --json -w summary "$dir/T.atr"
+		measure "$wl" analyze "$round" "$events" "$allocrr" analyze --trace-only --json "$dir/T.atr"
+		measure "$wl" analyze-summary "$round" "$events" "$allocrr" analyze --trace-only --json -w summary "$dir/T.atr"
 		[ -n "$hfile" ] && measure "$wl" heaptrack_print "$round" "$allocs" "$heaptrack_print" "$hfile"
 	done
 	rm -rf "$dir"

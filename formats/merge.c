@@ -12,11 +12,15 @@
  * current time, not the trace; at most ARR_MERGE_MAX_BYTES of their events
  * (a trace that needs more is refused as corrupted, at the chunk's offset).
  *
- * Read-ahead: a second thread with its own reader decodes the chunk that
+ * Read-ahead: a second thread with its own reader decodes the chunks that
  * will be opened next (decompression and column decoding are about half of
- * a consumer's time), one chunk ahead, into a cursor of its own. If it
- * fails, the chunk is decoded again by the caller's reader, so errors, their
- * offsets and what was delivered before them are exactly as without it.
+ * a consumer's time), in index order, up to AHEAD_DEPTH chunks (and
+ * AHEAD_MAX_EVENTS events) ahead, into cursors of its own: a queue, so a
+ * consumer that opens several chunks at once (threads that overlap in
+ * time) or a worker that was briefly descheduled does not stall the other.
+ * If it fails on a chunk, that chunk is decoded again by the caller's
+ * reader, so errors, their offsets and what was delivered before them are
+ * exactly as without it.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -34,22 +38,30 @@ struct cursor {
 	struct arr_event *ev;
 	char *strs; /* exec paths of this chunk, or NULL */
 	uint32_t n, pos, order, cap;
+	int sorted; /* times never decrease: a run's end is found by bisection */
 	struct cursor *next_spare;
 };
 
-/* The read-ahead worker and its one job. */
+#define AHEAD_DEPTH 4
+#define AHEAD_MAX_EVENTS (1u << 18) /* decoded ahead at most (past the first chunk): ~18 MiB */
+
+/* The read-ahead worker and its queue of decoded chunks. */
 struct ahead {
 	pthread_t thread;
 	pthread_mutex_t lock;
-	pthread_cond_t cond;
+	pthread_cond_t cond;  /* signalled on every change of the fields below */
 	struct arr_trace *tr; /* the worker's own reader */
-	size_t job;           /* index entry to decode, or SIZE_MAX */
-	int state;            /* AHEAD_IDLE, AHEAD_BUSY, AHEAD_DONE, AHEAD_STOP */
-	int rc;
-	struct cursor *c;     /* the decoded chunk (AHEAD_DONE, rc == 0) */
-	struct cursor *spare; /* the worker's own buffers */
+	size_t next;          /* the index entry the worker decodes next */
+	int stop;
+	struct {
+		size_t job; /* index entry */
+		int rc;
+		struct cursor *c; /* rc == 0: the decoded chunk */
+	} q[AHEAD_DEPTH];
+	size_t head, count;   /* the queue: q[head], ... in index order */
+	uint64_t queued_events;
+	struct cursor *spare; /* buffers for the worker */
 };
-enum { AHEAD_IDLE, AHEAD_BUSY, AHEAD_DONE, AHEAD_STOP };
 
 struct arr_merge {
 	struct arr_trace *tr;
@@ -157,6 +169,14 @@ static int decode_into(struct arr_trace *tr, uint64_t offset, struct cursor **sp
 	}
 	c->n = (uint32_t)n;
 	c->pos = 0;
+	/* checked here, on the read-ahead thread when there is one, while the
+	 * events are still in this core's cache */
+	c->sorted = 1;
+	for (uint32_t i = 1; i < c->n; i++)
+		if (c->ev[i].t < c->ev[i - 1].t) {
+			c->sorted = 0;
+			break;
+		}
 	*out = c;
 	return 0;
 }
@@ -167,19 +187,30 @@ static void *ahead_main(void *arg)
 	struct ahead *a = m->ahead;
 	pthread_mutex_lock(&a->lock);
 	for (;;) {
-		while (a->state != AHEAD_BUSY && a->state != AHEAD_STOP)
+		while (!a->stop && a->next < m->nidx &&
+		       (a->count == AHEAD_DEPTH ||
+			(a->count && a->queued_events + m->idx[a->next].nevents > AHEAD_MAX_EVENTS)))
 			pthread_cond_wait(&a->cond, &a->lock);
-		if (a->state == AHEAD_STOP)
+		if (a->stop || a->next >= m->nidx)
 			break;
-		size_t job = a->job;
+		size_t job = a->next++;
+		struct cursor *mine = a->spare, *c = NULL;
+		a->spare = NULL;
 		pthread_mutex_unlock(&a->lock);
-		struct cursor *c = NULL;
-		int rc = decode_into(a->tr, m->idx[job].offset, &a->spare, &c);
+		int rc = decode_into(a->tr, m->idx[job].offset, &mine, &c);
 		pthread_mutex_lock(&a->lock);
-		a->rc = rc;
-		a->c = c;
-		if (a->state == AHEAD_BUSY)
-			a->state = AHEAD_DONE;
+		while (mine) { /* the buffers it did not use go back */
+			struct cursor *n = mine->next_spare;
+			mine->next_spare = a->spare;
+			a->spare = mine;
+			mine = n;
+		}
+		size_t slot = (a->head + a->count) % AHEAD_DEPTH;
+		a->q[slot].job = job;
+		a->q[slot].rc = rc;
+		a->q[slot].c = rc ? NULL : c;
+		a->count++;
+		a->queued_events += rc ? 0 : c->n;
 		pthread_cond_broadcast(&a->cond);
 	}
 	pthread_mutex_unlock(&a->lock);
@@ -192,7 +223,6 @@ static void ahead_start(struct arr_merge *m)
 	struct ahead *a = calloc(1, sizeof *a);
 	if (!a)
 		return;
-	a->job = SIZE_MAX;
 	if (arr_trace_open(&a->tr, arr_trace_path(m->tr)) != 0) {
 		arr_trace_close(a->tr);
 		free(a);
@@ -216,12 +246,17 @@ static void ahead_stop(struct arr_merge *m)
 	if (!a)
 		return;
 	pthread_mutex_lock(&a->lock);
-	a->state = AHEAD_STOP;
+	a->stop = 1;
 	pthread_cond_broadcast(&a->cond);
 	pthread_mutex_unlock(&a->lock);
 	pthread_join(a->thread, NULL);
-	cursor_free(a->c);
-	cursor_free(a->spare);
+	for (size_t k = 0; k < a->count; k++)
+		cursor_free(a->q[(a->head + k) % AHEAD_DEPTH].c);
+	while (a->spare) {
+		struct cursor *c = a->spare;
+		a->spare = c->next_spare;
+		cursor_free(c);
+	}
 	arr_trace_close(a->tr);
 	pthread_mutex_destroy(&a->lock);
 	pthread_cond_destroy(&a->cond);
@@ -229,37 +264,48 @@ static void ahead_stop(struct arr_merge *m)
 	m->ahead = NULL;
 }
 
-/* Hand the worker index entry i, with one of our spare cursors. */
-static void ahead_schedule(struct arr_merge *m, size_t i)
-{
-	struct ahead *a = m->ahead;
-	pthread_mutex_lock(&a->lock);
-	a->job = i;
-	if (!a->spare && m->spare) {
-		a->spare = m->spare;
-		m->spare = a->spare->next_spare;
-		a->spare->next_spare = NULL;
-	}
-	a->state = AHEAD_BUSY;
-	pthread_cond_broadcast(&a->cond);
-	pthread_mutex_unlock(&a->lock);
-}
-
-/* The worker's result for entry i: 1 and *out, or 0 when it has none (not
- * scheduled, or it failed: the caller decodes it itself). */
+/* The worker's result for entry i: 1 and *out, or 0 when it has none (it
+ * failed there: the caller decodes it itself). Entries are opened in index
+ * order, the order the worker decodes them in. One of the caller's spare
+ * buffers goes to the worker in exchange. */
 static int ahead_take(struct arr_merge *m, size_t i, struct cursor **out)
 {
 	struct ahead *a = m->ahead;
-	if (!a || a->job != i)
+	if (!a)
 		return 0;
+	int ok = 0;
 	pthread_mutex_lock(&a->lock);
-	while (a->state == AHEAD_BUSY)
-		pthread_cond_wait(&a->cond, &a->lock);
-	int ok = a->state == AHEAD_DONE && a->rc == 0;
-	*out = ok ? a->c : NULL;
-	a->c = NULL;
-	a->job = SIZE_MAX;
-	a->state = AHEAD_IDLE;
+	for (;;) {
+		/* an empty queue: the worker is decoding i (it decodes every entry, in order) */
+		while (!a->count && !a->stop)
+			pthread_cond_wait(&a->cond, &a->lock);
+		if (!a->count)
+			break;
+		size_t h = a->head;
+		size_t job = a->q[h].job;
+		struct cursor *c = a->q[h].c;
+		a->head = (h + 1) % AHEAD_DEPTH;
+		a->count--;
+		a->queued_events -= c ? c->n : 0;
+		if (job == i) {
+			ok = a->q[h].rc == 0;
+			*out = c;
+			break;
+		}
+		if (c) { /* an entry the caller skipped (cannot happen): its buffer is a spare */
+			c->next_spare = a->spare;
+			a->spare = c;
+		}
+		if (job > i)
+			break;
+	}
+	if (m->spare) {
+		struct cursor *c = m->spare;
+		m->spare = c->next_spare;
+		c->next_spare = a->spare;
+		a->spare = c;
+	}
+	pthread_cond_broadcast(&a->cond);
 	pthread_mutex_unlock(&a->lock);
 	return ok;
 }
@@ -326,8 +372,6 @@ static int open_next(struct arr_merge *m)
 		if (rc)
 			return rc;
 	}
-	if (m->ahead && i + 1 < m->nidx)
-		ahead_schedule(m, i + 1);
 	c->order = x->order;
 	m->open_events += c->n;
 	m->heap[m->nheap++] = c;
@@ -399,8 +443,19 @@ int arr__merge_next_run(struct arr_merge *m, const struct arr_event **evp, size_
 	if (m->next < m->nidx && m->idx[m->next].first_t < limit)
 		limit = m->idx[m->next].first_t;
 	uint32_t k = c->pos + 1;
-	while (k < c->n && c->ev[k].t < limit)
-		k++;
+	if (c->sorted) { /* the first event at or after limit, by bisection */
+		uint32_t hi = c->n;
+		while (k < hi) {
+			uint32_t mid = k + (hi - k) / 2;
+			if (c->ev[mid].t < limit)
+				k = mid + 1;
+			else
+				hi = mid;
+		}
+	} else {
+		while (k < c->n && c->ev[k].t < limit)
+			k++;
+	}
 	*n = k - c->pos;
 	c->pos = k - 1; /* the run's last event is the one handed out */
 	return 1;

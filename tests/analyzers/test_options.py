@@ -38,7 +38,7 @@ def main():
     t.expect(len(full["rss"]["recorded"]["timeline"]["t"]) > 8, "more points by default")
     # text output, help
     p = run("--trace-only", calls)
-    t.expect(p.returncode == 0 and b"\nleaks\n" in p.stdout and not p.stderr, "text output: %r" % p.stderr)
+    t.expect(p.returncode == 0 and b"\nleaks        " in p.stdout and not p.stderr, "text output: %r" % p.stderr)
     p = run("--help")
     t.expect(p.returncode == 0 and b"--what" in p.stdout and b"--phase" in p.stdout, "--help")
     # bad usage: exit 2, one line naming the problem, a hint
