@@ -1132,6 +1132,10 @@ void arr__final_flush(unsigned reason, int status)
 	uint64_t end_t = rec_now(); /* when the process ended, not when its writing did */
 	if (g.finished || (!g.created && g.is_fork_child && !pending_calls()))
 		goto unlock;
+	/* One last sample, at the END's time: a program whose RSS peaks at its
+	 * end (nothing freed) has its peak in the trace whatever the interval. */
+	if (rss_locked && g.rss_interval_ns)
+		sample_rss(end_t, 1);
 	struct tbuf *q = queue_take_all_locked();
 	for (struct tbuf *b = q; b; b = b->next)
 		write_buffer(b);
