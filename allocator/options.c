@@ -14,7 +14,7 @@
 struct arr__options arr__opt = {
 	.purge_delay = 100000,
 	.mmap_threshold = ARR__MAX_SMALL,
-	.idle_ratio = 8,
+	.idle_ratio = 0, /* off: see pool.c idle_budget */
 };
 
 int arr_alloc_set_option(const char *name, long long value)
