@@ -6,7 +6,10 @@
  *   THREADS  1..64
  *   SHARING  private: every block is freed by the thread that allocated it;
  *            shared: a replaced block is handed to the next thread, which
- *            frees it (cross-thread frees; with 1 thread, to itself, later)
+ *            frees it (cross-thread frees; with 1 thread, to itself, later);
+ *            at most WS blocks wait in a thread's inbox (the sender frees
+ *            its own inbox meanwhile), and threads that are done keep
+ *            freeing theirs until all are
  *   MIX      small: 8..255 B;
  *            mixed: 78 % 8..127 B, 20 % 128 B..4 KiB, 2 % 4..64 KiB;
  *            large: 60 % 1..16 KiB, 35 % 16..128 KiB, 5 % 128 KiB..1 MiB
@@ -29,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
+#include <sched.h>
 
 enum mix { MIX_SMALL, MIX_MIXED, MIX_LARGE };
 
@@ -36,6 +40,7 @@ struct worker {
 	pthread_t thread;
 	unsigned index;
 	_Atomic(void *) inbox; /* blocks handed over by the previous thread */
+	_Atomic size_t pending; /* blocks in inbox */
 	uint64_t sum;
 	int failed;
 };
@@ -46,6 +51,7 @@ static enum mix mix;
 static uint64_t steps;
 static size_t ws;
 static struct worker *workers;
+static _Atomic unsigned finished; /* threads done with their steps */
 
 static uint64_t next_random(uint64_t *state)
 {
@@ -96,13 +102,17 @@ static void *make_block(size_t size, uint64_t *sum)
 static void drain(struct worker *w)
 {
 	void *p = atomic_exchange_explicit(&w->inbox, NULL, memory_order_acquire);
+	size_t n = 0;
 
 	while (p) {
 		void *next;
 		memcpy(&next, p, sizeof next);
 		free(p);
 		p = next;
+		n++;
 	}
+	if (n)
+		atomic_fetch_sub(&w->pending, n);
 }
 
 static void release(struct worker *w, void *p)
@@ -112,6 +122,13 @@ static void release(struct worker *w, void *p)
 		return;
 	}
 	struct worker *to = &workers[(w->index + 1) % nthreads];
+	/* Back-pressure: a receiver that lags (descheduled) holds at most a
+	 * working set of handed-over blocks; meanwhile free our own inbox. */
+	while (atomic_load(&to->pending) >= ws) {
+		drain(w);
+		sched_yield();
+	}
+	atomic_fetch_add(&to->pending, 1);
 	void *head = atomic_load_explicit(&to->inbox, memory_order_relaxed);
 	do
 		memcpy(p, &head, sizeof head);
@@ -170,6 +187,16 @@ static void *run(void *arg)
 	while (n > 0)
 		release(w, live[--n]);
 	free(live);
+	/* Keep freeing what the previous thread hands over until every thread
+	 * is done, so a thread that finishes first does not leave its inbox
+	 * growing (live memory far beyond the working sets). */
+	atomic_fetch_add(&finished, 1);
+	while (shared && atomic_load(&finished) < nthreads) {
+		drain(w);
+		sched_yield();
+	}
+	if (shared)
+		drain(w);
 	return NULL;
 }
 
