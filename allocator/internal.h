@@ -340,6 +340,7 @@ extern uint64_t arr__class_magic[ARR__NCLASSES];
 struct arr__options {
 	long long purge_delay;   /* ops; 0 = immediately, < 0 = never */
 	size_t mmap_threshold;   /* larger requests are mapped directly */
+	unsigned idle_ratio;     /* free dirty slices kept ≤ used slices / this (0, default: no bound) */
 };
 extern struct arr__options arr__opt;
 

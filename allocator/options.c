@@ -14,6 +14,7 @@
 struct arr__options arr__opt = {
 	.purge_delay = 100000,
 	.mmap_threshold = ARR__MAX_SMALL,
+	.idle_ratio = 0, /* off: see pool.c idle_budget */
 };
 
 int arr_alloc_set_option(const char *name, long long value)
@@ -30,6 +31,12 @@ int arr_alloc_set_option(const char *name, long long value)
 		arr__opt.mmap_threshold = (unsigned long long)value > ARR__MAX_SMALL ? ARR__MAX_SMALL : (size_t)value;
 		return 0;
 	}
+	if (strcmp(name, "idle_ratio") == 0) {
+		if (value < 0 || value > 1000000)
+			return ARR_ERANGE;
+		arr__opt.idle_ratio = (unsigned)value;
+		return 0;
+	}
 	return ARR_ENOTFOUND;
 }
 
@@ -41,6 +48,8 @@ int arr_alloc_get_option(const char *name, long long *value)
 		*value = arr__opt.purge_delay;
 	else if (strcmp(name, "mmap_threshold") == 0)
 		*value = (long long)arr__opt.mmap_threshold;
+	else if (strcmp(name, "idle_ratio") == 0)
+		*value = arr__opt.idle_ratio;
 	else
 		return ARR_ENOTFOUND;
 	return 0;

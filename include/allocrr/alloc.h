@@ -87,6 +87,9 @@ int arr_alloc_stats_get(struct arr_alloc_stats *out);
  *                   replay purges at the same point every run.
  *   mmap_threshold  requests above this many bytes get their own mapping
  *                   (default and maximum 1 MiB, the largest size class).
+ *   idle_ratio      free resident memory beyond 1/idle_ratio of the memory
+ *                   in use (and beyond 256 KiB per thread) is returned at
+ *                   once, whatever purge_delay says (default 0 = no bound).
  * Returns 0, ARR_ENOTFOUND for an unknown name, ARR_ERANGE for a bad value.
  * The preload library reads ALLOCRR_MALLOC_OPTIONS="purge_delay=1000,..."
  * (byte values accept k/m/g suffixes).

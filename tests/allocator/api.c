@@ -1035,6 +1035,74 @@ static void test_dirty_exact_fit(void)
 		arr_free(b[i]);
 }
 
+/* Free resident memory beyond 1/idle_ratio of what is in use goes back at
+ * once, oldest first, long before its purge delay: 64 blocks of 200 KB
+ * (4 slices each) written, 48 freed: about an eighth of the slices in use
+ * stay resident, the first block freed is no longer resident (mincore), and its
+ * address comes back for the next block of its class (idle_ratio=8; the
+ * default, 0, has no bound: the same frees purge nothing, the delay alone
+ * decides). */
+static unsigned resident_pages(const void *p, size_t size)
+{
+	unsigned char vec[64];
+	unsigned n = 0;
+	size_t np = size / 4096 < sizeof vec ? size / 4096 : sizeof vec;
+	if (mincore((void *)p, np * 4096, vec) != 0)
+		return 9999;
+	for (size_t i = 0; i < np; i++)
+		n += vec[i] & 1;
+	return n;
+}
+
+static void test_idle_budget(void)
+{
+	enum { N = 64, FREED = 48, SZ = 200000 };
+	static unsigned char *b[N];
+	long long delay = 0, ratio = 0;
+	CHECK(arr_alloc_get_option("purge_delay", &delay) == 0 && delay == 100000);
+	CHECK(arr_alloc_get_option("idle_ratio", &ratio) == 0 && ratio == 0);
+	CHECK(arr_alloc_set_option("idle_ratio", -1) == ARR_ERANGE);
+	for (int round = 0; round < 2; round++) {
+		CHECK(arr_alloc_set_option("idle_ratio", round == 0 ? 8 : 0) == 0);
+		arr_alloc_purge();
+		for (int i = 0; i < N; i++) {
+			b[i] = arr_malloc(SZ);
+			CHECK(b[i] != NULL);
+			if (b[i])
+				memset(b[i], 0x5a, SZ);
+		}
+		arr_alloc_stats_get(&st);
+		uint64_t purged0 = st.pages_purged;
+		unsigned char *first = b[0];
+		for (int i = 0; i < FREED; i++)
+			arr_free(b[i]);
+		arr_alloc_stats_get(&st);
+		uint64_t purged = st.pages_purged - purged0; /* OS pages */
+		if (round == 0) {
+			/* 192 slices freed; kept: an eighth of the slices in use
+			 * (ours and what earlier tests left in their pages), far
+			 * fewer than 32 */
+			CHECK(purged >= (uint64_t)(FREED * 4 - 32) * 16);
+			CHECK(resident_pages(first, SZ) == 0);
+		} else {
+			CHECK(purged == 0);
+			CHECK(resident_pages(first, SZ) >= 48);
+		}
+		/* the addresses come back (budget purges keep the segments) */
+		void *again = arr_malloc(SZ);
+		CHECK(again != NULL);
+		int found = 0;
+		for (int i = 0; i < FREED; i++)
+			found |= again == b[i];
+		CHECK(found);
+		arr_free(again);
+		for (int i = FREED; i < N; i++)
+			arr_free(b[i]);
+	}
+	CHECK(arr_alloc_set_option("idle_ratio", 0) == 0);
+	arr_alloc_purge();
+}
+
 /* A page that is not its class's current page and stays unchanged gives
  * back its OS pages whose blocks are all free (holes), and hands those
  * blocks out again, zero, once it has no other free block. Here a full page
@@ -1175,6 +1243,7 @@ int main(void)
 	test_trim_for_growth();
 	test_trim_idle_fully();
 	test_dirty_exact_fit();
+	test_idle_budget();
 	test_punch_holes();
 	test_purge_under_seccomp();
 	run_in_thread(trim_waits_for_threads);
