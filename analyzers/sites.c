@@ -5,7 +5,8 @@
  *
  * A site is a call instruction: the first frame of a stack outside the
  * allocator's own modules (libc, libstdc++, ld.so, the recorder), so
- * `malloc` called from `strdup` is charged to strdup's caller. Every
+ * `malloc` called from `strdup` is charged to strdup's caller (a stack with
+ * no other frame, as a walk cut short in libc gives, to its innermost). Every
  * figure is exact per site and per stack: allocated bytes and calls, live
  * bytes and their own peak, bytes still live at the end (leaked),
  * temporary allocations (freed before their thread's next allocation).
@@ -98,6 +99,8 @@ static uint32_t site_of(struct sites *s, const struct an_core *c, uint32_t sid)
 			addr = fr[i];
 			break;
 		}
+	if (!addr && nf > 0) /* only the allocator's frames (a truncated walk): the innermost */
+		addr = fr[0];
 	uint64_t idx;
 	if (arr_ptrmap_get(&s->by_addr, addr + 1, &idx))
 		return (uint32_t)idx;

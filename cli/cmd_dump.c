@@ -217,7 +217,8 @@ int cmd_dump(int argc, char **argv)
 			break;
 		if (!wanted(&f, ev))
 			continue;
-		if (json && sy && ev->stack) { /* the object, reopened for its stack */
+		int has_stack = sy && ev->stack && arr_trace_stack(tr, ev->stack, NULL, 0, NULL) >= 0;
+		if (json && has_stack) { /* the object, reopened for its stack */
 			char obj[1024];
 			FILE *mf = fmemopen(obj, sizeof obj, "w");
 			int len = mf ? arr_event_fprint_json(mf, ev) : 0;
@@ -229,7 +230,7 @@ int cmd_dump(int argc, char **argv)
 			arr_event_fprint_json(stdout, ev);
 		} else {
 			arr_event_fprint_text(stdout, ev);
-			if (sy && ev->stack)
+			if (has_stack)
 				print_stack(tr, sy, ev, json);
 		}
 		putchar('\n');

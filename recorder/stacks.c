@@ -28,6 +28,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "allocrr/stacks.h"
@@ -204,7 +205,7 @@ static struct stk_tab *tab_get(void)
 	tb->mask = STK_TAB_INIT - 1;
 	/* The thread's stack: the walk reads nothing outside it. */
 	uintptr_t here = (uintptr_t)__builtin_frame_address(0);
-	if ((uint32_t)getpid() == arr__ts.tid || !arr__ts.tid) {
+	if (syscall(SYS_gettid) == getpid()) { /* the main thread: its stack grows down from there */
 		struct rlimit rl;
 		uint64_t lim = getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY ? rl.rlim_cur
 											   : (1ull << 30);
