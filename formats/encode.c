@@ -408,7 +408,7 @@ long arr__encode_header(const struct arr_header_info *info, uint8_t *out, size_t
 	uint8_t *end = out + cap;
 	memcpy(out, ARR_MAGIC, ARR_MAGIC_LEN);
 	arr__put_u16(out + 8, ARR_TRACE_MAJOR);
-	arr__put_u16(out + 10, ARR_TRACE_MINOR_WRITTEN);
+	arr__put_u16(out + 10, ARR_TRACE_MINOR_WRITTEN(info->features));
 	arr__put_u64(out + 16, info->features);
 	uint8_t *p = out + ARR_FILE_HDR_FIXED;
 	p = put_tlv_u64(p, end, ARR_META_PID, (uint64_t)info->pid);

@@ -24,8 +24,9 @@
 #define ARR_FEAT_STACKS (1u << 3)    /* call stacks were recorded: format 1.2 */
 
 /* The minor version this writer puts in headers: 1.1 added mark events,
- * 1.2 stacks (stack and module chunks, the stack column). */
-#define ARR_TRACE_MINOR_WRITTEN ARR_TRACE_MINOR
+ * 1.2 stacks (stack and module chunks, the stack column). A trace without
+ * stacks is a 1.1 trace, byte for byte what a 1.1 writer made. */
+#define ARR_TRACE_MINOR_WRITTEN(features) ((features) & ARR_FEAT_STACKS ? ARR_TRACE_MINOR : 1)
 
 /* Metadata keys: TLV = u16 key, u32 len, bytes. Unknown keys are skipped. */
 enum arr_meta_key {

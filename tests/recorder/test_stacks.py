@@ -131,6 +131,8 @@ def test():
     ch = chunks(out3)
     t.expect(all(typ in (1, 2) and flags == 0 for typ, flags, _ in ch), "plain trace chunks: %s" % ch)
     t.expect(all("stack" not in e for e in dump_stacks(out3)), "plain trace has stacks")
+    t.expect(t.info(out3)["format"] == "1.1" and t.info(out)["format"] == "1.2",
+             "formats: plain %s, stacks %s" % (t.info(out3)["format"], t.info(out)["format"]))
     t.expect(os.path.getsize(out3) < os.path.getsize(out), "plain trace not smaller")
     p = t.run([t.ALLOCRR, "analyze", "--json", "--what", "sites", out3])
     t.expect(json.loads(p.stdout.decode())["traces"][0]["sites"] == {"recorded": False}, "sites of a plain trace")
