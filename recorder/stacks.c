@@ -22,9 +22,11 @@
  * Nothing here calls malloc: tables are mmapped.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <elf.h>
 #include <link.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -61,6 +63,10 @@ static uintptr_t self_lo, self_hi; /* liballocrr-record.so's text: frames to ski
 static unsigned long long mod_adds = ~0ull, mod_subs = ~0ull;
 static char exe_path[ARR_MODULE_PATH_MAX];
 extern void *__libc_stack_end;
+/* ALLOCRR_UNWIND=libunwind: DWARF unwinding by libunwind's unw_backtrace
+ * (loaded on first use) instead of frame pointers; for measurements. */
+static int use_libunwind;
+static int (*unw_bt)(void **, int);
 
 static void *stk_map(size_t size)
 {
@@ -89,6 +95,34 @@ void arr__stacks_init(void)
 	dl_iterate_phdr(find_self, NULL);
 	ssize_t n = readlink("/proc/self/exe", exe_path, sizeof exe_path - 1);
 	exe_path[n > 0 ? n : 0] = 0;
+	const char *u = getenv("ALLOCRR_UNWIND");
+	use_libunwind = u && !strcmp(u, "libunwind");
+}
+
+/* Return addresses by libunwind, the recorder's frames skipped. */
+static int walk_libunwind(uint64_t *out, int max, int *trunc)
+{
+	if (!unw_bt) {
+		arr__ts.internal = 1; /* dlopen allocates: the recorder's own calls */
+		void *h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
+		unw_bt = h ? (int (*)(void **, int))dlsym(h, "unw_backtrace") : NULL;
+		arr__ts.internal = 0;
+		if (!unw_bt) {
+			use_libunwind = 0;
+			*trunc = 1;
+			return 0;
+		}
+	}
+	void *fr[STK_MAX_DEPTH + 16];
+	arr__ts.internal = 1; /* its first unwinds allocate caches */
+	int got = unw_bt(fr, max + 16), n = 0, i = 0;
+	arr__ts.internal = 0;
+	while (i < got && (uintptr_t)fr[i] >= self_lo && (uintptr_t)fr[i] < self_hi)
+		i++;
+	for (; i < got && n < max; i++)
+		out[n++] = (uint64_t)(uintptr_t)fr[i];
+	*trunc = i < got || got == max + 16;
+	return n;
 }
 
 void arr__stacks_fork_child(void)
@@ -321,7 +355,7 @@ static uint32_t capture(void)
 		check_modules();
 	}
 	uint64_t fr[STK_MAX_DEPTH];
-	int trunc, n = walk(tb, fr, arr__hot.stacks, &trunc);
+	int trunc, n = use_libunwind ? walk_libunwind(fr, arr__hot.stacks, &trunc) : walk(tb, fr, arr__hot.stacks, &trunc);
 	/* Outermost first, the truncation marker before all. */
 	uint64_t seq[STK_MAX_DEPTH + 1];
 	int m = 0;
