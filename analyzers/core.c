@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "allocrr/stacks.h"
 #include "analysis_internal.h"
 
 static const char *const an_names[] = {
@@ -476,6 +477,9 @@ int arr_analyze_trace(struct arr_trace *tr, const struct arr_analysis_options *o
 	uint32_t what = opt->what ? opt->what : (1u << ARR_AN_COUNT_) - 1;
 	for (unsigned i = 0; i < ARR_AN_COUNT_ && rc == 0; i++) {
 		if (!(what & (1u << i)))
+			continue;
+		/* call sites: only for traces recorded with stacks */
+		if (i == ARR_AN_SITES && !(c->meta->features & ARR_TRACE_FEAT_STACKS))
 			continue;
 		const struct an_ops *o = all_ops[i];
 		void *st = calloc(1, o->state_size ? o->state_size : 1);

@@ -12,8 +12,8 @@
  * temporary allocations (freed before their thread's next allocation).
  * Sites are known from the stack id when it is first seen, so the pass
  * keeps one counter set per site and per stack id, plus address -> stack id
- * for the live blocks. Without stacks in the trace the section only says
- * so, and the analyzer takes no callback.
+ * for the live blocks. A trace without stacks has no sites section (the
+ * core does not run this analyzer for it).
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "allocrr/analysis.h"
+#include "allocrr/stacks.h"
 #include "cli.h"
 
 #ifndef ALLOCRR_VERSION
@@ -178,6 +179,11 @@ static int analyze_one(const char *path, const struct arr_analysis_options *opt,
 		return rc;
 	}
 	struct arr_analysis_options o = *opt;
+	uint32_t all = (1u << ARR_AN_COUNT_) - 1;
+	if ((((opt->what & (1u << ARR_AN_SITES)) && opt->what != all) || opt->collapsed) &&
+	    !(arr_trace_meta(tr)->features & ARR_TRACE_FEAT_STACKS))
+		fprintf(stderr, "allocrr analyze: note: '%s' has no call stacks (record with --stacks): no sites\n",
+			path);
 	struct progress pr = {.path = path};
 	if (isatty(STDERR_FILENO)) {
 		clock_gettime(CLOCK_MONOTONIC, &pr.start);

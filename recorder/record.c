@@ -782,6 +782,8 @@ static void key_destructor(void *arg)
 		return;
 	}
 	arr__rec_thread_exit();
+	if (arr__hot.stacks) /* the thread's stack table; a later call makes a new one */
+		arr__stacks_thread_exit();
 }
 
 void arr__rec_thread_exit(void)

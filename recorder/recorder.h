@@ -190,6 +190,7 @@ ARR_HIDDEN void arr__rec_stacked(unsigned op, uint64_t t, unsigned failed, int e
 				 uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3);
 ARR_HIDDEN void arr__stacks_init(void);
 ARR_HIDDEN void arr__stacks_fork_child(void);
+ARR_HIDDEN void arr__stacks_thread_exit(void);
 
 /*
  * Append the record of a call that succeeded: with a constant nargs this

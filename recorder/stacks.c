@@ -132,6 +132,17 @@ void arr__stacks_fork_child(void)
 	mod_adds = mod_subs = ~0ull; /* the child's trace needs its own modules */
 }
 
+void arr__stacks_thread_exit(void)
+{
+	struct stk_tab *tb = stk_tls;
+	if (!tb)
+		return;
+	stk_tls = NULL;
+	if (tb->e)
+		munmap(tb->e, (tb->mask + 1) * sizeof *tb->e);
+	munmap(tb, sizeof *tb);
+}
+
 /* --- modules ----------------------------------------------------------- */
 
 static int count_mods(struct dl_phdr_info *info, size_t size, void *arg)
