@@ -156,5 +156,22 @@ def test():
     t.expect(len(ev2) == len(ev) and all("stack" not in e for e in ev2), "events of the hidden trace")
     t.expect(t.info(out)["skipped_chunks"] == 0, "a 1.2 reader skipped its own chunks")
 
+    for bad in ("--stacks=0", "--stacks=121", "--stacks=x", "--stacks="):
+        p = subprocess.run([t.ALLOCRR, "record", "-q", "-o", os.path.join(d, "x.atr"), bad, "--", PROG],
+                           capture_output=True, timeout=60)
+        t.expect(p.returncode == 2 and b"--stacks" in p.stderr, "%s: exit %d %r" % (bad, p.returncode, p.stderr))
+
+    # damaged stack and module chunks: one line naming the file and the chunk's offset, exit 1
+    for typ, field in ((3, 4), (4, 8)):
+        pos = [p for ty, _, p in ch if ty == typ][0]
+        bad = bytearray(open(out, "rb").read())
+        struct.pack_into("<I", bad, pos + 12 + field, 0xFFFFFF)  # count: more entries than the body holds
+        path = os.path.join(d, "bad%d.atr" % typ)
+        open(path, "wb").write(bad)
+        p = subprocess.run([t.ALLOCRR, "dump", "--stacks", path], capture_output=True, timeout=60)
+        err = p.stderr.decode()
+        t.expect(p.returncode == 1 and str(pos) in err and path in err and len(err.splitlines()) == 1,
+                 "damaged chunk type %d at %d: exit %d, %r" % (typ, pos, p.returncode, err))
+
 
 t.main(test)
