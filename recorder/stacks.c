@@ -62,6 +62,12 @@ static unsigned gen = 1;
 static uintptr_t self_lo, self_hi; /* liballocrr-record.so's text: frames to skip */
 static unsigned long long mod_adds = ~0ull, mod_subs = ~0ull;
 static char exe_path[ARR_MODULE_PATH_MAX];
+/* The address ranges of the last snapshot: a new stack node outside them
+ * means a library was loaded since (dlopen), so the modules are looked at
+ * again before the node is written. Races only cost an extra look. */
+#define STK_MAX_RANGES 512
+static struct { uintptr_t lo, hi; } ranges[STK_MAX_RANGES];
+static unsigned nranges;
 extern void *__libc_stack_end;
 /* ALLOCRR_UNWIND=libunwind: DWARF unwinding by libunwind's unw_backtrace
  * (loaded on first use) instead of frame pointers; for measurements. */
@@ -203,6 +209,12 @@ static int emit_mod(struct dl_phdr_info *info, size_t size, void *arg)
 	uint64_t *w = rec_begin(words);
 	if (!w)
 		return 1;
+	unsigned r = __atomic_load_n(&nranges, __ATOMIC_RELAXED);
+	if (r < STK_MAX_RANGES) {
+		ranges[r].lo = info->dlpi_addr;
+		ranges[r].hi = info->dlpi_addr + hi;
+		__atomic_store_n(&nranges, r + 1, __ATOMIC_RELEASE);
+	}
 	w[0] = ARR_RAW_W0(ARR_RAW_MODULE, 0, t);
 	w[1] = info->dlpi_addr;
 	w[2] = hi;
@@ -225,7 +237,17 @@ static void check_modules(void)
 	__atomic_store_n(&mod_adds, c[0], __ATOMIC_RELAXED);
 	__atomic_store_n(&mod_subs, c[1], __ATOMIC_RELAXED);
 	uint64_t t = rec_now();
+	__atomic_store_n(&nranges, 0, __ATOMIC_RELAXED);
 	dl_iterate_phdr(emit_mod, &t);
+}
+
+static int in_known_module(uintptr_t addr)
+{
+	unsigned n = __atomic_load_n(&nranges, __ATOMIC_ACQUIRE);
+	for (unsigned i = 0; i < n; i++)
+		if (addr - 1 >= ranges[i].lo && addr - 1 < ranges[i].hi)
+			return 1;
+	return 0;
 }
 
 /* --- the walk and the trie --------------------------------------------- */
@@ -311,6 +333,8 @@ static uint32_t tab_node(struct stk_tab *tb, uint32_t parent, uint64_t addr, uin
 			return 0;
 		return tab_node(tb, parent, addr, nodes, nn);
 	}
+	if (addr != ARR_STACK_TRUNCATED && !in_known_module(addr))
+		check_modules(); /* a library loaded since the last snapshot */
 	uint32_t id = __atomic_fetch_add(&next_id, 1, __ATOMIC_RELAXED);
 	if (!id)
 		return 0;

@@ -4,6 +4,7 @@
  * except the one leaky() makes. The markers in comments name the lines the
  * report must point at.
  */
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,7 +63,7 @@ __attribute__((noinline)) static void *thread_fn(void *arg)
 	return arg;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	void *leak = path_a(4321);
 	for (int i = 0; i < 1000; i++)
@@ -71,6 +72,13 @@ int main(void)
 	pthread_t th;
 	if (pthread_create(&th, NULL, thread_fn, NULL) || pthread_join(th, NULL))
 		return 1;
+	if (argc > 1) { /* a library loaded now, after the first stacks */
+		void *h = dlopen(argv[1], RTLD_NOW);
+		void *(*lib_alloc)(size_t) = h ? (void *(*)(size_t))dlsym(h, "lib_alloc") : NULL;
+		if (!lib_alloc)
+			return 1;
+		free(lib_alloc(999));
+	}
 	printf("leak at %p\n", leak);
 	return 0;
 }

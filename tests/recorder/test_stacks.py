@@ -15,7 +15,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tools"))
 import arrtest as t
 
-PROG, SRC = sys.argv[1], sys.argv[2]
+PROG, SRC, LIB = sys.argv[1], sys.argv[2], sys.argv[3]
 
 
 def marker_line(tag):
@@ -57,8 +57,14 @@ def funcs(ev):
 def test():
     d = t.tmpdir()
     out = os.path.join(d, "stacks.atr")
-    t.record(out, [PROG], extra=["--stacks=64"])
+    t.record(out, [PROG, LIB], extra=["--stacks=64"])
     ev = dump_stacks(out)
+
+    # a library loaded by dlopen after the first stacks: named too
+    lib = one(ev, "malloc", 999)
+    t.expect(funcs(lib)[:2] == ["lib_alloc", "main"], "dlopened library's stack: %s" % funcs(lib))
+    t.expect(lib["stack"][0].get("line") == 7 and lib["stack"][0]["file"].endswith("stacks_lib.c"),
+             "library frame: %s" % lib["stack"][0])
 
     leak = one(ev, "malloc", 4321)
     t.expect(funcs(leak)[:4] == ["leaky", "path_b", "path_a", "main"], "leak stack: %s" % funcs(leak))
