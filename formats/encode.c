@@ -100,7 +100,8 @@ void arr__encoder_release(struct arr_encoder *enc)
 
 size_t arr__encoder_bound(const struct arr_encoder *enc)
 {
-	/* Stack and module chunks: at most 10 bytes per raw word each. */
+	/* Stack and module chunks: at most 10 bytes per raw word (a module
+	 * entry: 35 bytes for 4 words, then its bytes). */
 	return 3 * ARR_CHUNK_PREFIX + ARR_EVENTS_HDR + ZSTD_compressBound(enc->payload_cap) + ARR_STACKS_HDR +
 	       ARR_MODULES_HDR + enc->col_cap;
 }
@@ -150,7 +151,7 @@ long arr__encode_events(struct arr_encoder *enc, uint32_t tid, const uint64_t *w
 		c[i] = enc->col[i];
 	uint8_t *sn = enc->aux[0], *mo = enc->aux[1];
 	uint32_t nnodes = 0, nmods = 0;
-	uint64_t prev_addr = 0, prev_sid = 0, mod_t = 0;
+	uint64_t prev_addr = 0, prev_sid = 0;
 	const int stacks = enc->stacks;
 
 	const unsigned shift = enc->time_shift;
@@ -185,9 +186,10 @@ long arr__encode_events(struct arr_encoder *enc, uint32_t tid, const uint64_t *w
 			uint64_t t = ARR_RAW_T(w0);
 			if (mult)
 				t = t > base ? (uint64_t)(((unsigned __int128)(t - base) * mult) >> 32) : 0;
-			mod_t = t;
 			size_t bl = a[2] & 0xff, pl = (a[2] >> 8) & 0xffff;
 			*mo++ = (uint8_t)(a[2] >> 24);
+			arr__put_u64(mo, t);
+			mo += 8;
 			arr__put_u64(mo, a[0]);
 			arr__put_u64(mo + 8, a[1]);
 			mo[16] = (uint8_t)bl;
@@ -337,8 +339,8 @@ long arr__encode_events(struct arr_encoder *enc, uint32_t tid, const uint64_t *w
 		arr__put_u16(out + 4, ARR_CHUNK_MODULES);
 		arr__put_u16(out + 6, 0);
 		arr__put_u32(out + 8, (uint32_t)(ARR_MODULES_HDR + len));
-		arr__put_u64(out + ARR_CHUNK_PREFIX, mod_t);
-		arr__put_u32(out + ARR_CHUNK_PREFIX + 8, nmods);
+		arr__put_u32(out + ARR_CHUNK_PREFIX, nmods);
+		arr__put_u32(out + ARR_CHUNK_PREFIX + 4, 0);
 		memcpy(out + ARR_CHUNK_PREFIX + ARR_MODULES_HDR, enc->aux[1], len);
 		out += ARR_CHUNK_PREFIX + ARR_MODULES_HDR + len;
 	}

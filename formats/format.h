@@ -59,9 +59,10 @@ enum arr_chunk_type {
 /* Stacks body: u32 tid, u32 count, then count nodes of uvarint id, uvarint
  * parent, uvarint zigzag(address - previous address in the chunk). */
 #define ARR_STACKS_HDR 8
-/* Modules body: u64 t, u32 count, then count entries of u8 kind, u64 base,
- * u64 size, u8 build-id length, build id, u16 path length, path. */
-#define ARR_MODULES_HDR 12
+/* Modules body: u32 count, u32 reserved, then count entries of u8 kind,
+ * u64 t, u64 base, u64 size, u8 build-id length, build id, u16 path length,
+ * path. */
+#define ARR_MODULES_HDR 8
 #define ARR_MODULE_PATH_MAX 1024
 
 /* Events body: u32 tid, u32 nevents, u64 first_t, u64 last_t, u32 raw_size,

@@ -427,16 +427,15 @@ static int parse_stack_chunk(struct arr_trace *tr, unsigned type, uint64_t off, 
 		rc = fail(tr, ARR_ECORRUPT, off, "bad modules chunk");
 		if (body < ARR_MODULES_HDR)
 			goto out;
-		uint64_t t = arr__get_u64(b);
-		uint32_t n = arr__get_u32(b + 8);
+		uint32_t n = arr__get_u32(b);
 		p += ARR_MODULES_HDR;
 		for (uint32_t k = 0; k < n; k++) {
-			if (end - p < 18 || (size_t)(end - p) < 18u + p[17] + 2)
+			if (end - p < 26 || (size_t)(end - p) < 26u + p[25] + 2 || p[25] > 64)
 				goto out;
-			struct arr_module m = {.t = t, .kind = p[0], .base = arr__get_u64(p + 1),
-					       .size = arr__get_u64(p + 9), .build_id_len = p[17]};
-			memcpy(m.build_id, p + 18, m.build_id_len);
-			p += 18 + m.build_id_len;
+			struct arr_module m = {.kind = p[0], .t = arr__get_u64(p + 1), .base = arr__get_u64(p + 9),
+					       .size = arr__get_u64(p + 17), .build_id_len = p[25]};
+			memcpy(m.build_id, p + 26, m.build_id_len);
+			p += 26 + m.build_id_len;
 			size_t pl = arr__get_u16(p);
 			if ((size_t)(end - p) < 2 + pl)
 				goto out;

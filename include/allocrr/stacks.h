@@ -37,12 +37,11 @@ struct arr_trace;
 struct arr_module {
 	uint64_t t;    /* ns since start when the recorder saw it */
 	uint64_t base; /* load bias: runtime address - ELF virtual address */
-	uint64_t size; /* bytes from the lowest to the highest mapped segment end */
+	uint64_t size; /* it covers [base, base + size): the highest PT_LOAD end, ELF addresses */
 	const char *path; /* as the dynamic loader named it; "" for the main program may be the exe */
 	uint8_t build_id[64];
 	unsigned build_id_len;
 	unsigned kind; /* ARR_MODULE_* */
-	uint64_t lo, hi; /* runtime address range [lo, hi) of its segments */
 };
 
 /*

@@ -63,6 +63,7 @@ def test():
     # a library loaded by dlopen after the first stacks: named too
     lib = one(ev, "malloc", 999)
     t.expect(funcs(lib)[:2] == ["lib_alloc", "main"], "dlopened library's stack: %s" % funcs(lib))
+    t.expect(len([c for c in chunks(out) if c[0] == 4]) >= 1, "no modules chunk")
     t.expect(lib["stack"][0].get("line") == 7 and lib["stack"][0]["file"].endswith("stacks_lib.c"),
              "library frame: %s" % lib["stack"][0])
 
@@ -168,11 +169,12 @@ def test():
         t.expect(p.returncode == 2 and b"--stacks" in p.stderr, "%s: exit %d %r" % (bad, p.returncode, p.stderr))
 
     # damaged stack and module chunks: one line naming the file and the chunk's offset, exit 1
-    for typ, field in ((3, 4), (4, 8)):
+    # count: more entries than the body holds; a build id longer than 64 bytes
+    for typ, field, fmt, val in ((3, 4, "<I", 0xFFFFFF), (4, 0, "<I", 0xFFFFFF), (4, 8 + 25, "<B", 200)):
         pos = [p for ty, _, p in ch if ty == typ][0]
         bad = bytearray(open(out, "rb").read())
-        struct.pack_into("<I", bad, pos + 12 + field, 0xFFFFFF)  # count: more entries than the body holds
-        path = os.path.join(d, "bad%d.atr" % typ)
+        struct.pack_into(fmt, bad, pos + 12 + field, val)
+        path = os.path.join(d, "bad%d-%d.atr" % (typ, field))
         open(path, "wb").write(bad)
         p = subprocess.run([t.ALLOCRR, "dump", "--stacks", path], capture_output=True, timeout=60)
         err = p.stderr.decode()
