@@ -113,6 +113,7 @@ struct an_ops {
 struct an_core {
 	const struct arr_analysis_options *opt;
 	const struct arr_trace_meta *meta;
+	struct arr_trace *tr; /* for its stacks and modules (sites) */
 	unsigned points, top;
 	uint64_t end_t;     /* the END record's time, 0 if unknown */
 	uint64_t evno;      /* number of the event being handled */
@@ -134,7 +135,7 @@ struct an_core {
 
 /* The analyzers (one per file). */
 extern const struct an_ops arr__an_summary, arr__an_sizes, arr__an_lifetimes, arr__an_live,
-	arr__an_leaks, arr__an_threads, arr__an_rss, arr__an_zeroing, arr__an_phases;
+	arr__an_leaks, arr__an_threads, arr__an_rss, arr__an_zeroing, arr__an_phases, arr__an_sites;
 
 /* Live set iteration, for end(): calls fn on every live block. */
 void arr__live_each(const struct an_core *c, void (*fn)(void *ctx, uint64_t addr, const struct an_block *b),

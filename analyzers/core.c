@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "allocrr/stacks.h"
 #include "hot.h"
 
 static const char *const an_names[] = {
@@ -494,7 +495,7 @@ static const struct an_ops *const all_ops[ARR_AN_COUNT_] = {
 	[ARR_AN_LIFETIMES] = &arr__an_lifetimes, [ARR_AN_LIVE] = &arr__an_live,
 	[ARR_AN_LEAKS] = &arr__an_leaks, [ARR_AN_THREADS] = &arr__an_threads,
 	[ARR_AN_RSS] = &arr__an_rss, [ARR_AN_ZEROING] = &arr__an_zeroing,
-	[ARR_AN_PHASES] = &arr__an_phases,
+	[ARR_AN_PHASES] = &arr__an_phases, [ARR_AN_SITES] = &arr__an_sites,
 };
 
 static void trace_section(struct an_core *c, struct arr_trace *tr, struct arr_doc *out, int rc)
@@ -550,6 +551,7 @@ int arr_analyze_trace(struct arr_trace *tr, const struct arr_analysis_options *o
 	struct an_core *c = &p->c;
 	c->opt = opt;
 	c->meta = arr_trace_meta(tr);
+	c->tr = tr;
 	c->page_size = c->meta->page_size;
 	c->points = opt->timeline_points ? opt->timeline_points : 2000;
 	c->top = opt->top ? opt->top : 20;
@@ -563,6 +565,9 @@ int arr_analyze_trace(struct arr_trace *tr, const struct arr_analysis_options *o
 	uint32_t what = opt->what ? opt->what : (1u << ARR_AN_COUNT_) - 1;
 	for (unsigned i = 0; i < ARR_AN_COUNT_ && rc == 0; i++) {
 		if (!(what & (1u << i)))
+			continue;
+		/* call sites: only for traces recorded with stacks */
+		if (i == ARR_AN_SITES && !(c->meta->features & ARR_TRACE_FEAT_STACKS))
 			continue;
 		const struct an_ops *o = all_ops[i];
 		void *st = calloc(1, o->state_size ? o->state_size : 1);

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "allocrr/analysis.h"
+#include "allocrr/stacks.h"
 #include "cli.h"
 
 #ifndef ALLOCRR_VERSION
@@ -34,7 +35,7 @@ static const char usage[] =
 	"\n"
 	"  -w, --what LIST       sections to compute, comma-separated (default all):\n"
 	"                        summary,sizes,lifetimes,live,leaks,threads,rss,\n"
-	"                        zeroing,phases\n"
+	"                        zeroing,phases,sites\n"
 	"  -a, --allocator A     replay into allocator A too (repeatable): fragmentation,\n"
 	"                        zeroing cost, latency and RSS per allocator. Without\n"
 	"                        -a, --what or --trace-only: glibc, and builtin if built\n"
@@ -45,6 +46,10 @@ static const char usage[] =
 	"                        TRACE@NAME says the same; default: the largest trace\n"
 	"                        when TRACE is the top one of its family\n"
 	"  -j, --json            print the analysis document as JSON (docs/report.md)\n"
+	"      --collapsed FILE  also write collapsed stacks of allocated and of leaked\n"
+	"                        bytes (\"allocations;main;f;g 1234\", \"leaks;...\") for\n"
+	"                        flamegraph.pl, speedscope or inferno: traces recorded\n"
+	"                        with `allocrr record --stacks`\n"
 	"      --top N           rows in the \"most frequent\"/\"largest\" tables (default 20)\n"
 	"      --points N        points in timelines, at most (default 2000)\n"
 	"  -p, --phase NAME:FROM:TO\n"
@@ -174,6 +179,11 @@ static int analyze_one(const char *path, const struct arr_analysis_options *opt,
 		return rc;
 	}
 	struct arr_analysis_options o = *opt;
+	uint32_t all = (1u << ARR_AN_COUNT_) - 1;
+	if ((((opt->what & (1u << ARR_AN_SITES)) && opt->what != all) || opt->collapsed) &&
+	    !(arr_trace_meta(tr)->features & ARR_TRACE_FEAT_STACKS))
+		fprintf(stderr, "allocrr analyze: note: '%s' has no call stacks (record with --stacks): no sites\n",
+			path);
 	struct progress pr = {.path = path};
 	if (isatty(STDERR_FILENO)) {
 		clock_gettime(CLOCK_MONOTONIC, &pr.start);
@@ -197,7 +207,7 @@ static int analyze_one(const char *path, const struct arr_analysis_options *opt,
 
 int cmd_analyze(int argc, char **argv)
 {
-	enum { OPT_TOP = 256, OPT_POINTS, OPT_TRACE_ONLY, OPT_RUNS, OPT_SELECT };
+	enum { OPT_TOP = 256, OPT_POINTS, OPT_TRACE_ONLY, OPT_RUNS, OPT_SELECT, OPT_COLLAPSED };
 	static const struct option opts[] = {
 		{"what", required_argument, 0, 'w'},
 		{"allocator", required_argument, 0, 'a'},
@@ -208,6 +218,7 @@ int cmd_analyze(int argc, char **argv)
 		{"trace-only", no_argument, 0, OPT_TRACE_ONLY},
 		{"runs", required_argument, 0, OPT_RUNS},
 		{"select", required_argument, 0, OPT_SELECT},
+		{"collapsed", required_argument, 0, OPT_COLLAPSED},
 		{"help", no_argument, 0, 'h'},
 		{"version", no_argument, 0, 'V'},
 		{0, 0, 0, 0},
@@ -218,7 +229,7 @@ int cmd_analyze(int argc, char **argv)
 	size_t nalloc = 0, nphases = 0;
 	int json = 0, what_given = 0, trace_only = 0, c;
 	unsigned runs = 1;
-	const char *select = NULL;
+	const char *select = NULL, *collapsed = NULL;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":w:a:jp:hV", opts, NULL)) != -1) {
@@ -239,6 +250,9 @@ int cmd_analyze(int argc, char **argv)
 			break;
 		case OPT_SELECT:
 			select = optarg;
+			break;
+		case OPT_COLLAPSED:
+			collapsed = optarg;
 			break;
 		case OPT_RUNS: {
 			unsigned v;
@@ -286,6 +300,14 @@ int cmd_analyze(int argc, char **argv)
 	int replays = nalloc || (!what_given && !trace_only);
 	opt.phases = phases;
 	opt.nphases = nphases;
+	if (collapsed) {
+		if (what_given && !(opt.what & (1u << ARR_AN_SITES)))
+			return cli_usage_error("analyze", "--collapsed needs the sites section in --what");
+		if (!(opt.collapsed = fopen(collapsed, "w"))) {
+			cli_error("cannot write '%s': %s", collapsed, strerror(errno));
+			return EXIT_BAD_INPUT;
+		}
+	}
 
 	struct arr_doc *root = arr_doc_object();
 	arr_doc_set_str(root, "allocrr", ALLOCRR_VERSION);
@@ -316,6 +338,8 @@ int cmd_analyze(int argc, char **argv)
 	if (arr_doc_status(root)) {
 		cli_error("out of memory");
 		arr_doc_free(root);
+		if (opt.collapsed)
+			fclose(opt.collapsed);
 		return EXIT_BAD_INPUT;
 	}
 	int wrc = json ? arr_doc_write_json(stdout, root, 1) : arr_doc_render_text(stdout, root);
@@ -326,5 +350,9 @@ int cmd_analyze(int argc, char **argv)
 		status = EXIT_BAD_INPUT;
 	}
 	arr_doc_free(root);
+	if (opt.collapsed && fclose(opt.collapsed)) {
+		cli_error("cannot write '%s': %s", collapsed, strerror(errno));
+		status = EXIT_BAD_INPUT;
+	}
 	return status;
 }

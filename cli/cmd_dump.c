@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "allocrr/stacks.h"
+#include "allocrr/symbolize.h"
 #include "cli.h"
 
 static const char usage[] =
@@ -24,6 +26,9 @@ static const char usage[] =
 	"      --from SEC      only events at or after SEC seconds since the start\n"
 	"      --to SEC        only events before SEC seconds since the start\n"
 	"  -n, --limit N       stop after N events printed\n"
+	"  -s, --stacks        print each allocation's call stack (a trace recorded\n"
+	"                      with `allocrr record --stacks`), innermost frame first,\n"
+	"                      symbolized from the recorded modules; with --json: \"stack\"\n"
 	"  -h, --help          show this help\n"
 	"  -V, --version       show the version\n";
 
@@ -108,6 +113,39 @@ static int wanted(const struct filter *f, const struct arr_event *ev)
 	return 1;
 }
 
+/* The frames of ev's stack: indented lines, or (JSON) a "stack" member
+ * spliced into the object just printed. */
+static void print_stack(const struct arr_trace *tr, struct arr_symbolizer *sy, const struct arr_event *ev, int json)
+{
+	uint64_t fr[128];
+	int trunc, n = arr_trace_stack(tr, ev->stack, fr, 128, &trunc);
+	if (n < 0)
+		return;
+	if (n > 128)
+		n = 128;
+	for (int i = 0; i < n; i++) {
+		const struct arr_frame_info *fi = arr_symbolize(sy, fr[i]);
+		if (json) {
+			printf("%s{\"addr\":\"0x%llx\",\"func\":", i ? "," : "", (unsigned long long)fr[i]);
+			arr_json_fputs(stdout, fi->func);
+			if (fi->file) {
+				fputs(",\"file\":", stdout);
+				arr_json_fputs(stdout, fi->file);
+				printf(",\"line\":%d", fi->line);
+			}
+			putchar('}');
+		} else if (fi->file) {
+			printf("\n    #%-2d 0x%llx %s %s:%d", i, (unsigned long long)fr[i], fi->func, fi->file, fi->line);
+		} else {
+			printf("\n    #%-2d 0x%llx %s", i, (unsigned long long)fr[i], fi->func);
+		}
+	}
+	if (json)
+		printf("],\"stack_truncated\":%s}", trunc ? "true" : "false");
+	else if (trunc)
+		printf("\n    ... (truncated)");
+}
+
 int cmd_dump(int argc, char **argv)
 {
 	enum { OPT_FROM = 256, OPT_TO };
@@ -118,20 +156,22 @@ int cmd_dump(int argc, char **argv)
 		{"from", required_argument, 0, OPT_FROM},
 		{"to", required_argument, 0, OPT_TO},
 		{"limit", required_argument, 0, 'n'},
+		{"stacks", no_argument, 0, 's'},
 		{"help", no_argument, 0, 'h'},
 		{"version", no_argument, 0, 'V'},
 		{0, 0, 0, 0},
 	};
-	int json = 0, opt;
+	int json = 0, stacks = 0, opt;
 	struct filter f = {.to = UINT64_MAX};
 	optind = 1;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":jt:e:n:hV", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":jt:e:n:shV", opts, NULL)) != -1) {
 		int rc = cli_common_option(opt, usage);
 		if (rc >= 0)
 			return rc;
 		switch (opt) {
 		case 'j': json = 1; break;
+		case 's': stacks = 1; break;
 		case 't': rc = parse_tids(&f, optarg); break;
 		case 'e': rc = parse_ops(&f, optarg); break;
 		case OPT_FROM: rc = parse_seconds("--from", optarg, &f.from); break;
@@ -163,6 +203,13 @@ int cmd_dump(int argc, char **argv)
 	/* Dumps run to gigabytes: big writes, not one per 4 KiB. */
 	static char outbuf[1 << 20];
 	setvbuf(stdout, outbuf, _IOFBF, sizeof outbuf);
+	struct arr_symbolizer *sy = NULL;
+	if (stacks && (rc = arr_symbolizer_open(&sy, tr)) < 0) {
+		cli_error("cannot set up symbolization: %s", arr_strerror(rc));
+		arr_merge_close(m);
+		arr_trace_close(tr);
+		return EXIT_BAD_INPUT;
+	}
 	const struct arr_event *ev;
 	uint64_t printed = 0;
 	while ((rc = arr_merge_next(m, &ev)) == 1) {
@@ -170,10 +217,22 @@ int cmd_dump(int argc, char **argv)
 			break;
 		if (!wanted(&f, ev))
 			continue;
-		if (json)
+		int has_stack = sy && ev->stack && arr_trace_stack(tr, ev->stack, NULL, 0, NULL) >= 0;
+		if (json && has_stack) { /* the object, reopened for its stack */
+			char obj[1024];
+			FILE *mf = fmemopen(obj, sizeof obj, "w");
+			int len = mf ? arr_event_fprint_json(mf, ev) : 0;
+			if (mf)
+				fclose(mf);
+			printf("%.*s,\"stack\":[", len > 0 ? len - 1 : 0, obj);
+			print_stack(tr, sy, ev, json);
+		} else if (json) {
 			arr_event_fprint_json(stdout, ev);
-		else
+		} else {
 			arr_event_fprint_text(stdout, ev);
+			if (has_stack)
+				print_stack(tr, sy, ev, json);
+		}
 		putchar('\n');
 		if (f.limit && ++printed == f.limit)
 			break;
@@ -187,6 +246,7 @@ int cmd_dump(int argc, char **argv)
 		cli_error("cannot write the dump: output error");
 		status = EXIT_BAD_INPUT;
 	}
+	arr_symbolizer_close(sy);
 	arr_merge_close(m);
 	arr_trace_close(tr);
 	return status;

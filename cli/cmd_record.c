@@ -21,7 +21,8 @@
 #endif
 
 static const char usage[] =
-	"usage: allocrr record [-o FILE] [--rss-interval MS] [--no-children] [--] CMD [ARG...]\n"
+	"usage: allocrr record [-o FILE] [--rss-interval MS] [--no-children] [--stacks[=DEPTH]]\n"
+	"                      [--] CMD [ARG...]\n"
 	"\n"
 	"Run CMD with liballocrr-record.so preloaded and record every allocation call\n"
 	"(malloc, calloc, realloc, free, posix_memalign, aligned_alloc, memalign,\n"
@@ -35,6 +36,9 @@ static const char usage[] =
 	"      --rss-interval MS sample resident memory every MS milliseconds\n"
 	"                        (default 10, 0 = off)\n"
 	"      --no-children     record only the top process\n"
+	"      --stacks[=DEPTH]  record the call stack (return addresses, at most DEPTH\n"
+	"                        frames, 1 to 120, default 64) of every allocating call,\n"
+	"                        by frame pointers (ALLOCRR_STACKS=DEPTH without the CLI)\n"
 	"  -q, --quiet           do not show the traces written (by default: the\n"
 	"                        family as a process tree, the largest marked)\n"
 	"  -h, --help            show this help\n"
@@ -175,12 +179,14 @@ int cmd_record(int argc, char **argv)
 	static const struct option opts[] = {
 		{"output", required_argument, 0, 'o'}, {"rss-interval", required_argument, 0, 'r'},
 		{"no-children", no_argument, 0, 'n'},  {"quiet", no_argument, 0, 'q'},
+		{"stacks", optional_argument, 0, 's'},
 		{"help", no_argument, 0, 'h'},         {"version", no_argument, 0, 'V'},
 		{0, 0, 0, 0},
 	};
 	const char *output = "allocrr.atr";
 	long rss_ms = 10;
 	int no_children = 0, quiet = 0, opt;
+	long stacks = 0;
 	optind = 1;
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "+o:qhV", opts, NULL)) != -1) {
@@ -191,6 +197,14 @@ int cmd_record(int argc, char **argv)
 		case 'o': output = optarg; break;
 		case 'n': no_children = 1; break;
 		case 'q': quiet = 1; break;
+		case 's': {
+			char *end = NULL;
+			errno = 0;
+			stacks = optarg ? strtol(optarg, &end, 10) : 64;
+			if (optarg && (errno || *end || !*optarg || stacks < 1 || stacks > 120))
+				return cli_usage_error("record", "bad --stacks '%s': want a depth, 1 to 120", optarg);
+			break;
+		}
 		case 'r': {
 			char *end;
 			errno = 0;
@@ -249,6 +263,13 @@ int cmd_record(int argc, char **argv)
 		setenv("ALLOCRR_OUTPUT", abs_out, 1);
 		setenv("ALLOCRR_ROOT_PID", root, 1);
 		setenv("ALLOCRR_RSS_INTERVAL_MS", rss, 1);
+		if (stacks) {
+			char depth[16];
+			snprintf(depth, sizeof depth, "%ld", stacks);
+			setenv("ALLOCRR_STACKS", depth, 1);
+		} else {
+			unsetenv("ALLOCRR_STACKS");
+		}
 		if (no_children)
 			setenv("ALLOCRR_NO_CHILDREN", "1", 1);
 		else

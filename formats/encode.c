@@ -47,12 +47,15 @@ int arr__encoder_init(struct arr_encoder *enc, const struct arr_mem *mem, size_t
 	/* An event has >= 1 word and adds <= 9 bytes to a column (a time delta
 	 * has 56 bits); the blob column holds at most the raw bytes themselves. */
 	enc->col_cap = max_words * 10 + 64;
-	for (int i = 0; i < ARR_NCOLS; i++) {
+	for (int i = 0; i < ARR_NCOLS_MAX; i++) {
 		enc->col[i] = mem->alloc(enc->col_cap, mem->ctx);
 		if (!enc->col[i])
 			goto nomem;
 	}
-	enc->payload_cap = enc->col_cap * ARR_NCOLS + ARR_NCOLS * ARR_VARINT_MAX;
+	for (int i = 0; i < 2; i++)
+		if (!(enc->aux[i] = mem->alloc(enc->col_cap, mem->ctx)))
+			goto nomem;
+	enc->payload_cap = enc->col_cap * ARR_NCOLS_MAX + ARR_NCOLS_MAX * ARR_VARINT_MAX;
 	enc->payload = mem->alloc(enc->payload_cap, mem->ctx);
 	/* The map is a direct-mapped cache of recent addresses: small enough to
 	 * stay in cache beside the program's own data (the flusher shares the
@@ -82,9 +85,12 @@ void arr__encoder_release(struct arr_encoder *enc)
 	struct arr_mem *mem = &enc->mem;
 	if (enc->cctx)
 		ZSTD_freeCCtx(enc->cctx);
-	for (int i = 0; i < ARR_NCOLS; i++)
+	for (int i = 0; i < ARR_NCOLS_MAX; i++)
 		if (enc->col[i])
 			mem->free(enc->col[i], enc->col_cap, mem->ctx);
+	for (int i = 0; i < 2; i++)
+		if (enc->aux[i])
+			mem->free(enc->aux[i], enc->col_cap, mem->ctx);
 	if (enc->payload)
 		mem->free(enc->payload, enc->payload_cap, mem->ctx);
 	if (enc->map)
@@ -94,7 +100,10 @@ void arr__encoder_release(struct arr_encoder *enc)
 
 size_t arr__encoder_bound(const struct arr_encoder *enc)
 {
-	return ARR_CHUNK_PREFIX + ARR_EVENTS_HDR + ZSTD_compressBound(enc->payload_cap);
+	/* Stack and module chunks: at most 10 bytes per raw word (a module
+	 * entry: 35 bytes for 4 words, then its bytes). */
+	return 3 * ARR_CHUNK_PREFIX + ARR_EVENTS_HDR + ZSTD_compressBound(enc->payload_cap) + ARR_STACKS_HDR +
+	       ARR_MODULES_HDR + enc->col_cap;
 }
 
 static inline uint32_t hash_ptr(uint64_t p)
@@ -137,9 +146,13 @@ long arr__encode_events(struct arr_encoder *enc, uint32_t tid, const uint64_t *w
 	if (out_cap < arr__encoder_bound(enc))
 		return ARR_ERANGE;
 	memset(enc->map, 0, ((size_t)enc->hmask + 1) * sizeof *enc->map);
-	uint8_t *c[ARR_NCOLS];
-	for (int i = 0; i < ARR_NCOLS; i++)
+	uint8_t *c[ARR_NCOLS_MAX];
+	for (int i = 0; i < ARR_NCOLS_MAX; i++)
 		c[i] = enc->col[i];
+	uint8_t *sn = enc->aux[0], *mo = enc->aux[1];
+	uint32_t nnodes = 0, nmods = 0;
+	uint64_t prev_addr = 0, prev_sid = 0;
+	const int stacks = enc->stacks;
 
 	const unsigned shift = enc->time_shift;
 	const uint64_t base = enc->t_base, mult = enc->t_mult;
@@ -156,6 +169,39 @@ long arr__encode_events(struct arr_encoder *enc, uint32_t tid, const uint64_t *w
 		if (!words || i + words > nwords)
 			return ARR_EINVAL;
 		const uint64_t *a = w + i + 1;
+		if (op == ARR_RAW_STACKS) {
+			size_t n = (words - 1) / 2;
+			for (size_t k = 0; k < n; k++) {
+				uint64_t id = a[2 * k] & 0xffffffffu, parent = a[2 * k] >> 32, addr = a[2 * k + 1];
+				sn = arr__put_uvarint(sn, id);
+				sn = arr__put_uvarint(sn, parent);
+				sn = arr__put_uvarint(sn, arr__zigzag((int64_t)(addr - prev_addr)));
+				prev_addr = addr;
+			}
+			nnodes += (uint32_t)n;
+			i += words;
+			continue;
+		}
+		if (op == ARR_RAW_MODULE) {
+			uint64_t t = ARR_RAW_T(w0);
+			if (mult)
+				t = t > base ? (uint64_t)(((unsigned __int128)(t - base) * mult) >> 32) : 0;
+			size_t bl = a[2] & 0xff, pl = (a[2] >> 8) & 0xffff;
+			*mo++ = (uint8_t)(a[2] >> 24);
+			arr__put_u64(mo, t);
+			mo += 8;
+			arr__put_u64(mo, a[0]);
+			arr__put_u64(mo + 8, a[1]);
+			mo[16] = (uint8_t)bl;
+			memcpy(mo + 17, a + 3, bl);
+			mo += 17 + bl;
+			arr__put_u16(mo, (uint16_t)pl);
+			memcpy(mo + 2, (const uint8_t *)(a + 3) + bl, pl);
+			mo += 2 + pl;
+			nmods++;
+			i += words;
+			continue;
+		}
 		uint64_t t = ARR_RAW_T(w0);
 		if (mult)
 			t = t > base ? (uint64_t)(((unsigned __int128)(t - base) * mult) >> 32) : 0;
@@ -174,6 +220,12 @@ long arr__encode_events(struct arr_encoder *enc, uint32_t tid, const uint64_t *w
 		*c[ARR_COL_OP]++ = (uint8_t)(op | (failed ? ARR_OPF_FAILED : 0));
 		if (failed)
 			c[ARR_COL_ERR] = arr__put_uvarint(c[ARR_COL_ERR], arr__zigzag((int32_t)w[i + words - 1]));
+
+		if (stacks && (arr_op_facts(op) & ARR_OPF_RET)) {
+			uint64_t sid = (w0 & ARR_RAW_HAS_STACK) ? a[arr_op_raw_args(op)] : 0;
+			c[ARR_COL_STACK] = arr__put_uvarint(c[ARR_COL_STACK], arr__zigzag((int64_t)(sid - prev_sid)));
+			prev_sid = sid;
+		}
 
 		uint64_t ptr_arg = 0, ret = 0;
 		int has_ptr = 0, has_ret = 0;
@@ -268,11 +320,41 @@ long arr__encode_events(struct arr_encoder *enc, uint32_t tid, const uint64_t *w
 		i += words;
 	}
 
+	/* New stack nodes and modules first: a reader meets a node before its use. */
+	uint8_t *start = out;
+	if (nnodes) {
+		size_t len = (size_t)(sn - enc->aux[0]);
+		arr__put_u32(out, ARR_CHUNK_SYNC);
+		arr__put_u16(out + 4, ARR_CHUNK_STACKS);
+		arr__put_u16(out + 6, 0);
+		arr__put_u32(out + 8, (uint32_t)(ARR_STACKS_HDR + len));
+		arr__put_u32(out + ARR_CHUNK_PREFIX, tid);
+		arr__put_u32(out + ARR_CHUNK_PREFIX + 4, nnodes);
+		memcpy(out + ARR_CHUNK_PREFIX + ARR_STACKS_HDR, enc->aux[0], len);
+		out += ARR_CHUNK_PREFIX + ARR_STACKS_HDR + len;
+	}
+	if (nmods) {
+		size_t len = (size_t)(mo - enc->aux[1]);
+		arr__put_u32(out, ARR_CHUNK_SYNC);
+		arr__put_u16(out + 4, ARR_CHUNK_MODULES);
+		arr__put_u16(out + 6, 0);
+		arr__put_u32(out + 8, (uint32_t)(ARR_MODULES_HDR + len));
+		arr__put_u32(out + ARR_CHUNK_PREFIX, nmods);
+		arr__put_u32(out + ARR_CHUNK_PREFIX + 4, 0);
+		memcpy(out + ARR_CHUNK_PREFIX + ARR_MODULES_HDR, enc->aux[1], len);
+		out += ARR_CHUNK_PREFIX + ARR_MODULES_HDR + len;
+	}
+	out_cap -= (size_t)(out - start);
+	enc->last_nevents = nevents;
+	if (!nevents)
+		return (long)(out - start);
+
 	/* Payload: column lengths, then the columns. */
+	const int ncols = stacks ? ARR_NCOLS_MAX : ARR_NCOLS;
 	uint8_t *p = enc->payload;
-	for (int k = 0; k < ARR_NCOLS; k++)
+	for (int k = 0; k < ncols; k++)
 		p = arr__put_uvarint(p, (uint64_t)(c[k] - enc->col[k]));
-	for (int k = 0; k < ARR_NCOLS; k++) {
+	for (int k = 0; k < ncols; k++) {
 		size_t len = (size_t)(c[k] - enc->col[k]);
 		memcpy(p, enc->col[k], len);
 		p += len;
@@ -287,7 +369,7 @@ long arr__encode_events(struct arr_encoder *enc, uint32_t tid, const uint64_t *w
 	size_t body_size = ARR_EVENTS_HDR + z;
 	arr__put_u32(out, ARR_CHUNK_SYNC);
 	arr__put_u16(out + 4, ARR_CHUNK_EVENTS);
-	arr__put_u16(out + 6, 0);
+	arr__put_u16(out + 6, stacks ? ARR_EVF_STACKS : 0);
 	arr__put_u32(out + 8, (uint32_t)body_size);
 	arr__put_u32(body, tid);
 	arr__put_u32(body + 4, nevents);
@@ -295,7 +377,7 @@ long arr__encode_events(struct arr_encoder *enc, uint32_t tid, const uint64_t *w
 	arr__put_u64(body + 16, last_t >> shift << shift);
 	arr__put_u32(body + 24, (uint32_t)raw);
 	arr__put_u32(body + 28, 0);
-	return (long)(ARR_CHUNK_PREFIX + body_size);
+	return (long)(out - start) + (long)(ARR_CHUNK_PREFIX + body_size);
 }
 
 static uint8_t *put_tlv(uint8_t *p, uint8_t *end, uint16_t key, const void *val, size_t len)
@@ -328,7 +410,7 @@ long arr__encode_header(const struct arr_header_info *info, uint8_t *out, size_t
 	uint8_t *end = out + cap;
 	memcpy(out, ARR_MAGIC, ARR_MAGIC_LEN);
 	arr__put_u16(out + 8, ARR_TRACE_MAJOR);
-	arr__put_u16(out + 10, ARR_TRACE_MINOR_WRITTEN);
+	arr__put_u16(out + 10, ARR_TRACE_MINOR_WRITTEN(info->features));
 	arr__put_u64(out + 16, info->features);
 	uint8_t *p = out + ARR_FILE_HDR_FIXED;
 	p = put_tlv_u64(p, end, ARR_META_PID, (uint64_t)info->pid);

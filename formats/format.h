@@ -21,9 +21,12 @@
 #define ARR_FEAT_TSC_CLOCK (1u << 0) /* timestamps came from the TSC */
 #define ARR_FEAT_CHILDREN (1u << 1)  /* children were recorded too */
 #define ARR_FEAT_MARKS (1u << 2)     /* mark events (op 21) may appear: format 1.1 */
+#define ARR_FEAT_STACKS (1u << 3)    /* call stacks were recorded: format 1.2 */
 
-/* The minor version this writer puts in headers: 1.1 added mark events. */
-#define ARR_TRACE_MINOR_WRITTEN ARR_TRACE_MINOR
+/* The minor version this writer puts in headers: 1.1 added mark events,
+ * 1.2 stacks (stack and module chunks, the stack column). A trace without
+ * stacks is a 1.1 trace, byte for byte what a 1.1 writer made. */
+#define ARR_TRACE_MINOR_WRITTEN(features) ((features) & ARR_FEAT_STACKS ? ARR_TRACE_MINOR : 1)
 
 /* Metadata keys: TLV = u16 key, u32 len, bytes. Unknown keys are skipped. */
 enum arr_meta_key {
@@ -48,7 +51,19 @@ enum arr_meta_key {
 enum arr_chunk_type {
 	ARR_CHUNK_EVENTS = 1, /* events of one thread, zstd-compressed columns */
 	ARR_CHUNK_END = 2,    /* clean end of the trace */
+	ARR_CHUNK_STACKS = 3, /* new call-stack nodes (1.2) */
+	ARR_CHUNK_MODULES = 4, /* loaded modules (1.2) */
 };
+/* Events chunk flags: the payload has a ninth column, stack ids (1.2). */
+#define ARR_EVF_STACKS 0x1
+/* Stacks body: u32 tid, u32 count, then count nodes of uvarint id, uvarint
+ * parent, uvarint zigzag(address - previous address in the chunk). */
+#define ARR_STACKS_HDR 8
+/* Modules body: u32 count, u32 reserved, then count entries of u8 kind,
+ * u64 t, u64 base, u64 size, u8 build-id length, build id, u16 path length,
+ * path. */
+#define ARR_MODULES_HDR 8
+#define ARR_MODULE_PATH_MAX 1024
 
 /* Events body: u32 tid, u32 nevents, u64 first_t, u64 last_t, u32 raw_size,
  * u32 reserved, then one zstd frame (with checksum) of raw_size bytes. */
@@ -70,7 +85,9 @@ enum arr_col {
 	ARR_COL_PTR,  /* pointer argument, see ARR_PTR_* */
 	ARR_COL_ERR,  /* zigzag errno / result code of failed calls */
 	ARR_COL_BLOB, /* uvarint length + bytes (exec path) */
-	ARR_NCOLS
+	ARR_NCOLS,
+	ARR_COL_STACK = ARR_NCOLS, /* with ARR_EVF_STACKS: zigzag delta of stack ids */
+	ARR_NCOLS_MAX
 };
 #define ARR_OPF_FAILED 0x80
 #define ARR_OPF_MASK 0x1f

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "allocrr/stacks.h"
 #include "allocrr/trace.h"
 #include "format.h"
 #include "varint.h"
@@ -48,6 +49,20 @@ struct arr_trace {
 	size_t alloccap, freecap;
 	char *strs;
 	size_t strcap;
+	uint16_t cur_flags;
+
+	/* Stack nodes by id (id 0 is the root) and modules: collected from
+	 * their chunks as the reader passes them, kept until close. */
+	struct arr__stack_node {
+		uint64_t addr;
+		uint32_t parent;
+		uint32_t depth; /* 0: no such node */
+	} *nodes;
+	size_t nodecap;
+	uint64_t nnodes;
+	struct arr_module *mods;
+	size_t nmods, modcap;
+	uint64_t mods_next_off;
 };
 
 static int fail(struct arr_trace *tr, int code, uint64_t off, const char *fmt, ...)
@@ -290,7 +305,52 @@ void arr_trace_close(struct arr_trace *tr)
 	free(tr->allocs);
 	free(tr->frees);
 	free(tr->strs);
+	free(tr->nodes);
+	for (size_t i = 0; i < tr->nmods; i++)
+		free((char *)tr->mods[i].path);
+	free(tr->mods);
 	free(tr);
+}
+
+int arr_trace_stack_node(const struct arr_trace *tr, uint32_t id, uint32_t *parent, uint64_t *addr)
+{
+	if (!id || id >= tr->nodecap || !tr->nodes[id].depth)
+		return ARR_EINVAL;
+	*parent = tr->nodes[id].parent;
+	*addr = tr->nodes[id].addr;
+	return 0;
+}
+
+int arr_trace_stack(const struct arr_trace *tr, uint32_t id, uint64_t *frames, size_t max, int *truncated)
+{
+	if (truncated)
+		*truncated = 0;
+	if (!id)
+		return 0;
+	if (id >= tr->nodecap || !tr->nodes[id].depth)
+		return ARR_EINVAL;
+	int n = 0;
+	while (id) { /* parents are defined before children: depth bounds the walk */
+		const struct arr__stack_node *nd = &tr->nodes[id];
+		if (nd->parent == 0 && nd->addr == ARR_STACK_TRUNCATED) {
+			if (truncated)
+				*truncated = 1;
+			break;
+		}
+		if ((size_t)n < max)
+			frames[n] = nd->addr;
+		n++;
+		id = nd->parent;
+	}
+	return n;
+}
+
+uint64_t arr_trace_stack_nodes(const struct arr_trace *tr) { return tr->nnodes; }
+
+size_t arr_trace_modules(const struct arr_trace *tr, const struct arr_module **mods)
+{
+	*mods = tr->mods;
+	return tr->nmods;
 }
 
 const struct arr_trace_meta *arr_trace_meta(const struct arr_trace *tr) { return &tr->meta; }
@@ -300,6 +360,107 @@ const char *arr_trace_error_detail(const struct arr_trace *tr) { return tr->err_
 const struct arr_trace_end *arr_trace_end(const struct arr_trace *tr) { return &tr->end; }
 uint64_t arr_trace_skipped_chunks(const struct arr_trace *tr) { return tr->skipped; }
 uint64_t arr_trace_file_size(const struct arr_trace *tr) { return tr->file_size; }
+
+static int grow_nodes(struct arr_trace *tr, uint64_t id)
+{
+	if (id < tr->nodecap)
+		return 0;
+	size_t cap = tr->nodecap ? tr->nodecap : 1024;
+	while (cap <= id)
+		cap *= 2;
+	struct arr__stack_node *n = realloc(tr->nodes, cap * sizeof *n);
+	if (!n)
+		return ARR_ENOMEM;
+	memset(n + tr->nodecap, 0, (cap - tr->nodecap) * sizeof *n);
+	tr->nodes = n;
+	tr->nodecap = cap;
+	return 0;
+}
+
+/* A stacks or modules chunk: remembered, not delivered. A node must name a
+ * parent defined before it (so every stack is finite); defining an id again
+ * with the same content is allowed (a rewound reader passes it twice). */
+static int parse_stack_chunk(struct arr_trace *tr, unsigned type, uint64_t off, uint32_t body)
+{
+	uint8_t *b = malloc(body ? body : 1);
+	if (!b)
+		return ARR_ENOMEM;
+	int rc = read_at(tr, b, body, off + ARR_CHUNK_PREFIX);
+	if (rc)
+		goto out;
+	const uint8_t *p = b, *end = b + body;
+	if (type == ARR_CHUNK_STACKS) {
+		rc = fail(tr, ARR_ECORRUPT, off, "bad stacks chunk");
+		if (body < ARR_STACKS_HDR)
+			goto out;
+		uint32_t n = arr__get_u32(b + 4);
+		uint64_t addr = 0;
+		p += ARR_STACKS_HDR;
+		for (uint32_t k = 0; k < n; k++) {
+			uint64_t id, parent, zz;
+			if (!(p = arr__get_uvarint(p, end, &id)) || !(p = arr__get_uvarint(p, end, &parent)) ||
+			    !(p = arr__get_uvarint(p, end, &zz)))
+				goto out;
+			addr += (uint64_t)arr__unzigzag(zz);
+			if (id == 0 || id > UINT32_MAX || parent == id)
+				goto out;
+			if (grow_nodes(tr, id) < 0) {
+				rc = ARR_ENOMEM;
+				goto out;
+			}
+			uint32_t pd = parent ? (parent < tr->nodecap ? tr->nodes[parent].depth : 0) : 0;
+			if (parent && !pd)
+				goto out; /* parent not defined before */
+			struct arr__stack_node *nd = &tr->nodes[id];
+			if (nd->depth && (nd->addr != addr || nd->parent != parent))
+				goto out;
+			if (!nd->depth)
+				tr->nnodes++;
+			*nd = (struct arr__stack_node){addr, (uint32_t)parent, pd + 1};
+		}
+		rc = p == end ? 2 : fail(tr, ARR_ECORRUPT, off, "bad stacks chunk");
+	} else {
+		rc = 2;
+		if (off < tr->mods_next_off) /* seen before the reader was rewound */
+			goto out;
+		tr->mods_next_off = off + 1;
+		rc = fail(tr, ARR_ECORRUPT, off, "bad modules chunk");
+		if (body < ARR_MODULES_HDR)
+			goto out;
+		uint32_t n = arr__get_u32(b);
+		p += ARR_MODULES_HDR;
+		for (uint32_t k = 0; k < n; k++) {
+			if (end - p < 26 || (size_t)(end - p) < 26u + p[25] + 2 || p[25] > 64)
+				goto out;
+			struct arr_module m = {.kind = p[0], .t = arr__get_u64(p + 1), .base = arr__get_u64(p + 9),
+					       .size = arr__get_u64(p + 17), .build_id_len = p[25]};
+			memcpy(m.build_id, p + 26, m.build_id_len);
+			p += 26 + m.build_id_len;
+			size_t pl = arr__get_u16(p);
+			if ((size_t)(end - p) < 2 + pl)
+				goto out;
+			char *path = dup_bytes(p + 2, pl);
+			p += 2 + pl;
+			if (path && tr->nmods == tr->modcap) {
+				size_t cap = tr->modcap ? tr->modcap * 2 : 16;
+				struct arr_module *nm = realloc(tr->mods, cap * sizeof *nm);
+				if (nm)
+					tr->mods = nm, tr->modcap = cap;
+			}
+			if (!path || tr->nmods == tr->modcap) {
+				free(path);
+				rc = ARR_ENOMEM;
+				goto out;
+			}
+			m.path = path;
+			tr->mods[tr->nmods++] = m;
+		}
+		rc = p == end ? 2 : fail(tr, ARR_ECORRUPT, off, "bad modules chunk");
+	}
+out:
+	free(b);
+	return rc;
+}
 
 /* Parse the chunk at tr->pos. Returns 1 for an events chunk (made current),
  * 2 for a chunk consumed here, 0 at EOF, or a negative code. */
@@ -339,6 +500,7 @@ static int parse_chunk(struct arr_trace *tr)
 		ci->first_t = arr__get_u64(b + 8);
 		ci->last_t = arr__get_u64(b + 16);
 		ci->body_size = body;
+		tr->cur_flags = arr__get_u16(pre + 6);
 		tr->cur_raw_size = arr__get_u32(b + 24);
 		if (ci->nevents == 0 || ci->nevents > ARR_CHUNK_EVENTS_MAX ||
 		    tr->cur_raw_size > ARR_CHUNK_RAW_MAX || ci->first_t > ci->last_t)
@@ -360,6 +522,9 @@ static int parse_chunk(struct arr_trace *tr)
 		tr->end.events = arr__get_u64(b + 16);
 		return 2;
 	}
+	case ARR_CHUNK_STACKS:
+	case ARR_CHUNK_MODULES:
+		return parse_stack_chunk(tr, type, off, body);
 	default:
 		tr->skipped++;
 		return 2;
@@ -472,16 +637,17 @@ static int decode_chunk(struct arr_trace *tr, struct arr_event *ev, char **own_s
 		return fail(tr, ARR_ECORRUPT, ci->offset, "payload size mismatch");
 
 	const uint8_t *p = tr->raw, *end = tr->raw + got;
-	const uint8_t *cp[ARR_NCOLS], *ce[ARR_NCOLS];
-	uint64_t lens[ARR_NCOLS], total = 0;
-	for (int k = 0; k < ARR_NCOLS; k++) {
+	const uint8_t *cp[ARR_NCOLS_MAX], *ce[ARR_NCOLS_MAX];
+	uint64_t lens[ARR_NCOLS_MAX], total = 0;
+	const int stacks = (tr->cur_flags & ARR_EVF_STACKS) != 0, ncols = stacks ? ARR_NCOLS_MAX : ARR_NCOLS;
+	for (int k = 0; k < ncols; k++) {
 		if (!(p = arr__get_uvarint(p, end, &lens[k])) || lens[k] > got)
 			return CORRUPT("column lengths");
 		total += lens[k];
 	}
 	if (total != (uint64_t)(end - p))
 		return CORRUPT("column lengths do not add up");
-	for (int k = 0; k < ARR_NCOLS; k++) {
+	for (int k = 0; k < ncols; k++) {
 		cp[k] = p;
 		ce[k] = p + lens[k];
 		p += lens[k];
@@ -501,7 +667,7 @@ static int decode_chunk(struct arr_trace *tr, struct arr_event *ev, char **own_s
 	}
 
 	const uint64_t unit = tr->meta.time_unit_ns;
-	uint64_t q = ci->first_t / unit, prev_ret = 0, prev_miss = 0, nallocs = 0, nfrees = 0;
+	uint64_t q = ci->first_t / unit, prev_ret = 0, prev_miss = 0, nallocs = 0, nfrees = 0, sid = 0;
 	for (uint32_t i = 0; i < ci->nevents; i++, ev++) {
 		uint8_t opb = *cp[ARR_COL_OP]++;
 		unsigned op = opb & ARR_OPF_MASK;
@@ -516,6 +682,13 @@ static int decode_chunk(struct arr_trace *tr, struct arr_event *ev, char **own_s
 		if (ev->failed) {
 			GETV(ARR_COL_ERR, v);
 			ev->err = (int32_t)arr__unzigzag(v);
+		}
+		if (stacks && (f & C_RET)) {
+			GETV(ARR_COL_STACK, v);
+			sid += (uint64_t)arr__unzigzag(v);
+			if (sid > UINT32_MAX)
+				return CORRUPT("stack id");
+			ev->stack = (uint32_t)sid;
 		}
 		if (f & (C_NMEMB | C_ALIGN | C_PID)) {
 			GETV(ARR_COL_AUX, v);
@@ -576,7 +749,7 @@ static int decode_chunk(struct arr_trace *tr, struct arr_event *ev, char **own_s
 			tr->allocs[nallocs++] = prev_ret;
 		}
 	}
-	for (int k = 0; k < ARR_NCOLS; k++)
+	for (int k = 0; k < ncols; k++)
 		if (cp[k] != ce[k])
 			return CORRUPT("trailing column bytes");
 	return (int)ci->nevents;

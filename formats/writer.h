@@ -46,15 +46,33 @@
 #define ARR_RAW_FAILED(w0) ((unsigned)((w0) >> 61) & 1)
 #define ARR_RAW_T(w0) ((w0) & ARR_RAW_TMASK)
 #define ARR_RAW_MAX_WORDS 256
+/*
+ * Stacks (format 1.2). A record whose w0 has ARR_RAW_HAS_STACK carries one
+ * more word at its very end: the stack id of the call (0: none). Two record
+ * kinds are not events and go to chunks of their own:
+ *   ARR_RAW_STACKS   t field = n; then n pairs (id | parent << 32, address):
+ *                    new stack nodes, written before the first use of each
+ *   ARR_RAW_MODULE   t field = time; base, size, lengths (build id | path
+ *                    << 8 | kind << 24), then build id and path bytes
+ *                    padded to words
+ */
+#define ARR_RAW_HAS_STACK (1ull << 62)
+#define ARR_RAW_STACKS 30
+#define ARR_RAW_MODULE 29
+#define ARR_RAW_MAX_NODES ((ARR_RAW_MAX_WORDS - 1) / 2)
 
 /* Words of the record at w, or 0 if w[0] is no record. */
 static inline size_t arr__raw_words(const uint64_t *w)
 {
 	unsigned op = ARR_RAW_OP(w[0]);
+	if (op == ARR_RAW_STACKS)
+		return 1 + 2 * (size_t)(ARR_RAW_T(w[0]) & 0xff);
+	if (op == ARR_RAW_MODULE)
+		return 4 + ((w[3] & 0xff) + ((w[3] >> 8) & 0xffff) + 7) / 8;
 	int args = arr_op_raw_args(op);
 	if (args < 0)
 		return 0;
-	size_t n = 1 + (size_t)args + ARR_RAW_FAILED(w[0]);
+	size_t n = 1 + (size_t)args + ARR_RAW_FAILED(w[0]) + ((w[0] & ARR_RAW_HAS_STACK) != 0);
 	if (arr_op_facts(op) & ARR_OPF_STR)
 		n += (w[1] + 7) / 8;
 	return n;
@@ -78,11 +96,14 @@ struct arr_encoder {
 	uint64_t t_base, t_mult;
 	size_t max_words;
 	size_t col_cap;
-	uint8_t *col[ARR_NCOLS];
+	uint8_t *col[ARR_NCOLS_MAX];
 	uint8_t *payload;
 	size_t payload_cap;
 	uint64_t *map;
 	uint32_t hmask;
+	int stacks;          /* write the stack column (a trace recorded with stacks) */
+	uint32_t last_nevents; /* events in the chunk arr__encode_events wrote last */
+	uint8_t *aux[2];     /* stack nodes, module entries of the run being encoded */
 };
 
 /* Prepare an encoder for runs of at most max_words raw words; time_unit
@@ -93,7 +114,9 @@ void arr__encoder_release(struct arr_encoder *enc);
 /* Room needed in `out` for a chunk made from max_words raw words. */
 size_t arr__encoder_bound(const struct arr_encoder *enc);
 /*
- * Encode nwords raw words of thread tid into one events chunk at out.
+ * Encode nwords raw words of thread tid into one events chunk at out, preceded
+ * by a stacks chunk and a modules chunk when the run holds such records
+ * (then the run may hold no event, and only those are written).
  * Timestamps (after the clock map) are ns since start; a timestamp below
  * its predecessor is raised to it. Returns the chunk's size in bytes, or a
  * negative code.

@@ -402,7 +402,8 @@ static int open_output(void)
 		.monotonic_ns = g.start_mono,
 		.page_size = (uint64_t)g.page_size,
 		.time_unit_ns = g.time_unit,
-		.features = ARR_FEAT_TSC_CLOCK | ARR_FEAT_MARKS | (g.no_children ? 0 : ARR_FEAT_CHILDREN),
+		.features = ARR_FEAT_TSC_CLOCK | ARR_FEAT_MARKS | (g.no_children ? 0 : ARR_FEAT_CHILDREN) |
+			    (arr__hot.stacks ? ARR_FEAT_STACKS : 0),
 		.exe = exe,
 		.libc = libc,
 		.recorder = recorder,
@@ -432,6 +433,7 @@ static int output_ready(void)
 			recording_failed("cannot set up the encoder for", ENOMEM);
 			return -1;
 		}
+		g.enc.stacks = arr__hot.stacks != 0;
 		g.out_cap = arr__encoder_bound(&g.enc);
 		g.out = map(g.out_cap, NULL);
 		if (!g.out) {
@@ -473,7 +475,7 @@ static void write_buffer(struct tbuf *b)
 		recording_failed("cannot write trace", -rc);
 		return;
 	}
-	g.events_written += arr__get_u32(g.out + ARR_CHUNK_PREFIX + 4);
+	g.events_written += g.enc.last_nevents;
 	b->flushed = used;
 }
 
@@ -780,6 +782,8 @@ static void key_destructor(void *arg)
 		return;
 	}
 	arr__rec_thread_exit();
+	if (arr__hot.stacks) /* the thread's stack table; a later call makes a new one */
+		arr__stacks_thread_exit();
 }
 
 void arr__rec_thread_exit(void)
@@ -1051,6 +1055,10 @@ void arr__rec_init(void)
 	g.buf_words = (size_t)env_int("ALLOCRR_BUFFER_KB", 256, 16, 65536) * 1024 / 8;
 	g.maxbufs = 32;
 	arr__hot.exact_time = env_int("ALLOCRR_EXACT_TIME", 0, 0, 1);
+	/* ALLOCRR_STACKS=DEPTH (1..120; "" or 0: no stacks) */
+	arr__hot.stacks = env_int("ALLOCRR_STACKS", 0, 0, 120);
+	if (arr__hot.stacks)
+		arr__stacks_init();
 #ifdef ALLOCRR_DIAG_KNOBS
 	g.diag_stale_time = env_int("ALLOCRR_DIAG_STALE_TIME", 0, 0, 1);
 	g.diag_no_encode = env_int("ALLOCRR_DIAG_NO_ENCODE", 0, 0, 1);
@@ -1174,6 +1182,10 @@ out:
 void arr__rec_event(unsigned op, uint64_t t, unsigned failed, int err, unsigned nargs, uint64_t a0,
 		    uint64_t a1, uint64_t a2, uint64_t a3)
 {
+	if ((arr_op_facts(op) & ARR_OPF_RET) && arr__hot.stacks) {
+		arr__rec_stacked(op, t, failed, err, nargs, a0, a1, a2, a3);
+		return;
+	}
 	unsigned n = 1 + nargs + failed;
 	if (!rec_enter())
 		return;
@@ -1268,6 +1280,8 @@ void arr__rec_fork_child(void)
 	g.wlock = (struct xlock){0};
 	g.cond = (struct xcond){0};
 	arr__raw_thread_forget(&g.flusher);
+	if (arr__hot.stacks) /* the child's trace defines its own stack nodes */
+		arr__stacks_fork_child();
 	/* Everything buffered belongs to the parent's trace: recycle it. */
 	struct tbuf *q = queue_take_all_locked();
 	while (q) {

@@ -83,6 +83,7 @@ struct arr_hot {
 	uint64_t start_tsc;
 	uint64_t rss_due;
 	int exact_time;
+	int stacks; /* depth of the stacks recorded with each allocating call; 0: none */
 } __attribute__((aligned(64)));
 extern struct arr_hot arr__hot ARR_HIDDEN;
 
@@ -184,6 +185,13 @@ static inline uint64_t rec_stamp(void)
 ARR_HIDDEN void arr__rec_event(unsigned op, uint64_t t, unsigned failed, int err, unsigned nargs,
 			       uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3);
 
+/* The same with the call's stack (stacks.c). */
+ARR_HIDDEN void arr__rec_stacked(unsigned op, uint64_t t, unsigned failed, int err, unsigned nargs,
+				 uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3);
+ARR_HIDDEN void arr__stacks_init(void);
+ARR_HIDDEN void arr__stacks_fork_child(void);
+ARR_HIDDEN void arr__stacks_thread_exit(void);
+
 /*
  * Append the record of a call that succeeded: with a constant nargs this
  * inlines to a bounds check and nargs + 1 stores; anything unusual (buffer
@@ -192,6 +200,10 @@ ARR_HIDDEN void arr__rec_event(unsigned op, uint64_t t, unsigned failed, int err
 static inline void rec_ok(unsigned op, uint64_t t, unsigned nargs, uint64_t a0, uint64_t a1,
 			  uint64_t a2, uint64_t a3)
 {
+	if ((arr_op_facts(op) & ARR_OPF_RET) && unlikely(arr__hot.stacks)) {
+		arr__rec_stacked(op, t, 0, 0, nargs, a0, a1, a2, a3);
+		return;
+	}
 	if (unlikely(!rec_enter()))
 		return;
 	size_t used = arr__ts.used, n = 1 + nargs;

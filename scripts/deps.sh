@@ -5,7 +5,7 @@ set -euo pipefail
 # libjs-dygraphs, libjs-chart.js: the report page's charts, embedded at build time;
 # chromium: the page's test (skipped without it); the -dev allocators and redis:
 # recording programs linked against another allocator, and a real server.
-need=(cmake pkg-config gcc make libzstd-dev libxxhash-dev libyaml-dev sqlite3 python3 git libjemalloc2 libmimalloc2.0 libtcmalloc-minimal4
+need=(cmake pkg-config gcc make libzstd-dev libxxhash-dev libyaml-dev libunwind-dev libdw-dev sqlite3 python3 git libjemalloc2 libmimalloc2.0 libtcmalloc-minimal4
       libjs-dygraphs libjs-chart.js chromium libjemalloc-dev libmimalloc-dev libgoogle-perftools-dev redis-server redis-tools)
 [ "${ALLOCRR_DEPS:-}" = "full" ] && need+=(clang libclang-rt-14-dev heaptrack hyperfine)
 missing=()

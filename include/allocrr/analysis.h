@@ -32,7 +32,8 @@
 	X(THREADS, "threads")                                                 \
 	X(RSS, "rss")                                                         \
 	X(ZEROING, "zeroing")                                                 \
-	X(PHASES, "phases")
+	X(PHASES, "phases")                                                   \
+	X(SITES, "sites")
 
 enum arr_analysis {
 #define ARR_ANALYSIS_ENUM(name, str) ARR_AN_##name,
@@ -64,8 +65,11 @@ struct arr_analysis_options {
 	 * the recorded events delivered (0 when the trace has no END record) */
 	void (*progress)(void *ctx, uint64_t events_done, uint64_t bytes_done, uint64_t bytes_total);
 	void *progress_ctx;
+	/* sites: also write collapsed stacks (allocated and leaked bytes, for
+	 * flame graphs) to this stream (NULL: none) */
+	FILE *collapsed;
 };
-#define ARR_ANALYSIS_OPTIONS_INIT {0, 0, 0, NULL, 0, NULL, NULL}
+#define ARR_ANALYSIS_OPTIONS_INIT {0, 0, 0, NULL, 0, NULL, NULL, NULL}
 
 /*
  * Run the selected analyses over an open trace, writing each into out (an

@@ -30,7 +30,7 @@
 #include "allocrr/error.h"
 
 #define ARR_TRACE_MAJOR 1
-#define ARR_TRACE_MINOR 1 /* 1.1: mark events */
+#define ARR_TRACE_MINOR 2 /* 1.1: mark events; 1.2: call stacks */
 
 /*
  * Operations: the one table of what each recorded operation is. Values are
@@ -139,6 +139,7 @@ struct arr_event {
 	uint8_t op;
 	uint8_t failed; /* the call returned NULL (or non-zero for posix_memalign) */
 	int32_t err;
+	uint32_t stack; /* the allocating call's stack id (allocrr/stacks.h), 0 = none */
 };
 
 /*

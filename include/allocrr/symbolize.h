@@ -1,0 +1,34 @@
+/*
+ * allocrr/symbolize.h - names for the return addresses of a trace's stacks
+ * (allocrr/stacks.h), found at analysis time with elfutils' libdw in the
+ * modules the recorder listed: function, source file and line where the
+ * module (or its debug file, by build id) has them.
+ *
+ * Contract: a module that is gone or has no symbols still gives a name,
+ * "module+0xOFFSET" (or "0xADDR" outside every module). Each address is
+ * looked up once and cached; strings live as long as the symbolizer. The
+ * modules are those the trace had when arr_symbolizer_open() was called:
+ * open it after reading the events (their chunks come first).
+ */
+#ifndef ALLOCRR_SYMBOLIZE_H
+#define ALLOCRR_SYMBOLIZE_H
+
+#include <stdint.h>
+
+struct arr_trace;
+struct arr_symbolizer;
+
+struct arr_frame_info {
+	const char *func;   /* "leaky", or "libfoo.so+0x1234" */
+	const char *file;   /* source file, NULL without line info */
+	int line;           /* 0 without line info */
+	const char *module; /* the module's path, NULL outside every module */
+	int known;          /* func is a symbol (not an address) */
+};
+
+int arr_symbolizer_open(struct arr_symbolizer **out, const struct arr_trace *tr);
+void arr_symbolizer_close(struct arr_symbolizer *s);
+/* The frame of return address addr (the call before it is what is named). */
+const struct arr_frame_info *arr_symbolize(struct arr_symbolizer *s, uint64_t addr);
+
+#endif

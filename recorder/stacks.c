@@ -1,0 +1,451 @@
+/*
+ * stacks.c - call stacks for `allocrr record --stacks` (ALLOCRR_STACKS=DEPTH).
+ *
+ * Each allocating call walks the frame-pointer chain of its thread, then
+ * turns the return addresses into a node of the thread's trie of stacks
+ * ((parent, address) -> id, ids unique in the process), so a trace stores
+ * each distinct stack once: new nodes go into the thread's buffer as one
+ * ARR_RAW_STACKS record just before the event that first uses them, and
+ * the event carries the id (formats/writer.h). Consecutive calls mostly
+ * share their outer frames, so only the frames below the last common one
+ * are looked up.
+ *
+ * Safety: the walk only reads words between the current frame and the top
+ * of the thread's stack, aligned, each frame above the one before; anything
+ * else ends it, and the stack is marked truncated (its outermost node is
+ * ARR_STACK_TRUNCATED). Code built without frame pointers (Debian's sqlite3,
+ * most of libc) ends the walk early that way; it never faults.
+ *
+ * Loaded modules (dl_iterate_phdr: path, build id, bias, size) are written
+ * as ARR_RAW_MODULE records when stacks start and again whenever the loader's
+ * add/remove counters moved, checked every STK_MOD_CHECK stacked calls.
+ * Nothing here calls malloc: tables are mmapped.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "allocrr/stacks.h"
+#include "recorder.h"
+
+#define STK_MAX_DEPTH 120  /* + the marker: one ARR_RAW_STACKS record */
+#define STK_MOD_CHECK 4096 /* stacked calls between looks at the loader */
+#define STK_TAB_INIT (1u << 14)
+
+struct stk_ent {
+	uint64_t addr;
+	uint32_t parent, id; /* id 0: empty */
+};
+
+struct stk_tab {
+	struct stk_ent *e;
+	size_t mask, count;
+	unsigned gen;
+	uintptr_t lo, hi; /* the thread's stack */
+	unsigned since_mod;
+	int last_n;
+	uint64_t last[STK_MAX_DEPTH + 1]; /* the previous stack, outermost first */
+	uint32_t last_id[STK_MAX_DEPTH + 1];
+};
+
+static __thread struct stk_tab *stk_tls __attribute__((tls_model("initial-exec")));
+static uint32_t next_id = 1;
+static unsigned gen = 1;
+static uintptr_t self_lo, self_hi; /* liballocrr-record.so's text: frames to skip */
+static unsigned long long mod_adds = ~0ull, mod_subs = ~0ull;
+static char exe_path[ARR_MODULE_PATH_MAX];
+/* The address ranges of the last snapshot: a new stack node outside them
+ * means a library was loaded since (dlopen), so the modules are looked at
+ * again before the node is written. Races only cost an extra look. */
+#define STK_MAX_RANGES 512
+static struct { uintptr_t lo, hi; } ranges[STK_MAX_RANGES];
+static unsigned nranges;
+extern void *__libc_stack_end;
+/* ALLOCRR_UNWIND=libunwind: DWARF unwinding by libunwind's unw_backtrace
+ * (loaded on first use) instead of frame pointers; for measurements. */
+static int use_libunwind;
+static int (*unw_bt)(void **, int);
+
+static void *stk_map(size_t size)
+{
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size, (void)arg;
+	uintptr_t me = (uintptr_t)&find_self;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type == PT_LOAD && me >= lo && me < lo + ph->p_memsz) {
+			self_lo = lo;
+			self_hi = lo + ph->p_memsz;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+void arr__stacks_init(void)
+{
+	dl_iterate_phdr(find_self, NULL);
+	ssize_t n = readlink("/proc/self/exe", exe_path, sizeof exe_path - 1);
+	exe_path[n > 0 ? n : 0] = 0;
+	const char *u = getenv("ALLOCRR_UNWIND");
+	use_libunwind = u && !strcmp(u, "libunwind");
+}
+
+/* Return addresses by libunwind, the recorder's frames skipped. */
+static int walk_libunwind(uint64_t *out, int max, int *trunc)
+{
+	if (!unw_bt) {
+		arr__ts.internal = 1; /* dlopen allocates: the recorder's own calls */
+		void *h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
+		unw_bt = h ? (int (*)(void **, int))dlsym(h, "unw_backtrace") : NULL;
+		arr__ts.internal = 0;
+		if (!unw_bt) {
+			use_libunwind = 0;
+			*trunc = 1;
+			return 0;
+		}
+	}
+	void *fr[STK_MAX_DEPTH + 16];
+	arr__ts.internal = 1; /* its first unwinds allocate caches */
+	int got = unw_bt(fr, max + 16), n = 0, i = 0;
+	arr__ts.internal = 0;
+	while (i < got && (uintptr_t)fr[i] >= self_lo && (uintptr_t)fr[i] < self_hi)
+		i++;
+	for (; i < got && n < max; i++)
+		out[n++] = (uint64_t)(uintptr_t)fr[i];
+	*trunc = i < got || got == max + 16;
+	return n;
+}
+
+void arr__stacks_fork_child(void)
+{
+	__atomic_store_n(&next_id, 1, __ATOMIC_RELAXED);
+	gen++;
+	mod_adds = mod_subs = ~0ull; /* the child's trace needs its own modules */
+}
+
+void arr__stacks_thread_exit(void)
+{
+	struct stk_tab *tb = stk_tls;
+	if (!tb)
+		return;
+	stk_tls = NULL;
+	if (tb->e)
+		munmap(tb->e, (tb->mask + 1) * sizeof *tb->e);
+	munmap(tb, sizeof *tb);
+}
+
+/* --- modules ----------------------------------------------------------- */
+
+static int count_mods(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	unsigned long long *c = arg;
+	if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) {
+		c[0] = info->dlpi_adds;
+		c[1] = info->dlpi_subs;
+	}
+	return 1; /* the counters are the same in every entry */
+}
+
+static size_t build_id(const struct dl_phdr_info *info, uint8_t *out)
+{
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_NOTE)
+			continue;
+		const uint8_t *p = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr), *end = p + ph->p_memsz;
+		while (end - p >= (ptrdiff_t)sizeof(ElfW(Nhdr))) {
+			const ElfW(Nhdr) *nh = (const void *)p;
+			size_t nsz = (nh->n_namesz + 3) & ~3u, dsz = (nh->n_descsz + 3) & ~3u;
+			const uint8_t *name = p + sizeof *nh, *desc = name + nsz;
+			if ((size_t)(end - name) < nsz + dsz)
+				break;
+			if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 && !memcmp(name, "GNU", 4) &&
+			    nh->n_descsz <= 64) {
+				memcpy(out, desc, nh->n_descsz);
+				return nh->n_descsz;
+			}
+			p = desc + dsz;
+		}
+	}
+	return 0;
+}
+
+static int emit_mod(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	uint64_t t = *(uint64_t *)arg;
+	uint64_t hi = 0;
+	int loads = 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type == PT_LOAD) {
+			loads++;
+			if (ph->p_vaddr + ph->p_memsz > hi)
+				hi = ph->p_vaddr + ph->p_memsz;
+		}
+	}
+	if (!loads)
+		return 0;
+	const char *path = info->dlpi_name && *info->dlpi_name ? info->dlpi_name : exe_path;
+	size_t pl = strnlen(path, ARR_MODULE_PATH_MAX);
+	uint8_t bid[64];
+	size_t bl = build_id(info, bid);
+	unsigned words = 4 + (unsigned)((bl + pl + 7) / 8);
+	uint64_t *w = rec_begin(words);
+	if (!w)
+		return 1;
+	unsigned r = __atomic_load_n(&nranges, __ATOMIC_RELAXED);
+	if (r < STK_MAX_RANGES) {
+		ranges[r].lo = info->dlpi_addr;
+		ranges[r].hi = info->dlpi_addr + hi;
+		__atomic_store_n(&nranges, r + 1, __ATOMIC_RELEASE);
+	}
+	w[0] = ARR_RAW_W0(ARR_RAW_MODULE, 0, t);
+	w[1] = info->dlpi_addr;
+	w[2] = hi;
+	w[3] = bl | pl << 8 | (uint64_t)ARR_MODULE_LOADED << 24;
+	w[words - 1] = 0; /* padding */
+	memcpy(w + 4, bid, bl);
+	memcpy((uint8_t *)(w + 4) + bl, path, pl);
+	rec_commit(words);
+	return 0;
+}
+
+/* A snapshot of the modules when the loader's counters moved. Inside rec_enter. */
+static void check_modules(void)
+{
+	unsigned long long c[2] = {0, 0};
+	dl_iterate_phdr(count_mods, c);
+	if (c[0] == __atomic_load_n(&mod_adds, __ATOMIC_RELAXED) &&
+	    c[1] == __atomic_load_n(&mod_subs, __ATOMIC_RELAXED))
+		return;
+	__atomic_store_n(&mod_adds, c[0], __ATOMIC_RELAXED);
+	__atomic_store_n(&mod_subs, c[1], __ATOMIC_RELAXED);
+	uint64_t t = rec_now();
+	__atomic_store_n(&nranges, 0, __ATOMIC_RELAXED);
+	dl_iterate_phdr(emit_mod, &t);
+}
+
+static int in_known_module(uintptr_t addr)
+{
+	unsigned n = __atomic_load_n(&nranges, __ATOMIC_ACQUIRE);
+	for (unsigned i = 0; i < n; i++)
+		if (addr - 1 >= ranges[i].lo && addr - 1 < ranges[i].hi)
+			return 1;
+	return 0;
+}
+
+/* --- the walk and the trie --------------------------------------------- */
+
+static struct stk_tab *tab_get(void)
+{
+	struct stk_tab *tb = stk_tls;
+	if (likely(tb && tb->gen == gen))
+		return tb;
+	if (!tb && !(tb = stk_map(sizeof *tb)))
+		return NULL;
+	if (tb->e)
+		munmap(tb->e, (tb->mask + 1) * sizeof *tb->e);
+	memset(tb, 0, sizeof *tb);
+	tb->gen = gen;
+	tb->since_mod = 1;
+	if (!(tb->e = stk_map(STK_TAB_INIT * sizeof *tb->e))) {
+		stk_tls = NULL;
+		munmap(tb, sizeof *tb);
+		return NULL;
+	}
+	tb->mask = STK_TAB_INIT - 1;
+	/* The thread's stack: the walk reads nothing outside it. */
+	uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+	if (syscall(SYS_gettid) == getpid()) { /* the main thread: its stack grows down from there */
+		struct rlimit rl;
+		uint64_t lim = getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY ? rl.rlim_cur
+											   : (1ull << 30);
+		tb->hi = (uintptr_t)__libc_stack_end;
+		tb->lo = tb->hi - lim;
+	} else {
+		pthread_attr_t at;
+		void *addr;
+		size_t sz;
+		arr__ts.internal = 1; /* glibc allocates the attribute's cpuset */
+		if (pthread_getattr_np(pthread_self(), &at) == 0) {
+			if (pthread_attr_getstack(&at, &addr, &sz) == 0)
+				tb->lo = (uintptr_t)addr, tb->hi = (uintptr_t)addr + sz;
+			pthread_attr_destroy(&at);
+		}
+		arr__ts.internal = 0;
+	}
+	if (here < tb->lo || here >= tb->hi)
+		tb->lo = tb->hi = 0; /* not where we think: no walks */
+	stk_tls = tb;
+	return tb;
+}
+
+static int tab_grow(struct stk_tab *tb)
+{
+	size_t cap = (tb->mask + 1) * 2;
+	struct stk_ent *e = stk_map(cap * sizeof *e);
+	if (!e)
+		return -1;
+	for (size_t i = 0; i <= tb->mask; i++) {
+		struct stk_ent *o = &tb->e[i];
+		if (!o->id)
+			continue;
+		size_t h = (o->addr * 0x9E3779B97F4A7C15ull ^ o->parent * 0xC2B2AE3D27D4EB4Full) >> 20;
+		while (e[h & (cap - 1)].id)
+			h++;
+		e[h & (cap - 1)] = *o;
+	}
+	munmap(tb->e, (tb->mask + 1) * sizeof *tb->e);
+	tb->e = e;
+	tb->mask = cap - 1;
+	return 0;
+}
+
+/* The node (parent, addr), added (and listed in nodes) if new; 0 if full. */
+static uint32_t tab_node(struct stk_tab *tb, uint32_t parent, uint64_t addr, uint64_t *nodes, unsigned *nn)
+{
+	size_t h = (addr * 0x9E3779B97F4A7C15ull ^ parent * 0xC2B2AE3D27D4EB4Full) >> 20;
+	for (;; h++) {
+		struct stk_ent *e = &tb->e[h & tb->mask];
+		if (!e->id)
+			break;
+		if (e->addr == addr && e->parent == parent)
+			return e->id;
+	}
+	if ((tb->count + 1) * 2 > tb->mask + 1) {
+		if (tab_grow(tb) < 0)
+			return 0;
+		return tab_node(tb, parent, addr, nodes, nn);
+	}
+	if (addr != ARR_STACK_TRUNCATED && !in_known_module(addr))
+		check_modules(); /* a library loaded since the last snapshot */
+	uint32_t id = __atomic_fetch_add(&next_id, 1, __ATOMIC_RELAXED);
+	if (!id)
+		return 0;
+	tb->e[h & tb->mask] = (struct stk_ent){addr, parent, id};
+	tb->count++;
+	nodes[2 * *nn] = id | (uint64_t)parent << 32;
+	nodes[2 * *nn + 1] = addr;
+	(*nn)++;
+	return id;
+}
+
+/* Return addresses of the program's frames, innermost first. */
+static __attribute__((noinline)) int walk(const struct stk_tab *tb, uint64_t *out, int max, int *trunc)
+{
+	uintptr_t fp = (uintptr_t)__builtin_frame_address(0), lo = fp, hi = tb->hi;
+	int n = 0, skipping = 1;
+	*trunc = 1;
+	if (fp < tb->lo || fp >= hi)
+		return 0;
+	for (;;) {
+		if (fp < lo || fp > hi - 16 || (fp & 7))
+			return n;
+		uintptr_t next = ((const uintptr_t *)fp)[0], ret = ((const uintptr_t *)fp)[1];
+		if (ret < 4096) /* no code there: the end, or garbage */
+			break;
+		if (skipping && ret >= self_lo && ret < self_hi) {
+			/* the recorder's own frames */
+		} else {
+			skipping = 0;
+			if (n == max)
+				return n;
+			out[n++] = ret;
+		}
+		if (!next)
+			break;
+		if (next <= fp)
+			return n;
+		lo = fp + 16;
+		fp = next;
+	}
+	*trunc = 0;
+	return n;
+}
+
+/* The stack id of the calling hook's caller; new nodes are recorded first. */
+static uint32_t capture(void)
+{
+	struct stk_tab *tb = tab_get();
+	if (!tb)
+		return 0;
+	if (unlikely(--tb->since_mod == 0)) {
+		tb->since_mod = STK_MOD_CHECK;
+		check_modules();
+	}
+	uint64_t fr[STK_MAX_DEPTH];
+	int trunc, n = use_libunwind ? walk_libunwind(fr, arr__hot.stacks, &trunc) : walk(tb, fr, arr__hot.stacks, &trunc);
+	/* Outermost first, the truncation marker before all. */
+	uint64_t seq[STK_MAX_DEPTH + 1];
+	int m = 0;
+	if (trunc)
+		seq[m++] = ARR_STACK_TRUNCATED;
+	for (int i = n - 1; i >= 0; i--)
+		seq[m++] = fr[i];
+	int k = 0;
+	while (k < m && k < tb->last_n && seq[k] == tb->last[k])
+		k++;
+	uint64_t nodes[2 * (STK_MAX_DEPTH + 1)];
+	unsigned nn = 0;
+	uint32_t parent = k ? tb->last_id[k - 1] : 0;
+	for (int i = k; i < m; i++) {
+		uint32_t id = tab_node(tb, parent, seq[i], nodes, &nn);
+		if (!id) {
+			m = i;
+			break;
+		}
+		tb->last[i] = seq[i];
+		tb->last_id[i] = parent = id;
+	}
+	tb->last_n = m;
+	if (nn) {
+		uint64_t *w = rec_begin(1 + 2 * nn);
+		if (!w) { /* not recording: forget the nodes, they were never written */
+			tb->gen = 0;
+			return 0;
+		}
+		w[0] = ARR_RAW_W0(ARR_RAW_STACKS, 0, nn);
+		memcpy(w + 1, nodes, nn * 2 * sizeof *nodes);
+		rec_commit(1 + 2 * nn);
+	}
+	return m ? tb->last_id[m - 1] : 0;
+}
+
+void arr__rec_stacked(unsigned op, uint64_t t, unsigned failed, int err, unsigned nargs, uint64_t a0,
+		      uint64_t a1, uint64_t a2, uint64_t a3)
+{
+	if (!rec_enter())
+		return;
+	uint32_t sid = capture();
+	unsigned n = 2 + nargs + failed;
+	uint64_t *w = rec_begin(n);
+	if (!w) {
+		rec_leave();
+		return;
+	}
+	uint64_t a[4] = {a0, a1, a2, a3};
+	w[0] = ARR_RAW_W0(op, failed, t) | ARR_RAW_HAS_STACK;
+	for (unsigned i = 0; i < nargs; i++)
+		w[1 + i] = a[i];
+	w[1 + nargs] = sid;
+	if (failed)
+		w[n - 1] = (uint64_t)(uint32_t)err;
+	rec_commit(n);
+	rec_leave();
+}

@@ -1,0 +1,185 @@
+#!/usr/bin/env python3
+"""Call stacks (`allocrr record --stacks`) of a program with known call
+paths: the recorded frames, their symbols and lines, the truncation of a
+deep recursion, a thread's stack, the sites section and the collapsed
+stacks, a stripped copy whose binary is gone afterwards (addresses as
+module+offset, inside the right function), traces without stacks unchanged,
+and the new chunks skipped by a reader that does not know them."""
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tools"))
+import arrtest as t
+
+PROG, SRC, LIB = sys.argv[1], sys.argv[2], sys.argv[3]
+
+
+def marker_line(tag):
+    with open(SRC) as f:
+        for i, line in enumerate(f, 1):
+            if "/* %s */" % tag in line:
+                return i
+    raise AssertionError("no marker " + tag)
+
+
+def dump_stacks(trace):
+    p = t.run([t.ALLOCRR, "dump", "--json", "--stacks", trace])
+    return [json.loads(line) for line in p.stdout.decode().splitlines()]
+
+
+def chunks(path):
+    """(type, flags) of every chunk, read by the format's framing alone."""
+    data = open(path, "rb").read()
+    pos = struct.unpack_from("<I", data, 12)[0]
+    out = []
+    while pos < len(data):
+        sync, typ, flags, body = struct.unpack_from("<IHHI", data, pos)
+        t.expect(sync == 0x4B4E4843, "bad sync at %d" % pos)
+        out.append((typ, flags, pos))
+        pos += 12 + body
+    return out
+
+
+def one(events, op, size):
+    hits = [e for e in events if e["op"] == op and e.get("size") == size]
+    t.expect(len(hits) >= 1, "no %s(%d) recorded" % (op, size))
+    return hits[0]
+
+
+def funcs(ev):
+    return [f["func"] for f in ev.get("stack", [])]
+
+
+def test():
+    d = t.tmpdir()
+    out = os.path.join(d, "stacks.atr")
+    t.record(out, [PROG, LIB], extra=["--stacks=64"])
+    ev = dump_stacks(out)
+
+    # a library loaded by dlopen after the first stacks: named too
+    lib = one(ev, "malloc", 999)
+    t.expect(funcs(lib)[:2] == ["lib_alloc", "main"], "dlopened library's stack: %s" % funcs(lib))
+    t.expect(len([c for c in chunks(out) if c[0] == 4]) >= 1, "no modules chunk")
+    t.expect(lib["stack"][0].get("line") == 7 and lib["stack"][0]["file"].endswith("stacks_lib.c"),
+             "library frame: %s" % lib["stack"][0])
+
+    leak = one(ev, "malloc", 4321)
+    t.expect(funcs(leak)[:4] == ["leaky", "path_b", "path_a", "main"], "leak stack: %s" % funcs(leak))
+    f0 = leak["stack"][0]
+    t.expect(f0.get("file", "").endswith("stacks.c") and f0.get("line") == marker_line("LEAK"),
+             "leak frame: %s, want stacks.c:%d" % (f0, marker_line("LEAK")))
+
+    deep = one(ev, "malloc", 777)
+    t.expect(deep["stack_truncated"] and len(deep["stack"]) == 64, "deep: %d frames, truncated %s"
+             % (len(deep["stack"]), deep["stack_truncated"]))
+    t.expect(set(funcs(deep)) == {"recurse"}, "deep frames: %s" % set(funcs(deep)))
+    t.expect(deep["stack"][0]["line"] == marker_line("DEEP"), "deep line %s" % deep["stack"][0])
+
+    th = one(ev, "calloc", 555)
+    t.expect(funcs(th)[:2] == ["thread_leaf", "thread_fn"], "thread stack: %s" % funcs(th))
+    t.expect(th["tid"] != leak["tid"], "the calloc ran on the main thread")
+
+    temps = [e for e in ev if e["op"] == "malloc" and e.get("size") == 100]
+    t.expect(len(temps) == 1000 and all(funcs(e)[:2] == ["temp_site", "main"] for e in temps),
+             "temporaries: %d, first %s" % (len(temps), funcs(temps[0]) if temps else None))
+    t.expect(len({e["stack"][0]["addr"] for e in temps}) == 1, "one call site for 1000 calls")
+    frees = [e for e in ev if e["op"] == "free"]
+    t.expect(frees and all("stack" not in e for e in frees), "frees carry no stack")
+
+    # sites, and collapsed stacks
+    folded = os.path.join(d, "stacks.folded")
+    p = t.run([t.ALLOCRR, "analyze", "--json", "--what", "sites", "--collapsed", folded, out])
+    sites = json.loads(p.stdout.decode())["traces"][0]["sites"]
+    t.expect(sites["recorded"], "sites: not recorded")
+    # the program's only leak; libc's own (stdout's buffer, the thread's TLS) stay in libc
+    mine = [s for s in sites["by_leaked"] if os.path.realpath(s.get("module", "")) == os.path.realpath(PROG)]
+    t.expect(len(mine) == 1, "leak sites in the program: %s" % mine)
+    top = mine[0]
+    t.expect(top["function"] == "leaky" and top["leaked_bytes"] == 4321 and top["line"] == marker_line("LEAK"),
+             "leak site: %s" % top)
+    t.expect(top["stack"][:4] == ["leaky %s:%d" % (top["file"], top["line"])] + top["stack"][1:4]
+             and top["stack"][3].startswith("main "), "leak site stack: %s" % top["stack"])
+    tt = sites["by_temporaries"][0]
+    t.expect(tt["function"] == "temp_site" and tt["temporaries"] == 1000 and tt["allocs"] == 1000
+             and tt["bytes"] == 100000 and tt["peak_bytes"] == 100 and tt["line"] == marker_line("TEMP"),
+             "top temporary site: %s" % tt)
+    t.expect(sites["by_allocs"][0]["function"] == "temp_site", "by_allocs: %s" % sites["by_allocs"][0])
+    lines = open(folded).read().splitlines()
+    t.expect(any(l.endswith(";main;path_a;path_b;leaky 4321") and l.startswith("allocations;") for l in lines),
+             "collapsed allocations: %s" % lines[:5])
+    leaks = [l for l in lines if l.startswith("leaks;") and ";main;" in l]
+    t.expect(len(leaks) == 1 and leaks[0].endswith(";main;path_a;path_b;leaky 4321"), "collapsed leaks: %s" % leaks)
+    t.expect(any(l.endswith(";main;temp_site 100000") for l in lines), "collapsed temporaries missing")
+
+    # a stripped copy, gone by analysis time: module+offset, inside leaky
+    copy = os.path.join(d, "stacks-copy")
+    shutil.copy(PROG, copy)
+    t.run(["strip", copy])
+    out2 = os.path.join(d, "stripped.atr")
+    t.record(out2, [copy], extra=["--stacks"])
+    os.unlink(copy)
+    leak2 = one(dump_stacks(out2), "malloc", 4321)
+    name = leak2["stack"][0]["func"]
+    t.expect(name.startswith("stacks-copy+0x"), "stripped, gone: %s" % name)
+    off = int(name.split("+")[1], 16)
+    nm = t.run(["nm", PROG]).stdout.decode().split("\n")
+    syms = sorted((int(a, 16), n) for a, k, n in (l.split() for l in nm if len(l.split()) == 3)
+                  if k in "tT")
+    owner = [n for a, n in syms if a < off][-1]
+    t.expect(owner == "leaky", "offset 0x%x of the stripped copy is in %s, not leaky" % (off, owner))
+
+    # without --stacks: no stack chunks, no stack column, no stacks feature
+    out3 = os.path.join(d, "plain.atr")
+    t.record(out3, [PROG])
+    ch = chunks(out3)
+    t.expect(all(typ in (1, 2) and flags == 0 for typ, flags, _ in ch), "plain trace chunks: %s" % ch)
+    t.expect(all("stack" not in e for e in dump_stacks(out3)), "plain trace has stacks")
+    t.expect(t.info(out3)["format"] == "1.1" and t.info(out)["format"] == "1.2",
+             "formats: plain %s, stacks %s" % (t.info(out3)["format"], t.info(out)["format"]))
+    t.expect(os.path.getsize(out3) < os.path.getsize(out), "plain trace not smaller")
+    p = t.run([t.ALLOCRR, "analyze", "--json", "--what", "sites", out3])
+    t.expect("sites" not in json.loads(p.stdout.decode())["traces"][0], "sites of a plain trace")
+    t.expect(b"no call stacks" in p.stderr, "no note that the trace has no stacks: %r" % p.stderr)
+    ch = chunks(out)
+    t.expect(any(typ == 3 for typ, _, _ in ch) and any(typ == 4 for typ, _, _ in ch)
+             and all(flags == 1 for typ, flags, _ in ch if typ == 1), "stack trace chunks: %s" % ch)
+
+    # the new chunks renamed to a type no reader knows: skipped, every event still read
+    data = bytearray(open(out, "rb").read())
+    n = 0
+    for typ, _, pos in ch:
+        if typ in (3, 4):
+            struct.pack_into("<H", data, pos + 4, 0x7777)
+            n += 1
+    hidden = os.path.join(d, "hidden.atr")
+    open(hidden, "wb").write(data)
+    inf = t.info(hidden)
+    t.expect(inf["skipped_chunks"] == n and inf["clean"], "skipped %s of %d" % (inf["skipped_chunks"], n))
+    ev2 = dump_stacks(hidden)
+    t.expect(len(ev2) == len(ev) and all("stack" not in e for e in ev2), "events of the hidden trace")
+    t.expect(t.info(out)["skipped_chunks"] == 0, "a 1.2 reader skipped its own chunks")
+
+    for bad in ("--stacks=0", "--stacks=121", "--stacks=x", "--stacks="):
+        p = subprocess.run([t.ALLOCRR, "record", "-q", "-o", os.path.join(d, "x.atr"), bad, "--", PROG],
+                           capture_output=True, timeout=60)
+        t.expect(p.returncode == 2 and b"--stacks" in p.stderr, "%s: exit %d %r" % (bad, p.returncode, p.stderr))
+
+    # damaged stack and module chunks: one line naming the file and the chunk's offset, exit 1
+    # count: more entries than the body holds; a build id longer than 64 bytes
+    for typ, field, fmt, val in ((3, 4, "<I", 0xFFFFFF), (4, 0, "<I", 0xFFFFFF), (4, 8 + 25, "<B", 200)):
+        pos = [p for ty, _, p in ch if ty == typ][0]
+        bad = bytearray(open(out, "rb").read())
+        struct.pack_into(fmt, bad, pos + 12 + field, val)
+        path = os.path.join(d, "bad%d-%d.atr" % (typ, field))
+        open(path, "wb").write(bad)
+        p = subprocess.run([t.ALLOCRR, "dump", "--stacks", path], capture_output=True, timeout=60)
+        err = p.stderr.decode()
+        t.expect(p.returncode == 1 and str(pos) in err and path in err and len(err.splitlines()) == 1,
+                 "damaged chunk type %d at %d: exit %d, %r" % (typ, pos, p.returncode, err))
+
+
+t.main(test)
