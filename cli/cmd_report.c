@@ -83,20 +83,6 @@ static void paths_free(struct paths *p)
 }
 
 /* TRACE.PID and TRACE.PID.N: the children a recording wrote beside it. */
-static int is_child_suffix(const char *s)
-{
-	if (*s != '.')
-		return 0;
-	while (*s == '.') {
-		s++;
-		if (*s < '0' || *s > '9')
-			return 0;
-		while (*s >= '0' && *s <= '9')
-			s++;
-	}
-	return !*s;
-}
-
 static int add_children(struct paths *p, const char *trace)
 {
 	char pat[PATH_MAX + 4];
@@ -106,7 +92,7 @@ static int add_children(struct paths *p, const char *trace)
 		return 0;
 	int rc = 0;
 	for (size_t i = 0; i < g.gl_pathc && !rc; i++)
-		if (is_child_suffix(g.gl_pathv[i] + strlen(trace)))
+		if (cli_family_is_member_name(g.gl_pathv[i], trace))
 			rc = paths_add(p, g.gl_pathv[i]);
 	globfree(&g);
 	return rc;
@@ -139,6 +125,16 @@ static int expand_traces(const struct arr_report_config *cfg, struct paths *out)
 			/* a glob catches the workload caches beside the traces */
 			if (len > 3 && !strcmp(path + len - 3, ".wl") && strpbrk(t->pattern, "*?["))
 				continue;
+			/* of a family, one trace: the largest, or the largest of t->select */
+			char chosen[PATH_MAX];
+			if (!t->children) {
+				rc = cli_family_resolve(path, t->select, 0, chosen, sizeof chosen);
+				if (rc) {
+					globfree(&g);
+					return rc;
+				}
+				path = chosen;
+			}
 			if (paths_add(out, path) || (t->children && add_children(out, path))) {
 				globfree(&g);
 				cli_error("too many traces (at most %d)", MAX_TRACES);

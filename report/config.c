@@ -236,9 +236,9 @@ static int parse_duration(const char *s, uint64_t *out)
 
 /* ---- traces ---- */
 
-static const char *const trace_keys[] = {"path", "children", NULL};
+static const char *const trace_keys[] = {"path", "children", "select", NULL};
 
-static int push_trace(struct ctx *c, yaml_node_t *n, const char *pattern, int children)
+static int push_trace(struct ctx *c, yaml_node_t *n, const char *pattern, int children, const char *select)
 {
 	struct arr_report_config *cfg = c->cfg;
 	struct arr_report_trace *t = realloc(cfg->traces, (cfg->ntraces + 1) * sizeof *t);
@@ -252,7 +252,7 @@ static int push_trace(struct ctx *c, yaml_node_t *n, const char *pattern, int ch
 	t->at.column = (unsigned)n->start_mark.column + 1;
 	if (!*pattern)
 		return FAIL(c, n, "an empty trace path");
-	if (dup_str(c, n, pattern, &t->pattern))
+	if (dup_str(c, n, pattern, &t->pattern) || (select && dup_str(c, n, select, &t->select)))
 		return ARR_ENOMEM;
 	cfg->ntraces++;
 	return 0;
@@ -262,6 +262,7 @@ struct trace_item {
 	const char *path;
 	yaml_node_t *path_node;
 	int children;
+	const char *select;
 };
 
 static int trace_pair(struct ctx *c, void *arg, int key, yaml_node_t *k, yaml_node_t *v)
@@ -271,20 +272,24 @@ static int trace_pair(struct ctx *c, void *arg, int key, yaml_node_t *k, yaml_no
 		it->path_node = v;
 		return want_scalar(c, k, v, &it->path);
 	}
+	if (key == 2)
+		return want_scalar(c, k, v, &it->select);
 	return get_bool(c, k, v, &it->children);
 }
 
 static int parse_trace_item(struct ctx *c, yaml_node_t *n)
 {
 	if (n->type == YAML_SCALAR_NODE)
-		return push_trace(c, n, scalar(n), 0);
+		return push_trace(c, n, scalar(n), 0, NULL);
 	struct trace_item it = {0};
 	int rc = walk_map(c, n, "a trace", trace_keys, trace_pair, &it);
 	if (rc)
 		return rc;
 	if (!it.path)
 		return FAIL(c, n, "a trace needs a 'path'");
-	return push_trace(c, it.path_node, it.path, it.children);
+	if (it.children && it.select)
+		return FAIL(c, n, "a trace takes 'children' or 'select', not both");
+	return push_trace(c, it.path_node, it.path, it.children, it.select);
 }
 
 static int parse_traces(struct ctx *c, yaml_node_t *n)
@@ -879,8 +884,10 @@ int arr_report_config_load(struct arr_report_config *cfg, const char *path, stru
 
 void arr_report_config_release(struct arr_report_config *cfg)
 {
-	for (size_t i = 0; i < cfg->ntraces; i++)
+	for (size_t i = 0; i < cfg->ntraces; i++) {
 		free(cfg->traces[i].pattern);
+		free(cfg->traces[i].select);
+	}
 	free(cfg->traces);
 	for (size_t i = 0; i < cfg->nallocators; i++)
 		free(cfg->allocators[i].spec);

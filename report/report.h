@@ -46,6 +46,7 @@ struct arr_report_where {
 struct arr_report_trace {
 	char *pattern;        /* path or glob, as written */
 	int children;         /* also TRACE.PID children */
+	char *select;         /* else of its family: the largest trace of this program or pid (NULL: the largest) */
 	struct arr_report_where at;
 };
 

@@ -1,0 +1,44 @@
+"""A trace of a family (traces/gcc.atr: the gcc driver, cc1 and as): by
+default the report takes the family's largest trace, `select: NAME` the
+largest of program NAME, `children: true` all of them; each choice is said
+on stderr."""
+import json
+import os
+import shutil
+import subprocess
+
+from report_common import expect, tmpdir
+
+import arrtest
+
+
+def run(d, trace_entry):
+    cfg = os.path.join(d, "r.yaml")
+    with open(cfg, "w") as f:
+        f.write("traces:\n  - %s\nallocators: [glibc]\nreplay: {runs: 1, zeroing: false}\n"
+                "output: {dir: %s, json: report.json}\n" % (trace_entry, os.path.join(d, "out")))
+    p = subprocess.run([arrtest.ALLOCRR, "report", "-q", cfg], capture_output=True, text=True, timeout=600)
+    expect(p.returncode == 0, "%s: exit %d: %s" % (trace_entry, p.returncode, p.stderr[-1500:]))
+    doc = json.load(open(os.path.join(d, "out", "report.json")))
+    return [os.path.basename(t["trace"]["path"]) for t in doc["traces"]], doc, p.stderr
+
+
+def test():
+    root = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+    d = tmpdir()
+    for n in os.listdir(os.path.join(root, "traces")):
+        if n.startswith("gcc.atr"):
+            shutil.copy(os.path.join(root, "traces", n), d)
+    gcc = os.path.join(d, "gcc.atr")
+    names, doc, err = run(d, gcc)
+    expect(len(names) == 1 and names[0] != "gcc.atr", "default: the largest trace, not the driver: %s" % names)
+    expect(doc["traces"][0]["trace"]["exe"].endswith("/cc1"), "the largest is cc1: %s" % doc["traces"][0]["trace"])
+    expect(names[0] in err, "said which trace it chose: %r" % err)
+    names, doc, _ = run(d, "{path: %s, select: as}" % gcc)
+    expect(len(names) == 1 and doc["traces"][0]["trace"]["exe"].endswith("-as"), "select: as -> %s" % names)
+    names, _, _ = run(d, "{path: %s, children: true}" % gcc)
+    expect(len(names) == 3 and "gcc.atr" in names, "children: true -> all three: %s" % names)
+
+
+if __name__ == "__main__":
+    arrtest.main(test)
