@@ -4,7 +4,7 @@
 # allocrr-report/demo.atr, then `allocrr report configs/demo.yaml`: the
 # trace's analyses beside two bundled traces, each replayed into glibc, the
 # built-in allocator and every other allocator installed; the terminal
-# summary, then where the HTML page is.
+# summary at a glance, then where the HTML page and the full summary are.
 #   scripts/demo.sh [BUILD_DIR]     (DEMO_N: strings to build, default 100000)
 set -euo pipefail
 build=${1:-build}
@@ -31,8 +31,16 @@ for a in jemalloc:libjemalloc.so.2 mimalloc:libmimalloc.so.2 tcmalloc:libtcmallo
 done
 step "3/3 allocrr report configs/demo.yaml (3 traces x glibc, builtin${installed[*]:+, ${installed[*]}}; 3 runs each)"
 rc=0
-"$allocrr" report configs/demo.yaml || rc=$?
+"$allocrr" report configs/demo.yaml >"$out/summary.txt" || rc=$?
+[ "$rc" = 0 ] || [ "$rc" = 3 ] || { echo "demo: allocrr report failed (exit $rc)" >&2; exit "$rc"; }
+
+step "the report at a glance (replays: medians of 3 runs, min-max; ratios to glibc)"
+python3 bench/alloc-table.py "$out/report.json" --best
 echo
-echo "report: $(pwd)/$out/report.html  (also report.json, report.csv beside it)"
+sed -n '/^checks$/,$p' "$out/summary.txt"
+echo
+echo "full terminal summary: $out/summary.txt ($(wc -l <"$out/summary.txt") lines)"
+echo "report page:           $(pwd)/$out/report.html"
+echo "data:                  $out/report.json, $out/report.csv"
 [ "$rc" = 3 ] && echo "(a check of configs/demo.yaml broke: see above)"
 exit "$rc"
