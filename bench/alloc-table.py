@@ -4,7 +4,7 @@
 One Markdown table row per trace x allocator of an `allocrr report` run:
 replay wall time, median and min-max of the report's runs, and its ratio to
 glibc's; peak RSS and its ratio to glibc's; fragmentation at the peak
-(peak RSS / peak live - 1, `fragmentation.jw.at_peak_rss`); what clearing
+(RSS / live bytes - 1 at the peak of live bytes, `fragmentation.jw.at_peak_live`); what clearing
 calloc's blocks cost (`zeroing.zeroing_cost_ns`: as recorded minus calloc
 replayed as malloc) and what calloc saved against malloc + memset
 (`zeroing.calloc_saves_ns`). With --best, a line per trace naming the
@@ -32,7 +32,7 @@ def main(argv):
     paths = [a for a in argv if not a.startswith("--")]
     doc = json.load(open(paths[0]))
     print("| trace | calls | allocator | time ms (min–max) | × glibc | peak RSS MiB | × glibc "
-          "| fragmentation at peak | zeroing cost ms | calloc saves ms |")
+          "| fragmentation at peak live | zeroing cost ms | calloc saves ms |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     notes = []
     for t in doc["traces"]:
@@ -46,7 +46,7 @@ def main(argv):
             if a.get("skipped") or "time" not in a:
                 continue
             tm, fr, z = a["time"], a["fragmentation"], a.get("zeroing", {})
-            jw = fr.get("jw", {}).get("at_peak_rss")
+            jw = fr.get("jw", {}).get("at_peak_live")
             rng = (f"{ms(tm['wall_ns'])} ({ms(tm.get('wall_ns_min', tm['wall_ns']))}–"
                    f"{ms(tm.get('wall_ns_max', tm['wall_ns']))})")
             print(f"| {name} | {calls:,} | {a['allocator']} | {rng} | {ratio(tm['wall_ns'], gt)} "
