@@ -95,6 +95,6 @@ echo "\`RUNS=$runs REQUESTS=$requests bash bench/bench-redis.sh\` on $(date -u '
 	"$(grep '^mem_allocator:' "$tmp/mem.txt" | cut -d: -f2 || echo '?'); recorded, its calls go through" \
 	"allocrr's recorder to it) recorded under \`redis-benchmark -n $requests -c $clients -d $size -r 100000" \
 	"-t $tests\` on 127.0.0.1, then \`allocrr report configs/redis.yaml\`: medians of $runs replays." \
-	"Throughput under the recorder, requests/s: $(tr '\r' '\n' <"$tmp/bench.txt" | sed 's/: */ /; s/ requests per second.*//' | grep -E '^[A-Z_0-9 ()]+ [0-9.]+$' | awk '{v=$NF; $NF=""; printf "%s%s %s", s, $0, v; s=", "}')."
+	"Throughput under the recorder, requests/s: $(tr '\r' '\n' <"$tmp/bench.txt" | sed 's/: */ /; s/ requests per second.*//' | grep -E '^[A-Za-z_0-9 ()]+ [0-9.]+$' | awk '{v=$NF; $NF=""; printf "%s%s %s", s, $0, v; s=", "}')."
 echo
 "$(command -v python3)" "$here/alloc-table.py" "$out/redis/report.json" --best
