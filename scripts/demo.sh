@@ -29,7 +29,8 @@ installed=()
 for a in jemalloc:libjemalloc.so.2 mimalloc:libmimalloc.so.2 tcmalloc:libtcmalloc_minimal.so.4; do
 	ldconfig -p 2>/dev/null | grep -q "${a#*:}" && installed+=("${a%%:*}")
 done
-step "3/3 allocrr report configs/demo.yaml (3 traces x glibc, builtin${installed[*]:+, ${installed[*]}}; 3 runs each)"
+others=$(IFS=,; echo "${installed[*]:-}" | sed 's/,/, /g')
+step "3/3 allocrr report configs/demo.yaml (3 traces x glibc, builtin${others:+, $others}; 3 runs each)"
 rc=0
 "$allocrr" report configs/demo.yaml >"$out/summary.txt" || rc=$?
 [ "$rc" = 0 ] || [ "$rc" = 3 ] || { echo "demo: allocrr report failed (exit $rc)" >&2; exit "$rc"; }
