@@ -57,9 +57,13 @@ def main(argv):
         if best and done:
             b = min(done, key=lambda a: (a["fragmentation"]["peak_rss"], a["time"]["wall_ns"]))
             f = min(done, key=lambda a: a["time"]["wall_ns"])
-            notes.append(f"- {name}: lowest peak RSS **{b['allocator']}** ({mib(b['fragmentation']['peak_rss'])} MiB, "
-                         f"{ratio(b['fragmentation']['peak_rss'], gr)} glibc's) at {ratio(b['time']['wall_ns'], gt)} "
-                         f"glibc's time; fastest {f['allocator']} ({ratio(f['time']['wall_ns'], gt)}, "
+            low = b["fragmentation"]["peak_rss"]
+            ties = [a["allocator"] for a in done
+                    if a is not b and a["fragmentation"]["peak_rss"] <= low * 1.01]
+            notes.append(f"- {name}: lowest peak RSS **{b['allocator']}** ({mib(low)} MiB, "
+                         f"{ratio(low, gr)} glibc's) at {ratio(b['time']['wall_ns'], gt)} glibc's time"
+                         + (f" (within 1 %: {', '.join(ties)})" if ties else "")
+                         + f"; fastest {f['allocator']} ({ratio(f['time']['wall_ns'], gt)}, "
                          f"{mib(f['fragmentation']['peak_rss'])} MiB)")
     if notes:
         print()

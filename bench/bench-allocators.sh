@@ -94,7 +94,7 @@ echo
 echo "\`RUNS=$runs SCALE=$scale bash bench/bench-allocators.sh\` on $(date -u '+%F %H:%M UTC')," \
 	"$(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg). \`allocrr report configs/bench.yaml\`:" \
 	"replays (serial engine, pages touched as the program did, no per-call timing), medians of $runs" \
-	"with min–max, ratios to glibc. Fragmentation at peak live = RSS / live bytes − 1 when live bytes peak (`fragmentation.jw.at_peak_live`)." \
+	"with min–max, ratios to glibc. Fragmentation at peak live = RSS / live bytes − 1 when live bytes peak (\`fragmentation.jw.at_peak_live\`)." \
 	"Zeroing cost = the replay as recorded minus the same with calloc replayed as malloc; calloc saves =" \
 	"malloc + memset minus as recorded (both within the runs' noise when small)."
 echo

@@ -27,7 +27,7 @@ keeps its previous section and is named at the end (exit 1 if one failed).
                    unless --doc is given
   --doc FILE       the document to rewrite (default docs/BENCHMARKS.md)
   --no-doc         print the tables, write nothing
-  --only "P ..."   these parts only
+  --only "P ..."   these parts only (the doc's "Last make bench" line is kept)
 Environment: each part's own (RUNS, SCALE, ...: see bash bench/bench-PART.sh --help).
 EOF2
 }
@@ -53,8 +53,10 @@ build=$(cd "$build" 2>/dev/null && pwd) || { echo "run-all: no build directory" 
 parts="record analyze replay allocators redis seeds"
 [ -n "$only" ] && parts=$only
 for p in $parts; do
-	case " record analyze replay allocators redis seeds " in *" $p "*) ;; *)
-		echo "run-all: unknown part '$p'" >&2; exit 2 ;; esac
+	case $p in
+	record | analyze | replay | allocators | redis | seeds) ;;
+	*) echo "run-all: unknown part '$p'" >&2; exit 2 ;;
+	esac
 done
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench-all.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
@@ -122,7 +124,9 @@ load1=$(cut -d' ' -f1-3 /proc/loadavg)
 [ "$nodoc" = 1 ] && cat "$tmp/run.section"
 
 if [ "$nodoc" = 0 ]; then
-	python3 - "$doc" "$tmp" run $parts <<'PY' || { echo "run-all: could not update $doc" >&2; exit 1; }
+	# the run's own section only for a whole run: with --only, each part's
+	# section carries its own date and load
+	python3 - "$doc" "$tmp" $([ -z "$only" ] && echo run) $parts <<'PY' || { echo "run-all: could not update $doc" >&2; exit 1; }
 import os, re, sys
 doc, tmp, parts = sys.argv[1], sys.argv[2], sys.argv[3:]
 text = open(doc).read() if os.path.exists(doc) else "# Benchmarks\n"

@@ -11,7 +11,7 @@ build=${1:-build}
 cd "$(dirname "$0")/.."
 allocrr=$build/bin/allocrr
 [ -x "$allocrr" ] || { echo "demo: no $allocrr: run 'make build' first" >&2; exit 1; }
-out=allocrr-report   # configs/demo.yaml names allocrr-report/demo.atr
+out="allocrr-report"   # configs/demo.yaml names allocrr-report/demo.atr
 mkdir -p "$out"
 py=/usr/bin/python3
 [ -x "$py" ] || py=$(python3 -c 'import sys; print(sys.executable)')  # the interpreter, not a shim
