@@ -83,7 +83,9 @@ for w in $workloads; do
 done
 rm -f "$dir"/*.info.json
 
-sed -e "s|^\(  runs:\) [0-9]*|\1 $runs|" -e "s|allocrr-report/bench|$bout|g" configs/bench.yaml >"$tmp/bench.yaml"
+# the recorded traces join the bundled ones
+sed -e "s|^\(  runs:\) [0-9]*|\1 $runs|" -e "s|allocrr-report/bench|$bout|g" \
+	-e "/^traces:/a\\  - \"$dir/*.atr\"" configs/bench.yaml >"$tmp/bench.yaml"
 note "allocrr report configs/bench.yaml (RUNS=$runs) ..."
 rc=0
 "$allocrr" report -q "$tmp/bench.yaml" || rc=$?

@@ -9,7 +9,7 @@ usage: bash bench/bench-redis.sh [BUILD_DIR]
 Starts Debian's redis-server (no persistence, 127.0.0.1, a free port) under
 `allocrr record`, loads it with redis-benchmark (-n REQUESTS per test, a
 bounded run that stops by itself), shuts it down, then runs
-`allocrr report configs/redis.yaml`: the server's trace replayed RUNS times
+`allocrr report bench/redis.yaml`: the server's trace replayed RUNS times
 into glibc (default, arena_max=1, trim_threshold=0), builtin (default,
 purge_delay=0), jemalloc (default, decay 0), mimalloc and tcmalloc, and
 prints on stdout a Markdown table (bench/alloc-table.py) ending with the
@@ -49,7 +49,7 @@ done
 note() { echo "bench-redis: $*" >&2; }
 
 cd "$src"
-out=${BENCH_OUT:-allocrr-report/bench}   # configs/redis.yaml reads allocrr-report/bench/redis.atr
+out=${BENCH_OUT:-allocrr-report/bench}   # bench/redis.yaml reads allocrr-report/bench/redis.atr
 mkdir -p "$out"
 rm -f "$out"/redis.atr*
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench-redis.XXXXXX")
@@ -81,8 +81,8 @@ wait "$pid" || true
 pid=
 [ -s "$out/redis.atr" ] || { note "no trace written"; exit 1; }
 
-sed -e "s|^\(  runs:\) [0-9]*|\1 $runs|" -e "s|allocrr-report/bench|$out|g" configs/redis.yaml >"$tmp/redis.yaml"
-note "allocrr report configs/redis.yaml (RUNS=$runs) ..."
+sed -e "s|^\(  runs:\) [0-9]*|\1 $runs|" -e "s|allocrr-report/bench|$out|g" bench/redis.yaml >"$tmp/redis.yaml"
+note "allocrr report bench/redis.yaml (RUNS=$runs) ..."
 rc=0
 "$allocrr" report -q "$tmp/redis.yaml" || rc=$?
 [ "$rc" = 0 ] || [ "$rc" = 3 ] || { note "allocrr report failed (exit $rc)"; exit 1; }
@@ -94,7 +94,7 @@ echo "\`RUNS=$runs REQUESTS=$requests bash bench/bench-redis.sh\` on $(date -u '
 	"load average $(cut -d' ' -f1-3 /proc/loadavg). Debian's redis-server $ver (linked with" \
 	"$(grep '^mem_allocator:' "$tmp/mem.txt" | cut -d: -f2 || echo '?'); recorded, its calls go through" \
 	"allocrr's recorder to it) recorded under \`redis-benchmark -n $requests -c $clients -d $size -r 100000" \
-	"-t $tests\` on 127.0.0.1, then \`allocrr report configs/redis.yaml\`: medians of $runs replays." \
+	"-t $tests\` on 127.0.0.1, then \`allocrr report bench/redis.yaml\`: medians of $runs replays." \
 	"Throughput under the recorder, requests/s: $(tr '\r' '\n' <"$tmp/bench.txt" | sed 's/: */ /; s/ requests per second.*//' | grep -E '^[A-Za-z_0-9 ()]+ [0-9.]+$' | awk '{v=$NF; $NF=""; printf "%s%s %s", s, $0, v; s=", "}')."
 echo
 "$(command -v python3)" "$here/alloc-table.py" "$out/redis/report.json" --best

@@ -6,7 +6,7 @@ usage() {
 	cat <<'EOF2'
 usage: bash bench/bench-seeds.sh [BUILD_DIR]
 
-Runs `allocrr report configs/seeds.yaml` on the seed scenario traces the
+Runs `allocrr report bench/seeds.yaml` on the seed scenario traces the
 build recorded (BUILD_DIR/traces/scenarios/*.atr: traces/scenarios/README.md
 says what each one is), replaying each into glibc, glibc with the mmap
 threshold held at 128 KiB and the built-in allocator, RUNS times each
@@ -41,8 +41,8 @@ out=${OUT:-$tmp/report}
 
 # the config as committed, with this build's traces and RUNS
 sed -e "s|build/traces/scenarios/|$build/traces/scenarios/|" -e "s|^\(  runs:\) [0-9]*|\1 $runs|" \
-	-e "s|cache_dir: .*|cache_dir: $tmp/workloads|" "$src/configs/seeds.yaml" >"$tmp/seeds.yaml"
-echo "bench-seeds: allocrr report configs/seeds.yaml (RUNS=$runs) ..." >&2
+	-e "s|cache_dir: .*|cache_dir: $tmp/workloads|" "$here/seeds.yaml" >"$tmp/seeds.yaml"
+echo "bench-seeds: allocrr report bench/seeds.yaml (RUNS=$runs) ..." >&2
 rc=0
 (cd "$src" && "$allocrr" report -q -o "$out" "$tmp/seeds.yaml") || rc=$?
 [ "$rc" = 0 ] || [ "$rc" = 3 ] || { echo "bench-seeds: allocrr report failed (exit $rc)" >&2; exit 1; }

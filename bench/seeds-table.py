@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """seeds-table.py REPORT.JSON: the seeds' claims, the seeds' figures, ours.
 
-Reads the report.json that `allocrr report configs/seeds.yaml` wrote on the
+Reads the report.json that `allocrr report bench/seeds.yaml` wrote on the
 seed scenario traces (traces/scenarios/) and prints one Markdown row per
 claim: what the seed says, its figure, the figure this machine gives, the
 tolerance, and whether they agree. Every "ours" is read from report.json;
