@@ -1,13 +1,14 @@
 # Convenience entry points; the build itself is CMake.
 #   make demo   install what is missing, build, record a bundled workload, show it
 #   make test   build (release and ASan+UBSan) and run every test
-#   make bench  run the benchmarks (results: docs/BENCHMARKS.md)
+#   make bench  every benchmark side by side, rewriting docs/BENCHMARKS.md's tables
+#               (its tools too: heaptrack, redis; ALLOCRR_DEPS=bench scripts/deps.sh)
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
 JOBS       ?= $(shell nproc)
 ALLOCRR     = $(BUILD)/bin/allocrr
 
-.PHONY: all deps build build-asan demo test test-release test-asan bench fuzz fuzz-short clean
+.PHONY: all deps build build-asan demo test test-release test-asan bench bench-smoke fuzz fuzz-short clean
 
 all: build
 
@@ -35,7 +36,12 @@ test-asan: build-asan
 test: test-release test-asan fuzz-short
 
 bench: build
+	@ALLOCRR_DEPS=bench bash scripts/deps.sh || echo "make bench: the parts whose tools are missing are skipped"
 	@bash bench/run-all.sh $(BUILD)
+
+# every part of `make bench` with tiny inputs, one run each (seconds): the ctest entry bench.smoke
+bench-smoke: build
+	@bash bench/smoke.sh $(BUILD)
 
 # libFuzzer on the trace reader and on the workload loader and engine (needs
 # clang and libclang-rt-14-dev: ALLOCRR_DEPS=full scripts/deps.sh), each for
