@@ -2,6 +2,7 @@
  * cmd_record.c - `allocrr record`: run a command with the recorder preloaded.
  */
 #include <dirent.h>
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -174,6 +175,64 @@ static size_t show_family(const char *output)
 	return n;
 }
 
+/* The file execvp would run for cmd, into out; 0 when found. */
+static int find_command(const char *cmd, char *out, size_t cap)
+{
+	if (strchr(cmd, '/')) {
+		snprintf(out, cap, "%s", cmd);
+		return access(out, X_OK);
+	}
+	const char *path = getenv("PATH");
+	for (const char *p = path && *path ? path : "/usr/local/bin:/usr/bin:/bin"; *p;) {
+		size_t n = strcspn(p, ":");
+		snprintf(out, cap, "%.*s/%s", (int)n ? (int)n : 1, n ? p : ".", cmd);
+		if (!access(out, X_OK))
+			return 0;
+		p += n + (p[n] == ':');
+	}
+	return -1;
+}
+
+/*
+ * Say before it runs when the loader will not preload the recorder into
+ * cmd: a statically linked program has no loader, a set-user/group-id one
+ * (of another user than ours) runs in secure mode, which drops LD_PRELOAD.
+ * The program still runs, unrecorded: recording never changes what it does.
+ */
+static void warn_unrecordable(const char *cmd)
+{
+	char file[PATH_MAX];
+	struct stat st;
+	if (find_command(cmd, file, sizeof file) || stat(file, &st))
+		return;
+	if (((st.st_mode & S_ISUID) && st.st_uid != geteuid()) || ((st.st_mode & S_ISGID) && st.st_gid != getegid())) {
+		cli_error("'%s' is set-user-ID or set-group-ID: the loader ignores LD_PRELOAD for it, so it "
+			  "cannot be recorded (it runs unrecorded)", file);
+		return;
+	}
+	int fd = open(file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	Elf64_Ehdr eh;
+	int is_static = 0;
+	if (pread(fd, &eh, sizeof eh, 0) == (ssize_t)sizeof eh && !memcmp(eh.e_ident, ELFMAG, SELFMAG) &&
+	    eh.e_ident[EI_CLASS] == ELFCLASS64 && eh.e_phentsize == sizeof(Elf64_Phdr) && eh.e_phnum < 4096) {
+		is_static = 1;
+		for (unsigned i = 0; i < eh.e_phnum; i++) {
+			Elf64_Phdr ph;
+			if (pread(fd, &ph, sizeof ph, (off_t)(eh.e_phoff + i * sizeof ph)) != (ssize_t)sizeof ph ||
+			    ph.p_type == PT_INTERP) { /* static-pie has PT_DYNAMIC, no loader */
+				is_static = 0;
+				break;
+			}
+		}
+	}
+	close(fd);
+	if (is_static)
+		cli_error("'%s' is statically linked: no loader runs to preload the recorder into it, so it "
+			  "cannot be recorded (it runs unrecorded)", file);
+}
+
 int cmd_record(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -245,6 +304,9 @@ int cmd_record(int argc, char **argv)
 	snprintf(preload, sizeof preload, "%s%s%s", lib, old && *old ? ":" : "", old && *old ? old : "");
 	char rss[32];
 	snprintf(rss, sizeof rss, "%ld", rss_ms);
+
+	if (!quiet)
+		warn_unrecordable(argv[optind]);
 
 	/* Like time(1): the terminal's ^C is for the child; we wait for it. */
 	struct sigaction ign = {.sa_handler = SIG_IGN}, old_int, old_quit;
