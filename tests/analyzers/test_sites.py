@@ -154,6 +154,12 @@ def test():
     t.expect(any(l.startswith("leaks;") and l.endswith(";main;make_name;grow 333") for l in lines),
              "collapsed: the inlined leak: %s" % [l for l in lines if l.startswith("leaks")])
 
+    # the terminal form: the sites tables, the inlined site named with its caller
+    out = t.run([t.ALLOCRR, "analyze", "--trace-only", trace]).stdout.decode()
+    t.expect("call sites by live bytes at the peak" in out and "call sites by leaked bytes" in out
+             and "grow < make_name" in out and "sites.c:%d" % marker_line("INLINE") in out,
+             "text form lacks the sites:\n" + out)
+
     # the tree is bounded: few nodes kept, the rest folded into "(other)"
     p = t.run([t.ALLOCRR, "analyze", "--json", "--what", "sites", trace])
     t.expect(json.loads(p.stdout)["traces"][0]["sites"]["flame"]["max_nodes"] >= 100, "max_nodes")
