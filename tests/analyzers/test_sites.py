@@ -98,6 +98,15 @@ def test():
              and g["stack"][1] == "make_name %s:%d" % (g["file"], marker_line("CALLER"))
              and g["stack"][2].startswith("main "), "inlined site's stack: %s" % g["stack"][:3])
 
+    # dump --stacks: the inlined frame and the one it sits in share the return address
+    p = t.run([t.ALLOCRR, "dump", "--json", "--stacks", trace])
+    ev = [e for e in map(json.loads, p.stdout.decode().splitlines()) if e["op"] == "malloc" and e.get("size") == 333]
+    fr = ev[0]["stack"] if len(ev) == 1 else []
+    t.expect(len(fr) >= 3 and [f["func"] for f in fr[:3]] == ["grow", "make_name", "main"]
+             and fr[0].get("inlined") and not fr[1].get("inlined") and fr[0]["addr"] == fr[1]["addr"]
+             and fr[0]["line"] == marker_line("INLINE") and fr[1]["line"] == marker_line("CALLER"),
+             "dump of the inlined allocation: %s" % fr[:3])
+
     # live at the peak: the checkerboard's kept half, the contiguous blocks, the inlined leak
     live, peak = peak_live_set(t.dump(trace))
     t.expect(doc["live"]["peak_bytes"] == peak, "peak %d, model %d" % (doc["live"]["peak_bytes"], peak))
