@@ -4,8 +4,9 @@
  * screen, not a dump of every key. Per trace: headline lines (calls, peak
  * live, leaks, temporaries, calloc, cross-thread frees, RSS), the size and
  * lifetime histograms side by side (a line per log2 bucket, with a bar),
- * the top sizes and leaks tables, then the allocators as columns, the best
- * value of each row marked; after the traces, the checks. Everything else
+ * the top sizes and leaks tables, the call sites (traces with stacks), then
+ * the allocators as columns, the best value of each row marked; after the
+ * traces, the checks. Everything else
  * (timelines, churn, the thread matrix, the remaining keys) is in --json and
  * report.html; the last line says so.
  *
