@@ -1,6 +1,7 @@
 /* page.js - draws the report page from the JSON blob #allocrr-data.
  * Time series with dygraphs (zoom: drag; pan: shift-drag; reset: double
- * click), bars with Chart.js. Every section tolerates missing keys: a
+ * click), bars with Chart.js, flame graphs of the call sites on a canvas of
+ * its own (click: zoom; hover: the frame). Every section tolerates missing keys: a
  * report with fewer analyses simply shows fewer cards. */
 (function () {
 	"use strict";
