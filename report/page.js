@@ -703,11 +703,18 @@
 		var boxEl = el("div");
 		boxEl.setAttribute("data-chart", "1");
 		charts++;
+		var current = null, timer = null;
 		function show(k) {
+			current = k;
 			Array.prototype.forEach.call(bar.children, function (b) { b.classList.toggle("on", b.textContent === k[1]); });
 			boxEl.textContent = "";
 			flameGraph(boxEl, fl[k[0]], k[0]);
 		}
+		/* the canvas is drawn at the card's width: draw again when that changes (the zoom resets) */
+		window.addEventListener("resize", function () {
+			clearTimeout(timer);
+			timer = setTimeout(function () { if (current) show(current); }, 150);
+		});
 		kinds.forEach(function (k) {
 			var b = el("button", null, k[1]);
 			b.type = "button";
