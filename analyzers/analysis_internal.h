@@ -51,6 +51,7 @@
 /* Block flags, one owner each. */
 #define ARR__BLK_FAILED_REALLOC 0x01 /* core: a realloc of it failed, it stayed live */
 #define ARR__BLK_MMAPPED 0x02        /* zeroing: glibc's model would have mmapped it */
+#define ARR__BLK_REUSED 0x04         /* zeroing: its range overlaps one allocated before (sites reads it) */
 
 /* 32 bytes with its key: two slots a cache line. Limits: times up to 2^51
  * ns (26 days), 2^40 events, 2^24 threads (later ones share the last). */

@@ -162,6 +162,8 @@ static inline void arr__zeroing_on_alloc(struct an_core *c, struct an_zeroing *z
 		c->oom = ARR_ENOMEM;
 		return;
 	}
+	if (reused)
+		b->flags |= ARR__BLK_REUSED;
 	int mmapped = arr__glibc_chunk_size(b->size) >= z->threshold;
 	if (mmapped)
 		b->flags |= ARR__BLK_MMAPPED;

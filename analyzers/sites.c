@@ -9,11 +9,29 @@
  * no other frame, as a walk cut short in libc gives, to its innermost). Every
  * figure is exact per site and per stack: allocated bytes and calls, live
  * bytes and their own peak, bytes still live at the end (leaked),
- * temporary allocations (freed before their thread's next allocation).
+ * temporary allocations (freed before their thread's next allocation),
+ * calloc bytes (fresh or reused, as the zeroing analyzer classifies them:
+ * it marks the block), and, at the trace's peak of live bytes, the bytes
+ * each site had live and the fragmentation charged to it.
  * Sites are known from the stack id when it is first seen, so the pass
  * keeps one counter set per site and per stack id, plus address -> stack id
  * for the live blocks. A trace without stacks has no sites section (the
  * core does not run this analyzer for it).
+ *
+ * The live set at the peak, in the same pass: the blocks live at the end
+ * that were allocated by the peak's event, plus those freed since the peak
+ * that were allocated by it (kept in a list the next new peak empties).
+ * Memory: at most the live set at the peak, 24 bytes a block.
+ *
+ * Fragmentation charged to a site, from the recorded addresses (the
+ * recorded allocator's layout): each 4 KiB page holding part of a block
+ * live at the peak has its bytes not covered by live blocks shared among
+ * those blocks in proportion to their bytes on the page (tcmalloc's
+ * fragmentation profile shares a span's free space the same way).
+ *
+ * Weights: every figure goes through site_weight(), the multiplier of an
+ * allocation's bytes and count (1 for a full recording; sampled stacks
+ * scale their allocations up), so the accumulators are doubles.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,9 +42,14 @@
 #include "analysis_internal.h"
 
 #define SITE_MAX_FRAMES 128
+#define FRAG_PAGE 4096u
+#define FLAME_NODES 400 /* nodes kept per flame graph; the rest fold into "(other)" */
+#define FLAME_MAX_DEPTH 256
 
 struct site_acc {
-	uint64_t allocs, bytes, live, peak, temps, temp_bytes;
+	double allocs, bytes, live, peak, temps, temp_bytes;
+	double at_peak, frag;                     /* at the trace's peak of live bytes */
+	double calloc_bytes, calloc_fresh, calloc_reused;
 };
 
 struct site {
@@ -38,6 +61,12 @@ struct site {
 struct stk {
 	struct site_acc a;
 	uint32_t site; /* index + 1 in sites; 0: not seen yet */
+};
+
+/* a block live at the peak */
+struct pblock {
+	uint64_t addr, size;
+	uint32_t sid;
 };
 
 struct sites {
@@ -52,7 +81,20 @@ struct sites {
 	size_t nmods;
 	int *mod_alloc; /* per module: 1 = the allocator's own (skipped), -1 unknown */
 	size_t mod_cap;
+	int zeroing; /* the zeroing analyzer runs: blocks carry ARR__BLK_REUSED */
+	struct pblock *freed; /* live at the current peak, freed since */
+	size_t nfreed, freed_cap;
 };
+
+/* The multiplier of an allocation's bytes and count: 1 for a full
+ * recording. Depends on the block's size alone, so a release undoes
+ * exactly what its allocation added. */
+static double site_weight(const struct an_core *c, uint64_t size)
+{
+	(void)c;
+	(void)size;
+	return 1.0;
+}
 
 static int allocator_module(const char *path)
 {
@@ -146,6 +188,7 @@ static int sites_begin(struct an_core *c, void *st)
 {
 	struct sites *s = st;
 	s->on = (c->meta->features & ARR_TRACE_FEAT_STACKS) != 0;
+	s->zeroing = !c->opt->what || (c->opt->what & (1u << ARR_AN_ZEROING));
 	return 0;
 }
 
@@ -155,23 +198,33 @@ static unsigned sites_wants(struct an_core *c, void *st)
 	return ((struct sites *)st)->on ? ARR__CB_ALLOC | ARR__CB_RELEASE : 0;
 }
 
-static void acc_alloc(struct site_acc *a, uint64_t size)
+static void acc_alloc(struct site_acc *a, double w, const struct an_block *b, int zeroing)
 {
-	a->allocs++;
-	a->bytes += size;
-	a->live += size;
+	double bytes = w * (double)b->size;
+	a->allocs += w;
+	a->bytes += bytes;
+	a->live += bytes;
 	if (a->live > a->peak)
 		a->peak = a->live;
+	if (b->op == ARR_OP_CALLOC) {
+		a->calloc_bytes += bytes;
+		if (zeroing)
+			*(b->flags & ARR__BLK_REUSED ? &a->calloc_reused : &a->calloc_fresh) += bytes;
+	}
 }
 
 static void sites_alloc(struct an_core *c, void *st, uint64_t addr, struct an_block *b, const struct arr_event *ev)
 {
 	struct sites *s = st;
+	/* a new peak: the blocks freed since the last one were not live at it */
+	if (c->peak_evno == c->evno && c->peak_bytes == c->live_bytes)
+		s->nfreed = 0;
 	struct stk *k = stk_get(s, c, ev->stack);
 	if (!k)
 		return;
-	acc_alloc(&k->a, b->size);
-	acc_alloc(&s->site[k->site - 1].a, b->size);
+	double w = site_weight(c, b->size);
+	acc_alloc(&k->a, w, b, s->zeroing);
+	acc_alloc(&s->site[k->site - 1].a, w, b, s->zeroing);
 	if (arr_ptrmap_put(&s->blocks, addr, ev->stack))
 		c->oom = ARR_ENOMEM;
 }
@@ -186,94 +239,439 @@ static void sites_release(struct an_core *c, void *st, uint64_t addr, struct an_
 		return;
 	struct stk *k = &s->stk[sid];
 	struct site_acc *as[2] = {&k->a, &s->site[k->site - 1].a};
+	double w = site_weight(c, b->size), bytes = w * (double)b->size;
 	for (int i = 0; i < 2; i++) {
-		as[i]->live -= b->size < as[i]->live ? b->size : as[i]->live;
+		as[i]->live -= bytes < as[i]->live ? bytes : as[i]->live;
 		if (temporary) {
-			as[i]->temps++;
-			as[i]->temp_bytes += b->size;
+			as[i]->temps += w;
+			as[i]->temp_bytes += bytes;
 		}
 	}
-	(void)c;
+	if (b->evno <= c->peak_evno) { /* it was live at the peak (so far) */
+		if (s->nfreed == s->freed_cap) {
+			size_t cap = s->freed_cap ? s->freed_cap * 2 : 1024;
+			struct pblock *n = realloc(s->freed, cap * sizeof *n);
+			if (!n) {
+				c->oom = ARR_ENOMEM;
+				return;
+			}
+			s->freed = n;
+			s->freed_cap = cap;
+		}
+		s->freed[s->nfreed++] = (struct pblock){addr, b->size, (uint32_t)sid};
+	}
 }
 
 /* A frame as "func file:line" (or "func" / "module+0xoff"). */
-static void frame_name(struct arr_symbolizer *sy, uint64_t addr, char *buf, size_t cap)
+static void frame_name(const struct arr_frame_info *fi, char *buf, size_t cap)
 {
-	const struct arr_frame_info *fi = arr_symbolize(sy, addr);
 	if (fi->file)
 		snprintf(buf, cap, "%s %s:%d", fi->func, fi->file, fi->line);
 	else
 		snprintf(buf, cap, "%s", fi->func);
 }
 
-static void put_stack(struct arr_doc *arr, const struct an_core *c, struct arr_symbolizer *sy, uint32_t sid)
+/* The source frames of a stack, innermost first, inlined frames expanded:
+ * at most max; returns the count, *trunc set as arr_trace_stack says. */
+static int source_frames(const struct an_core *c, struct arr_symbolizer *sy, uint32_t sid,
+			 const struct arr_frame_info **out, int max, int *trunc)
 {
 	uint64_t fr[SITE_MAX_FRAMES];
-	int trunc, n = arr_trace_stack(c->tr, sid, fr, SITE_MAX_FRAMES, &trunc);
+	int n = arr_trace_stack(c->tr, sid, fr, SITE_MAX_FRAMES, trunc), k = 0;
+	if (n < 0) {
+		*trunc = 0;
+		return 0;
+	}
+	for (int i = 0; i < n && i < SITE_MAX_FRAMES; i++)
+		for (const struct arr_frame_info *fi = arr_symbolize(sy, fr[i]); fi && k < max; fi = fi->caller)
+			out[k++] = fi;
+	return k;
+}
+
+static void put_stack(struct arr_doc *arr, const struct an_core *c, struct arr_symbolizer *sy, uint32_t sid)
+{
+	const struct arr_frame_info *fr[FLAME_MAX_DEPTH];
+	int trunc, n = source_frames(c, sy, sid, fr, FLAME_MAX_DEPTH, &trunc);
 	char buf[1024];
-	for (int i = 0; i < n && i < SITE_MAX_FRAMES; i++) {
-		frame_name(sy, fr[i], buf, sizeof buf);
+	for (int i = 0; i < n; i++) {
+		frame_name(fr[i], buf, sizeof buf);
 		arr_doc_push_str(arr, buf);
 	}
 	if (trunc)
 		arr_doc_push_str(arr, "[truncated]");
 }
 
+enum { K_BYTES, K_ALLOCS, K_PEAK, K_LEAKED, K_TEMPS, K_AT_PEAK, K_FRAG, K_CALLOC, K_COUNT };
+static const char *const table_names[K_COUNT] = {"by_bytes", "by_allocs", "by_peak", "by_leaked",
+						 "by_temporaries", "by_live_at_peak", "by_fragmentation",
+						 "by_calloc"};
+
 static const struct sites *sort_ctx;
 static int sort_key;
-static uint64_t key_of(const struct site_acc *a, int key)
+static double key_of(const struct site_acc *a, int key)
 {
 	switch (key) {
-	case 0: return a->bytes;
-	case 1: return a->allocs;
-	case 2: return a->peak;
-	case 3: return a->live;
-	default: return a->temps;
+	case K_BYTES: return a->bytes;
+	case K_ALLOCS: return a->allocs;
+	case K_PEAK: return a->peak;
+	case K_LEAKED: return a->live;
+	case K_TEMPS: return a->temps;
+	case K_AT_PEAK: return a->at_peak;
+	case K_FRAG: return a->frag;
+	default: return a->calloc_bytes;
 	}
 }
 static int by_key(const void *x, const void *y)
 {
 	const struct site *a = &sort_ctx->site[*(const uint32_t *)x], *b = &sort_ctx->site[*(const uint32_t *)y];
-	uint64_t ka = key_of(&a->a, sort_key), kb = key_of(&b->a, sort_key);
+	double ka = key_of(&a->a, sort_key), kb = key_of(&b->a, sort_key);
 	if (ka != kb)
 		return ka < kb ? 1 : -1;
 	return a->addr < b->addr ? -1 : a->addr > b->addr;
 }
 
-static void put_acc(struct arr_doc *o, const struct site_acc *a)
+static int64_t whole(double v) { return (int64_t)(v + 0.5); }
+
+static void put_acc(struct arr_doc *o, const struct site_acc *a, int zeroing)
 {
-	arr_doc_set_int(o, "bytes", (int64_t)a->bytes);
-	arr_doc_set_int(o, "allocs", (int64_t)a->allocs);
-	arr_doc_set_int(o, "peak_bytes", (int64_t)a->peak);
-	arr_doc_set_int(o, "leaked_bytes", (int64_t)a->live);
-	arr_doc_set_int(o, "temporaries", (int64_t)a->temps);
+	arr_doc_set_int(o, "bytes", whole(a->bytes));
+	arr_doc_set_int(o, "allocs", whole(a->allocs));
+	arr_doc_set_int(o, "peak_bytes", whole(a->peak));
+	arr_doc_set_int(o, "leaked_bytes", whole(a->live));
+	arr_doc_set_int(o, "temporaries", whole(a->temps));
+	arr_doc_set_int(o, "temporary_bytes", whole(a->temp_bytes));
+	arr_doc_set_int(o, "live_at_peak_bytes", whole(a->at_peak));
+	arr_doc_set_int(o, "fragmentation_bytes", whole(a->frag));
+	arr_doc_set_int(o, "calloc_bytes", whole(a->calloc_bytes));
+	if (zeroing) {
+		arr_doc_set_int(o, "calloc_fresh_bytes", whole(a->calloc_fresh));
+		arr_doc_set_int(o, "calloc_reused_bytes", whole(a->calloc_reused));
+	}
 }
 
-/* Collapsed stacks, outermost first: "allocations;main;f 1234", "leaks;...". */
+/* ---- the live set at the peak: live bytes and fragmentation per stack ---- */
+
+struct peak_set {
+	const struct sites *s;
+	uint64_t peak_evno;
+	struct pblock *b;
+	size_t n, cap;
+	int oom;
+};
+
+static void add_live(void *ctx, uint64_t addr, const struct an_block *b)
+{
+	struct peak_set *ps = ctx;
+	uint64_t sid;
+	if (ps->oom || b->evno > ps->peak_evno || !arr_ptrmap_get(&ps->s->blocks, addr, &sid))
+		return;
+	if (ps->n == ps->cap) {
+		size_t cap = ps->cap ? ps->cap * 2 : 1024;
+		struct pblock *n = realloc(ps->b, cap * sizeof *n);
+		if (!n) {
+			ps->oom = 1;
+			return;
+		}
+		ps->b = n;
+		ps->cap = cap;
+	}
+	ps->b[ps->n++] = (struct pblock){addr, b->size, (uint32_t)sid};
+}
+
+static int by_addr(const void *x, const void *y)
+{
+	const struct pblock *a = x, *b = y;
+	return a->addr < b->addr ? -1 : a->addr > b->addr;
+}
+
+/* the blocks sharing the page being walked, with their bytes on it */
+struct on_page {
+	uint32_t sid;
+	uint64_t bytes;
+	double w; /* the block's weight */
+};
+
+static void page_flush(struct sites *s, struct on_page *on, size_t n)
+{
+	uint64_t used = 0;
+	for (size_t i = 0; i < n; i++)
+		used += on[i].bytes;
+	if (!used || used >= FRAG_PAGE)
+		return;
+	double spare = (double)(FRAG_PAGE - used);
+	for (size_t i = 0; i < n; i++) {
+		struct stk *k = &s->stk[on[i].sid];
+		double share = spare * (double)on[i].bytes / (double)used * on[i].w;
+		k->a.frag += share;
+		s->site[k->site - 1].a.frag += share;
+	}
+}
+
+static int peak_figures(struct sites *s, const struct an_core *c)
+{
+	struct peak_set ps = {.s = s, .peak_evno = c->peak_evno};
+	if (!c->peak_bytes)
+		return 0;
+	arr__live_each(c, add_live, &ps);
+	for (size_t i = 0; i < s->nfreed && !ps.oom; i++) {
+		if (ps.n == ps.cap) {
+			size_t cap = ps.cap ? ps.cap * 2 : 1024;
+			struct pblock *n = realloc(ps.b, cap * sizeof *n);
+			if (!n)
+				break;
+			ps.b = n;
+			ps.cap = cap;
+		}
+		ps.b[ps.n++] = s->freed[i];
+	}
+	if (ps.oom || ps.n < s->nfreed) {
+		free(ps.b);
+		return ARR_ENOMEM;
+	}
+	qsort(ps.b, ps.n, sizeof *ps.b, by_addr);
+	/* a page holds at most FRAG_PAGE blocks of a byte or more */
+	struct on_page *on = malloc(FRAG_PAGE * sizeof *on);
+	if (!on) {
+		free(ps.b);
+		return ARR_ENOMEM;
+	}
+	size_t non = 0;
+	uint64_t cur = UINT64_MAX;
+	for (size_t i = 0; i < ps.n; i++) {
+		const struct pblock *p = &ps.b[i];
+		if (p->sid >= s->nstk || !s->stk[p->sid].site)
+			continue;
+		struct stk *k = &s->stk[p->sid];
+		double w = site_weight(c, p->size), bytes = w * (double)p->size;
+		k->a.at_peak += bytes;
+		s->site[k->site - 1].a.at_peak += bytes;
+		if (!p->size)
+			continue;
+		uint64_t last = p->addr + p->size - 1 < p->addr ? UINT64_MAX : p->addr + p->size - 1;
+		uint64_t p0 = p->addr / FRAG_PAGE, p1 = last / FRAG_PAGE;
+		if (p0 != cur || non == FRAG_PAGE) {
+			page_flush(s, on, non);
+			non = 0;
+			cur = p0;
+		}
+		uint64_t end0 = p0 == p1 ? last + 1 : (p0 + 1) * FRAG_PAGE;
+		on[non++] = (struct on_page){p->sid, end0 - p->addr, w};
+		if (p1 != p0) { /* the pages between are full; the last one is shared with what follows */
+			page_flush(s, on, non);
+			cur = p1;
+			on[0] = (struct on_page){p->sid, last + 1 - p1 * FRAG_PAGE, w};
+			non = 1;
+		}
+	}
+	page_flush(s, on, non);
+	free(on);
+	free(ps.b);
+	return 0;
+}
+
+/* ---- flame graphs: the stacks as a tree, outermost frame at the root ---- */
+
+enum { G_ALLOC, G_PEAK, G_LEAKS, G_COUNT };
+static const char *const graph_names[G_COUNT] = {"allocations", "live_at_peak", "leaks"};
+
+struct fnode {
+	const struct arr_frame_info *fi; /* NULL: the root or "[truncated]" */
+	const char *name;
+	uint32_t parent, child, next, depth;
+	double v[G_COUNT];
+};
+
+struct ftree {
+	struct fnode *n;
+	size_t len, cap;
+	uint32_t *hash; /* node index + 1, by (parent, name) */
+	size_t hmask;
+};
+
+static uint64_t fkey(uint32_t parent, const char *name)
+{
+	uint64_t h = 1469598103934665603ull ^ parent;
+	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+		h = (h ^ *p) * 1099511628211ull;
+	return h;
+}
+
+static int ftree_grow(struct ftree *t)
+{
+	size_t cap = t->cap ? t->cap * 2 : 1024;
+	struct fnode *n = realloc(t->n, cap * sizeof *n);
+	uint32_t *h = calloc(cap * 2, sizeof *h);
+	if (!n || !h) {
+		free(h);
+		if (n)
+			t->n = n;
+		return ARR_ENOMEM;
+	}
+	t->n = n;
+	t->cap = cap;
+	free(t->hash);
+	t->hash = h;
+	t->hmask = cap * 2 - 1;
+	for (size_t i = 1; i < t->len; i++) {
+		size_t j = fkey(t->n[i].parent, t->n[i].name) & t->hmask;
+		while (t->hash[j])
+			j = (j + 1) & t->hmask;
+		t->hash[j] = (uint32_t)i + 1;
+	}
+	return 0;
+}
+
+/* the child of parent named name, made if new; 0 when out of memory */
+static uint32_t ftree_child(struct ftree *t, uint32_t parent, const char *name, const struct arr_frame_info *fi)
+{
+	if (t->len * 2 >= t->cap && ftree_grow(t))
+		return 0;
+	size_t j = fkey(parent, name) & t->hmask;
+	for (; t->hash[j]; j = (j + 1) & t->hmask) {
+		struct fnode *x = &t->n[t->hash[j] - 1];
+		if (x->parent == parent && !strcmp(x->name, name))
+			return t->hash[j] - 1;
+	}
+	uint32_t i = (uint32_t)t->len++;
+	t->hash[j] = i + 1;
+	struct fnode *p = &t->n[parent];
+	t->n[i] = (struct fnode){.fi = fi, .name = name, .parent = parent, .next = p->child, .depth = p->depth + 1};
+	p->child = i;
+	return i;
+}
+
+static int build_tree(struct ftree *t, const struct sites *s, const struct an_core *c, struct arr_symbolizer *sy)
+{
+	if (ftree_grow(t))
+		return ARR_ENOMEM;
+	t->n[0] = (struct fnode){.name = "all"};
+	t->len = 1;
+	const struct arr_frame_info *fr[FLAME_MAX_DEPTH];
+	for (size_t sid = 0; sid < s->nstk; sid++) {
+		const struct stk *k = &s->stk[sid];
+		double v[G_COUNT] = {k->a.bytes, k->a.at_peak, k->a.live};
+		if (!k->site || (!v[0] && !v[1] && !v[2]))
+			continue;
+		int trunc, n = source_frames(c, sy, (uint32_t)sid, fr, FLAME_MAX_DEPTH, &trunc);
+		uint32_t at = 0;
+		for (int g = 0; g < G_COUNT; g++)
+			t->n[0].v[g] += v[g];
+		if (trunc && !(at = ftree_child(t, 0, "[truncated]", NULL)))
+			return ARR_ENOMEM;
+		for (int g = 0; g < G_COUNT && at; g++)
+			t->n[at].v[g] += v[g];
+		for (int i = n - 1; i >= 0; i--) {
+			uint32_t nx = ftree_child(t, at, fr[i]->func, fr[i]);
+			if (!nx)
+				return ARR_ENOMEM;
+			at = nx;
+			for (int g = 0; g < G_COUNT; g++)
+				t->n[at].v[g] += v[g];
+		}
+	}
+	return 0;
+}
+
+static const struct ftree *fsort_tree;
+static int fsort_g;
+static int by_value(const void *x, const void *y)
+{
+	const struct fnode *a = &fsort_tree->n[*(const uint32_t *)x], *b = &fsort_tree->n[*(const uint32_t *)y];
+	double va = a->v[fsort_g], vb = b->v[fsort_g];
+	if (va != vb)
+		return va < vb ? 1 : -1;
+	if (a->depth != b->depth) /* a parent before its child of the same value */
+		return a->depth < b->depth ? -1 : 1;
+	return *(const uint32_t *)x < *(const uint32_t *)y ? -1 : 1;
+}
+
+static void put_node(struct arr_doc *o, const struct ftree *t, const uint8_t *keep, uint32_t i, int g, uint32_t *kids)
+{
+	const struct fnode *x = &t->n[i];
+	arr_doc_set_str(o, "name", x->name);
+	if (x->fi && x->fi->file) {
+		arr_doc_set_str(o, "file", x->fi->file);
+		arr_doc_set_int(o, "line", x->fi->line);
+	}
+	if (x->fi && x->fi->inlined)
+		arr_doc_set_bool(o, "inlined", 1);
+	arr_doc_set_int(o, "value", whole(x->v[g]));
+	/* kept children, heaviest first; the others as one "(other)" */
+	size_t n = 0;
+	double rest = 0;
+	for (uint32_t ch = x->child; ch; ch = t->n[ch].next)
+		if (keep[ch])
+			kids[n++] = ch;
+		else
+			rest += t->n[ch].v[g];
+	if (!n && rest < 0.5)
+		return;
+	fsort_tree = t, fsort_g = g;
+	qsort(kids, n, sizeof *kids, by_value);
+	struct arr_doc *arr = arr_doc_set_arr(o, "children");
+	uint32_t *mine = kids + n; /* recursion uses the room after this node's list */
+	for (size_t k = 0; k < n; k++)
+		put_node(arr_doc_push_obj(arr), t, keep, kids[k], g, mine);
+	if (rest >= 0.5) {
+		struct arr_doc *oth = arr_doc_push_obj(arr);
+		arr_doc_set_str(oth, "name", "(other)");
+		arr_doc_set_int(oth, "value", whole(rest));
+	}
+}
+
+static int put_flames(struct arr_doc *sec, const struct ftree *t, unsigned max_nodes)
+{
+	uint32_t *ord = malloc(t->len * sizeof *ord);
+	uint32_t *kids = malloc((t->len + 1) * sizeof *kids);
+	uint8_t *keep = malloc(t->len);
+	if (!ord || !kids || !keep) {
+		free(ord), free(kids), free(keep);
+		return ARR_ENOMEM;
+	}
+	struct arr_doc *fl = arr_doc_set_obj(sec, "flame");
+	arr_doc_set_int(fl, "max_nodes", max_nodes);
+	for (int g = 0; g < G_COUNT; g++) {
+		for (uint32_t i = 0; i < t->len; i++)
+			ord[i] = i;
+		fsort_tree = t, fsort_g = g;
+		qsort(ord, t->len, sizeof *ord, by_value);
+		memset(keep, 0, t->len);
+		for (uint32_t i = 0; i < t->len && i < max_nodes; i++)
+			if (t->n[ord[i]].v[g] >= 0.5 || !ord[i])
+				keep[ord[i]] = 1;
+		put_node(arr_doc_set_obj(fl, graph_names[g]), t, keep, 0, g, kids);
+	}
+	free(ord), free(kids), free(keep);
+	return 0;
+}
+
+/* Collapsed stacks, outermost first: "allocations;main;f 1234", "live_at_peak;...", "leaks;...". */
 static int write_collapsed(const struct sites *s, const struct an_core *c, struct arr_symbolizer *sy, FILE *f)
 {
-	uint64_t fr[SITE_MAX_FRAMES];
+	const struct arr_frame_info *fr[FLAME_MAX_DEPTH];
 	char buf[1024];
-	for (int leaks = 0; leaks < 2; leaks++)
+	static const int order[G_COUNT] = {G_ALLOC, G_LEAKS, G_PEAK};
+	for (int gi = 0; gi < G_COUNT; gi++) {
+		int g = order[gi];
 		for (size_t sid = 0; sid < s->nstk; sid++) {
 			const struct stk *k = &s->stk[sid];
-			uint64_t v = leaks ? k->a.live : k->a.bytes;
-			if (!k->site || !v)
+			double v = g == G_ALLOC ? k->a.bytes : g == G_PEAK ? k->a.at_peak : k->a.live;
+			if (!k->site || whole(v) <= 0)
 				continue;
-			int trunc, n = arr_trace_stack(c->tr, (uint32_t)sid, fr, SITE_MAX_FRAMES, &trunc);
-			fputs(leaks ? "leaks" : "allocations", f);
+			int trunc, n = source_frames(c, sy, (uint32_t)sid, fr, FLAME_MAX_DEPTH, &trunc);
+			fputs(graph_names[g], f);
 			if (trunc)
 				fputs(";[truncated]", f);
-			for (int i = (n < SITE_MAX_FRAMES ? n : SITE_MAX_FRAMES) - 1; i >= 0; i--) {
-				const struct arr_frame_info *fi = arr_symbolize(sy, fr[i]);
-				snprintf(buf, sizeof buf, "%s", fi->func);
+			for (int i = n - 1; i >= 0; i--) {
+				snprintf(buf, sizeof buf, "%s", fr[i]->func);
 				for (char *p = buf; *p; p++)
 					if (*p == ';' || *p == ' ' || *p == '\n')
 						*p = '_';
 				fprintf(f, ";%s", buf);
 			}
-			fprintf(f, " %llu\n", (unsigned long long)v);
+			fprintf(f, " %lld\n", (long long)whole(v));
 		}
+	}
 	return ferror(f) ? ARR_EIO : 0;
 }
 
@@ -283,34 +681,40 @@ static int sites_end(struct an_core *c, void *st, struct arr_doc *sec)
 	arr_doc_set_bool(sec, "recorded", s->on);
 	if (!s->on)
 		return 0;
-	struct arr_symbolizer *sy;
-	int rc = arr_symbolizer_open(&sy, c->tr);
+	int rc = peak_figures(s, c);
 	if (rc)
+		return rc;
+	struct arr_symbolizer *sy;
+	if ((rc = arr_symbolizer_open(&sy, c->tr)))
 		return rc;
 	arr_doc_set_int(sec, "stack_nodes", (int64_t)arr_trace_stack_nodes(c->tr));
 	arr_doc_set_int(sec, "sites", (int64_t)s->nsite);
+	arr_doc_set_int(sec, "peak_event", (int64_t)c->peak_evno);
+	arr_doc_set_int(sec, "page_size", FRAG_PAGE);
 	/* each site's heaviest stack, as its example */
+	double frag = 0;
 	for (size_t sid = 0; sid < s->nstk; sid++) {
 		const struct stk *k = &s->stk[sid];
+		frag += k->a.frag;
 		if (k->site && k->a.bytes > s->stk[s->site[k->site - 1].top_stack].a.bytes)
 			s->site[k->site - 1].top_stack = (uint32_t)sid;
 	}
+	arr_doc_set_int(sec, "fragmentation_bytes", whole(frag));
 	uint32_t *ord = malloc((s->nsite + 1) * sizeof *ord);
 	if (!ord) {
 		arr_symbolizer_close(sy);
 		return ARR_ENOMEM;
 	}
-	static const char *const names[] = {"by_bytes", "by_allocs", "by_peak", "by_leaked", "by_temporaries"};
 	char buf[1024];
-	for (int key = 0; key < 5; key++) {
+	for (int key = 0; key < K_COUNT; key++) {
 		for (uint32_t i = 0; i < s->nsite; i++)
 			ord[i] = i;
 		sort_ctx = s, sort_key = key;
 		qsort(ord, s->nsite, sizeof *ord, by_key);
-		struct arr_doc *arr = arr_doc_set_arr(sec, names[key]);
+		struct arr_doc *arr = arr_doc_set_arr(sec, table_names[key]);
 		for (uint32_t i = 0; i < s->nsite && i < c->top; i++) {
 			const struct site *x = &s->site[ord[i]];
-			if (!key_of(&x->a, key))
+			if (whole(key_of(&x->a, key)) <= 0)
 				break;
 			struct arr_doc *o = arr_doc_push_obj(arr);
 			const struct arr_frame_info *fi = x->addr ? arr_symbolize(sy, x->addr) : NULL;
@@ -319,16 +723,24 @@ static int sites_end(struct an_core *c, void *st, struct arr_doc *sec)
 				arr_doc_set_str(o, "file", fi->file);
 				arr_doc_set_int(o, "line", fi->line);
 			}
+			if (fi && fi->caller) /* inlined: the function the call sits in */
+				arr_doc_set_str(o, "inlined_into", fi->caller->func);
 			if (fi && fi->module)
 				arr_doc_set_str(o, "module", fi->module);
 			snprintf(buf, sizeof buf, "0x%llx", (unsigned long long)x->addr);
 			arr_doc_set_str(o, "address", buf);
-			put_acc(o, &x->a);
+			put_acc(o, &x->a, s->zeroing);
 			put_stack(arr_doc_set_arr(o, "stack"), c, sy, x->top_stack);
 		}
 	}
 	free(ord);
-	if (c->opt->collapsed)
+	struct ftree t = {0};
+	rc = build_tree(&t, s, c, sy);
+	if (!rc)
+		rc = put_flames(sec, &t, FLAME_NODES);
+	free(t.n);
+	free(t.hash);
+	if (!rc && c->opt->collapsed)
 		rc = write_collapsed(s, c, sy, c->opt->collapsed);
 	arr_symbolizer_close(sy);
 	return rc;
@@ -342,6 +754,7 @@ static void sites_fini(void *st)
 	free(s->stk);
 	free(s->site);
 	free(s->mod_alloc);
+	free(s->freed);
 }
 
 const struct an_ops arr__an_sites = {

@@ -2,8 +2,13 @@
  * symbolize.c - return addresses to function, file and line (see
  * allocrr/symbolize.h), with libdw: each recorded module is reported to one
  * Dwfl at its recorded bias, so the trace can be read on any machine with
- * the same binaries (or their debug files, found by build id).
+ * the same binaries (or their debug files, found by build id). Inlined
+ * frames come from the scopes (dwarf_getscopes) of the compilation unit
+ * that holds the address: each DW_TAG_inlined_subroutine is a frame, named
+ * by its abstract origin, placed at the call line of the scope inside it.
  */
+#include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,9 +18,11 @@
 #include "allocrr/stacks.h"
 #include "allocrr/symbolize.h"
 
+#define MAX_INLINE 16 /* inlined frames kept per address (deeper nests are cut) */
+
 struct sym_ent {
 	uint64_t addr; /* 0: empty */
-	struct arr_frame_info fi;
+	struct arr_frame_info *fi; /* chain, innermost first, one allocation */
 };
 
 struct arr_symbolizer {
@@ -27,6 +34,7 @@ struct arr_symbolizer {
 };
 
 static char *debuginfo_path;
+static const char unknown[] = "?"; /* a name that could not be copied (out of memory) */
 static const Dwfl_Callbacks callbacks = {
 	.find_elf = dwfl_build_id_find_elf,
 	.find_debuginfo = dwfl_standard_find_debuginfo,
@@ -69,11 +77,17 @@ void arr_symbolizer_close(struct arr_symbolizer *s)
 {
 	if (!s)
 		return;
-	for (size_t i = 0; i <= s->mask; i++)
-		if (s->tab[i].addr) {
-			free((char *)s->tab[i].fi.func);
-			free((char *)s->tab[i].fi.file);
+	for (size_t i = 0; i <= s->mask; i++) {
+		struct arr_frame_info *fi = s->tab[i].fi;
+		for (size_t k = 0; fi; k++) {
+			if (fi[k].func != unknown)
+				free((char *)fi[k].func);
+			free((char *)fi[k].file);
+			if (!fi[k].caller)
+				break;
 		}
+		free(fi);
+	}
 	free(s->tab);
 	if (s->dwfl)
 		dwfl_end(s->dwfl);
@@ -88,23 +102,82 @@ static const struct arr_module *module_of(const struct arr_symbolizer *s, uint64
 	return NULL;
 }
 
-static void lookup(struct arr_symbolizer *s, uint64_t addr, struct arr_frame_info *fi)
+static char *dup_or_null(const char *x) { return x ? strdup(x) : NULL; }
+
+static const char *die_name(Dwarf_Die *d)
+{
+	Dwarf_Attribute a;
+	const char *n = dwarf_formstring(dwarf_attr_integrate(d, DW_AT_name, &a));
+	return n ? n : dwarf_formstring(dwarf_attr_integrate(d, DW_AT_linkage_name, &a));
+}
+
+/* The inlined scopes around pc, innermost first: each one's name and call
+ * site. Returns how many (0 without debug info or inlining). */
+struct inl {
+	const char *name, *call_file;
+	int call_line;
+};
+static int inlined_scopes(Dwfl_Module *dm, uint64_t pc, struct inl *out, int max)
+{
+	Dwarf_Addr bias;
+	Dwarf_Die *cu = dwfl_module_addrdie(dm, pc, &bias), *scopes = NULL;
+	if (!cu)
+		return 0;
+	int n = dwarf_getscopes(cu, pc - bias, &scopes), k = 0;
+	Dwarf_Files *files = NULL;
+	size_t nfiles = 0;
+	if (n > 0 && dwarf_getsrcfiles(cu, &files, &nfiles) != 0)
+		files = NULL;
+	for (int i = 0; i < n && k < max; i++) {
+		if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
+			continue;
+		Dwarf_Attribute a;
+		Dwarf_Word fileno = 0, line = 0;
+		dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &a), &fileno);
+		dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &a), &line);
+		out[k].name = die_name(&scopes[i]);
+		out[k].call_file = files && fileno < nfiles ? dwarf_filesrc(files, fileno, NULL, NULL) : NULL;
+		out[k].call_line = (int)line;
+		k++;
+	}
+	free(scopes);
+	return k;
+}
+
+/* The frames of addr, innermost first, as one array linked by ->caller. */
+static struct arr_frame_info *lookup(struct arr_symbolizer *s, uint64_t addr)
 {
 	uint64_t pc = addr - 1; /* inside the call instruction, not after it */
 	const struct arr_module *m = module_of(s, pc);
 	char buf[64 + 256];
-	fi->module = m ? m->path : NULL;
 	Dwfl_Module *dm = s->dwfl ? dwfl_addrmodule(s->dwfl, pc) : NULL;
 	const char *name = dm ? dwfl_module_addrname(dm, pc) : NULL;
+	struct inl inl[MAX_INLINE];
+	int ninl = name ? inlined_scopes(dm, pc, inl, MAX_INLINE) : 0;
+	struct arr_frame_info *fi = calloc((size_t)ninl + 1, sizeof *fi);
+	if (!fi)
+		return NULL;
+	for (int i = 0; i <= ninl; i++) {
+		fi[i].module = m ? m->path : NULL;
+		fi[i].caller = i < ninl ? &fi[i + 1] : NULL;
+		fi[i].inlined = i < ninl;
+	}
 	if (name) {
-		fi->func = strdup(name);
-		fi->known = 1;
+		/* innermost: the line table's line; each outer frame: the call line of the scope inside it */
 		Dwfl_Line *ln = dwfl_module_getsrc(dm, pc);
 		int line = 0;
 		const char *file = ln ? dwfl_lineinfo(ln, NULL, &line, NULL, NULL, NULL) : NULL;
-		if (file) {
-			fi->file = strdup(file);
-			fi->line = line;
+		for (int i = 0; i <= ninl; i++) {
+			fi[i].func = dup_or_null(i == ninl ? name : inl[i].name ? inl[i].name : "?");
+			fi[i].known = 1;
+			if (file) {
+				fi[i].file = strdup(file);
+				fi[i].line = line;
+			}
+			if (i < ninl) {
+				file = inl[i].call_file;
+				line = inl[i].call_line;
+			}
 		}
 	} else {
 		if (m) {
@@ -116,11 +189,15 @@ static void lookup(struct arr_symbolizer *s, uint64_t addr, struct arr_frame_inf
 		}
 		fi->func = strdup(buf);
 	}
+	for (int i = 0; i <= ninl; i++)
+		if (!fi[i].func)
+			fi[i].func = unknown;
+	return fi;
 }
 
 const struct arr_frame_info *arr_symbolize(struct arr_symbolizer *s, uint64_t addr)
 {
-	static const struct arr_frame_info none = {"?", NULL, 0, NULL, 0};
+	static const struct arr_frame_info none = {"?", NULL, 0, NULL, 0, 0, NULL};
 	if (!addr)
 		return &none;
 	if ((s->count + 1) * 2 > s->mask + 1) {
@@ -143,14 +220,12 @@ const struct arr_frame_info *arr_symbolize(struct arr_symbolizer *s, uint64_t ad
 	for (;; h++) {
 		struct sym_ent *e = &s->tab[h & s->mask];
 		if (e->addr == addr)
-			return &e->fi;
+			return e->fi ? e->fi : &none;
 		if (!e->addr) {
 			e->addr = addr;
-			lookup(s, addr, &e->fi);
-			if (!e->fi.func)
-				e->fi.func = strdup("?");
+			e->fi = lookup(s, addr); /* NULL (out of memory): "?" */
 			s->count++;
-			return &e->fi;
+			return e->fi ? e->fi : &none;
 		}
 	}
 }

@@ -4,8 +4,9 @@
  * screen, not a dump of every key. Per trace: headline lines (calls, peak
  * live, leaks, temporaries, calloc, cross-thread frees, RSS), the size and
  * lifetime histograms side by side (a line per log2 bucket, with a bar),
- * the top sizes and leaks tables, then the allocators as columns, the best
- * value of each row marked; after the traces, the checks. Everything else
+ * the top sizes and leaks tables, the call sites (traces with stacks), then
+ * the allocators as columns, the best value of each row marked; after the
+ * traces, the checks. Everything else
  * (timelines, churn, the thread matrix, the remaining keys) is in --json and
  * report.html; the last line says so.
  *
@@ -373,6 +374,33 @@ static void leak_tables(struct block *by_size, struct block *largest, const stru
 	}
 }
 
+/* One table of call sites (sites.<key>), when the trace was recorded with stacks. */
+static void sites_table(FILE *f, const struct arr_doc *tr, const char *key, const char *title)
+{
+	const struct arr_doc *t = arr_doc_path(tr, "sites");
+	const struct arr_doc *rows = t ? arr_doc_get(t, key) : NULL;
+	if (!rows || rows->type != ARR_DOC_ARRAY || !rows->len)
+		return;
+	fprintf(f, "\ncall sites by %s\n  %-40s %-24s %9s %9s %9s %9s %9s\n", title, "function", "where",
+		"at peak", "leaked", "allocated", "calls", "frag.");
+	for (size_t i = 0; i < rows->len && i < TOP_ROWS; i++) {
+		const struct arr_doc *r = rows->items[i];
+		const char *fn = str_at(r, "function"), *file = str_at(r, "file"), *into = str_at(r, "inlined_into");
+		char name[256], where[256], a[32], b[32], c[32], d[32], e[32];
+		snprintf(name, sizeof name, "%s%s%s", fn ? fn : "?", into ? " < " : "", into ? into : "");
+		const char *base = file ? strrchr(file, '/') : NULL;
+		if (file)
+			snprintf(where, sizeof where, "%s:%.0f", base ? base + 1 : file, num_or(r, "line", 0));
+		else
+			snprintf(where, sizeof where, "%s", "-");
+		fprintf(f, "  %-40.40s %-24.24s %9s %9s %9s %9s %9s\n", name, where,
+			fmt_bytes(a, sizeof a, num_or(r, "live_at_peak_bytes", 0)),
+			fmt_bytes(b, sizeof b, num_or(r, "leaked_bytes", 0)), fmt_bytes(c, sizeof c, num_or(r, "bytes", 0)),
+			fmt_count(d, sizeof d, num_or(r, "allocs", 0)),
+			fmt_bytes(e, sizeof e, num_or(r, "fragmentation_bytes", 0)));
+	}
+}
+
 static void phases_table(FILE *f, const struct arr_doc *ph)
 {
 	if (!ph || ph->type != ARR_DOC_ARRAY || !ph->len)
@@ -722,6 +750,8 @@ static void render_trace(FILE *f, const struct arr_doc *tr)
 		blocks_print(f, bs, nb, 4);
 	}
 
+	sites_table(f, tr, "by_live_at_peak", "live bytes at the peak");
+	sites_table(f, tr, "by_leaked", "leaked bytes");
 	phases_table(f, arr_doc_get(tr, "phases"));
 	allocators_table(f, arr_doc_get(tr, "allocators"));
 }

@@ -123,21 +123,26 @@ static void print_stack(const struct arr_trace *tr, struct arr_symbolizer *sy, c
 		return;
 	if (n > 128)
 		n = 128;
+	int k = 0; /* source frames: an address stands for several when calls were inlined */
 	for (int i = 0; i < n; i++) {
-		const struct arr_frame_info *fi = arr_symbolize(sy, fr[i]);
-		if (json) {
-			printf("%s{\"addr\":\"0x%llx\",\"func\":", i ? "," : "", (unsigned long long)fr[i]);
-			arr_json_fputs(stdout, fi->func);
-			if (fi->file) {
-				fputs(",\"file\":", stdout);
-				arr_json_fputs(stdout, fi->file);
-				printf(",\"line\":%d", fi->line);
+		for (const struct arr_frame_info *fi = arr_symbolize(sy, fr[i]); fi; fi = fi->caller, k++) {
+			if (json) {
+				printf("%s{\"addr\":\"0x%llx\",\"func\":", k ? "," : "", (unsigned long long)fr[i]);
+				arr_json_fputs(stdout, fi->func);
+				if (fi->file) {
+					fputs(",\"file\":", stdout);
+					arr_json_fputs(stdout, fi->file);
+					printf(",\"line\":%d", fi->line);
+				}
+				if (fi->inlined)
+					fputs(",\"inlined\":true", stdout);
+				putchar('}');
+			} else if (fi->file) {
+				printf("\n    #%-2d 0x%llx %s %s:%d%s", k, (unsigned long long)fr[i], fi->func, fi->file, fi->line,
+				       fi->inlined ? " (inlined)" : "");
+			} else {
+				printf("\n    #%-2d 0x%llx %s", k, (unsigned long long)fr[i], fi->func);
 			}
-			putchar('}');
-		} else if (fi->file) {
-			printf("\n    #%-2d 0x%llx %s %s:%d", i, (unsigned long long)fr[i], fi->func, fi->file, fi->line);
-		} else {
-			printf("\n    #%-2d 0x%llx %s", i, (unsigned long long)fr[i], fi->func);
 		}
 	}
 	if (json)

@@ -1,8 +1,10 @@
 /*
  * html.c - the report as one self-contained page: dygraphs (time series)
  * and Chart.js (bars), both from Debian and embedded at build time
- * (embed.cmake), the page's own script (page.js) and the report as one
- * JSON blob. Nothing is fetched: it works offline and from file://.
+ * (embed.cmake), the page's own script (page.js, which also draws the call
+ * sites' flame graphs on a canvas: Debian packages no flame-graph library)
+ * and the report as one JSON blob. Nothing is fetched: it works offline
+ * and from file://.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,6 +1,7 @@
 /* page.js - draws the report page from the JSON blob #allocrr-data.
  * Time series with dygraphs (zoom: drag; pan: shift-drag; reset: double
- * click), bars with Chart.js. Every section tolerates missing keys: a
+ * click), bars with Chart.js, flame graphs of the call sites on a canvas of
+ * its own (click: zoom; hover: the frame). Every section tolerates missing keys: a
  * report with fewer analyses simply shows fewer cards. */
 (function () {
 	"use strict";
@@ -528,6 +529,205 @@
 		}));
 	}
 
+	/* ---- call sites: tables and flame graphs (traces recorded with --stacks) ---- */
+
+	var SITE_TABLES = [["by_live_at_peak", "live at the peak", "live_at_peak_bytes"],
+		["by_leaked", "leaked", "leaked_bytes"], ["by_bytes", "allocated", "bytes"],
+		["by_allocs", "calls", "allocs"], ["by_temporaries", "temporary", "temporaries"],
+		["by_fragmentation", "fragmentation at the peak", "fragmentation_bytes"],
+		["by_calloc", "calloc bytes", "calloc_bytes"]];
+
+	function where(o) {
+		return o.file ? o.file.split("/").pop() + ":" + o.line : "";
+	}
+
+	function sitesCard(grid, t) {
+		var s = t.sites;
+		if (!s || !s.recorded) return;
+		var c = card(grid, "Call sites: who allocated the memory", true);
+		var tabs = SITE_TABLES.filter(function (k) { return Array.isArray(s[k[0]]) && s[k[0]].length; });
+		if (!tabs.length) {
+			c.appendChild(el("p", "empty", "No site allocated anything."));
+			return;
+		}
+		var bar = el("div", "tabs"), body = el("div");
+		c.appendChild(bar);
+		c.appendChild(body);
+		function show(k) {
+			Array.prototype.forEach.call(bar.children, function (b) { b.classList.toggle("on", b.textContent === k[1]); });
+			body.textContent = "";
+			table(body, ["site (top by " + k[1] + ")", "where", "live at peak", "leaked", "allocated", "calls",
+				"temporary", "fragmentation", "calloc (fresh / reused)"], s[k[0]].slice(0, 15).map(function (r) {
+				var fn = r.function + (r.inlined_into ? " (inlined into " + r.inlined_into + ")" : "");
+				return [{ v: fn, cls: "l", title: (r.stack || []).join("\n") }, { v: where(r), cls: "l", title: r.file || "" },
+					bytes(r.live_at_peak_bytes), bytes(r.leaked_bytes), bytes(r.bytes), count(r.allocs),
+					count(r.temporaries), bytes(r.fragmentation_bytes),
+					r.calloc_bytes ? bytes(r.calloc_bytes) + (isNum(r.calloc_fresh_bytes) ? " (" +
+						bytes(r.calloc_fresh_bytes) + " / " + bytes(r.calloc_reused_bytes) + ")" : "") : "–"];
+			}));
+		}
+		tabs.forEach(function (k) {
+			var b = el("button", null, k[1]);
+			b.type = "button";
+			b.addEventListener("click", function () { show(k); });
+			bar.appendChild(b);
+		});
+		show(tabs[0]);
+		note(c, s.sites + " distinct sites. Fragmentation: at the peak of live bytes, the free bytes of each 4 KiB page " +
+			"holding live blocks, shared among them by their bytes on the page (the recorded allocator's layout). " +
+			"Hover a site for its heaviest stack.");
+		flameCard(grid, s);
+	}
+
+	/* An icicle (a flame graph with its root on top) on a canvas: click a frame
+	 * to zoom into it, click an ancestor (above) or the root to zoom out; hover
+	 * for the function, file:line, bytes and share. */
+	var FLAMES = [["allocations", "bytes allocated"], ["live_at_peak", "live at the peak"], ["leaks", "leaked"]];
+	var ROW = 18;
+
+	function flameColor(n) {
+		if (n.name === "(other)" || n.name === "[truncated]" || n.name === "all") return "#c9ced8";
+		var h = 0;
+		for (var i = 0; i < n.name.length; i++) h = (h * 31 + n.name.charCodeAt(i)) >>> 0;
+		var hue = n.inlined ? 190 + h % 40 : 10 + h % 45;
+		return "hsl(" + hue + ", " + (60 + h % 25) + "%, " + (62 + h % 12) + "%)";
+	}
+
+	function flameDepth(n) {
+		var d = 0;
+		(n.children || []).forEach(function (c) { d = Math.max(d, flameDepth(c)); });
+		return d + 1;
+	}
+
+	function link(n, parent) {
+		n.parent = parent;
+		(n.children || []).forEach(function (c) { link(c, n); });
+		return n;
+	}
+
+	function flameGraph(parent, root, what) {
+		link(root, null);
+		var wrap = el("div", "flame");
+		var canvas = el("canvas");
+		canvas.setAttribute("data-flame", what);
+		var tip = el("div", "flame-tip");
+		wrap.appendChild(canvas);
+		wrap.appendChild(tip);
+		parent.appendChild(wrap);
+		var focus = root, rects = [];
+		function path(n) {
+			var p = [];
+			for (; n; n = n.parent) p.unshift(n);
+			return p;
+		}
+		function draw() {
+			var above = path(focus).slice(0, -1), rows = above.length + flameDepth(focus);
+			var w = Math.max(300, wrap.clientWidth), dpr = window.devicePixelRatio || 1;
+			canvas.style.width = w + "px";
+			canvas.style.height = rows * ROW + "px";
+			canvas.width = Math.round(w * dpr);
+			canvas.height = Math.round(rows * ROW * dpr);
+			var g = canvas.getContext("2d");
+			g.setTransform(dpr, 0, 0, dpr, 0, 0);
+			g.clearRect(0, 0, w, rows * ROW);
+			g.font = "11.5px " + getComputedStyle(document.body).fontFamily;
+			g.textBaseline = "middle";
+			rects = [];
+			function box(n, x, y, bw, dim) {
+				g.fillStyle = flameColor(n);
+				g.globalAlpha = dim ? 0.45 : 1;
+				g.fillRect(x, y, Math.max(bw - 1, 0.5), ROW - 1);
+				g.globalAlpha = 1;
+				rects.push({ x: x, y: y, w: bw, n: n });
+				if (bw > 30) {
+					g.fillStyle = "#1d2330";
+					var label = n.name, max = Math.floor((bw - 6) / 6.5);
+					if (label.length > max) label = label.slice(0, Math.max(max - 1, 1)) + "…";
+					g.fillText(label, x + 3, y + ROW / 2);
+				}
+			}
+			above.forEach(function (n, i) { box(n, 0, i * ROW, w, true); });
+			(function lay(n, x, y, bw) {
+				box(n, x, y, bw, false);
+				var cx = x;
+				(n.children || []).forEach(function (c) {
+					var cw = n.value ? bw * c.value / n.value : 0;
+					if (cw >= 0.5) lay(c, cx, y + ROW, cw);
+					cx += cw;
+				});
+			})(focus, 0, above.length * ROW, w);
+			canvas.setAttribute("data-frames", String(rects.length));
+			canvas.setAttribute("data-focus", focus.name);
+		}
+		function hit(ev) {
+			var r = canvas.getBoundingClientRect(), x = ev.clientX - r.left, y = ev.clientY - r.top;
+			for (var i = rects.length - 1; i >= 0; i--) {
+				var q = rects[i];
+				if (x >= q.x && x < q.x + q.w && y >= q.y && y < q.y + ROW) return q.n;
+			}
+			return null;
+		}
+		canvas.addEventListener("click", function (ev) {
+			var n = hit(ev);
+			if (!n) return;
+			focus = n === focus && n.parent ? n.parent : n;
+			draw();
+		});
+		canvas.addEventListener("mousemove", function (ev) {
+			var n = hit(ev);
+			if (!n) { tip.style.display = "none"; return; }
+			tip.textContent = "";
+			tip.appendChild(el("b", null, n.name + (n.inlined ? " (inlined)" : "")));
+			if (n.file) tip.appendChild(el("div", null, n.file + ":" + n.line));
+			tip.appendChild(el("div", null, bytes(n.value) + " · " + pct(root.value ? n.value / root.value : 0) +
+				" of all" + (focus !== root && focus.value ? " · " + pct(n.value / focus.value) + " of " + focus.name : "")));
+			var r = wrap.getBoundingClientRect();
+			tip.style.display = "block";
+			tip.style.left = Math.min(ev.clientX - r.left + 12, r.width - 260) + "px";
+			tip.style.top = ev.clientY - r.top + 14 + "px";
+		});
+		canvas.addEventListener("mouseleave", function () { tip.style.display = "none"; });
+		draw();
+		return canvas;
+	}
+
+	function flameCard(grid, s) {
+		var fl = s.flame;
+		if (!fl) return;
+		var kinds = FLAMES.filter(function (k) { return fl[k[0]] && fl[k[0]].value > 0; });
+		if (!kinds.length) return;
+		var c = card(grid, "Flame graphs of the call stacks", true);
+		var bar = el("div", "tabs"), body = el("div");
+		c.appendChild(bar);
+		c.appendChild(body);
+		var boxEl = el("div");
+		boxEl.setAttribute("data-chart", "1");
+		charts++;
+		var current = null, timer = null;
+		function show(k) {
+			current = k;
+			Array.prototype.forEach.call(bar.children, function (b) { b.classList.toggle("on", b.textContent === k[1]); });
+			boxEl.textContent = "";
+			flameGraph(boxEl, fl[k[0]], k[0]);
+		}
+		/* the canvas is drawn at the card's width: draw again when that changes (the zoom resets) */
+		window.addEventListener("resize", function () {
+			clearTimeout(timer);
+			timer = setTimeout(function () { if (current) show(current); }, 150);
+		});
+		kinds.forEach(function (k) {
+			var b = el("button", null, k[1]);
+			b.type = "button";
+			b.addEventListener("click", function () { show(k); });
+			bar.appendChild(b);
+		});
+		body.appendChild(boxEl);
+		show(kinds[0]);
+		note(c, "Outermost frame on top, callees below, widths by bytes; inlined functions in blue. Click a frame to " +
+			"zoom into it, click it again or a frame above to zoom out. At most " + (fl.max_nodes || "a few hundred") +
+			" frames per graph, the rest folded into \"(other)\"; the same stacks as `allocrr analyze --collapsed`.");
+	}
+
 	function traceSection(t, idx) {
 		var sec = el("section");
 		sec.id = "trace-" + idx;
@@ -557,6 +757,7 @@
 		zeroing(grid, t, als);
 		latency(grid, als);
 		leaksCard(grid, t);
+		sitesCard(grid, t);
 		threadsCard(grid, t);
 		phasesCard(grid, t);
 	}

@@ -108,6 +108,18 @@ def test():
              and tt["bytes"] == 100000 and tt["peak_bytes"] == 100 and tt["line"] == marker_line("TEMP"),
              "top temporary site: %s" % tt)
     t.expect(sites["by_allocs"][0]["function"] == "temp_site", "by_allocs: %s" % sites["by_allocs"][0])
+    # the deep recursion: its site names recurse at the DEEP line, its stack cut and marked
+    deep_site = [s for s in sites["by_bytes"] if s["function"] == "recurse"]
+    t.expect(len(deep_site) == 1 and deep_site[0]["line"] == marker_line("DEEP") and deep_site[0]["bytes"] == 777
+             and deep_site[0]["stack"][-1] == "[truncated]" and len(deep_site[0]["stack"]) == 65
+             and all(f.startswith("recurse ") for f in deep_site[0]["stack"][:-1]), "deep site: %s" % deep_site)
+    # the dlopened library's site, and the thread's
+    lib_site = [s for s in sites["by_bytes"] if s["function"] == "lib_alloc"]
+    t.expect(len(lib_site) == 1 and lib_site[0]["line"] == 7 and lib_site[0]["file"].endswith("stacks_lib.c"),
+             "library site: %s" % lib_site)
+    th_site = [s for s in sites["by_calloc"] if s["function"] == "thread_leaf"]
+    t.expect(len(th_site) == 1 and th_site[0]["calloc_bytes"] == 555 and th_site[0]["line"] == marker_line("THREAD")
+             and th_site[0]["stack"][1].startswith("thread_fn "), "thread site: %s" % th_site)
     lines = open(folded).read().splitlines()
     t.expect(any(l.endswith(";main;path_a;path_b;leaky 4321") and l.startswith("allocations;") for l in lines),
              "collapsed allocations: %s" % lines[:5])
@@ -131,6 +143,12 @@ def test():
                   if k in "tT")
     owner = [n for a, n in syms if a < off][-1]
     t.expect(owner == "leaky", "offset 0x%x of the stripped copy is in %s, not leaky" % (off, owner))
+    # the report of the stripped trace names the same offset as the leak's site
+    p = t.run([t.ALLOCRR, "analyze", "--json", "--what", "sites", out2])
+    st = [s for s in json.loads(p.stdout.decode())["traces"][0]["sites"]["by_leaked"]
+          if s["function"].startswith("stacks-copy+0x")]
+    t.expect(len(st) == 1 and st[0]["function"] == name and st[0]["leaked_bytes"] == 4321 and "file" not in st[0],
+             "stripped leak site: %s, want %s" % (st, name))
 
     # without --stacks: no stack chunks, no stack column, no stacks feature
     out3 = os.path.join(d, "plain.atr")

@@ -1,14 +1,20 @@
 """The HTML page in headless Chromium: no console message at all (errors,
 uncaught exceptions, warnings), the page finished drawing, and every chart
-box holds a drawn canvas. Skips (77) without chromium. Set
+box holds a drawn canvas. A trace recorded with stacks gets the call-site
+tables and flame graphs: driven through the DevTools protocol (over a pipe),
+a real mouse click on a frame zooms into it and a click on the root zooms
+out, hovering shows the frame. Skips (77) without chromium. Set
 ALLOCRR_SCREENSHOT=file.png to also save a screenshot."""
 import html.parser
+import json
 import os
 import re
+import select
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 from report_common import expect, record_leaker, report, tmpdir, write
 
@@ -37,6 +43,159 @@ def browse(exe, page, *extra):
         shutil.rmtree(profile, ignore_errors=True)
     console = [l for l in p.stderr.splitlines() if ":CONSOLE" in l or "Uncaught" in l]
     return p.stdout, console
+
+
+class DevTools:
+    """Chromium driven through the DevTools protocol on --remote-debugging-pipe
+    (fd 3: commands in, fd 4: answers and events out, NUL-separated JSON)."""
+
+    def __init__(self, exe, *extra):
+        self.profile = tempfile.mkdtemp(prefix="allocrr-chromium-")
+        cmd_r, self.w = os.pipe()
+        self.r, out_w = os.pipe()
+
+        def child():
+            a, b = os.dup(cmd_r), os.dup(out_w)
+            os.dup2(a, 3)
+            os.dup2(b, 4)
+            os.set_inheritable(3, True)
+            os.set_inheritable(4, True)
+        self.p = subprocess.Popen([exe, *FLAGS, "--user-data-dir=" + self.profile, "--remote-debugging-pipe",
+                                   *extra, "about:blank"], preexec_fn=child, close_fds=False,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        os.close(cmd_r)
+        os.close(out_w)
+        self.buf, self.id, self.events, self.session = b"", 0, [], None
+
+    def _message(self, timeout):
+        end = time.time() + timeout
+        while b"\0" not in self.buf:
+            left = end - time.time()
+            if left <= 0 or not select.select([self.r], [], [], left)[0]:
+                raise AssertionError("chromium did not answer in %ds" % timeout)
+            data = os.read(self.r, 1 << 16)
+            if not data:
+                raise AssertionError("chromium closed its DevTools pipe")
+            self.buf += data
+        msg, self.buf = self.buf.split(b"\0", 1)
+        return json.loads(msg)
+
+    def call(self, method, params=None, timeout=60):
+        self.id += 1
+        m = {"id": self.id, "method": method, "params": params or {}}
+        if self.session:
+            m["sessionId"] = self.session
+        os.write(self.w, json.dumps(m).encode() + b"\0")
+        while True:
+            r = self._message(timeout)
+            if r.get("id") == self.id:
+                if "error" in r:
+                    raise AssertionError("%s: %s" % (method, r["error"]))
+                return r["result"]
+            self.events.append(r)
+
+    def open(self, url):
+        target = self.call("Target.createTarget", {"url": "about:blank"})["targetId"]
+        self.session = self.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+        self.call("Runtime.enable")
+        self.call("Page.enable")
+        self.call("Page.navigate", {"url": url})
+        for _ in range(300):
+            if self.eval("document.body && document.body.getAttribute('data-ready')") == "1":
+                return
+            time.sleep(0.1)
+        raise AssertionError("the page did not finish drawing")
+
+    def eval(self, expr):
+        r = self.call("Runtime.evaluate", {"expression": expr, "returnByValue": True})
+        if "exceptionDetails" in r:
+            raise AssertionError("%s: %s" % (expr, r["exceptionDetails"]))
+        return r["result"].get("value")
+
+    def mouse(self, kind, x, y):
+        if kind == "click":
+            for t in ("mousePressed", "mouseReleased"):
+                self.call("Input.dispatchMouseEvent", {"type": t, "x": x, "y": y, "button": "left", "clickCount": 1})
+        else:
+            self.call("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": x, "y": y})
+
+    def console(self):
+        """Console calls and uncaught exceptions seen so far."""
+        return [e for e in self.events if e.get("method") in ("Runtime.consoleAPICalled", "Runtime.exceptionThrown",
+                                                               "Log.entryAdded")]
+
+    def close(self):
+        try:
+            self.session = None
+            self.call("Browser.close", timeout=10)
+        except AssertionError:
+            pass
+        try:
+            self.p.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            self.p.wait()
+        os.close(self.w)
+        os.close(self.r)
+        shutil.rmtree(self.profile, ignore_errors=True)
+
+
+FLAME = "document.querySelector('canvas[data-flame]')"
+
+
+def flame_state(dt):
+    return dt.eval("(function(){var c=%s; if(!c) return null; c.scrollIntoView(); var r=c.getBoundingClientRect();"
+                   "return {frames: +c.getAttribute('data-frames'), focus: c.getAttribute('data-focus'),"
+                   "what: c.getAttribute('data-flame'), x: r.left, y: r.top, w: r.width, h: r.height};})()" % FLAME)
+
+
+def check_flames(exe, sites_prog, d):
+    """A report of a trace with stacks: sites tables, flame graphs that zoom."""
+    tr = os.path.join(d, "sites.atr")
+    arrtest.record(tr, [sites_prog], extra=["--stacks"])
+    cfg = write(os.path.join(d, "s.yaml"), "traces: [%s]\noutput: {dir: %s/sout}\n" % (tr, d))
+    report(cfg, "-q", check=0)
+    page = os.path.join(d, "sout", "report.html")
+    dt = DevTools(exe, "--window-size=1400,3000")
+    try:
+        dt.open("file://" + page)
+        text = dt.eval("document.body.innerText")
+        for want in ("Call sites: who allocated the memory", "Flame graphs of the call stacks", "checker",
+                     "grow (inlined into make_name)"):
+            expect(want in text, "page lacks %r" % want)
+        st = flame_state(dt)
+        expect(st and st["what"] == "allocations" and st["focus"] == "all" and st["frames"] >= 5,
+               "flame graph: %s" % st)
+        # the frame under a point: find the deepest row with a frame named contiguous, by hovering
+        row = 18
+        found = None
+        for depth in range(1, 12):
+            y = st["y"] + depth * row + row / 2
+            dt.mouse("move", st["x"] + 5, y)
+            tip = dt.eval("(function(){var t=document.querySelector('.flame-tip');"
+                          "return t.style.display == 'block' ? t.innerText : null;})()")
+            expect(tip is not None, "no tooltip over row %d" % depth)
+            if tip.startswith("contiguous"):
+                found = (y, tip)
+                break
+        expect(found and "sites.c:" in found[1] and " of all" in found[1], "hover: %s" % (found,))
+        dt.mouse("click", st["x"] + 5, found[0])
+        z = flame_state(dt)
+        expect(z["focus"] == "contiguous" and z["frames"] < st["frames"], "after a click: %s (before %s)" % (z, st))
+        dt.mouse("click", z["x"] + 5, z["y"] + row / 2)  # the root, above
+        back = flame_state(dt)
+        expect(back["focus"] == "all" and back["frames"] == st["frames"], "after a click on the root: %s" % back)
+        # the other graphs
+        dt.eval("Array.from(document.querySelectorAll('.tabs button')).filter(function(b){"
+                "return b.textContent == 'leaked';}).pop().click()")
+        lk = flame_state(dt)
+        expect(lk["what"] == "leaks" and lk["frames"] >= 3, "leaks flame graph: %s" % lk)
+        msgs = dt.console()
+        expect(not msgs, "console messages: %s" % msgs[:3])
+        dt.eval("console.warn('deliberate')")  # the detector must see one, or a clean page proves nothing
+        expect(len(dt.console()) == 1, "a console warning is not detected: %s" % dt.console())
+    finally:
+        dt.close()
 
 
 class Charts(html.parser.HTMLParser):
@@ -112,6 +271,7 @@ output: {dir: %s/out}
     for want in ("Checks", "Fragmentation at the key moments", "Zeroing", "Latency per call", "Leaks",
                  "Threads", "glibc", "builtin"):
         expect(want in dom, "page lacks %r" % want)
+    check_flames(exe, sys.argv[2], d)
     shot = os.environ.get("ALLOCRR_SCREENSHOT")
     if shot:
         browse(exe, page, "--screenshot=" + os.path.abspath(shot), "--window-size=1400,3000")
