@@ -266,6 +266,7 @@ double arr__slope_per_s(const struct an_slope *s)
 struct slot {
 	const struct an_ops *ops;
 	void *st;
+	int hidden; /* kept for another analyzer (phases), writes no section */
 };
 
 struct pass {
@@ -564,7 +565,10 @@ int arr_analyze_trace(struct arr_trace *tr, const struct arr_analysis_options *o
 		c->end_t = end->t;
 	uint32_t what = opt->what ? opt->what : (1u << ARR_AN_COUNT_) - 1;
 	for (unsigned i = 0; i < ARR_AN_COUNT_ && rc == 0; i++) {
-		if (!(what & (1u << i)))
+		/* phases cut the size and lifetime histograms: they run, unseen, without their sections */
+		int hidden = !(what & (1u << i)) && (what & (1u << ARR_AN_PHASES)) &&
+			     (i == ARR_AN_SIZES || i == ARR_AN_LIFETIMES);
+		if (!(what & (1u << i)) && !hidden)
 			continue;
 		/* call sites: only for traces recorded with stacks */
 		if (i == ARR_AN_SITES && !(c->meta->features & ARR_TRACE_FEAT_STACKS))
@@ -575,15 +579,19 @@ int arr_analyze_trace(struct arr_trace *tr, const struct arr_analysis_options *o
 			rc = ARR_ENOMEM;
 			break;
 		}
-		p->an[p->nan++] = (struct slot){o, st};
+		p->an[p->nan++] = (struct slot){o, st, hidden};
 		if (o->begin && (rc = o->begin(c, st)) != 0)
 			break;
 		/* inlined into the loop (hot.h) */
 		if (o->id == ARR_AN_SIZES) {
 			p->sz = st;
+			if (what & (1u << ARR_AN_PHASES))
+				c->sizes = st;
 			p->hot |= HOT_SIZES;
 		} else if (o->id == ARR_AN_LIFETIMES) {
 			p->lt = st;
+			if (what & (1u << ARR_AN_PHASES))
+				c->lifetimes = st;
 			p->hot |= HOT_LIFETIMES;
 		} else if (o->id == ARR_AN_LIVE) {
 			p->lv = st;
@@ -642,6 +650,8 @@ int arr_analyze_trace(struct arr_trace *tr, const struct arr_analysis_options *o
 	if (rc != ARR_ENOMEM) {
 		trace_section(c, tr, out, rc);
 		for (unsigned i = 0; i < p->nan; i++) {
+			if (p->an[i].hidden)
+				continue;
 			struct arr_doc *sec = p->an[i].ops->id == ARR_AN_PHASES ? arr_doc_set_arr(out, "phases")
 										 : arr_doc_set_obj(out, arr_analysis_name(p->an[i].ops->id));
 			int erc = p->an[i].ops->end(c, p->an[i].st, sec);
