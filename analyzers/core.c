@@ -84,10 +84,26 @@ static void live_remove_slot(struct an_live *m, size_t s)
 	m->count--;
 }
 
+/*
+ * When the table grows: at half full while it is small (it stays in the
+ * caches, and the shortest probe runs cost the fewest instructions), at
+ * three quarters once it is past LIVE_DENSE_SLOTS: there every lookup is a
+ * cache miss anyway, a longer run mostly stays in the same line or the next
+ * (prefetched), and the table is half the size (python3's 1.39M live blocks:
+ * 64 MiB instead of 128, and 111 MB max RSS instead of 209).
+ */
+#define LIVE_DENSE_SLOTS (1u << 15) /* 1 MiB of slots */
+
+static inline int live_full(const struct an_live *m)
+{
+	size_t cap = m->mask + 1;
+	return cap <= LIVE_DENSE_SLOTS ? (m->count + 1) * 2 > cap : (m->count + 1) * 4 > cap * 3;
+}
+
 /* A slot for key (new or existing: *fresh says which), or NULL when out of memory. */
 static inline struct an_block *live_insert(struct an_live *m, uint64_t key, int *fresh)
 {
-	if ((m->count + 1) * 2 > m->mask + 1 && live_grow(m))
+	if (live_full(m) && live_grow(m))
 		return NULL;
 	size_t s = live_slot(m, key);
 	while (m->slots[s].key && m->slots[s].key != key)
