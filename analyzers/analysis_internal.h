@@ -132,6 +132,10 @@ struct an_core {
 	struct arr_ptrmap tid_index; /* tid -> index + 1 */
 	uint32_t last_tid, last_thread;
 	struct an_thread *cur_thread; /* &threads[last_thread] */
+	/* the running histograms (hot.h), for phases to cut by differences at
+	 * their boundaries; kept whenever phases is selected, else NULL */
+	const struct an_sizes *sizes;
+	const struct an_lifetimes *lifetimes;
 };
 
 /* The analyzers (one per file). */

@@ -8,18 +8,28 @@
  * Per phase: calls, failed calls, bytes requested, allocations and frees,
  * live bytes at its start and end, peak live bytes and when, temporary
  * allocations, RSS samples, RSS growth (least-squares slope) and the RSS
- * peak. Histograms are not cut per phase: the peak, the growth and the
- * counts are what tells phases apart, and they keep each phase small.
+ * peak; the log2 histograms of requested sizes (the phase's allocations)
+ * and of lifetimes in ns and in events (the blocks the phase freed), as in
+ * the sizes and lifetimes sections.
  *
- * Counts are differences of the core's running counters between a phase's
- * ends; marked phases take their peak from the core's window peak (reset at
- * each mark), so without user ranges this analyzer costs nothing per call.
- * User ranges may overlap, so they follow every call and allocation.
+ * Counts and histograms are differences of the core's running counters
+ * (and of the sizes and lifetimes analyzers' histograms, which the core
+ * keeps whenever phases is selected) between a phase's ends; marked phases
+ * take their peak from the core's window peak (reset at each mark), so
+ * without user ranges this analyzer costs nothing per call. User ranges
+ * may overlap, so they follow every call and allocation.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis_internal.h"
+#include "hot.h"
+
+/* A phase's histograms: at its opening the running ones, once closed the
+ * difference (what happened in the phase). ~3 KiB, allocated when it opens. */
+struct ph_hist {
+	uint64_t size_count[65], size_bytes[65];
+	uint64_t time_count[65], time_bytes[65], ev_count[65], ev_bytes[65];
+};
 
 #define MAX_MARK_PHASES 4096 /* later marks extend the last phase */
 
@@ -34,6 +44,7 @@ struct phase {
 	uint64_t live_start, live_end, peak_live, peak_t;
 	uint64_t rss_samples, rss_first, rss_last, rss_peak;
 	struct an_slope rss;
+	struct ph_hist *hist; /* NULL until opened */
 };
 
 struct phases {
@@ -69,8 +80,29 @@ static struct snap snap(const struct an_core *c, const struct arr_event *ev, int
 			     c->allocs, c->frees, c->temporaries};
 }
 
+/* the running histograms now (zero when the core keeps none) */
+static void hist_now(const struct an_core *c, struct ph_hist *h)
+{
+	memset(h, 0, sizeof *h);
+	if (c->sizes) {
+		memcpy(h->size_count, c->sizes->count, sizeof h->size_count);
+		memcpy(h->size_bytes, c->sizes->bytes, sizeof h->size_bytes);
+	}
+	if (c->lifetimes) {
+		memcpy(h->time_count, c->lifetimes->t_count, sizeof h->time_count);
+		memcpy(h->time_bytes, c->lifetimes->t_bytes, sizeof h->time_bytes);
+		memcpy(h->ev_count, c->lifetimes->e_count, sizeof h->ev_count);
+		memcpy(h->ev_bytes, c->lifetimes->e_bytes, sizeof h->ev_bytes);
+	}
+}
+
 static void open_phase(struct an_core *c, struct phase *ph, struct snap now)
 {
+	if (!ph->hist && !(ph->hist = malloc(sizeof *ph->hist))) {
+		c->oom = ARR_ENOMEM;
+		return;
+	}
+	hist_now(c, ph->hist);
 	ph->at_open = now;
 	if (ph->marked) {
 		c->win_peak = c->live_bytes;
@@ -91,6 +123,14 @@ static void close_phase(struct an_core *c, struct phase *ph, struct snap now)
 	if (ph->marked && c->win_peak > ph->peak_live) {
 		ph->peak_live = c->win_peak;
 		ph->peak_t = c->win_peak_t;
+	}
+	if (ph->hist) {
+		struct ph_hist now_h;
+		hist_now(c, &now_h);
+		uint64_t *d = (uint64_t *)ph->hist;
+		const uint64_t *n = (const uint64_t *)&now_h;
+		for (size_t k = 0; k < sizeof now_h / sizeof *n; k++)
+			d[k] = n[k] - d[k];
 	}
 	ph->active = 0;
 	ph->done = 1;
@@ -237,6 +277,13 @@ static int ph_end(struct an_core *c, void *st, struct arr_doc *arr)
 		arr_doc_set_int(o, "rss_samples", (int64_t)ph->rss_samples);
 		arr_doc_set_int(o, "rss_peak", (int64_t)ph->rss_peak);
 		arr_doc_set_num(o, "rss_growth_bytes_per_s", arr__slope_per_s(&ph->rss));
+		/* a phase never reached has no histograms: empty ones */
+		static const struct ph_hist none;
+		const struct ph_hist *h = ph->done && ph->hist ? ph->hist : &none;
+		arr__doc_log2(arr_doc_set_arr(arr_doc_set_obj(o, "sizes"), "log2"), h->size_count, h->size_bytes, 65);
+		struct arr_doc *lt = arr_doc_set_obj(o, "lifetimes");
+		arr__doc_log2(arr_doc_set_arr(lt, "time_log2"), h->time_count, h->time_bytes, 65);
+		arr__doc_log2(arr_doc_set_arr(lt, "events_log2"), h->ev_count, h->ev_bytes, 65);
 	}
 	return 0;
 }
@@ -244,6 +291,8 @@ static int ph_end(struct an_core *c, void *st, struct arr_doc *arr)
 static void ph_fini(void *st)
 {
 	struct phases *s = st;
+	for (size_t i = 0; i < s->n; i++)
+		free(s->p[i].hist);
 	free(s->p);
 }
 

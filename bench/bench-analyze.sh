@@ -22,7 +22,8 @@ stderr. Columns of a tool that is missing read "n/a".
 Workloads: python3 (PYTHONMALLOC=malloc, strings built and sorted), sqlite3
 (inserts, two indexes, :memory:), cc1 (gcc's compiler proper on a generated
 C file; heaptrack is not run on it: Debian's heaptrack 1.4 ran out of memory
-interpreting it), stress (4 threads of malloc/free, allocrr only).
+interpreting it), stress (4 threads of malloc/free, allocrr only), empty (a
+program that allocates nothing: the fixed start-up cost every trace pays).
 
 Arguments:
   BUILD_DIR        CMake build tree holding bin/allocrr (default: build)
@@ -31,7 +32,7 @@ Environment:
   RUNS=N           rounds per workload (default 3)
   SCALE=full|small full sizes (default: the recorder benchmark's) or ~10x
                    smaller for a quick check
-  WORKLOADS="..."  subset and order (default: python3 sqlite3 cc1 stress)
+  WORKLOADS="..."  subset and order (default: python3 sqlite3 cc1 stress empty)
   PYTHON=PATH      the python3 to record (default /usr/bin/python3 if present)
   RAW=FILE         also write every measurement, one per line, to FILE
 EOF
@@ -45,7 +46,7 @@ wl_src=$here/workloads
 build_dir=${1:-build}
 runs=${RUNS:-3}
 scale=${SCALE:-full}
-workloads=${WORKLOADS:-python3 sqlite3 cc1 stress}
+workloads=${WORKLOADS:-python3 sqlite3 cc1 stress empty}
 
 die() {
 	echo "bench-analyze: $*" >&2
@@ -88,6 +89,8 @@ trap 'rm -rf "$tmp"' EXIT
 note "building workloads in $tmp (SCALE=$scale)"
 cc -O2 -pthread "$wl_src/stress.c" -o "$tmp/stress"
 cc -O2 "$wl_src/runstat.c" -o "$tmp/runstat"
+echo 'int main(void) { return 0; }' >"$tmp/empty.c"
+cc -O2 "$tmp/empty.c" -o "$tmp/empty"
 "$python" "$wl_src/sqlite_gen.py" "$sql_n" >"$tmp/workload.sql"
 "$python" "$wl_src/gen_c.py" "$c_lines" >"$tmp/big.c"
 
@@ -130,8 +133,12 @@ setup_workload() {
 		descr="4 threads, $stress_n malloc + free"
 		has_heaptrack=0
 		;;
+	empty)
+		cmd=("$tmp/empty")
+		descr="a program that allocates nothing"
+		;;
 	*)
-		die "unknown workload '$1' (known: python3 sqlite3 cc1 stress)"
+		die "unknown workload '$1' (known: python3 sqlite3 cc1 stress empty)"
 		;;
 	esac
 }
