@@ -101,17 +101,11 @@ static const char *suggest(const struct cli_option *opts, const char *name, size
 	return bd <= limit ? best : NULL;
 }
 
-/* "--name" or "-n", as the user wrote it, for messages. */
-static void opt_label(char *buf, size_t cap, const struct cli_option *o, int by_short)
-{
-	if (by_short)
-		snprintf(buf, cap, "-%c", o->short_name);
-	else
-		snprintf(buf, cap, "--%s", o->name);
-}
 
 static int range_error(const char *cmd, const char *label, const struct cli_option *o, const char *s)
 {
+	if (o->max >= INT64_MAX / 2)
+		return cli_usage_error(cmd, "%s wants a number of at least %lld, not '%s'", label, o->min, s);
 	return cli_usage_error(cmd, "%s wants a number from %lld to %lld, not '%s'", label, o->min, o->max, s);
 }
 
@@ -166,11 +160,11 @@ static int is_common(const struct cli_option *o)
 }
 
 /* Give option o its value (NULL: none given). Returns 0 or an exit code. */
-static int take(const struct cli_usage *u, const struct cli_option *opts, const struct cli_option *o, int by_short,
+static int take(const struct cli_usage *u, const struct cli_option *opts, const struct cli_option *o,
 		const char *value)
 {
-	char label[80];
-	opt_label(label, sizeof label, o, by_short);
+	char label[80]; /* "--name" even for "-n": the message says which option */
+	snprintf(label, sizeof label, "--%s", o->name);
 	if (o == &common_opts[0]) {
 		cli_options_help(stdout, u, opts);
 		return 0;
@@ -253,7 +247,7 @@ static int parse_long(const struct cli_usage *u, const struct cli_option *opts, 
 			return cli_usage_error(u->cmd, "option '--%s' needs a value", o->name);
 		value = argv[++*i];
 	}
-	int rc = take(u, opts, o, 0, value);
+	int rc = take(u, opts, o, value);
 	return is_common(o) || rc ? rc : -1;
 }
 
@@ -272,7 +266,7 @@ static int parse_short(const struct cli_usage *u, const struct cli_option *opts,
 				return cli_usage_error(u->cmd, "option '-%c' needs a value", *p);
 			value = argv[++*i];
 		}
-		int rc = take(u, opts, o, 1, value);
+		int rc = take(u, opts, o, value);
 		if (is_common(o) || rc)
 			return rc; /* after --help, --version or an error */
 		if (value)
