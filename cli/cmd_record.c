@@ -5,7 +5,6 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -16,36 +15,36 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "options.h"
 
 #ifndef ALLOCRR_LIBDIR_REL
 #define ALLOCRR_LIBDIR_REL "lib/allocrr"
 #endif
 
-static const char usage[] =
+static const struct cli_usage usage = {
+	"record",
 	"usage: allocrr record [-o FILE] [--rss-interval MS] [--no-children] [--stacks[=DEPTH]]\n"
-	"                      [--] CMD [ARG...]\n"
-	"\n"
+	"                      [--] CMD [ARG...]\n",
 	"Run CMD with liballocrr-record.so preloaded and record every allocation call\n"
 	"(malloc, calloc, realloc, free, posix_memalign, aligned_alloc, memalign,\n"
 	"valloc, pvalloc, reallocarray) of CMD and of the processes it starts.\n"
-	"Exits with CMD's status.\n"
-	"\n"
-	"  -o, --output FILE     trace file (default: allocrr.atr); a forked or exec'd\n"
-	"                        child writes FILE.PID (FILE.PID.N after an exec).\n"
-	"                        Earlier traces there are replaced (and listed); a\n"
-	"                        FILE that is not a trace is refused, never replaced\n"
-	"      --rss-interval MS sample resident memory every MS milliseconds\n"
-	"                        (default 10, 0 = off)\n"
-	"      --no-children     record only the top process\n"
-	"      --stacks[=DEPTH]  record the call stack (return addresses, at most DEPTH\n"
-	"                        frames, 1 to 120, default 64) of every allocating call,\n"
-	"                        by frame pointers (ALLOCRR_STACKS=DEPTH without the CLI)\n"
-	"  -q, --quiet           do not show the traces written (by default: the\n"
-	"                        family as a process tree, the largest marked)\n"
-	"  -h, --help            show this help\n"
-	"  -V, --version         show the version\n"
-	"\n"
-	"Without the CLI: ALLOCRR_OUTPUT=FILE LD_PRELOAD=.../liballocrr-record.so CMD\n";
+	"Exits with CMD's status.\n",
+	"Without the CLI: ALLOCRR_OUTPUT=FILE LD_PRELOAD=.../liballocrr-record.so CMD\n",
+	NULL,
+	1, /* what follows CMD is CMD's */
+};
+
+/* --stacks[=DEPTH]: 64 frames unless told. */
+static int parse_stacks(const char *cmd, const char *opt, const char *arg, void *target)
+{
+	long *stacks = target;
+	char *end = NULL;
+	errno = 0;
+	*stacks = arg ? strtol(arg, &end, 10) : 64;
+	if (arg && (errno || *end || !*arg || *stacks < 1 || *stacks > 120))
+		return cli_usage_error(cmd, "bad %s '%s': want a depth, 1 to 120", opt, arg);
+	return 0;
+}
 
 /* The preload library: beside us in the build tree, or installed. */
 static int find_preload(char *out, size_t cap)
@@ -235,48 +234,31 @@ static void warn_unrecordable(const char *cmd)
 
 int cmd_record(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"output", required_argument, 0, 'o'}, {"rss-interval", required_argument, 0, 'r'},
-		{"no-children", no_argument, 0, 'n'},  {"quiet", no_argument, 0, 'q'},
-		{"stacks", optional_argument, 0, 's'},
-		{"help", no_argument, 0, 'h'},         {"version", no_argument, 0, 'V'},
-		{0, 0, 0, 0},
-	};
 	const char *output = "allocrr.atr";
-	long rss_ms = 10;
-	int no_children = 0, quiet = 0, opt;
-	long stacks = 0;
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+o:qhV", opts, NULL)) != -1) {
-		int rc = cli_common_option(opt, usage);
-		if (rc >= 0)
-			return rc;
-		switch (opt) {
-		case 'o': output = optarg; break;
-		case 'n': no_children = 1; break;
-		case 'q': quiet = 1; break;
-		case 's': {
-			char *end = NULL;
-			errno = 0;
-			stacks = optarg ? strtol(optarg, &end, 10) : 64;
-			if (optarg && (errno || *end || !*optarg || stacks < 1 || stacks > 120))
-				return cli_usage_error("record", "bad --stacks '%s': want a depth, 1 to 120", optarg);
-			break;
-		}
-		case 'r': {
-			char *end;
-			errno = 0;
-			rss_ms = strtol(optarg, &end, 10);
-			if (errno || *end || rss_ms < 0 || rss_ms > 3600000)
-				return cli_usage_error("record", "bad --rss-interval '%s': want milliseconds, 0 to 3600000", optarg);
-			break;
-		}
-		default:
-			return cli_usage_error("record", "unknown option '%s'", argv[optind - 1]);
-		}
-	}
-	if (optind >= argc)
+	long rss_ms = 10, stacks = 0;
+	int no_children = 0, quiet = 0, first;
+	const struct cli_option opts[] = {
+		CLI_STRING('o', "output", "FILE", &output,
+			   "trace file (default: allocrr.atr); a forked or exec'd\n"
+			   "child writes FILE.PID (FILE.PID.N after an exec).\n"
+			   "Earlier traces there are replaced (and listed); a\n"
+			   "FILE that is not a trace is refused, never replaced"),
+		CLI_LONG(0, "rss-interval", "MS", &rss_ms, 0, 3600000,
+			 "sample resident memory every MS milliseconds\n"
+			 "(default 10, 0 = off)"),
+		CLI_FLAG(0, "no-children", &no_children, "record only the top process"),
+		CLI_CALLBACK(0, "stacks", CLI_ARG_OPTIONAL, "DEPTH", &stacks, parse_stacks,
+			     "record the call stack (return addresses, at most DEPTH\n"
+			     "frames, 1 to 120, default 64) of every allocating call,\n"
+			     "by frame pointers (ALLOCRR_STACKS=DEPTH without the CLI)"),
+		CLI_FLAG('q', "quiet", &quiet, "do not show the traces written (by default: the\n"
+					       "family as a process tree, the largest marked)"),
+		CLI_END,
+	};
+	int rc = cli_options_parse(&usage, opts, argc, argv, &first);
+	if (rc >= 0)
+		return rc;
+	if (first >= argc)
 		return cli_usage_error("record", "no command to record");
 
 	char lib[PATH_MAX];
@@ -295,7 +277,7 @@ int cmd_record(int argc, char **argv)
 		return EXIT_BAD_INPUT;
 	}
 	snprintf(abs_out, sizeof abs_out, "%s/%s", strcmp(rdir, "/") ? rdir : "", base);
-	int rc = remove_old_traces(abs_out, output, quiet);
+	rc = remove_old_traces(abs_out, output, quiet);
 	if (rc)
 		return rc;
 
@@ -306,7 +288,7 @@ int cmd_record(int argc, char **argv)
 	snprintf(rss, sizeof rss, "%ld", rss_ms);
 
 	if (!quiet)
-		warn_unrecordable(argv[optind]);
+		warn_unrecordable(argv[first]);
 
 	/* Like time(1): the terminal's ^C is for the child; we wait for it. */
 	struct sigaction ign = {.sa_handler = SIG_IGN}, old_int, old_quit;
@@ -337,8 +319,8 @@ int cmd_record(int argc, char **argv)
 		else
 			unsetenv("ALLOCRR_NO_CHILDREN");
 		setenv("LD_PRELOAD", preload, 1);
-		execvp(argv[optind], argv + optind);
-		cli_error("cannot run '%s': %s", argv[optind], strerror(errno));
+		execvp(argv[first], argv + first);
+		cli_error("cannot run '%s': %s", argv[first], strerror(errno));
 		_exit(errno == ENOENT ? 127 : 126);
 	}
 	int status;
@@ -348,12 +330,12 @@ int cmd_record(int argc, char **argv)
 	sigaction(SIGQUIT, &old_quit, NULL);
 	if (!quiet && show_family(output) == 0 && !(WIFEXITED(status) && WEXITSTATUS(status) >= 126))
 		cli_error("no trace was written: '%s' never loaded the recorder "
-			  "(statically linked, or setuid?)", argv[optind]);
+			  "(statically linked, or setuid?)", argv[first]);
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status);
 	if (WIFSIGNALED(status)) {
 		if (!quiet)
-			fprintf(stderr, "allocrr: %s killed by signal %d (%s)\n", argv[optind],
+			fprintf(stderr, "allocrr: %s killed by signal %d (%s)\n", argv[first],
 				WTERMSIG(status), strsignal(WTERMSIG(status)));
 		return 128 + WTERMSIG(status);
 	}
