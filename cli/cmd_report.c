@@ -264,12 +264,8 @@ static void fill_plan(const struct arr_report_config *cfg, struct cli_replay_pla
 	plan->cmd = "report";
 	plan->runs = cfg->runs;
 	plan->zeroing = cfg->zeroing;
-	plan->opt.threads = cfg->threads == ARR_REPORT_THREADS_SERIAL     ? ARR_THREADS_SERIAL
-			    : cfg->threads == ARR_REPORT_THREADS_PARALLEL ? ARR_THREADS_PARALLEL
-									  : ARR_THREADS_AUTO;
-	plan->opt.touch = cfg->touch == ARR_REPORT_TOUCH_NONE  ? ARR_TOUCH_NONE
-			  : cfg->touch == ARR_REPORT_TOUCH_ALL ? ARR_TOUCH_ALL
-							       : ARR_TOUCH_PAGE;
+	plan->opt.threads = cfg->threads;
+	plan->opt.touch = cfg->touch;
 	plan->opt.samples = cfg->samples;
 	plan->opt.latency_every = cfg->latency_every;
 	plan->cache_dir = cfg->cache_dir;
