@@ -5,7 +5,6 @@
  * A broken check exits 3, so CI can gate on allocation regressions.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <glob.h>
 #include <limits.h>
 #include <stdio.h>
@@ -19,41 +18,26 @@
 #include "allocrr/analysis.h"
 #include "allocrr/doc.h"
 #include "cli.h"
+#include "options.h"
 #include "report.h"
 
 #define EXIT_CHECKS 3
 #define MAX_TRACES 4096
 
-static const char usage[] =
+static const struct cli_usage usage = {
+	"report",
 	"usage: allocrr report [-o DIR] [--json] [-q] [--jobs N] CONFIG.yaml\n"
 	"       allocrr report --plan --results DIR CONFIG.yaml\n"
-	"       allocrr report --results DIR [-o DIR] CONFIG.yaml\n"
-	"\n"
+	"       allocrr report --results DIR [-o DIR] CONFIG.yaml\n",
 	"Analyse the traces CONFIG.yaml names, replay them into its allocators\n"
 	"(a variant matrix of tunables is one list), evaluate its checks, and write\n"
 	"the report: a summary on the terminal, report.json (the schema of\n"
 	"'allocrr analyze --json', plus checks), a tidy CSV and one self-contained\n"
-	"HTML page. The config's schema: docs/report-config.md.\n"
-	"\n"
-	"  -o, --output DIR   write the files into DIR (default: the config's\n"
-	"                     output.dir, else ./allocrr-report)\n"
-	"  -j, --json         print report.json on stdout instead of the summary\n"
-	"  -q, --quiet        no summary, no notes; errors and broken checks only\n"
-	"      --jobs N       run N units of work at a time on this machine (default 1:\n"
-	"                     replays that share cores measure each other)\n"
-	"      --plan         print one self-contained shell command per unit of work\n"
-	"                     (a trace's analyses, or a trace x allocator variant),\n"
-	"                     each writing its result into --results DIR; run them\n"
-	"                     anywhere (xargs -P, GNU parallel, a Slurm array, a\n"
-	"                     Kubernetes indexed Job), then assemble:\n"
-	"      --results DIR  assemble the report from the units' results in DIR,\n"
-	"                     exactly as a direct run would\n"
-	"      --unit K       run unit K of the plan only, into --results DIR\n"
-	"  -h, --help         show this help\n"
-	"  -V, --version      show the version\n"
-	"\n"
+	"HTML page. The config's schema: docs/report-config.md.\n",
 	"Exit status: 0 all checks pass; 1 bad input (a trace, a replay, a missing\n"
-	"result); 2 bad usage or config (file:line:column named); 3 a check is broken.\n";
+	"result); 2 bad usage or config (file:line:column named); 3 a check is broken.\n",
+	NULL, 0,
+};
 
 struct paths {
 	char **v;
@@ -640,73 +624,36 @@ static int run_parallel(struct job *j, size_t n, unsigned jobs, const char *dir)
 	return status;
 }
 
-static int parse_jobs(const char *s, unsigned *out)
-{
-	char *end;
-	errno = 0;
-	unsigned long v = strtoul(s, &end, 10);
-	if (errno || end == s || *end || v < 1 || v > 1024 || *s == '-')
-		return -1;
-	*out = (unsigned)v;
-	return 0;
-}
-
 int cmd_report(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"output", required_argument, 0, 'o'}, {"json", no_argument, 0, 'j'},
-		{"quiet", no_argument, 0, 'q'},        {"jobs", required_argument, 0, 'J'},
-		{"plan", no_argument, 0, 'P'},         {"results", required_argument, 0, 'R'},
-		{"unit", required_argument, 0, 'U'},   {"help", no_argument, 0, 'h'},
-		{"version", no_argument, 0, 'V'},      {0, 0, 0, 0},
-	};
 	const char *outdir = NULL, *results = NULL;
-	int json = 0, quiet = 0, plan_only = 0, opt;
+	int json = 0, quiet = 0, plan_only = 0, first;
 	unsigned jobs = 1;
 	long unit = -1;
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":o:jqhV", opts, NULL)) != -1) {
-		int rc = cli_common_option(opt, usage);
-		if (rc >= 0)
-			return rc;
-		char *end;
-		switch (opt) {
-		case 'o':
-			outdir = optarg;
-			break;
-		case 'j':
-			json = 1;
-			break;
-		case 'q':
-			quiet = 1;
-			break;
-		case 'J':
-			if (parse_jobs(optarg, &jobs))
-				return cli_usage_error("report", "--jobs wants a number from 1 to 1024, not '%s'", optarg);
-			break;
-		case 'P':
-			plan_only = 1;
-			break;
-		case 'R':
-			results = optarg;
-			break;
-		case 'U':
-			errno = 0;
-			unit = strtol(optarg, &end, 10);
-			if (errno || end == optarg || *end || unit < 0)
-				return cli_usage_error("report", "--unit wants a unit number from the plan, not '%s'", optarg);
-			break;
-		case ':':
-			return cli_usage_error("report", "option '%s' needs a value", argv[optind - 1]);
-		default:
-			return cli_usage_error("report", "unknown option '%s'", argv[optind - 1]);
-		}
-	}
-	if (optind >= argc)
+	const struct cli_option opts[] = {
+		CLI_STRING('o', "output", "DIR", &outdir, "write the files into DIR (default: the config's\n"
+							  "output.dir, else ./allocrr-report)"),
+		CLI_FLAG('j', "json", &json, "print report.json on stdout instead of the summary"),
+		CLI_FLAG('q', "quiet", &quiet, "no summary, no notes; errors and broken checks only"),
+		CLI_UINT(0, "jobs", "N", &jobs, 1, 1024, "run N units of work at a time on this machine (default 1:\n"
+							 "replays that share cores measure each other)"),
+		CLI_FLAG(0, "plan", &plan_only, "print one self-contained shell command per unit of work\n"
+						"(a trace's analyses, or a trace x allocator variant),\n"
+						"each writing its result into --results DIR; run them\n"
+						"anywhere (xargs -P, GNU parallel, a Slurm array, a\n"
+						"Kubernetes indexed Job), then assemble:"),
+		CLI_STRING(0, "results", "DIR", &results, "assemble the report from the units' results in DIR,\n"
+							  "exactly as a direct run would"),
+		CLI_LONG(0, "unit", "K", &unit, 0, LONG_MAX, "run unit K of the plan only, into --results DIR"),
+		CLI_END,
+	};
+	int rc = cli_options_parse(&usage, opts, argc, argv, &first);
+	if (rc >= 0)
+		return rc;
+	if (first >= argc)
 		return cli_usage_error("report", "no config given");
-	if (optind + 1 < argc)
-		return cli_usage_error("report", "one config at a time ('%s' is extra)", argv[optind + 1]);
+	if (first + 1 < argc)
+		return cli_usage_error("report", "one config at a time ('%s' is extra)", argv[first + 1]);
 	if ((plan_only || unit >= 0) && !results)
 		return cli_usage_error("report", "%s needs --results DIR (where the units write)",
 				       plan_only ? "--plan" : "--unit");
@@ -719,7 +666,7 @@ int cmd_report(int argc, char **argv)
 	memset(&j, 0, sizeof j);
 	j.quiet = quiet;
 	struct arr_report_error err;
-	int rc = arr_report_config_load(&j.cfg, argv[optind], &err);
+	rc = arr_report_config_load(&j.cfg, argv[first], &err);
 	if (rc) {
 		if (err.line)
 			cli_error("%s:%u:%u: %s", err.file, err.line, err.column, err.msg);
@@ -747,7 +694,7 @@ int cmd_report(int argc, char **argv)
 	size_t nunits = j.traces.n * units_per_trace(&j);
 
 	if (plan_only) {
-		status = print_plan(&j, argv[optind], results);
+		status = print_plan(&j, argv[first], results);
 		goto out;
 	}
 	if (j.cfg.nallocators && (!results || unit >= 0)) {
@@ -763,7 +710,7 @@ int cmd_report(int argc, char **argv)
 	}
 	if (unit >= 0) {
 		if ((size_t)unit >= nunits) {
-			cli_error("the plan of '%s' has %zu units (0 to %zu), not %ld", argv[optind], nunits, nunits - 1,
+			cli_error("the plan of '%s' has %zu units (0 to %zu), not %ld", argv[first], nunits, nunits - 1,
 				  unit);
 			status = EXIT_USAGE;
 			goto out;
@@ -817,7 +764,7 @@ int cmd_report(int argc, char **argv)
 					  "--unit %zu %s",
 					  k, j.traces.v[unit_trace(&j, k)], unit_alloc(&j, k) >= 0 ? "allocator " : "analyses",
 					  unit_alloc(&j, k) >= 0 ? j.cfg.allocators[unit_alloc(&j, k)].spec : "", from, from, k,
-					  argv[optind]);
+					  argv[first]);
 				res[k].status = EXIT_BAD_INPUT;
 			} else if (rc) {
 				res[k].status = rc;
