@@ -367,59 +367,80 @@ static void print_table(const char *trace, const struct arr_workload_info *info,
 	}
 }
 
-int cmd_replay(int argc, char **argv)
-{
-	struct arr_replay_options ro = ARR_REPLAY_OPTIONS_INIT;
+/* One `allocrr replay`: its options, then what each phase makes. */
+struct replay {
+	struct arr_replay_options ro;
 	const char *specs[MAX_ALLOCATORS];
-	size_t nspecs = 0;
-	int json = 0, quiet = 0, rebuild = 0, partial = 0, zeroing = 0, frag = 0, analysis = 0, touch_set = 0, first;
-	unsigned runs = 1;
+	size_t nspecs;
+	int json, quiet, rebuild, partial, zeroing, frag, analysis, touch_set;
+	unsigned runs;
+	struct phases phases;
+	struct touch_arg touch;
+	const char *cache_dir, *select;
+	char trace[PATH_MAX]; /* the one chosen of its family */
+	/* load */
+	struct cli_replay_env env;
+	struct arr_allocator al[MAX_ALLOCATORS];
+	int n;
+	char wl_path[PATH_MAX];
+	struct arr_workload_info info;
+	/* run */
+	struct arr_replay_result res[MAX_ALLOCATORS];
+	int ok[MAX_ALLOCATORS], nok;
+	struct arr_doc *entries;
+};
+
+/* Options and the trace. Returns -1 to go on, or the exit code. */
+static int parse_args(struct replay *r, int argc, char **argv)
+{
 	static struct arr_replay_phase phase_v[MAX_PHASES];
-	struct phases phases = {phase_v, 0};
-	struct touch_arg touch = {&ro.touch, &touch_set};
-	const char *cache_dir = NULL, *select = NULL;
+	r->ro = (struct arr_replay_options)ARR_REPLAY_OPTIONS_INIT;
+	r->runs = 1;
+	r->phases = (struct phases){phase_v, 0};
+	r->touch = (struct touch_arg){&r->ro.touch, &r->touch_set};
+	int first;
 	const struct cli_option opts[] = {
-		CLI_LIST('a', "allocator", "A", specs, &nspecs, MAX_ALLOCATORS,
+		CLI_LIST('a', "allocator", "A", r->specs, &r->nspecs, MAX_ALLOCATORS,
 			 "builtin, glibc, jemalloc, mimalloc, tcmalloc or a path\n"
 			 "to a malloc .so, with tunables after a colon:\n"
 			 "glibc:mmap_threshold=131072, builtin:purge_delay=0\n"
 			 "(repeatable; default: glibc, and builtin if built)"),
-		CLI_CALLBACK('t', "threads", CLI_ARG_REQUIRED, "MODE", &ro.threads, parse_threads,
+		CLI_CALLBACK('t', "threads", CLI_ARG_REQUIRED, "MODE", &r->ro.threads, parse_threads,
 			     "serial: one thread, recorded order (deterministic);\n"
 			     "parallel: a thread per recorded thread, cross-thread\n"
 			     "order kept; auto (default): parallel when the trace\n"
 			     "has several threads"),
-		CLI_CALLBACK(0, "touch", CLI_ARG_REQUIRED, "MODE", &touch, parse_touch,
+		CLI_CALLBACK(0, "touch", CLI_ARG_REQUIRED, "MODE", &r->touch, parse_touch,
 			     "write to new blocks: none, page (one byte per page,\n"
 			     "default) or all (every byte). The default becomes\n"
 			     "none when the program touched little of what it\n"
 			     "allocated (recorded RSS under half its peak live\n"
 			     "memory) or touching would not fit in the available\n"
 			     "memory; an explicit page/all that cannot fit is refused"),
-		CLI_UINT(0, "samples", "N", &ro.samples, 1, 1000000, "RSS timeline samples (default 1000)"),
-		CLI_UINT(0, "latency-every", "N", &ro.latency_every, 0, 100000000,
+		CLI_UINT(0, "samples", "N", &r->ro.samples, 1, 1000000, "RSS timeline samples (default 1000)"),
+		CLI_UINT(0, "latency-every", "N", &r->ro.latency_every, 0, 100000000,
 			 "time one call in N (default 1; 0 = no timing)"),
-		CLI_UINT(0, "runs", "N", &runs, 1, 1000, "timed replays per allocator; medians and min-max\n"
+		CLI_UINT(0, "runs", "N", &r->runs, 1, 1000, "timed replays per allocator; medians and min-max\n"
 							 "(default 1)"),
-		CLI_FLAG(0, "zeroing", &zeroing, "also replay with every calloc made a malloc, and a\n"
+		CLI_FLAG(0, "zeroing", &r->zeroing, "also replay with every calloc made a malloc, and a\n"
 						 "malloc + memset: what zeroing costs, what calloc saves"),
-		CLI_FLAG(0, "fragmentation", &frag, "one more replay tracking live and usable bytes:\n"
+		CLI_FLAG(0, "fragmentation", &r->frag, "one more replay tracking live and usable bytes:\n"
 						    "internal and external fragmentation over time"),
-		CLI_CALLBACK(0, "phase", CLI_ARG_REQUIRED, "NAME=FROM..TO", &phases, add_phase,
+		CLI_CALLBACK(0, "phase", CLI_ARG_REQUIRED, "NAME=FROM..TO", &r->phases, add_phase,
 			     "RSS growth of the calls FROM to TO (call indexes\n"
 			     "from 0, TO excluded, empty: the end); repeatable"),
-		CLI_FLAG(0, "analysis", &analysis, "with --json: print the analysis document's\n"
+		CLI_FLAG(0, "analysis", &r->analysis, "with --json: print the analysis document's\n"
 						   "'allocators' entries instead (docs/report.md)"),
-		CLI_STRING(0, "cache-dir", "DIR", &cache_dir, "keep the workload in DIR (default: TRACE.wl)"),
-		CLI_FLAG(0, "rebuild", &rebuild, "prepare the workload again even if cached"),
-		CLI_FLAG(0, "partial", &partial, "replay the complete part of a truncated trace"),
-		CLI_STRING(0, "select", "NAME", &select,
+		CLI_STRING(0, "cache-dir", "DIR", &r->cache_dir, "keep the workload in DIR (default: TRACE.wl)"),
+		CLI_FLAG(0, "rebuild", &r->rebuild, "prepare the workload again even if cached"),
+		CLI_FLAG(0, "partial", &r->partial, "replay the complete part of a truncated trace"),
+		CLI_STRING(0, "select", "NAME", &r->select,
 			   "of a family of traces (TRACE, TRACE.PID... written by\n"
 			   "one recording), the largest of program NAME (or pid);\n"
 			   "TRACE@NAME says the same; default: the largest\n"
 			   "trace when TRACE is the top one of its family"),
-		CLI_FLAG('j', "json", &json, "one JSON document"),
-		CLI_FLAG('q', "quiet", &quiet, "no progress notes on stderr"),
+		CLI_FLAG('j', "json", &r->json, "one JSON document"),
+		CLI_FLAG('q', "quiet", &r->quiet, "no progress notes on stderr"),
 		CLI_END,
 	};
 	int rc = cli_options_parse(&usage, opts, argc, argv, &first);
@@ -429,80 +450,99 @@ int cmd_replay(int argc, char **argv)
 		return cli_usage_error("replay", "no trace given");
 	if (first + 1 < argc)
 		return cli_usage_error("replay", "one trace at a time ('%s' is extra)", argv[first + 1]);
-	char chosen[PATH_MAX];
-	int frc = cli_family_resolve(argv[first], select, quiet, chosen, sizeof chosen);
-	if (frc)
-		return frc;
-	const char *trace = chosen;
+	rc = cli_family_resolve(argv[first], r->select, r->quiet, r->trace, sizeof r->trace);
+	return rc ? rc : -1;
+}
 
-	struct cli_replay_env env;
-	rc = cli_replay_env_find(&env);
+/* The allocators and the workload (prepared if need be), and the touch mode. Returns 0 or the exit code. */
+static int load(struct replay *r)
+{
+	int rc = cli_replay_env_find(&r->env);
 	if (rc)
 		return rc;
-	static struct arr_allocator al[MAX_ALLOCATORS];
-	int n = 0;
-	if (!nspecs)
-		nspecs = cli_replay_default_specs(&env, specs);
-	for (size_t i = 0; i < nspecs; i++, n++)
-		if ((rc = cli_replay_resolve("replay", &env, specs[i], &al[n])))
+	if (!r->nspecs)
+		r->nspecs = cli_replay_default_specs(&r->env, r->specs);
+	for (size_t i = 0; i < r->nspecs; i++, r->n++)
+		if ((rc = cli_replay_resolve("replay", &r->env, r->specs[i], &r->al[r->n])))
 			return rc;
-
 	struct cli_replay_plan plan = CLI_REPLAY_PLAN_INIT;
-	plan.cache_dir = cache_dir;
-	plan.rebuild = rebuild;
-	plan.partial = partial;
-	plan.quiet = quiet;
-	char wl_path[PATH_MAX];
-	struct arr_workload_info info;
-	if ((rc = cli_replay_workload(trace, &plan, wl_path, sizeof wl_path, &info)))
+	plan.cache_dir = r->cache_dir;
+	plan.rebuild = r->rebuild;
+	plan.partial = r->partial;
+	plan.quiet = r->quiet;
+	if ((rc = cli_replay_workload(r->trace, &plan, r->wl_path, sizeof r->wl_path, &r->info)))
 		return rc;
 	char note[512];
-	if (arr_replay_choose_touch(&info, touch_set, &ro.touch, note, sizeof note)) {
-		cli_error("'%s': %s", trace, note);
+	if (arr_replay_choose_touch(&r->info, r->touch_set, &r->ro.touch, note, sizeof note)) {
+		cli_error("'%s': %s", r->trace, note);
 		return EXIT_BAD_INPUT;
 	}
-	if (*note && !quiet)
+	if (*note && !r->quiet)
 		fprintf(stderr, "allocrr: %s\n", note);
-	touch_used = ro.touch;
-	plan.touch_set = 1; /* chosen above */
+	touch_used = r->ro.touch;
+	return 0;
+}
 
-	static struct arr_replay_result res[MAX_ALLOCATORS];
-	int ok[MAX_ALLOCATORS] = {0}, nok = 0;
-	plan.opt = ro;
-	plan.runs = runs;
-	plan.zeroing = zeroing;
-	plan.fragmentation = frag;
-	plan.quiet = 1; /* the workload is ready: said above */
-	plan.progress = !quiet;
-	plan.phases = phases.v;
-	plan.nphases = phases.n;
-	plan.timed = res;
-	plan.timed_ok = ok;
-	struct arr_doc *entries = arr_doc_array();
-	if (!entries) {
+/* Every allocator's replays. Returns 0 or the exit code of the first that failed (the others ran). */
+static int run(struct replay *r)
+{
+	struct cli_replay_plan plan = CLI_REPLAY_PLAN_INIT;
+	plan.cache_dir = r->cache_dir;
+	plan.partial = r->partial;
+	plan.touch_set = 1; /* chosen by load() */
+	plan.opt = r->ro;
+	plan.runs = r->runs;
+	plan.zeroing = r->zeroing;
+	plan.fragmentation = r->frag;
+	plan.quiet = 1; /* the workload is ready: said by load() */
+	plan.progress = !r->quiet;
+	plan.phases = r->phases.v;
+	plan.nphases = r->phases.n;
+	plan.timed = r->res;
+	plan.timed_ok = r->ok;
+	if (!(r->entries = arr_doc_array())) {
 		cli_error("out of memory");
 		return EXIT_BAD_INPUT;
 	}
-	int status = cli_replays_analyze(trace, specs, nspecs, &plan, entries);
-	for (int i = 0; i < n; i++)
-		nok += ok[i];
-	if (nok && analysis && json) {
+	int status = cli_replays_analyze(r->trace, r->specs, r->nspecs, &plan, r->entries);
+	for (int i = 0; i < r->n; i++)
+		r->nok += r->ok[i];
+	return status;
+}
+
+static void render(struct replay *r)
+{
+	if (!r->nok)
+		return;
+	if (r->analysis && r->json) {
 		struct arr_doc *d = arr_doc_object();
-		arr_doc_set_str(d, "trace", trace);
-		arr_doc_set(d, "allocators", entries); /* owns it now, even on failure */
-		entries = NULL;
+		arr_doc_set_str(d, "trace", r->trace);
+		arr_doc_set(d, "allocators", r->entries); /* owns it now, even on failure */
+		r->entries = NULL;
 		arr_doc_write_json(stdout, d, 0);
 		putchar('\n');
 		arr_doc_free(d);
-	} else if (nok) {
-		if (json)
-			print_json(trace, wl_path, &info, al, res, ok, n, entries);
-		else
-			print_table(trace, &info, al, res, ok, n, entries);
+	} else if (r->json) {
+		print_json(r->trace, r->wl_path, &r->info, r->al, r->res, r->ok, r->n, r->entries);
+	} else {
+		print_table(r->trace, &r->info, r->al, r->res, r->ok, r->n, r->entries);
 	}
-	for (int i = 0; i < n; i++)
-		if (ok[i])
-			arr_replay_result_release(&res[i]);
-	arr_doc_free(entries);
+}
+
+int cmd_replay(int argc, char **argv)
+{
+	static struct replay r; /* results and allocators are large */
+	memset(&r, 0, sizeof r);
+	int status = parse_args(&r, argc, argv);
+	if (status >= 0)
+		return status;
+	if (!(status = load(&r))) {
+		status = run(&r);
+		render(&r);
+	}
+	for (int i = 0; i < r.n; i++)
+		if (r.ok[i])
+			arr_replay_result_release(&r.res[i]);
+	arr_doc_free(r.entries);
 	return status;
 }
