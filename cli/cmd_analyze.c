@@ -202,42 +202,55 @@ static int analyze_one(const char *path, const struct arr_analysis_options *opt,
 	return status;
 }
 
-int cmd_analyze(int argc, char **argv)
-{
-	struct arr_analysis_options opt = ARR_ANALYSIS_OPTIONS_INIT;
-	static struct arr_phase_spec phase_v[MAX_PHASES];
-	struct phases phases = {phase_v, 0};
+/* The command line of one `allocrr analyze`. */
+struct analyze_args {
+	struct arr_analysis_options opt;
+	struct phases phases;
 	const char *allocators[MAX_ALLOCATORS];
-	size_t nalloc = 0;
-	int json = 0, what_given = 0, trace_only = 0, first;
-	struct what_arg what = {&opt.what, &what_given};
-	unsigned runs = 1;
-	const char *select = NULL, *collapsed = NULL;
+	size_t nalloc;
+	int json, what_given, trace_only, replays;
+	struct what_arg what_arg;
+	unsigned runs;
+	const char *select, *collapsed;
+	char **traces;
+	int ntraces;
+};
+
+/* Returns -1 to go on, or the exit code. */
+static int parse_args(struct analyze_args *a, int argc, char **argv)
+{
+	static struct arr_phase_spec phase_v[MAX_PHASES];
+	memset(a, 0, sizeof *a);
+	a->opt = (struct arr_analysis_options)ARR_ANALYSIS_OPTIONS_INIT;
+	a->phases.v = phase_v;
+	a->what_arg = (struct what_arg){&a->opt.what, &a->what_given};
+	a->runs = 1;
+	int first;
 	const struct cli_option opts[] = {
-		CLI_CALLBACK('w', "what", CLI_ARG_REQUIRED, "LIST", &what, parse_what,
+		CLI_CALLBACK('w', "what", CLI_ARG_REQUIRED, "LIST", &a->what_arg, parse_what,
 			     "sections to compute, comma-separated (default all):\n"
 			     "summary,sizes,lifetimes,live,leaks,threads,rss,\n"
 			     "zeroing,phases,sites"),
-		CLI_LIST('a', "allocator", "A", allocators, &nalloc, MAX_ALLOCATORS,
+		CLI_LIST('a', "allocator", "A", a->allocators, &a->nalloc, MAX_ALLOCATORS,
 			 "replay into allocator A too (repeatable): fragmentation,\n"
 			 "zeroing cost, latency and RSS per allocator. Without\n"
 			 "-a, --what or --trace-only: glibc, and builtin if built"),
-		CLI_FLAG(0, "trace-only", &trace_only, "no replays: the trace's own analyses alone"),
-		CLI_UINT(0, "runs", "N", &runs, 1, 1000, "timed replays per allocator (medians, min-max; default 1)"),
-		CLI_STRING(0, "select", "NAME", &select,
+		CLI_FLAG(0, "trace-only", &a->trace_only, "no replays: the trace's own analyses alone"),
+		CLI_UINT(0, "runs", "N", &a->runs, 1, 1000, "timed replays per allocator (medians, min-max; default 1)"),
+		CLI_STRING(0, "select", "NAME", &a->select,
 			   "of a family of traces (TRACE, TRACE.PID... of one\n"
 			   "recording), the largest of program NAME (or pid);\n"
 			   "TRACE@NAME says the same; default: the largest trace\n"
 			   "when TRACE is the top one of its family"),
-		CLI_FLAG('j', "json", &json, "print the analysis document as JSON (docs/report.md)"),
-		CLI_STRING(0, "collapsed", "FILE", &collapsed,
+		CLI_FLAG('j', "json", &a->json, "print the analysis document as JSON (docs/report.md)"),
+		CLI_STRING(0, "collapsed", "FILE", &a->collapsed,
 			   "also write collapsed stacks of allocated and of leaked\n"
 			   "bytes (\"allocations;main;f;g 1234\", \"leaks;...\") for\n"
 			   "flamegraph.pl, speedscope or inferno: traces recorded\n"
 			   "with `allocrr record --stacks`"),
-		CLI_UINT(0, "top", "N", &opt.top, 1, 100000, "rows in the \"most frequent\"/\"largest\" tables (default 20)"),
-		CLI_UINT(0, "points", "N", &opt.timeline_points, 2, 1000000, "points in timelines, at most (default 2000)"),
-		CLI_CALLBACK('p', "phase", CLI_ARG_REQUIRED, "NAME:FROM:TO", &phases, add_phase,
+		CLI_UINT(0, "top", "N", &a->opt.top, 1, 100000, "rows in the \"most frequent\"/\"largest\" tables (default 20)"),
+		CLI_UINT(0, "points", "N", &a->opt.timeline_points, 2, 1000000, "points in timelines, at most (default 2000)"),
+		CLI_CALLBACK('p', "phase", CLI_ARG_REQUIRED, "NAME:FROM:TO", &a->phases, add_phase,
 			     "a phase of the trace: FROM and TO are times since\n"
 			     "the start (units s, ms, us, ns; default s) or event\n"
 			     "numbers with the suffix ev; an empty TO is the end.\n"
@@ -249,52 +262,55 @@ int cmd_analyze(int argc, char **argv)
 		return rc;
 	if (first >= argc)
 		return cli_usage_error("analyze", "no trace given");
-	if (nalloc && trace_only)
+	if (a->nalloc && a->trace_only)
 		return cli_usage_error("analyze", "--trace-only and --allocator exclude each other");
+	if (a->collapsed && a->what_given && !(a->opt.what & (1u << ARR_AN_SITES)))
+		return cli_usage_error("analyze", "--collapsed needs the sites section in --what");
 	/* Replays when asked (-a), or by default when no section was picked. */
-	int replays = nalloc || (!what_given && !trace_only);
-	opt.phases = phases.v;
-	opt.nphases = phases.n;
-	if (collapsed) {
-		if (what_given && !(opt.what & (1u << ARR_AN_SITES)))
-			return cli_usage_error("analyze", "--collapsed needs the sites section in --what");
-		if (!(opt.collapsed = fopen(collapsed, "w"))) {
-			cli_error("cannot write '%s': %s", collapsed, strerror(errno));
-			return EXIT_BAD_INPUT;
-		}
-	}
+	a->replays = a->nalloc || (!a->what_given && !a->trace_only);
+	a->opt.phases = a->phases.v;
+	a->opt.nphases = a->phases.n;
+	a->traces = argv + first;
+	a->ntraces = argc - first;
+	return -1;
+}
 
-	struct arr_doc *root = arr_doc_object();
-	arr_doc_set_str(root, "allocrr", ALLOCRR_VERSION);
+/* Each trace's analyses, and its replays, into root's "traces". Returns 0
+ * or the exit code of the last trace that failed (the others still ran). */
+static int analyze_all(const struct analyze_args *a, struct arr_doc *root)
+{
 	struct arr_doc *traces = arr_doc_set_arr(root, "traces");
 	int status = 0;
-	for (int i = first; i < argc; i++) {
+	for (int i = 0; i < a->ntraces; i++) {
 		char chosen[4096];
-		rc = cli_family_resolve(argv[i], select, 0, chosen, sizeof chosen);
+		int rc = cli_family_resolve(a->traces[i], a->select, 0, chosen, sizeof chosen);
 		if (rc) {
 			status = rc;
 			continue;
 		}
-		rc = analyze_one(chosen, &opt, traces);
+		rc = analyze_one(chosen, &a->opt, traces);
 		if (rc)
 			status = rc;
 		struct arr_doc *tdoc = arr_doc_at(traces, traces ? traces->len - 1 : 0);
-		if (rc || !replays || !tdoc)
+		if (rc || !a->replays || !tdoc)
 			continue;
 		struct cli_replay_plan plan = CLI_REPLAY_PLAN_INIT;
 		plan.cmd = "analyze";
-		plan.runs = runs;
+		plan.runs = a->runs;
 		plan.progress = 1;
-		if (opt.timeline_points)
-			plan.points = opt.timeline_points;
-		if ((rc = cli_replays_analyze(chosen, allocators, nalloc, &plan, arr_doc_set_arr(tdoc, "allocators"))))
+		if (a->opt.timeline_points)
+			plan.points = a->opt.timeline_points;
+		if ((rc = cli_replays_analyze(chosen, a->allocators, a->nalloc, &plan, arr_doc_set_arr(tdoc, "allocators"))))
 			status = rc;
 	}
+	return status;
+}
+
+/* The document on stdout. Returns 0 or EXIT_BAD_INPUT. */
+static int render(const struct arr_doc *root, int json)
+{
 	if (arr_doc_status(root)) {
 		cli_error("out of memory");
-		arr_doc_free(root);
-		if (opt.collapsed)
-			fclose(opt.collapsed);
 		return EXIT_BAD_INPUT;
 	}
 	int wrc = json ? arr_doc_write_json(stdout, root, 1) : arr_doc_render_text(stdout, root);
@@ -302,11 +318,29 @@ int cmd_analyze(int argc, char **argv)
 		fputc('\n', stdout);
 	if (fflush(stdout) || wrc) {
 		cli_error("cannot write the output: %s", strerror(errno));
-		status = EXIT_BAD_INPUT;
+		return EXIT_BAD_INPUT;
 	}
+	return 0;
+}
+
+int cmd_analyze(int argc, char **argv)
+{
+	static struct analyze_args a;
+	int status = parse_args(&a, argc, argv);
+	if (status >= 0)
+		return status;
+	if (a.collapsed && !(a.opt.collapsed = fopen(a.collapsed, "w"))) {
+		cli_error("cannot write '%s': %s", a.collapsed, strerror(errno));
+		return EXIT_BAD_INPUT;
+	}
+	struct arr_doc *root = arr_doc_object();
+	arr_doc_set_str(root, "allocrr", ALLOCRR_VERSION);
+	status = analyze_all(&a, root);
+	int rc = render(root, a.json);
+	status = rc ? rc : status;
 	arr_doc_free(root);
-	if (opt.collapsed && fclose(opt.collapsed)) {
-		cli_error("cannot write '%s': %s", collapsed, strerror(errno));
+	if (a.opt.collapsed && fclose(a.opt.collapsed)) {
+		cli_error("cannot write '%s': %s", a.collapsed, strerror(errno));
 		status = EXIT_BAD_INPUT;
 	}
 	return status;
