@@ -129,22 +129,31 @@ static void print_stack(const struct arr_trace *tr, struct arr_symbolizer *sy, c
 		printf("\n    ... (truncated)");
 }
 
-int cmd_dump(int argc, char **argv)
+/* The command line of one `allocrr dump`. */
+struct dump_args {
+	int json, stacks;
+	struct filter f;
+	const char *path;
+};
+
+/* Returns -1 to go on, or the exit code. */
+static int parse_args(struct dump_args *a, int argc, char **argv)
 {
-	int json = 0, stacks = 0, first;
-	struct filter f = {.to = UINT64_MAX};
+	memset(a, 0, sizeof *a);
+	a->f.to = UINT64_MAX;
+	int first;
 	const struct cli_option opts[] = {
-		CLI_FLAG('j', "json", &json, "JSON lines"),
-		CLI_CALLBACK('t', "tid", CLI_ARG_REQUIRED, "TID,...", &f, parse_tids, "only these threads"),
-		CLI_CALLBACK('e', "op", CLI_ARG_REQUIRED, "OP,...", &f, parse_ops,
+		CLI_FLAG('j', "json", &a->json, "JSON lines"),
+		CLI_CALLBACK('t', "tid", CLI_ARG_REQUIRED, "TID,...", &a->f, parse_tids, "only these threads"),
+		CLI_CALLBACK('e', "op", CLI_ARG_REQUIRED, "OP,...", &a->f, parse_ops,
 			     "only these operations (malloc, free, ..., rss, fork,\n"
 			     "exec, thread_start, thread_exit; 'calls' for the ten)"),
-		CLI_CALLBACK(0, "from", CLI_ARG_REQUIRED, "SEC", &f.from, parse_seconds,
+		CLI_CALLBACK(0, "from", CLI_ARG_REQUIRED, "SEC", &a->f.from, parse_seconds,
 			     "only events at or after SEC seconds since the start"),
-		CLI_CALLBACK(0, "to", CLI_ARG_REQUIRED, "SEC", &f.to, parse_seconds,
+		CLI_CALLBACK(0, "to", CLI_ARG_REQUIRED, "SEC", &a->f.to, parse_seconds,
 			     "only events before SEC seconds since the start"),
-		CLI_U64('n', "limit", "N", &f.limit, 1, INT64_MAX, "stop after N events printed"),
-		CLI_FLAG('s', "stacks", &stacks, "print each allocation's call stack (a trace recorded\n"
+		CLI_U64('n', "limit", "N", &a->f.limit, 1, INT64_MAX, "stop after N events printed"),
+		CLI_FLAG('s', "stacks", &a->stacks, "print each allocation's call stack (a trace recorded\n"
 						 "with `allocrr record --stacks`), innermost frame first,\n"
 						 "symbolized from the recorded modules; with --json: \"stack\""),
 		CLI_END,
@@ -154,67 +163,83 @@ int cmd_dump(int argc, char **argv)
 		return rc;
 	if (first != argc - 1)
 		return cli_usage_error("dump", first >= argc ? "no trace given" : "one trace at a time");
-	const char *path = argv[first];
-	struct arr_trace *tr;
-	rc = arr_trace_open(&tr, path);
-	if (rc) {
-		rc = cli_trace_error(path, tr, rc);
-		arr_trace_close(tr);
-		return rc;
+	a->path = argv[first];
+	return -1;
+}
+
+/* One event, and its stack when it has one and sy is set. */
+static void print_event(const struct arr_trace *tr, struct arr_symbolizer *sy, const struct arr_event *ev, int json)
+{
+	int has_stack = sy && ev->stack && arr_trace_stack(tr, ev->stack, NULL, 0, NULL) >= 0;
+	if (json && has_stack) { /* the object, reopened for its stack */
+		char obj[1024];
+		FILE *mf = fmemopen(obj, sizeof obj, "w");
+		int len = mf ? arr_event_fprint_json(mf, ev) : 0;
+		if (mf)
+			fclose(mf);
+		printf("%.*s,\"stack\":[", len > 0 ? len - 1 : 0, obj);
+		print_stack(tr, sy, ev, json);
+	} else if (json) {
+		arr_event_fprint_json(stdout, ev);
+	} else {
+		arr_event_fprint_text(stdout, ev);
+		if (has_stack)
+			print_stack(tr, sy, ev, json);
 	}
-	struct arr_merge *m;
-	rc = arr_merge_open(&m, tr);
+	putchar('\n');
+}
+
+/* The events a wants, in time order. Returns 0 or a trace error code. */
+static int dump_events(const struct dump_args *a, const struct arr_trace *tr, struct arr_merge *m,
+		       struct arr_symbolizer *sy)
+{
+	const struct arr_event *ev;
+	uint64_t printed = 0;
+	int rc;
+	while ((rc = arr_merge_next(m, &ev)) == 1) {
+		if (ev->t >= a->f.to) /* time order: nothing later can match */
+			break;
+		if (!wanted(&a->f, ev))
+			continue;
+		print_event(tr, sy, ev, a->json);
+		if (a->f.limit && ++printed == a->f.limit)
+			break;
+	}
+	return rc > 0 ? 0 : rc; /* stopped early by --to or --limit */
+}
+
+int cmd_dump(int argc, char **argv)
+{
+	struct dump_args a;
+	int status = parse_args(&a, argc, argv);
+	if (status >= 0)
+		return status;
+	struct arr_trace *tr;
+	struct arr_merge *m = NULL;
+	struct arr_symbolizer *sy = NULL;
+	int rc = arr_trace_open(&tr, a.path);
+	if (!rc)
+		rc = arr_merge_open(&m, tr);
 	if (rc) {
-		rc = cli_trace_error(path, tr, rc);
-		arr_trace_close(tr);
-		return rc;
+		status = cli_trace_error(a.path, tr, rc);
+		goto out;
+	}
+	if (a.stacks && (rc = arr_symbolizer_open(&sy, tr)) < 0) {
+		cli_error("cannot set up symbolization: %s", arr_strerror(rc));
+		status = EXIT_BAD_INPUT;
+		goto out;
 	}
 	/* Dumps run to gigabytes: big writes, not one per 4 KiB. */
 	static char outbuf[1 << 20];
 	setvbuf(stdout, outbuf, _IOFBF, sizeof outbuf);
-	struct arr_symbolizer *sy = NULL;
-	if (stacks && (rc = arr_symbolizer_open(&sy, tr)) < 0) {
-		cli_error("cannot set up symbolization: %s", arr_strerror(rc));
-		arr_merge_close(m);
-		arr_trace_close(tr);
-		return EXIT_BAD_INPUT;
-	}
-	const struct arr_event *ev;
-	uint64_t printed = 0;
-	while ((rc = arr_merge_next(m, &ev)) == 1) {
-		if (ev->t >= f.to) /* time order: nothing later can match */
-			break;
-		if (!wanted(&f, ev))
-			continue;
-		int has_stack = sy && ev->stack && arr_trace_stack(tr, ev->stack, NULL, 0, NULL) >= 0;
-		if (json && has_stack) { /* the object, reopened for its stack */
-			char obj[1024];
-			FILE *mf = fmemopen(obj, sizeof obj, "w");
-			int len = mf ? arr_event_fprint_json(mf, ev) : 0;
-			if (mf)
-				fclose(mf);
-			printf("%.*s,\"stack\":[", len > 0 ? len - 1 : 0, obj);
-			print_stack(tr, sy, ev, json);
-		} else if (json) {
-			arr_event_fprint_json(stdout, ev);
-		} else {
-			arr_event_fprint_text(stdout, ev);
-			if (has_stack)
-				print_stack(tr, sy, ev, json);
-		}
-		putchar('\n');
-		if (f.limit && ++printed == f.limit)
-			break;
-	}
-	if (rc > 0)
-		rc = 0; /* stopped early by --to or --limit */
-	int status = 0;
-	if (rc < 0)
-		status = cli_trace_error(path, tr, rc);
+	status = 0;
+	if ((rc = dump_events(&a, tr, m, sy)) < 0)
+		status = cli_trace_error(a.path, tr, rc);
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		cli_error("cannot write the dump: output error");
 		status = EXIT_BAD_INPUT;
 	}
+out:
 	arr_symbolizer_close(sy);
 	arr_merge_close(m);
 	arr_trace_close(tr);
