@@ -185,7 +185,7 @@ static int take(const struct cli_usage *u, const struct cli_option *opts, const 
 		return 0;
 	case CLI_T_LIST:
 		if (*o->count >= (size_t)o->max)
-			return cli_usage_error(u->cmd, "%s: at most %lld of them", label, o->max);
+			return cli_usage_error(u->cmd, "%s given more than %lld times", label, o->max);
 		((const char **)o->target)[(*o->count)++] = value;
 		return 0;
 	case CLI_T_CALLBACK:
