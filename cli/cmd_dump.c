@@ -32,7 +32,6 @@ struct filter {
 static int parse_tids(const char *cmd, const char *opt, const char *arg, void *target)
 {
 	struct filter *f = target;
-	(void)cmd, (void)opt;
 	char buf[1024];
 	snprintf(buf, sizeof buf, "%s", arg);
 	for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
@@ -51,7 +50,6 @@ static int parse_tids(const char *cmd, const char *opt, const char *arg, void *t
 static int parse_ops(const char *cmd, const char *opt, const char *arg, void *target)
 {
 	struct filter *f = target;
-	(void)cmd, (void)opt;
 	char buf[1024];
 	snprintf(buf, sizeof buf, "%s", arg);
 	for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {

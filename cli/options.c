@@ -17,6 +17,21 @@ static const struct cli_option common_opts[] = {
 };
 #define NCOMMON (sizeof common_opts / sizeof *common_opts)
 
+static int is_common(const struct cli_option *o)
+{
+	return o >= common_opts && o < common_opts + NCOMMON;
+}
+
+/* The entries of opts, then the common ones: for (o = next_opt(opts, NULL); o; o = next_opt(opts, o)). */
+static const struct cli_option *next_opt(const struct cli_option *opts, const struct cli_option *o)
+{
+	if (!o)
+		return opts->name ? opts : common_opts;
+	if (is_common(o))
+		return o + 1 < common_opts + NCOMMON ? o + 1 : NULL;
+	return o[1].name ? o + 1 : common_opts;
+}
+
 /* Descriptions start here at most; a longer option has its text on the next line. */
 #define HELP_COLUMN_MAX 26
 
@@ -60,20 +75,15 @@ static void help_entry(FILE *out, const struct cli_option *o, size_t col)
 void cli_options_help(FILE *out, const struct cli_usage *u, const struct cli_option *opts)
 {
 	size_t col = 0;
-	for (const struct cli_option *o = opts; o->name; o++)
+	for (const struct cli_option *o = next_opt(opts, NULL); o; o = next_opt(opts, o))
 		if (left_width(o) > col && left_width(o) <= HELP_COLUMN_MAX)
 			col = left_width(o);
-	for (size_t i = 0; i < NCOMMON; i++)
-		if (left_width(&common_opts[i]) > col)
-			col = left_width(&common_opts[i]);
 	fputs(u->synopsis, out);
 	if (u->about)
 		fprintf(out, "\n%s", u->about);
 	fputc('\n', out);
-	for (const struct cli_option *o = opts; o->name; o++)
+	for (const struct cli_option *o = next_opt(opts, NULL); o; o = next_opt(opts, o))
 		help_entry(out, o, col);
-	for (size_t i = 0; i < NCOMMON; i++)
-		help_entry(out, &common_opts[i], col);
 	if (u->more)
 		fprintf(out, "\n%s", u->more);
 	if (u->more_fn)
@@ -90,17 +100,14 @@ static const char *suggest(const struct cli_option *opts, const char *name, size
 	buf[len] = 0;
 	const char *best = NULL;
 	unsigned bd = ~0u;
-	for (size_t pass = 0; pass < 2; pass++)
-		for (const struct cli_option *o = pass ? common_opts : opts; pass ? o < common_opts + NCOMMON : !!o->name;
-		     o++) {
-			unsigned d = arr_report_edit_distance(buf, o->name);
-			if (d < bd)
-				bd = d, best = o->name;
-		}
+	for (const struct cli_option *o = next_opt(opts, NULL); o; o = next_opt(opts, o)) {
+		unsigned d = arr_report_edit_distance(buf, o->name);
+		if (d < bd)
+			bd = d, best = o->name;
+	}
 	unsigned limit = len < 4 ? 1 : len < 9 ? 2 : 3;
 	return bd <= limit ? best : NULL;
 }
-
 
 static int range_error(const char *cmd, const char *label, const struct cli_option *o, const char *s)
 {
@@ -154,11 +161,6 @@ static int parse_number(const char *cmd, const char *label, const struct cli_opt
 	return 0;
 }
 
-static int is_common(const struct cli_option *o)
-{
-	return o >= common_opts && o < common_opts + NCOMMON;
-}
-
 /* Give option o its value (NULL: none given). Returns 0 or an exit code. */
 static int take(const struct cli_usage *u, const struct cli_option *opts, const struct cli_option *o,
 		const char *value)
@@ -200,27 +202,22 @@ static const struct cli_option *find_long(const struct cli_option *opts, const c
 	const struct cli_option *found = NULL;
 	int n = 0;
 	*ambiguous = 0;
-	for (size_t pass = 0; pass < 2; pass++)
-		for (const struct cli_option *o = pass ? common_opts : opts; pass ? o < common_opts + NCOMMON : !!o->name;
-		     o++) {
-			if (strncmp(o->name, name, len))
-				continue;
-			if (!o->name[len])
-				return o;
-			found = o, n++;
-		}
+	for (const struct cli_option *o = next_opt(opts, NULL); o; o = next_opt(opts, o)) {
+		if (strncmp(o->name, name, len))
+			continue;
+		if (!o->name[len])
+			return o;
+		found = o, n++;
+	}
 	*ambiguous = n > 1;
 	return n == 1 ? found : NULL;
 }
 
 static const struct cli_option *find_short(const struct cli_option *opts, int c)
 {
-	for (const struct cli_option *o = opts; o->name; o++)
+	for (const struct cli_option *o = next_opt(opts, NULL); o; o = next_opt(opts, o))
 		if (o->short_name == c)
 			return o;
-	for (size_t i = 0; i < NCOMMON; i++)
-		if (common_opts[i].short_name == c)
-			return &common_opts[i];
 	return NULL;
 }
 
@@ -229,8 +226,8 @@ static int parse_long(const struct cli_usage *u, const struct cli_option *opts, 
 {
 	const char *name = argv[*i] + 2, *eq = strchr(name, '=');
 	size_t len = eq ? (size_t)(eq - name) : strlen(name);
-	int ambiguous;
-	const struct cli_option *o = find_long(opts, name, len, &ambiguous);
+	int ambiguous = 0;
+	const struct cli_option *o = len ? find_long(opts, name, len, &ambiguous) : NULL;
 	if (!o) {
 		const char *sug = ambiguous ? NULL : suggest(opts, name, len);
 		if (ambiguous)
