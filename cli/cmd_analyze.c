@@ -236,7 +236,8 @@ static int parse_args(struct analyze_args *a, int argc, char **argv)
 			 "zeroing cost, latency and RSS per allocator. Without\n"
 			 "-a, --what or --trace-only: glibc, and builtin if built"),
 		CLI_FLAG(0, "trace-only", &a->trace_only, "no replays: the trace's own analyses alone"),
-		CLI_UINT(0, "runs", "N", &a->runs, 1, 1000, "timed replays per allocator (medians, min-max; default 1)"),
+		CLI_UINT(0, "runs", "N", &a->runs, 1, 1000,
+			 "timed replays per allocator (medians, min-max; default 1)"),
 		CLI_STRING(0, "select", "NAME", &a->select,
 			   "of a family of traces (TRACE, TRACE.PID... of one\n"
 			   "recording), the largest of program NAME (or pid);\n"
@@ -248,8 +249,10 @@ static int parse_args(struct analyze_args *a, int argc, char **argv)
 			   "bytes (\"allocations;main;f;g 1234\", \"leaks;...\") for\n"
 			   "flamegraph.pl, speedscope or inferno: traces recorded\n"
 			   "with `allocrr record --stacks`"),
-		CLI_UINT(0, "top", "N", &a->opt.top, 1, 100000, "rows in the \"most frequent\"/\"largest\" tables (default 20)"),
-		CLI_UINT(0, "points", "N", &a->opt.timeline_points, 2, 1000000, "points in timelines, at most (default 2000)"),
+		CLI_UINT(0, "top", "N", &a->opt.top, 1, 100000,
+			 "rows in the \"most frequent\"/\"largest\" tables (default 20)"),
+		CLI_UINT(0, "points", "N", &a->opt.timeline_points, 2, 1000000,
+			 "points in timelines, at most (default 2000)"),
 		CLI_CALLBACK('p', "phase", CLI_ARG_REQUIRED, "NAME:FROM:TO", &a->phases, add_phase,
 			     "a phase of the trace: FROM and TO are times since\n"
 			     "the start (units s, ms, us, ns; default s) or event\n"

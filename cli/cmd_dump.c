@@ -151,9 +151,10 @@ static int parse_args(struct dump_args *a, int argc, char **argv)
 		CLI_CALLBACK(0, "to", CLI_ARG_REQUIRED, "SEC", &a->f.to, parse_seconds,
 			     "only events before SEC seconds since the start"),
 		CLI_U64('n', "limit", "N", &a->f.limit, 1, INT64_MAX, "stop after N events printed"),
-		CLI_FLAG('s', "stacks", &a->stacks, "print each allocation's call stack (a trace recorded\n"
-						 "with `allocrr record --stacks`), innermost frame first,\n"
-						 "symbolized from the recorded modules; with --json: \"stack\""),
+		CLI_FLAG('s', "stacks", &a->stacks,
+			 "print each allocation's call stack (a trace recorded\n"
+			 "with `allocrr record --stacks`), innermost frame first,\n"
+			 "symbolized from the recorded modules; with --json: \"stack\""),
 		CLI_END,
 	};
 	int rc = cli_options_parse(&usage, opts, argc, argv, &first);

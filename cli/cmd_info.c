@@ -173,9 +173,10 @@ int cmd_info(int argc, char **argv)
 	int json = 0, tree = 0, first;
 	const struct cli_option opts[] = {
 		CLI_FLAG('j', "json", &json, "one JSON document per trace, one per line"),
-		CLI_FLAG('t', "tree", &tree, "the family of FILE instead: every trace its recording\n"
-					     "wrote (FILE, FILE.PID...) as a process tree with pid,\n"
-					     "program, events and duration, the largest marked"),
+		CLI_FLAG('t', "tree", &tree,
+			 "the family of FILE instead: every trace its recording\n"
+			 "wrote (FILE, FILE.PID...) as a process tree with pid,\n"
+			 "program, events and duration, the largest marked"),
 		CLI_END,
 	};
 	int rc = cli_options_parse(&usage, opts, argc, argv, &first);

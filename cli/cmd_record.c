@@ -262,8 +262,9 @@ static int parse_args(struct record_args *a, int argc, char **argv)
 			     "record the call stack (return addresses, at most DEPTH\n"
 			     "frames, 1 to 120, default 64) of every allocating call,\n"
 			     "by frame pointers (ALLOCRR_STACKS=DEPTH without the CLI)"),
-		CLI_FLAG('q', "quiet", &a->quiet, "do not show the traces written (by default: the\n"
-					       "family as a process tree, the largest marked)"),
+		CLI_FLAG('q', "quiet", &a->quiet,
+			 "do not show the traces written (by default: the\n"
+			 "family as a process tree, the largest marked)"),
 		CLI_END,
 	};
 	int rc = cli_options_parse(&usage, opts, argc, argv, &first);

@@ -420,17 +420,21 @@ static int parse_args(struct replay *r, int argc, char **argv)
 		CLI_UINT(0, "samples", "N", &r->ro.samples, 1, 1000000, "RSS timeline samples (default 1000)"),
 		CLI_UINT(0, "latency-every", "N", &r->ro.latency_every, 0, 100000000,
 			 "time one call in N (default 1; 0 = no timing)"),
-		CLI_UINT(0, "runs", "N", &r->runs, 1, 1000, "timed replays per allocator; medians and min-max\n"
-							 "(default 1)"),
-		CLI_FLAG(0, "zeroing", &r->zeroing, "also replay with every calloc made a malloc, and a\n"
-						 "malloc + memset: what zeroing costs, what calloc saves"),
-		CLI_FLAG(0, "fragmentation", &r->frag, "one more replay tracking live and usable bytes:\n"
-						    "internal and external fragmentation over time"),
+		CLI_UINT(0, "runs", "N", &r->runs, 1, 1000,
+			 "timed replays per allocator; medians and min-max\n"
+			 "(default 1)"),
+		CLI_FLAG(0, "zeroing", &r->zeroing,
+			 "also replay with every calloc made a malloc, and a\n"
+			 "malloc + memset: what zeroing costs, what calloc saves"),
+		CLI_FLAG(0, "fragmentation", &r->frag,
+			 "one more replay tracking live and usable bytes:\n"
+			 "internal and external fragmentation over time"),
 		CLI_CALLBACK(0, "phase", CLI_ARG_REQUIRED, "NAME=FROM..TO", &r->phases, add_phase,
 			     "RSS growth of the calls FROM to TO (call indexes\n"
 			     "from 0, TO excluded, empty: the end); repeatable"),
-		CLI_FLAG(0, "analysis", &r->analysis, "with --json: print the analysis document's\n"
-						   "'allocators' entries instead (docs/report.md)"),
+		CLI_FLAG(0, "analysis", &r->analysis,
+			 "with --json: print the analysis document's\n"
+			 "'allocators' entries instead (docs/report.md)"),
 		CLI_STRING(0, "cache-dir", "DIR", &r->cache_dir, "keep the workload in DIR (default: TRACE.wl)"),
 		CLI_FLAG(0, "rebuild", &r->rebuild, "prepare the workload again even if cached"),
 		CLI_FLAG(0, "partial", &r->partial, "replay the complete part of a truncated trace"),

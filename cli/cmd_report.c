@@ -638,19 +638,23 @@ static int parse_args(struct report_args *a, int argc, char **argv)
 	*a = (struct report_args){.jobs = 1, .unit = -1};
 	int first;
 	const struct cli_option opts[] = {
-		CLI_STRING('o', "output", "DIR", &a->outdir, "write the files into DIR (default: the config's\n"
-							  "output.dir, else ./allocrr-report)"),
+		CLI_STRING('o', "output", "DIR", &a->outdir,
+			   "write the files into DIR (default: the config's\n"
+			   "output.dir, else ./allocrr-report)"),
 		CLI_FLAG('j', "json", &a->json, "print report.json on stdout instead of the summary"),
 		CLI_FLAG('q', "quiet", &a->quiet, "no summary, no notes; errors and broken checks only"),
-		CLI_UINT(0, "jobs", "N", &a->jobs, 1, 1024, "run N units of work at a time on this machine (default 1:\n"
-							 "replays that share cores measure each other)"),
-		CLI_FLAG(0, "plan", &a->plan_only, "print one self-contained shell command per unit of work\n"
-						"(a trace's analyses, or a trace x allocator variant),\n"
-						"each writing its result into --results DIR; run them\n"
-						"anywhere (xargs -P, GNU parallel, a Slurm array, a\n"
-						"Kubernetes indexed Job), then assemble:"),
-		CLI_STRING(0, "results", "DIR", &a->results, "assemble the report from the units' results in DIR,\n"
-							  "exactly as a direct run would"),
+		CLI_UINT(0, "jobs", "N", &a->jobs, 1, 1024,
+			 "run N units of work at a time on this machine (default 1:\n"
+			 "replays that share cores measure each other)"),
+		CLI_FLAG(0, "plan", &a->plan_only,
+			 "print one self-contained shell command per unit of work\n"
+			 "(a trace's analyses, or a trace x allocator variant),\n"
+			 "each writing its result into --results DIR; run them\n"
+			 "anywhere (xargs -P, GNU parallel, a Slurm array, a\n"
+			 "Kubernetes indexed Job), then assemble:"),
+		CLI_STRING(0, "results", "DIR", &a->results,
+			   "assemble the report from the units' results in DIR,\n"
+			   "exactly as a direct run would"),
 		CLI_LONG(0, "unit", "K", &a->unit, 0, LONG_MAX, "run unit K of the plan only, into --results DIR"),
 		CLI_END,
 	};

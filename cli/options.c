@@ -17,10 +17,7 @@ static const struct cli_option common_opts[] = {
 };
 #define NCOMMON (sizeof common_opts / sizeof *common_opts)
 
-static int is_common(const struct cli_option *o)
-{
-	return o >= common_opts && o < common_opts + NCOMMON;
-}
+static int is_common(const struct cli_option *o) { return o >= common_opts && o < common_opts + NCOMMON; }
 
 /* The entries of opts, then the common ones: for (o = next_opt(opts, NULL); o; o = next_opt(opts, o)). */
 static const struct cli_option *next_opt(const struct cli_option *opts, const struct cli_option *o)
@@ -144,8 +141,8 @@ static int parse_number(const char *cmd, const char *label, const struct cli_opt
 	}
 	if (*end)
 		return cli_usage_error(cmd, "%s: '%s' is not a number", label, s);
-	if (errno == ERANGE || (is_signed ? v < o->min || v > o->max
-					  : u < (unsigned long long)o->min || u > (unsigned long long)o->max))
+	if (errno == ERANGE ||
+	    (is_signed ? v < o->min || v > o->max : u < (unsigned long long)o->min || u > (unsigned long long)o->max))
 		return range_error(cmd, label, o, s);
 	switch (o->type) {
 	case CLI_T_UINT:
@@ -162,8 +159,7 @@ static int parse_number(const char *cmd, const char *label, const struct cli_opt
 }
 
 /* Give option o its value (NULL: none given). Returns 0 or an exit code. */
-static int take(const struct cli_usage *u, const struct cli_option *opts, const struct cli_option *o,
-		const char *value)
+static int take(const struct cli_usage *u, const struct cli_option *opts, const struct cli_option *o, const char *value)
 {
 	char label[80]; /* "--name" even for "-n": the message says which option */
 	snprintf(label, sizeof label, "--%s", o->name);
@@ -233,7 +229,8 @@ static int parse_long(const struct cli_usage *u, const struct cli_option *opts, 
 		if (ambiguous)
 			return cli_usage_error(u->cmd, "option '--%.*s' is ambiguous", (int)len, name);
 		if (sug)
-			return cli_usage_error(u->cmd, "unknown option '--%.*s'; did you mean '--%s'?", (int)len, name, sug);
+			return cli_usage_error(u->cmd, "unknown option '--%.*s'; did you mean '--%s'?", (int)len, name,
+					       sug);
 		return cli_usage_error(u->cmd, "unknown option '--%.*s'", (int)len, name);
 	}
 	const char *value = eq ? eq + 1 : NULL;

@@ -49,19 +49,21 @@ enum cli_type {
 typedef int (*cli_option_fn)(const char *cmd, const char *opt, const char *value, void *target);
 
 struct cli_option {
-	const char *name;        /* long name without "--"; NULL ends the table */
-	int short_name;          /* a letter, or 0 */
+	const char *name; /* long name without "--"; NULL ends the table */
+	int short_name;   /* a letter, or 0 */
 	enum cli_arg arg;
 	const char *placeholder; /* "N", "FILE" (NULL: CLI_ARG_NONE) */
 	const char *help;        /* the description; '\n' starts another line of it */
 	enum cli_type type;
 	void *target;
-	long long min, max;      /* numbers' range; CLI_T_LIST: max is the capacity */
-	size_t *count;           /* CLI_T_LIST */
-	cli_option_fn fn;        /* CLI_T_CALLBACK */
+	long long min, max; /* numbers' range; CLI_T_LIST: max is the capacity */
+	size_t *count;      /* CLI_T_LIST */
+	cli_option_fn fn;   /* CLI_T_CALLBACK */
 };
 
-/* The targets' types are checked: a wrong pointer is a compiler warning. */
+/* The targets' types are checked: a wrong pointer is a compiler warning.
+ * (clang-format would spread each braced initializer over four lines.) */
+/* clang-format off */
 #define CLI__PTR(type, p) ((void *)(1 ? (p) : (type *)0))
 #define CLI_FLAG(s, l, p, h) {l, s, CLI_ARG_NONE, NULL, h, CLI_T_FLAG, CLI__PTR(int, p), 0, 1, NULL, NULL}
 #define CLI_UINT(s, l, ph, p, lo, hi, h) \
@@ -78,15 +80,16 @@ struct cli_option {
 	{l, s, CLI_ARG_REQUIRED, ph, h, CLI_T_LIST, CLI__PTR(const char *, arr), 0, cap, n, NULL}
 #define CLI_CALLBACK(s, l, arg, ph, p, f, h) {l, s, arg, ph, h, CLI_T_CALLBACK, p, 0, 0, NULL, f}
 #define CLI_END {NULL, 0, CLI_ARG_NONE, NULL, NULL, CLI_T_FLAG, NULL, 0, 0, NULL, NULL}
+/* clang-format on */
 
 /* A command's help around its table. */
 struct cli_usage {
-	const char *cmd;      /* "replay"; "" for allocrr itself */
-	const char *synopsis; /* "usage: allocrr replay [...]\n" and its continuation lines */
-	const char *about;    /* the paragraphs before the options (or NULL) */
-	const char *more;     /* the paragraphs after them: environment, exit status (or NULL) */
+	const char *cmd;            /* "replay"; "" for allocrr itself */
+	const char *synopsis;       /* "usage: allocrr replay [...]\n" and its continuation lines */
+	const char *about;          /* the paragraphs before the options (or NULL) */
+	const char *more;           /* the paragraphs after them: environment, exit status (or NULL) */
 	void (*more_fn)(FILE *out); /* or printed by this, after more */
-	int in_order;         /* options end at the first positional argument */
+	int in_order;               /* options end at the first positional argument */
 };
 
 /*
