@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "options.h"
 
 static const struct cli_command commands[] = {
 	{"record", cmd_record, "run a command and record its allocation calls"},
@@ -16,32 +17,42 @@ static const struct cli_command commands[] = {
 	{"diff", cmd_diff, "compare two traces or two reports, changes highlighted"},
 };
 
-static void usage(FILE *f)
+static void list_commands(FILE *f)
 {
-	fputs("usage: allocrr [--help] [--version] COMMAND [ARGS]\n\n"
-	      "Record every heap allocation of a program, replay it into allocators,\n"
-	      "and analyse it.\n\ncommands:\n", f);
+	fputs("\ncommands:\n", f);
 	for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
 		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
 	fputs("\n'allocrr COMMAND --help' tells more about a command.\n", f);
 }
 
+static const struct cli_usage usage = {
+	"",
+	"usage: allocrr [--help] [--version] COMMAND [ARGS]\n",
+	"Record every heap allocation of a program, replay it into allocators,\n"
+	"and analyse it.\n",
+	NULL, list_commands,
+	1, /* what follows COMMAND is the command's */
+};
+
 int main(int argc, char **argv)
 {
-	if (argc < 2) {
-		usage(stderr);
+	static const struct cli_option opts[] = {CLI_END};
+	int first;
+	int rc = cli_options_parse(&usage, opts, argc, argv, &first);
+	if (rc >= 0)
+		return rc;
+	if (first >= argc) {
+		cli_options_help(stderr, &usage, opts);
 		return EXIT_USAGE;
 	}
-	const char *name = argv[1];
-	if (!strcmp(name, "--help") || !strcmp(name, "-h") || !strcmp(name, "help")) {
-		usage(stdout);
+	const char *name = argv[first];
+	if (!strcmp(name, "help")) {
+		cli_options_help(stdout, &usage, opts);
 		return 0;
 	}
-	if (!strcmp(name, "--version") || !strcmp(name, "-V"))
-		return cli_version();
 	for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
 		if (!strcmp(name, commands[i].name))
-			return commands[i].run(argc - 1, argv + 1);
+			return commands[i].run(argc - first, argv + first);
 	cli_error("'%s' is not a command; see 'allocrr --help'", name);
 	return EXIT_USAGE;
 }

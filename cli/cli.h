@@ -4,7 +4,8 @@
  *
  * Every command: `--help` prints usage to stdout and exits 0; `--version`
  * prints the version; bad usage exits 2 with a one-line message and a hint;
- * bad input exits 1 with `allocrr: 'FILE': what at offset N`.
+ * bad input exits 1 with `allocrr: 'FILE': what at offset N`. Options are
+ * parsed, and --help written, from one table per command (options.h).
  */
 #ifndef ARR_CLI_H
 #define ARR_CLI_H
@@ -43,9 +44,6 @@ int cli_version(void);
 void cli_human_bytes(char *buf, size_t cap, uint64_t b);
 /* Directory holding the running allocrr executable. */
 const char *cli_exe_dir(void);
-/* Handle --help/--version style options shared by every command: returns
- * -1 to continue, else the exit code. */
-int cli_common_option(int opt, const char *usage);
 
 /* ---- replays.c: the replay-side driver, shared by replay, analyze and report ---- */
 #include <stddef.h>

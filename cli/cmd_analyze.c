@@ -4,7 +4,6 @@
  * documented in docs/report.md.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -16,6 +15,7 @@
 #include "allocrr/analysis.h"
 #include "allocrr/stacks.h"
 #include "cli.h"
+#include "options.h"
 
 #ifndef ALLOCRR_VERSION
 #define ALLOCRR_VERSION "0.0.0"
@@ -24,44 +24,18 @@
 #define MAX_ALLOCATORS 16
 #define MAX_PHASES 64
 
-static const char usage[] =
+static const struct cli_usage usage = {
+	"analyze",
 	"usage: allocrr analyze [--what LIST] [-a ALLOCATOR]... [--json] [--top N]\n"
-	"                       [--points N] [--phase NAME:FROM:TO]... TRACE...\n"
-	"\n"
+	"                       [--points N] [--phase NAME:FROM:TO]... TRACE...\n",
 	"Analyse where a recorded program's memory goes, in one pass over each\n"
 	"trace: calls and sizes, lifetimes and temporary allocations, live bytes\n"
 	"over time, leaks and failed calls, cross-thread frees, recorded RSS\n"
-	"against live bytes, calloc on fresh or reused memory, and phases.\n"
-	"\n"
-	"  -w, --what LIST       sections to compute, comma-separated (default all):\n"
-	"                        summary,sizes,lifetimes,live,leaks,threads,rss,\n"
-	"                        zeroing,phases,sites\n"
-	"  -a, --allocator A     replay into allocator A too (repeatable): fragmentation,\n"
-	"                        zeroing cost, latency and RSS per allocator. Without\n"
-	"                        -a, --what or --trace-only: glibc, and builtin if built\n"
-	"      --trace-only      no replays: the trace's own analyses alone\n"
-	"      --runs N          timed replays per allocator (medians, min-max; default 1)\n"
-	"      --select NAME     of a family of traces (TRACE, TRACE.PID... of one\n"
-	"                        recording), the largest of program NAME (or pid);\n"
-	"                        TRACE@NAME says the same; default: the largest trace\n"
-	"                        when TRACE is the top one of its family\n"
-	"  -j, --json            print the analysis document as JSON (docs/report.md)\n"
-	"      --collapsed FILE  also write collapsed stacks of allocated and of leaked\n"
-	"                        bytes (\"allocations;main;f;g 1234\", \"leaks;...\") for\n"
-	"                        flamegraph.pl, speedscope or inferno: traces recorded\n"
-	"                        with `allocrr record --stacks`\n"
-	"      --top N           rows in the \"most frequent\"/\"largest\" tables (default 20)\n"
-	"      --points N        points in timelines, at most (default 2000)\n"
-	"  -p, --phase NAME:FROM:TO\n"
-	"                        a phase of the trace: FROM and TO are times since\n"
-	"                        the start (units s, ms, us, ns; default s) or event\n"
-	"                        numbers with the suffix ev; an empty TO is the end.\n"
-	"                        Marks the program recorded make phases of their own.\n"
-	"  -h, --help            show this help\n"
-	"  -V, --version         show the version\n"
-	"\n"
+	"against live bytes, calloc on fresh or reused memory, and phases.\n",
 	"Progress (events, rate, time left) goes to stderr when it is a terminal.\n"
-	"Exit status: 0, 1 for an unreadable or damaged trace, 2 for bad usage.\n";
+	"Exit status: 0, 1 for an unreadable or damaged trace, 2 for bad usage.\n",
+	NULL, 0,
+};
 
 struct progress {
 	const char *path;
@@ -157,14 +131,37 @@ static int parse_phase(const char *arg, struct arr_phase_spec *ph)
 	return 0;
 }
 
-static int parse_count(const char *s, unsigned lo, unsigned hi, unsigned *out)
+/* --what: the sections, and that they were picked. */
+struct what_arg {
+	uint32_t *what;
+	int *given;
+};
+
+static int parse_what(const char *cmd, const char *opt, const char *arg, void *target)
 {
-	char *end;
-	errno = 0;
-	unsigned long v = strtoul(s, &end, 10);
-	if (!*s || *end || errno || v < lo || v > hi || *s == '-')
-		return -1;
-	*out = (unsigned)v;
+	struct what_arg *w = target;
+	const char *bad;
+	size_t n;
+	if (arr_analysis_parse_what(arg, w->what, &bad, &n))
+		return cli_usage_error(cmd, "%s: unknown section '%.*s'", opt, (int)n, bad);
+	*w->given = 1;
+	return 0;
+}
+
+struct phases {
+	struct arr_phase_spec *v;
+	size_t n;
+};
+
+static int add_phase(const char *cmd, const char *opt, const char *arg, void *target)
+{
+	struct phases *p = target;
+	if (p->n == MAX_PHASES)
+		return cli_usage_error(cmd, "at most %d phases", MAX_PHASES);
+	if (parse_phase(arg, &p->v[p->n]))
+		return cli_usage_error(cmd, "%s: want NAME:FROM:TO (e.g. warmup:0:1.5s or load:1000ev:), not '%s'", opt,
+				       arg);
+	p->n++;
 	return 0;
 }
 
@@ -205,141 +202,118 @@ static int analyze_one(const char *path, const struct arr_analysis_options *opt,
 	return status;
 }
 
-int cmd_analyze(int argc, char **argv)
-{
-	enum { OPT_TOP = 256, OPT_POINTS, OPT_TRACE_ONLY, OPT_RUNS, OPT_SELECT, OPT_COLLAPSED };
-	static const struct option opts[] = {
-		{"what", required_argument, 0, 'w'},
-		{"allocator", required_argument, 0, 'a'},
-		{"json", no_argument, 0, 'j'},
-		{"top", required_argument, 0, OPT_TOP},
-		{"points", required_argument, 0, OPT_POINTS},
-		{"phase", required_argument, 0, 'p'},
-		{"trace-only", no_argument, 0, OPT_TRACE_ONLY},
-		{"runs", required_argument, 0, OPT_RUNS},
-		{"select", required_argument, 0, OPT_SELECT},
-		{"collapsed", required_argument, 0, OPT_COLLAPSED},
-		{"help", no_argument, 0, 'h'},
-		{"version", no_argument, 0, 'V'},
-		{0, 0, 0, 0},
-	};
-	struct arr_analysis_options opt = ARR_ANALYSIS_OPTIONS_INIT;
-	static struct arr_phase_spec phases[MAX_PHASES];
+/* The command line of one `allocrr analyze`. */
+struct analyze_args {
+	struct arr_analysis_options opt;
+	struct phases phases;
 	const char *allocators[MAX_ALLOCATORS];
-	size_t nalloc = 0, nphases = 0;
-	int json = 0, what_given = 0, trace_only = 0, c;
-	unsigned runs = 1;
-	const char *select = NULL, *collapsed = NULL;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":w:a:jp:hV", opts, NULL)) != -1) {
-		int rc = cli_common_option(c, usage);
-		if (rc >= 0)
-			return rc;
-		switch (c) {
-		case 'w': {
-			const char *bad;
-			size_t n;
-			if (arr_analysis_parse_what(optarg, &opt.what, &bad, &n))
-				return cli_usage_error("analyze", "--what: unknown section '%.*s'", (int)n, bad);
-			what_given = 1;
-			break;
-		}
-		case OPT_TRACE_ONLY:
-			trace_only = 1;
-			break;
-		case OPT_SELECT:
-			select = optarg;
-			break;
-		case OPT_COLLAPSED:
-			collapsed = optarg;
-			break;
-		case OPT_RUNS: {
-			unsigned v;
-			if (parse_count(optarg, 1, 1000, &v))
-				return cli_usage_error("analyze", "--runs: want a count from 1 to 1000, not '%s'", optarg);
-			runs = v;
-			break;
-		}
-		case 'a':
-			if (nalloc == MAX_ALLOCATORS)
-				return cli_usage_error("analyze", "at most %d allocators", MAX_ALLOCATORS);
-			allocators[nalloc++] = optarg;
-			break;
-		case 'j':
-			json = 1;
-			break;
-		case OPT_TOP:
-			if (parse_count(optarg, 1, 100000, &opt.top))
-				return cli_usage_error("analyze", "--top: want a count from 1 to 100000, not '%s'", optarg);
-			break;
-		case OPT_POINTS:
-			if (parse_count(optarg, 2, 1000000, &opt.timeline_points))
-				return cli_usage_error("analyze", "--points: want a count from 2 to 1000000, not '%s'",
-						       optarg);
-			break;
-		case 'p':
-			if (nphases == MAX_PHASES)
-				return cli_usage_error("analyze", "at most %d phases", MAX_PHASES);
-			if (parse_phase(optarg, &phases[nphases]))
-				return cli_usage_error("analyze", "--phase: want NAME:FROM:TO (e.g. warmup:0:1.5s or "
-								  "load:1000ev:), not '%s'", optarg);
-			nphases++;
-			break;
-		case ':':
-			return cli_usage_error("analyze", "option '%s' needs a value", argv[optind - 1]);
-		default:
-			return cli_usage_error("analyze", "unknown option '%s'", argv[optind - 1]);
-		}
-	}
-	if (optind >= argc)
-		return cli_usage_error("analyze", "no trace given");
-	if (nalloc && trace_only)
-		return cli_usage_error("analyze", "--trace-only and --allocator exclude each other");
-	/* Replays when asked (-a), or by default when no section was picked. */
-	int replays = nalloc || (!what_given && !trace_only);
-	opt.phases = phases;
-	opt.nphases = nphases;
-	if (collapsed) {
-		if (what_given && !(opt.what & (1u << ARR_AN_SITES)))
-			return cli_usage_error("analyze", "--collapsed needs the sites section in --what");
-		if (!(opt.collapsed = fopen(collapsed, "w"))) {
-			cli_error("cannot write '%s': %s", collapsed, strerror(errno));
-			return EXIT_BAD_INPUT;
-		}
-	}
+	size_t nalloc;
+	int json, what_given, trace_only, replays;
+	struct what_arg what_arg;
+	unsigned runs;
+	const char *select, *collapsed;
+	char **traces;
+	int ntraces;
+};
 
-	struct arr_doc *root = arr_doc_object();
-	arr_doc_set_str(root, "allocrr", ALLOCRR_VERSION);
+/* Returns -1 to go on, or the exit code. */
+static int parse_args(struct analyze_args *a, int argc, char **argv)
+{
+	static struct arr_phase_spec phase_v[MAX_PHASES];
+	memset(a, 0, sizeof *a);
+	a->opt = (struct arr_analysis_options)ARR_ANALYSIS_OPTIONS_INIT;
+	a->phases.v = phase_v;
+	a->what_arg = (struct what_arg){&a->opt.what, &a->what_given};
+	a->runs = 1;
+	int first;
+	const struct cli_option opts[] = {
+		CLI_CALLBACK('w', "what", CLI_ARG_REQUIRED, "LIST", &a->what_arg, parse_what,
+			     "sections to compute, comma-separated (default all):\n"
+			     "summary,sizes,lifetimes,live,leaks,threads,rss,\n"
+			     "zeroing,phases,sites"),
+		CLI_LIST('a', "allocator", "A", a->allocators, &a->nalloc, MAX_ALLOCATORS,
+			 "replay into allocator A too (repeatable): fragmentation,\n"
+			 "zeroing cost, latency and RSS per allocator. Without\n"
+			 "-a, --what or --trace-only: glibc, and builtin if built"),
+		CLI_FLAG(0, "trace-only", &a->trace_only, "no replays: the trace's own analyses alone"),
+		CLI_UINT(0, "runs", "N", &a->runs, 1, 1000,
+			 "timed replays per allocator (medians, min-max; default 1)"),
+		CLI_STRING(0, "select", "NAME", &a->select,
+			   "of a family of traces (TRACE, TRACE.PID... of one\n"
+			   "recording), the largest of program NAME (or pid);\n"
+			   "TRACE@NAME says the same; default: the largest trace\n"
+			   "when TRACE is the top one of its family"),
+		CLI_FLAG('j', "json", &a->json, "print the analysis document as JSON (docs/report.md)"),
+		CLI_STRING(0, "collapsed", "FILE", &a->collapsed,
+			   "also write collapsed stacks of allocated and of leaked\n"
+			   "bytes (\"allocations;main;f;g 1234\", \"leaks;...\") for\n"
+			   "flamegraph.pl, speedscope or inferno: traces recorded\n"
+			   "with `allocrr record --stacks`"),
+		CLI_UINT(0, "top", "N", &a->opt.top, 1, 100000,
+			 "rows in the \"most frequent\"/\"largest\" tables (default 20)"),
+		CLI_UINT(0, "points", "N", &a->opt.timeline_points, 2, 1000000,
+			 "points in timelines, at most (default 2000)"),
+		CLI_CALLBACK('p', "phase", CLI_ARG_REQUIRED, "NAME:FROM:TO", &a->phases, add_phase,
+			     "a phase of the trace: FROM and TO are times since\n"
+			     "the start (units s, ms, us, ns; default s) or event\n"
+			     "numbers with the suffix ev; an empty TO is the end.\n"
+			     "Marks the program recorded make phases of their own."),
+		CLI_END,
+	};
+	int rc = cli_options_parse(&usage, opts, argc, argv, &first);
+	if (rc >= 0)
+		return rc;
+	if (first >= argc)
+		return cli_usage_error("analyze", "no trace given");
+	if (a->nalloc && a->trace_only)
+		return cli_usage_error("analyze", "--trace-only and --allocator exclude each other");
+	if (a->collapsed && a->what_given && !(a->opt.what & (1u << ARR_AN_SITES)))
+		return cli_usage_error("analyze", "--collapsed needs the sites section in --what");
+	/* Replays when asked (-a), or by default when no section was picked. */
+	a->replays = a->nalloc || (!a->what_given && !a->trace_only);
+	a->opt.phases = a->phases.v;
+	a->opt.nphases = a->phases.n;
+	a->traces = argv + first;
+	a->ntraces = argc - first;
+	return -1;
+}
+
+/* Each trace's analyses, and its replays, into root's "traces". Returns 0
+ * or the exit code of the last trace that failed (the others still ran). */
+static int analyze_all(const struct analyze_args *a, struct arr_doc *root)
+{
 	struct arr_doc *traces = arr_doc_set_arr(root, "traces");
 	int status = 0;
-	for (int i = optind; i < argc; i++) {
+	for (int i = 0; i < a->ntraces; i++) {
 		char chosen[4096];
-		int rc = cli_family_resolve(argv[i], select, 0, chosen, sizeof chosen);
+		int rc = cli_family_resolve(a->traces[i], a->select, 0, chosen, sizeof chosen);
 		if (rc) {
 			status = rc;
 			continue;
 		}
-		rc = analyze_one(chosen, &opt, traces);
+		rc = analyze_one(chosen, &a->opt, traces);
 		if (rc)
 			status = rc;
 		struct arr_doc *tdoc = arr_doc_at(traces, traces ? traces->len - 1 : 0);
-		if (rc || !replays || !tdoc)
+		if (rc || !a->replays || !tdoc)
 			continue;
 		struct cli_replay_plan plan = CLI_REPLAY_PLAN_INIT;
 		plan.cmd = "analyze";
-		plan.runs = runs;
+		plan.runs = a->runs;
 		plan.progress = 1;
-		if (opt.timeline_points)
-			plan.points = opt.timeline_points;
-		if ((rc = cli_replays_analyze(chosen, allocators, nalloc, &plan, arr_doc_set_arr(tdoc, "allocators"))))
+		if (a->opt.timeline_points)
+			plan.points = a->opt.timeline_points;
+		if ((rc = cli_replays_analyze(chosen, a->allocators, a->nalloc, &plan, arr_doc_set_arr(tdoc, "allocators"))))
 			status = rc;
 	}
+	return status;
+}
+
+/* The document on stdout. Returns 0 or EXIT_BAD_INPUT. */
+static int render(const struct arr_doc *root, int json)
+{
 	if (arr_doc_status(root)) {
 		cli_error("out of memory");
-		arr_doc_free(root);
-		if (opt.collapsed)
-			fclose(opt.collapsed);
 		return EXIT_BAD_INPUT;
 	}
 	int wrc = json ? arr_doc_write_json(stdout, root, 1) : arr_doc_render_text(stdout, root);
@@ -347,11 +321,29 @@ int cmd_analyze(int argc, char **argv)
 		fputc('\n', stdout);
 	if (fflush(stdout) || wrc) {
 		cli_error("cannot write the output: %s", strerror(errno));
-		status = EXIT_BAD_INPUT;
+		return EXIT_BAD_INPUT;
 	}
+	return 0;
+}
+
+int cmd_analyze(int argc, char **argv)
+{
+	static struct analyze_args a;
+	int status = parse_args(&a, argc, argv);
+	if (status >= 0)
+		return status;
+	if (a.collapsed && !(a.opt.collapsed = fopen(a.collapsed, "w"))) {
+		cli_error("cannot write '%s': %s", a.collapsed, strerror(errno));
+		return EXIT_BAD_INPUT;
+	}
+	struct arr_doc *root = arr_doc_object();
+	arr_doc_set_str(root, "allocrr", ALLOCRR_VERSION);
+	status = analyze_all(&a, root);
+	int rc = render(root, a.json);
+	status = rc ? rc : status;
 	arr_doc_free(root);
-	if (opt.collapsed && fclose(opt.collapsed)) {
-		cli_error("cannot write '%s': %s", collapsed, strerror(errno));
+	if (a.opt.collapsed && fclose(a.opt.collapsed)) {
+		cli_error("cannot write '%s': %s", a.collapsed, strerror(errno));
 		status = EXIT_BAD_INPUT;
 	}
 	return status;

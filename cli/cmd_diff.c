@@ -5,7 +5,6 @@
  * change of each (coloured on a terminal).
  */
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,27 +14,22 @@
 #include "allocrr/analysis.h"
 #include "allocrr/doc.h"
 #include "cli.h"
+#include "options.h"
 #include "report.h"
 
 #define MAX_ALLOCATORS 16
 
-static const char usage[] =
-	"usage: allocrr diff [--all] [--json] [-a ALLOCATOR]... A B\n"
-	"\n"
+static const struct cli_usage usage = {
+	"diff",
+	"usage: allocrr diff [--all] [--json] [-a ALLOCATOR]... A B\n",
 	"Compare two traces, or two reports (report.json or 'allocrr analyze\n"
 	"--json' output): calls, sizes, peak live bytes, leaks and, per allocator,\n"
 	"peak RSS and replay time, with the change from A to B. Traces are\n"
-	"analysed on the fly; with -a they are also replayed into ALLOCATOR.\n"
-	"\n"
-	"  -a, --allocator A  replay traces into A (repeatable; as in 'replay')\n"
-	"      --all          every metric that differs, not only the main ones\n"
-	"  -j, --json         one JSON document of the rows\n"
-	"  -q, --quiet        no notes on stderr\n"
-	"  -h, --help         show this help\n"
-	"  -V, --version      show the version\n"
-	"\n"
+	"analysed on the fly; with -a they are also replayed into ALLOCATOR.\n",
 	"Colours (on a terminal only; NO_COLOR turns them off): red where B uses\n"
-	"more than A, green where it uses less.\n";
+	"more than A, green where it uses less.\n",
+	NULL, 0,
+};
 
 /* The main rows: label, path in a trace (or an allocator entry), unit. */
 struct row_def {
@@ -373,49 +367,27 @@ static const char *base_name(const char *p)
 
 int cmd_diff(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"allocator", required_argument, 0, 'a'}, {"all", no_argument, 0, 'A'},
-		{"json", no_argument, 0, 'j'},            {"quiet", no_argument, 0, 'q'},
-		{"help", no_argument, 0, 'h'},            {"version", no_argument, 0, 'V'},
-		{0, 0, 0, 0},
-	};
 	const char *specs[MAX_ALLOCATORS];
 	size_t nspecs = 0;
-	int all = 0, json = 0, quiet = 0, opt;
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":a:jqhV", opts, NULL)) != -1) {
-		int rc = cli_common_option(opt, usage);
-		if (rc >= 0)
-			return rc;
-		switch (opt) {
-		case 'a':
-			if (nspecs == MAX_ALLOCATORS)
-				return cli_usage_error("diff", "at most %d allocators", MAX_ALLOCATORS);
-			specs[nspecs++] = optarg;
-			break;
-		case 'A':
-			all = 1;
-			break;
-		case 'j':
-			json = 1;
-			break;
-		case 'q':
-			quiet = 1;
-			break;
-		case ':':
-			return cli_usage_error("diff", "option '%s' needs a value", argv[optind - 1]);
-		default:
-			return cli_usage_error("diff", "unknown option '%s'", argv[optind - 1]);
-		}
-	}
-	if (argc - optind != 2)
+	int all = 0, json = 0, quiet = 0, first;
+	const struct cli_option opts[] = {
+		CLI_LIST('a', "allocator", "A", specs, &nspecs, MAX_ALLOCATORS,
+			 "replay traces into A (repeatable; as in 'replay')"),
+		CLI_FLAG(0, "all", &all, "every metric that differs, not only the main ones"),
+		CLI_FLAG('j', "json", &json, "one JSON document of the rows"),
+		CLI_FLAG('q', "quiet", &quiet, "no notes on stderr"),
+		CLI_END,
+	};
+	int rc = cli_options_parse(&usage, opts, argc, argv, &first);
+	if (rc >= 0)
+		return rc;
+	if (argc - first != 2)
 		return cli_usage_error("diff", "diff wants two inputs, A and B (traces or report.json files)");
 	struct arr_doc *da, *db;
-	int rc = load(argv[optind], specs, nspecs, quiet, &da);
+	rc = load(argv[first], specs, nspecs, quiet, &da);
 	if (rc)
 		return rc;
-	if ((rc = load(argv[optind + 1], specs, nspecs, quiet, &db))) {
+	if ((rc = load(argv[first + 1], specs, nspecs, quiet, &db))) {
 		arr_doc_free(da);
 		return rc;
 	}
@@ -424,8 +396,8 @@ int cmd_diff(int argc, char **argv)
 	struct arr_doc *jdoc = NULL;
 	if (json) {
 		jdoc = arr_doc_object();
-		arr_doc_set_str(jdoc, "a", argv[optind]);
-		arr_doc_set_str(jdoc, "b", argv[optind + 1]);
+		arr_doc_set_str(jdoc, "a", argv[first]);
+		arr_doc_set_str(jdoc, "b", argv[first + 1]);
 		o.rows = arr_doc_set_arr(jdoc, "rows");
 	}
 	const struct arr_doc *ta = arr_doc_get(da, "traces"), *tb = arr_doc_get(db, "traces");

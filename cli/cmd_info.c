@@ -1,7 +1,6 @@
 /*
  * cmd_info.c - `allocrr info`: what a trace holds and how it ended.
  */
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -9,20 +8,16 @@
 #include "allocrr/doc.h"
 #include "allocrr/summary.h"
 #include "cli.h"
+#include "options.h"
 
-static const char usage[] =
-	"usage: allocrr info [--json] [--tree] FILE...\n"
-	"\n"
+static const struct cli_usage usage = {
+	"info",
+	"usage: allocrr info [--json] [--tree] FILE...\n",
 	"For each trace: the recorded process, duration, events by operation,\n"
 	"threads, bytes requested, peak live bytes, trace bytes per event, and\n"
-	"whether the trace ended cleanly or was truncated.\n"
-	"\n"
-	"  -j, --json      one JSON document per trace, one per line\n"
-	"  -t, --tree      the family of FILE instead: every trace its recording\n"
-	"                  wrote (FILE, FILE.PID...) as a process tree with pid,\n"
-	"                  program, events and duration, the largest marked\n"
-	"  -h, --help      show this help\n"
-	"  -V, --version   show the version\n";
+	"whether the trace ended cleanly or was truncated.\n",
+	NULL, NULL, 0,
+};
 
 static int info_one(const char *path, int json)
 {
@@ -175,32 +170,23 @@ static int tree_one(const char *path, int json)
 
 int cmd_info(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"json", no_argument, 0, 'j'},
-		{"tree", no_argument, 0, 't'},
-		{"help", no_argument, 0, 'h'},
-		{"version", no_argument, 0, 'V'},
-		{0, 0, 0, 0},
+	int json = 0, tree = 0, first;
+	const struct cli_option opts[] = {
+		CLI_FLAG('j', "json", &json, "one JSON document per trace, one per line"),
+		CLI_FLAG('t', "tree", &tree,
+			 "the family of FILE instead: every trace its recording\n"
+			 "wrote (FILE, FILE.PID...) as a process tree with pid,\n"
+			 "program, events and duration, the largest marked"),
+		CLI_END,
 	};
-	int json = 0, tree = 0, opt;
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "jthV", opts, NULL)) != -1) {
-		int rc = cli_common_option(opt, usage);
-		if (rc >= 0)
-			return rc;
-		if (opt == 'j')
-			json = 1;
-		else if (opt == 't')
-			tree = 1;
-		else
-			return cli_usage_error("info", "unknown option '%s'", argv[optind - 1]);
-	}
-	if (optind >= argc)
+	int rc = cli_options_parse(&usage, opts, argc, argv, &first);
+	if (rc >= 0)
+		return rc;
+	if (first >= argc)
 		return cli_usage_error("info", "no trace given");
 	int status = 0;
-	for (int i = optind; i < argc; i++) {
-		int rc = tree ? tree_one(argv[i], json) : info_one(argv[i], json);
+	for (int i = first; i < argc; i++) {
+		rc = tree ? tree_one(argv[i], json) : info_one(argv[i], json);
 		if (rc)
 			status = rc;
 	}

@@ -5,7 +5,6 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -16,36 +15,36 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "options.h"
 
 #ifndef ALLOCRR_LIBDIR_REL
 #define ALLOCRR_LIBDIR_REL "lib/allocrr"
 #endif
 
-static const char usage[] =
+static const struct cli_usage usage = {
+	"record",
 	"usage: allocrr record [-o FILE] [--rss-interval MS] [--no-children] [--stacks[=DEPTH]]\n"
-	"                      [--] CMD [ARG...]\n"
-	"\n"
+	"                      [--] CMD [ARG...]\n",
 	"Run CMD with liballocrr-record.so preloaded and record every allocation call\n"
 	"(malloc, calloc, realloc, free, posix_memalign, aligned_alloc, memalign,\n"
 	"valloc, pvalloc, reallocarray) of CMD and of the processes it starts.\n"
-	"Exits with CMD's status.\n"
-	"\n"
-	"  -o, --output FILE     trace file (default: allocrr.atr); a forked or exec'd\n"
-	"                        child writes FILE.PID (FILE.PID.N after an exec).\n"
-	"                        Earlier traces there are replaced (and listed); a\n"
-	"                        FILE that is not a trace is refused, never replaced\n"
-	"      --rss-interval MS sample resident memory every MS milliseconds\n"
-	"                        (default 10, 0 = off)\n"
-	"      --no-children     record only the top process\n"
-	"      --stacks[=DEPTH]  record the call stack (return addresses, at most DEPTH\n"
-	"                        frames, 1 to 120, default 64) of every allocating call,\n"
-	"                        by frame pointers (ALLOCRR_STACKS=DEPTH without the CLI)\n"
-	"  -q, --quiet           do not show the traces written (by default: the\n"
-	"                        family as a process tree, the largest marked)\n"
-	"  -h, --help            show this help\n"
-	"  -V, --version         show the version\n"
-	"\n"
-	"Without the CLI: ALLOCRR_OUTPUT=FILE LD_PRELOAD=.../liballocrr-record.so CMD\n";
+	"Exits with CMD's status.\n",
+	"Without the CLI: ALLOCRR_OUTPUT=FILE LD_PRELOAD=.../liballocrr-record.so CMD\n",
+	NULL,
+	1, /* what follows CMD is CMD's */
+};
+
+/* --stacks[=DEPTH]: 64 frames unless told. */
+static int parse_stacks(const char *cmd, const char *opt, const char *arg, void *target)
+{
+	long *stacks = target;
+	char *end = NULL;
+	errno = 0;
+	*stacks = arg ? strtol(arg, &end, 10) : 64;
+	if (arg && (errno || *end || !*arg || *stacks < 1 || *stacks > 120))
+		return cli_usage_error(cmd, "bad %s '%s': want a depth, 1 to 120", opt, arg);
+	return 0;
+}
 
 /* The preload library: beside us in the build tree, or installed. */
 static int find_preload(char *out, size_t cap)
@@ -233,129 +232,158 @@ static void warn_unrecordable(const char *cmd)
 			  "cannot be recorded (it runs unrecorded)", file);
 }
 
-int cmd_record(int argc, char **argv)
-{
-	static const struct option opts[] = {
-		{"output", required_argument, 0, 'o'}, {"rss-interval", required_argument, 0, 'r'},
-		{"no-children", no_argument, 0, 'n'},  {"quiet", no_argument, 0, 'q'},
-		{"stacks", optional_argument, 0, 's'},
-		{"help", no_argument, 0, 'h'},         {"version", no_argument, 0, 'V'},
-		{0, 0, 0, 0},
-	};
-	const char *output = "allocrr.atr";
-	long rss_ms = 10;
-	int no_children = 0, quiet = 0, opt;
-	long stacks = 0;
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+o:qhV", opts, NULL)) != -1) {
-		int rc = cli_common_option(opt, usage);
-		if (rc >= 0)
-			return rc;
-		switch (opt) {
-		case 'o': output = optarg; break;
-		case 'n': no_children = 1; break;
-		case 'q': quiet = 1; break;
-		case 's': {
-			char *end = NULL;
-			errno = 0;
-			stacks = optarg ? strtol(optarg, &end, 10) : 64;
-			if (optarg && (errno || *end || !*optarg || stacks < 1 || stacks > 120))
-				return cli_usage_error("record", "bad --stacks '%s': want a depth, 1 to 120", optarg);
-			break;
-		}
-		case 'r': {
-			char *end;
-			errno = 0;
-			rss_ms = strtol(optarg, &end, 10);
-			if (errno || *end || rss_ms < 0 || rss_ms > 3600000)
-				return cli_usage_error("record", "bad --rss-interval '%s': want milliseconds, 0 to 3600000", optarg);
-			break;
-		}
-		default:
-			return cli_usage_error("record", "unknown option '%s'", argv[optind - 1]);
-		}
-	}
-	if (optind >= argc)
-		return cli_usage_error("record", "no command to record");
+/* The command line of one `allocrr record`, and what load() derives from it. */
+struct record_args {
+	const char *output;
+	long rss_ms, stacks;
+	int no_children, quiet;
+	char **cmd; /* CMD [ARG...], NULL-terminated */
+	char abs_out[PATH_MAX * 2]; /* the output, absolute: the program may chdir */
+	char preload[PATH_MAX * 2]; /* LD_PRELOAD for it */
+};
 
+/* Returns -1 to go on, or the exit code. */
+static int parse_args(struct record_args *a, int argc, char **argv)
+{
+	a->output = "allocrr.atr";
+	a->rss_ms = 10;
+	int first;
+	const struct cli_option opts[] = {
+		CLI_STRING('o', "output", "FILE", &a->output,
+			   "trace file (default: allocrr.atr); a forked or exec'd\n"
+			   "child writes FILE.PID (FILE.PID.N after an exec).\n"
+			   "Earlier traces there are replaced (and listed); a\n"
+			   "FILE that is not a trace is refused, never replaced"),
+		CLI_LONG(0, "rss-interval", "MS", &a->rss_ms, 0, 3600000,
+			 "sample resident memory every MS milliseconds\n"
+			 "(default 10, 0 = off)"),
+		CLI_FLAG(0, "no-children", &a->no_children, "record only the top process"),
+		CLI_CALLBACK(0, "stacks", CLI_ARG_OPTIONAL, "DEPTH", &a->stacks, parse_stacks,
+			     "record the call stack (return addresses, at most DEPTH\n"
+			     "frames, 1 to 120, default 64) of every allocating call,\n"
+			     "by frame pointers (ALLOCRR_STACKS=DEPTH without the CLI)"),
+		CLI_FLAG('q', "quiet", &a->quiet,
+			 "do not show the traces written (by default: the\n"
+			 "family as a process tree, the largest marked)"),
+		CLI_END,
+	};
+	int rc = cli_options_parse(&usage, opts, argc, argv, &first);
+	if (rc >= 0)
+		return rc;
+	if (first >= argc)
+		return cli_usage_error("record", "no command to record");
+	a->cmd = argv + first;
+	return -1;
+}
+
+/* The recorder library, the output's place (earlier traces there removed).
+ * Returns 0 or the exit code. */
+static int load(struct record_args *a)
+{
 	char lib[PATH_MAX];
 	if (find_preload(lib, sizeof lib) < 0) {
 		cli_error("cannot find the recorder library '%s'", lib);
 		return EXIT_BAD_INPUT;
 	}
-	/* The recorded program may chdir: give it an absolute output path. */
-	char abs_out[PATH_MAX * 2], dir[PATH_MAX], rdir[PATH_MAX];
+	char dir[PATH_MAX], rdir[PATH_MAX];
 	const char *base;
-	split_path(output, dir, sizeof dir, &base);
+	split_path(a->output, dir, sizeof dir, &base);
 	if (!*base)
-		return cli_usage_error("record", "output '%s' is a directory", output);
+		return cli_usage_error("record", "output '%s' is a directory", a->output);
 	if (!realpath(dir, rdir)) {
-		cli_error("cannot write '%s': %s", output, strerror(errno));
+		cli_error("cannot write '%s': %s", a->output, strerror(errno));
 		return EXIT_BAD_INPUT;
 	}
-	snprintf(abs_out, sizeof abs_out, "%s/%s", strcmp(rdir, "/") ? rdir : "", base);
-	int rc = remove_old_traces(abs_out, output, quiet);
+	snprintf(a->abs_out, sizeof a->abs_out, "%s/%s", strcmp(rdir, "/") ? rdir : "", base);
+	int rc = remove_old_traces(a->abs_out, a->output, a->quiet);
 	if (rc)
 		return rc;
-
-	char preload[PATH_MAX * 2];
 	const char *old = getenv("LD_PRELOAD");
-	snprintf(preload, sizeof preload, "%s%s%s", lib, old && *old ? ":" : "", old && *old ? old : "");
-	char rss[32];
-	snprintf(rss, sizeof rss, "%ld", rss_ms);
+	snprintf(a->preload, sizeof a->preload, "%s%s%s", lib, old && *old ? ":" : "", old && *old ? old : "");
+	return 0;
+}
 
-	if (!quiet)
-		warn_unrecordable(argv[optind]);
+/* In the child: the recorder's environment, then CMD. Never returns. */
+static void exec_recorded(const struct record_args *a)
+{
+	char root[32], rss[32];
+	snprintf(root, sizeof root, "%d", (int)getpid());
+	snprintf(rss, sizeof rss, "%ld", a->rss_ms);
+	setenv("ALLOCRR_OUTPUT", a->abs_out, 1);
+	setenv("ALLOCRR_ROOT_PID", root, 1);
+	setenv("ALLOCRR_RSS_INTERVAL_MS", rss, 1);
+	if (a->stacks) {
+		char depth[16];
+		snprintf(depth, sizeof depth, "%ld", a->stacks);
+		setenv("ALLOCRR_STACKS", depth, 1);
+	} else {
+		unsetenv("ALLOCRR_STACKS");
+	}
+	if (a->no_children)
+		setenv("ALLOCRR_NO_CHILDREN", "1", 1);
+	else
+		unsetenv("ALLOCRR_NO_CHILDREN");
+	setenv("LD_PRELOAD", a->preload, 1);
+	execvp(a->cmd[0], a->cmd);
+	cli_error("cannot run '%s': %s", a->cmd[0], strerror(errno));
+	_exit(errno == ENOENT ? 127 : 126);
+}
 
+/* Run CMD recorded and wait for it: its wait status into *status. Returns 0 or the exit code. */
+static int run(const struct record_args *a, int *status)
+{
 	/* Like time(1): the terminal's ^C is for the child; we wait for it. */
 	struct sigaction ign = {.sa_handler = SIG_IGN}, old_int, old_quit;
 	sigaction(SIGINT, &ign, &old_int);
 	sigaction(SIGQUIT, &ign, &old_quit);
 	pid_t pid = fork();
-	if (pid < 0) {
-		cli_error("cannot fork: %s", strerror(errno));
-		return EXIT_BAD_INPUT;
-	}
 	if (pid == 0) {
 		sigaction(SIGINT, &old_int, NULL);
 		sigaction(SIGQUIT, &old_quit, NULL);
-		char root[32];
-		snprintf(root, sizeof root, "%d", (int)getpid());
-		setenv("ALLOCRR_OUTPUT", abs_out, 1);
-		setenv("ALLOCRR_ROOT_PID", root, 1);
-		setenv("ALLOCRR_RSS_INTERVAL_MS", rss, 1);
-		if (stacks) {
-			char depth[16];
-			snprintf(depth, sizeof depth, "%ld", stacks);
-			setenv("ALLOCRR_STACKS", depth, 1);
-		} else {
-			unsetenv("ALLOCRR_STACKS");
-		}
-		if (no_children)
-			setenv("ALLOCRR_NO_CHILDREN", "1", 1);
-		else
-			unsetenv("ALLOCRR_NO_CHILDREN");
-		setenv("LD_PRELOAD", preload, 1);
-		execvp(argv[optind], argv + optind);
-		cli_error("cannot run '%s': %s", argv[optind], strerror(errno));
-		_exit(errno == ENOENT ? 127 : 126);
+		exec_recorded(a);
 	}
-	int status;
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
+	int rc = 0;
+	if (pid < 0) {
+		cli_error("cannot fork: %s", strerror(errno));
+		rc = EXIT_BAD_INPUT;
+	} else {
+		while (waitpid(pid, status, 0) < 0 && errno == EINTR)
+			;
+	}
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGQUIT, &old_quit, NULL);
-	if (!quiet && show_family(output) == 0 && !(WIFEXITED(status) && WEXITSTATUS(status) >= 126))
+	return rc;
+}
+
+/* The traces written, and CMD's status as ours. */
+static int render(const struct record_args *a, int status)
+{
+	if (!a->quiet && show_family(a->output) == 0 && !(WIFEXITED(status) && WEXITSTATUS(status) >= 126))
 		cli_error("no trace was written: '%s' never loaded the recorder "
-			  "(statically linked, or setuid?)", argv[optind]);
+			  "(statically linked, or setuid?)", a->cmd[0]);
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status);
 	if (WIFSIGNALED(status)) {
-		if (!quiet)
-			fprintf(stderr, "allocrr: %s killed by signal %d (%s)\n", argv[optind],
-				WTERMSIG(status), strsignal(WTERMSIG(status)));
+		if (!a->quiet)
+			fprintf(stderr, "allocrr: %s killed by signal %d (%s)\n", a->cmd[0], WTERMSIG(status),
+				strsignal(WTERMSIG(status)));
 		return 128 + WTERMSIG(status);
 	}
 	return EXIT_BAD_INPUT;
+}
+
+int cmd_record(int argc, char **argv)
+{
+	static struct record_args a;
+	memset(&a, 0, sizeof a);
+	int status, rc = parse_args(&a, argc, argv);
+	if (rc >= 0)
+		return rc;
+	if ((rc = load(&a)))
+		return rc;
+	if (!a.quiet)
+		warn_unrecordable(a.cmd[0]);
+	if ((rc = run(&a, &status)))
+		return rc;
+	return render(&a, status);
 }

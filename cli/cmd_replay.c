@@ -4,7 +4,6 @@
  * the results side by side.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -17,66 +16,60 @@
 #include "allocrr/doc.h"
 #include "allocrr/replay.h"
 #include "cli.h"
+#include "options.h"
 
 #define MAX_ALLOCATORS 16
 #define MAX_PHASES 64
 
-static const char usage[] =
-	"usage: allocrr replay [--allocator A]... [--threads serial|parallel]\n"
+static const struct cli_usage usage = {
+	"replay",
+	"usage: allocrr replay [--allocator A]... [--threads serial|parallel|auto]\n"
 	"                      [--touch none|page|all] [--samples N] [--runs N]\n"
 	"                      [--zeroing] [--fragmentation] [--json]\n"
-	"                      [--select NAME] TRACE[@NAME]\n"
-	"\n"
+	"                      [--select NAME] TRACE[@NAME]\n",
 	"Replay every allocation call of TRACE, with the same functions, arguments\n"
 	"and order, into each allocator in its own fresh process, and compare time,\n"
-	"latency, page faults and resident memory.\n"
-	"\n"
-	"  -a, --allocator A     builtin, glibc, jemalloc, mimalloc, tcmalloc or a path\n"
-	"                        to a malloc .so, with tunables after a colon:\n"
-	"                        glibc:mmap_threshold=131072, builtin:purge_delay=0\n"
-	"                        (repeatable; default: glibc, and builtin if built)\n"
-	"  -t, --threads MODE    serial: one thread, recorded order (deterministic);\n"
-	"                        parallel: a thread per recorded thread, cross-thread\n"
-	"                        order kept (default when the trace has several)\n"
-	"      --touch MODE      write to new blocks: none, page (one byte per page,\n"
-	"                        default) or all (every byte). The default becomes\n"
-	"                        none when the program touched little of what it\n"
-	"                        allocated (recorded RSS under half its peak live\n"
-	"                        memory) or touching would not fit in the available\n"
-	"                        memory; an explicit page/all that cannot fit is refused\n"
-	"      --samples N       RSS timeline samples (default 1000)\n"
-	"      --latency-every N time one call in N (default 1; 0 = no timing)\n"
-	"      --runs N          timed replays per allocator; medians and min-max\n"
-	"                        (default 1)\n"
-	"      --zeroing         also replay with every calloc made a malloc, and a\n"
-	"                        malloc + memset: what zeroing costs, what calloc saves\n"
-	"      --fragmentation   one more replay tracking live and usable bytes:\n"
-	"                        internal and external fragmentation over time\n"
-	"      --phase NAME=FROM..TO  RSS growth of the calls FROM to TO (call\n"
-	"                        indexes from 0, TO excluded, empty: the end);\n"
-	"                        repeatable\n"
-	"      --analysis        with --json: print the analysis document's\n"
-	"                        'allocators' entries instead (docs/report.md)\n"
-	"      --cache-dir DIR   keep the workload in DIR (default: TRACE.wl)\n"
-	"      --rebuild         prepare the workload again even if cached\n"
-	"      --partial         replay the complete part of a truncated trace\n"
-	"      --select NAME     of a family of traces (TRACE, TRACE.PID... written by\n"
-	"                        one recording), the largest of program NAME (or pid);\n"
-	"                        TRACE@NAME says the same; default: the largest\n"
-	"                        trace when TRACE is the top one of its family\n"
-	"  -j, --json            one JSON document\n"
-	"  -q, --quiet           no progress notes on stderr\n"
-	"  -h, --help            show this help\n"
-	"  -V, --version         show the version\n";
+	"latency, page faults and resident memory.\n",
+	NULL, NULL, 0,
+};
 
-static int parse_uint(const char *s, unsigned *out)
+static int parse_threads(const char *cmd, const char *opt, const char *arg, void *target)
 {
-	char *end;
-	errno = 0;
-	unsigned long v = strtoul(s, &end, 10);
-	if (errno || end == s || *end || v > 100000000 || *s == '-')
-		return -1;
-	*out = (unsigned)v;
+	if (arr_replay_threads_parse(arg, target))
+		return cli_usage_error(cmd, "%s must be serial, parallel or auto, not '%s'", opt, arg);
+	return 0;
+}
+
+/* --touch: the mode, and that it was asked for (no automatic choice then). */
+struct touch_arg {
+	enum arr_replay_touch *touch;
+	int *set;
+};
+
+static int parse_touch(const char *cmd, const char *opt, const char *arg, void *target)
+{
+	struct touch_arg *t = target;
+	if (arr_replay_touch_parse(arg, t->touch))
+		return cli_usage_error(cmd, "%s must be none, page or all, not '%s'", opt, arg);
+	*t->set = 1;
+	return 0;
+}
+
+struct phases {
+	struct arr_replay_phase *v;
+	size_t n;
+};
+
+static int parse_phase(char *s, struct arr_replay_phase *ph);
+
+static int add_phase(const char *cmd, const char *opt, const char *arg, void *target)
+{
+	struct phases *p = target;
+	if (p->n == MAX_PHASES)
+		return cli_usage_error(cmd, "at most %d phases", MAX_PHASES);
+	if (parse_phase((char *)arg, &p->v[p->n]))
+		return cli_usage_error(cmd, "%s wants NAME=FROM..TO (call indexes), not '%s'", opt, arg);
+	p->n++;
 	return 0;
 }
 
@@ -124,7 +117,7 @@ static void print_json(const char *trace, const char *wl_path, const struct arr_
 	size_t ei = 0;
 	printf("{\"trace\":");
 	arr_json_fputs(stdout, trace);
-	printf(",\"touch\":\"%s\"", touch_used == ARR_TOUCH_NONE ? "none" : touch_used == ARR_TOUCH_ALL ? "all" : "page");
+	printf(",\"touch\":\"%s\"", arr_replay_touch_name(touch_used));
 	printf(",\"workload\":{\"path\":");
 	arr_json_fputs(stdout, wl_path);
 	printf(",\"events\":%" PRIu64 ",\"calls\":%" PRIu64 ",\"threads\":%u,\"sync_points\":%" PRIu64
@@ -374,191 +367,186 @@ static void print_table(const char *trace, const struct arr_workload_info *info,
 	}
 }
 
-int cmd_replay(int argc, char **argv)
-{
-	static const struct option opts[] = {
-		{"allocator", required_argument, 0, 'a'}, {"threads", required_argument, 0, 't'},
-		{"touch", required_argument, 0, 'T'},     {"samples", required_argument, 0, 's'},
-		{"latency-every", required_argument, 0, 'L'}, {"cache-dir", required_argument, 0, 'C'},
-		{"rebuild", no_argument, 0, 'R'},         {"partial", no_argument, 0, 'P'},
-		{"json", no_argument, 0, 'j'},            {"quiet", no_argument, 0, 'q'},
-		{"runs", required_argument, 0, 'r'},      {"zeroing", no_argument, 0, 'Z'},
-		{"fragmentation", no_argument, 0, 'F'}, {"analysis", no_argument, 0, 'A'},
-		{"phase", required_argument, 0, 'p'},
-		{"select", required_argument, 0, 'S'},
-		{"help", no_argument, 0, 'h'},            {"version", no_argument, 0, 'V'},
-		{0, 0, 0, 0},
-	};
-	struct arr_replay_options ro = ARR_REPLAY_OPTIONS_INIT;
+/* One `allocrr replay`: its options, then what each phase makes. */
+struct replay {
+	struct arr_replay_options ro;
 	const char *specs[MAX_ALLOCATORS];
-	int nspecs = 0, json = 0, quiet = 0, rebuild = 0, partial = 0, zeroing = 0, frag = 0, analysis = 0, touch_set = 0, opt;
-	unsigned runs = 1;
-	static struct arr_replay_phase phases[MAX_PHASES];
-	size_t nphases = 0;
-	const char *cache_dir = NULL, *select = NULL;
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":a:t:jqhV", opts, NULL)) != -1) {
-		int rc = cli_common_option(opt, usage);
-		if (rc >= 0)
-			return rc;
-		switch (opt) {
-		case 'a':
-			if (nspecs == MAX_ALLOCATORS)
-				return cli_usage_error("replay", "at most %d allocators", MAX_ALLOCATORS);
-			specs[nspecs++] = optarg;
-			break;
-		case 't':
-			if (!strcmp(optarg, "serial"))
-				ro.threads = ARR_THREADS_SERIAL;
-			else if (!strcmp(optarg, "parallel"))
-				ro.threads = ARR_THREADS_PARALLEL;
-			else
-				return cli_usage_error("replay", "--threads must be serial or parallel, not '%s'", optarg);
-			break;
-		case 'T':
-			if (!strcmp(optarg, "none"))
-				ro.touch = ARR_TOUCH_NONE;
-			else if (!strcmp(optarg, "page"))
-				ro.touch = ARR_TOUCH_PAGE;
-			else if (!strcmp(optarg, "all"))
-				ro.touch = ARR_TOUCH_ALL;
-			else
-				return cli_usage_error("replay", "--touch must be none, page or all, not '%s'", optarg);
-			touch_set = 1;
-			break;
-		case 'S':
-			select = optarg;
-			break;
-		case 's':
-			if (parse_uint(optarg, &ro.samples) || ro.samples == 0 || ro.samples > 1000000)
-				return cli_usage_error("replay", "--samples wants a number from 1 to 1000000, not '%s'",
-						       optarg);
-			break;
-		case 'L':
-			if (parse_uint(optarg, &ro.latency_every))
-				return cli_usage_error("replay", "--latency-every wants a number, not '%s'", optarg);
-			break;
-		case 'C':
-			cache_dir = optarg;
-			break;
-		case 'r':
-			if (parse_uint(optarg, &runs) || runs == 0 || runs > 1000)
-				return cli_usage_error("replay", "--runs wants a number from 1 to 1000, not '%s'", optarg);
-			break;
-		case 'Z':
-			zeroing = 1;
-			break;
-		case 'F':
-			frag = 1;
-			break;
-		case 'A':
-			analysis = 1;
-			break;
-		case 'p':
-			if (nphases == MAX_PHASES)
-				return cli_usage_error("replay", "at most %d phases", MAX_PHASES);
-			if (parse_phase(optarg, &phases[nphases]))
-				return cli_usage_error("replay", "--phase wants NAME=FROM..TO (call indexes), not '%s'",
-						       optarg);
-			nphases++;
-			break;
-		case 'R':
-			rebuild = 1;
-			break;
-		case 'P':
-			partial = 1;
-			break;
-		case 'j':
-			json = 1;
-			break;
-		case 'q':
-			quiet = 1;
-			break;
-		case ':':
-			return cli_usage_error("replay", "option '%s' needs a value", argv[optind - 1]);
-		default:
-			return cli_usage_error("replay", "unknown option '%s'", argv[optind - 1]);
-		}
-	}
-	if (optind >= argc)
-		return cli_usage_error("replay", "no trace given");
-	if (optind + 1 < argc)
-		return cli_usage_error("replay", "one trace at a time ('%s' is extra)", argv[optind + 1]);
-	char chosen[PATH_MAX];
-	int frc = cli_family_resolve(argv[optind], select, quiet, chosen, sizeof chosen);
-	if (frc)
-		return frc;
-	const char *trace = chosen;
-
+	size_t nspecs;
+	int json, quiet, rebuild, partial, zeroing, frag, analysis, touch_set;
+	unsigned runs;
+	struct phases phases;
+	struct touch_arg touch;
+	const char *cache_dir, *select;
+	char trace[PATH_MAX]; /* the one chosen of its family */
+	/* load */
 	struct cli_replay_env env;
-	int rc = cli_replay_env_find(&env);
-	if (rc)
-		return rc;
-	static struct arr_allocator al[MAX_ALLOCATORS];
-	int n = 0;
-	if (!nspecs)
-		nspecs = (int)cli_replay_default_specs(&env, specs);
-	for (int i = 0; i < nspecs; i++, n++)
-		if ((rc = cli_replay_resolve("replay", &env, specs[i], &al[n])))
-			return rc;
-
-	struct cli_replay_plan plan = CLI_REPLAY_PLAN_INIT;
-	plan.cache_dir = cache_dir;
-	plan.rebuild = rebuild;
-	plan.partial = partial;
-	plan.quiet = quiet;
+	struct arr_allocator al[MAX_ALLOCATORS];
+	int n;
 	char wl_path[PATH_MAX];
 	struct arr_workload_info info;
-	if ((rc = cli_replay_workload(trace, &plan, wl_path, sizeof wl_path, &info)))
+	/* run */
+	struct arr_replay_result res[MAX_ALLOCATORS];
+	int ok[MAX_ALLOCATORS], nok;
+	struct arr_doc *entries;
+};
+
+/* Options and the trace. Returns -1 to go on, or the exit code. */
+static int parse_args(struct replay *r, int argc, char **argv)
+{
+	static struct arr_replay_phase phase_v[MAX_PHASES];
+	r->ro = (struct arr_replay_options)ARR_REPLAY_OPTIONS_INIT;
+	r->runs = 1;
+	r->phases = (struct phases){phase_v, 0};
+	r->touch = (struct touch_arg){&r->ro.touch, &r->touch_set};
+	int first;
+	const struct cli_option opts[] = {
+		CLI_LIST('a', "allocator", "A", r->specs, &r->nspecs, MAX_ALLOCATORS,
+			 "builtin, glibc, jemalloc, mimalloc, tcmalloc or a path\n"
+			 "to a malloc .so, with tunables after a colon:\n"
+			 "glibc:mmap_threshold=131072, builtin:purge_delay=0\n"
+			 "(repeatable; default: glibc, and builtin if built)"),
+		CLI_CALLBACK('t', "threads", CLI_ARG_REQUIRED, "MODE", &r->ro.threads, parse_threads,
+			     "serial: one thread, recorded order (deterministic);\n"
+			     "parallel: a thread per recorded thread, cross-thread\n"
+			     "order kept; auto (default): parallel when the trace\n"
+			     "has several threads"),
+		CLI_CALLBACK(0, "touch", CLI_ARG_REQUIRED, "MODE", &r->touch, parse_touch,
+			     "write to new blocks: none, page (one byte per page,\n"
+			     "default) or all (every byte). The default becomes\n"
+			     "none when the program touched little of what it\n"
+			     "allocated (recorded RSS under half its peak live\n"
+			     "memory) or touching would not fit in the available\n"
+			     "memory; an explicit page/all that cannot fit is refused"),
+		CLI_UINT(0, "samples", "N", &r->ro.samples, 1, 1000000, "RSS timeline samples (default 1000)"),
+		CLI_UINT(0, "latency-every", "N", &r->ro.latency_every, 0, 100000000,
+			 "time one call in N (default 1; 0 = no timing)"),
+		CLI_UINT(0, "runs", "N", &r->runs, 1, 1000,
+			 "timed replays per allocator; medians and min-max\n"
+			 "(default 1)"),
+		CLI_FLAG(0, "zeroing", &r->zeroing,
+			 "also replay with every calloc made a malloc, and a\n"
+			 "malloc + memset: what zeroing costs, what calloc saves"),
+		CLI_FLAG(0, "fragmentation", &r->frag,
+			 "one more replay tracking live and usable bytes:\n"
+			 "internal and external fragmentation over time"),
+		CLI_CALLBACK(0, "phase", CLI_ARG_REQUIRED, "NAME=FROM..TO", &r->phases, add_phase,
+			     "RSS growth of the calls FROM to TO (call indexes\n"
+			     "from 0, TO excluded, empty: the end); repeatable"),
+		CLI_FLAG(0, "analysis", &r->analysis,
+			 "with --json: print the analysis document's\n"
+			 "'allocators' entries instead (docs/report.md)"),
+		CLI_STRING(0, "cache-dir", "DIR", &r->cache_dir, "keep the workload in DIR (default: TRACE.wl)"),
+		CLI_FLAG(0, "rebuild", &r->rebuild, "prepare the workload again even if cached"),
+		CLI_FLAG(0, "partial", &r->partial, "replay the complete part of a truncated trace"),
+		CLI_STRING(0, "select", "NAME", &r->select,
+			   "of a family of traces (TRACE, TRACE.PID... written by\n"
+			   "one recording), the largest of program NAME (or pid);\n"
+			   "TRACE@NAME says the same; default: the largest\n"
+			   "trace when TRACE is the top one of its family"),
+		CLI_FLAG('j', "json", &r->json, "one JSON document"),
+		CLI_FLAG('q', "quiet", &r->quiet, "no progress notes on stderr"),
+		CLI_END,
+	};
+	int rc = cli_options_parse(&usage, opts, argc, argv, &first);
+	if (rc >= 0)
+		return rc;
+	if (first >= argc)
+		return cli_usage_error("replay", "no trace given");
+	if (first + 1 < argc)
+		return cli_usage_error("replay", "one trace at a time ('%s' is extra)", argv[first + 1]);
+	rc = cli_family_resolve(argv[first], r->select, r->quiet, r->trace, sizeof r->trace);
+	return rc ? rc : -1;
+}
+
+/* The allocators and the workload (prepared if need be), and the touch mode. Returns 0 or the exit code. */
+static int load(struct replay *r)
+{
+	int rc = cli_replay_env_find(&r->env);
+	if (rc)
+		return rc;
+	if (!r->nspecs)
+		r->nspecs = cli_replay_default_specs(&r->env, r->specs);
+	for (size_t i = 0; i < r->nspecs; i++, r->n++)
+		if ((rc = cli_replay_resolve("replay", &r->env, r->specs[i], &r->al[r->n])))
+			return rc;
+	struct cli_replay_plan plan = CLI_REPLAY_PLAN_INIT;
+	plan.cache_dir = r->cache_dir;
+	plan.rebuild = r->rebuild;
+	plan.partial = r->partial;
+	plan.quiet = r->quiet;
+	if ((rc = cli_replay_workload(r->trace, &plan, r->wl_path, sizeof r->wl_path, &r->info)))
 		return rc;
 	char note[512];
-	if (arr_replay_choose_touch(&info, touch_set, &ro.touch, note, sizeof note)) {
-		cli_error("'%s': %s", trace, note);
+	if (arr_replay_choose_touch(&r->info, r->touch_set, &r->ro.touch, note, sizeof note)) {
+		cli_error("'%s': %s", r->trace, note);
 		return EXIT_BAD_INPUT;
 	}
-	if (*note && !quiet)
+	if (*note && !r->quiet)
 		fprintf(stderr, "allocrr: %s\n", note);
-	touch_used = ro.touch;
-	plan.touch_set = 1; /* chosen above */
+	touch_used = r->ro.touch;
+	return 0;
+}
 
-	static struct arr_replay_result res[MAX_ALLOCATORS];
-	int ok[MAX_ALLOCATORS] = {0}, nok = 0;
-	plan.opt = ro;
-	plan.runs = runs;
-	plan.zeroing = zeroing;
-	plan.fragmentation = frag;
-	plan.quiet = 1; /* the workload is ready: said above */
-	plan.progress = !quiet;
-	plan.phases = phases;
-	plan.nphases = nphases;
-	plan.timed = res;
-	plan.timed_ok = ok;
-	struct arr_doc *entries = arr_doc_array();
-	if (!entries) {
+/* Every allocator's replays. Returns 0 or the exit code of the first that failed (the others ran). */
+static int run(struct replay *r)
+{
+	struct cli_replay_plan plan = CLI_REPLAY_PLAN_INIT;
+	plan.cache_dir = r->cache_dir;
+	plan.partial = r->partial;
+	plan.touch_set = 1; /* chosen by load() */
+	plan.opt = r->ro;
+	plan.runs = r->runs;
+	plan.zeroing = r->zeroing;
+	plan.fragmentation = r->frag;
+	plan.quiet = 1; /* the workload is ready: said by load() */
+	plan.progress = !r->quiet;
+	plan.phases = r->phases.v;
+	plan.nphases = r->phases.n;
+	plan.timed = r->res;
+	plan.timed_ok = r->ok;
+	if (!(r->entries = arr_doc_array())) {
 		cli_error("out of memory");
 		return EXIT_BAD_INPUT;
 	}
-	int status = cli_replays_analyze(trace, specs, (size_t)nspecs, &plan, entries);
-	for (int i = 0; i < n; i++)
-		nok += ok[i];
-	if (nok && analysis && json) {
+	int status = cli_replays_analyze(r->trace, r->specs, r->nspecs, &plan, r->entries);
+	for (int i = 0; i < r->n; i++)
+		r->nok += r->ok[i];
+	return status;
+}
+
+static void render(struct replay *r)
+{
+	if (!r->nok)
+		return;
+	if (r->analysis && r->json) {
 		struct arr_doc *d = arr_doc_object();
-		arr_doc_set_str(d, "trace", trace);
-		arr_doc_set(d, "allocators", entries); /* owns it now, even on failure */
-		entries = NULL;
+		arr_doc_set_str(d, "trace", r->trace);
+		arr_doc_set(d, "allocators", r->entries); /* owns it now, even on failure */
+		r->entries = NULL;
 		arr_doc_write_json(stdout, d, 0);
 		putchar('\n');
 		arr_doc_free(d);
-	} else if (nok) {
-		if (json)
-			print_json(trace, wl_path, &info, al, res, ok, n, entries);
-		else
-			print_table(trace, &info, al, res, ok, n, entries);
+	} else if (r->json) {
+		print_json(r->trace, r->wl_path, &r->info, r->al, r->res, r->ok, r->n, r->entries);
+	} else {
+		print_table(r->trace, &r->info, r->al, r->res, r->ok, r->n, r->entries);
 	}
-	for (int i = 0; i < n; i++)
-		if (ok[i])
-			arr_replay_result_release(&res[i]);
-	arr_doc_free(entries);
+}
+
+int cmd_replay(int argc, char **argv)
+{
+	static struct replay r; /* results and allocators are large */
+	memset(&r, 0, sizeof r);
+	int status = parse_args(&r, argc, argv);
+	if (status >= 0)
+		return status;
+	if (!(status = load(&r))) {
+		status = run(&r);
+		render(&r);
+	}
+	for (int i = 0; i < r.n; i++)
+		if (r.ok[i])
+			arr_replay_result_release(&r.res[i]);
+	arr_doc_free(r.entries);
 	return status;
 }

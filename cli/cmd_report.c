@@ -5,7 +5,6 @@
  * A broken check exits 3, so CI can gate on allocation regressions.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <glob.h>
 #include <limits.h>
 #include <stdio.h>
@@ -19,41 +18,26 @@
 #include "allocrr/analysis.h"
 #include "allocrr/doc.h"
 #include "cli.h"
+#include "options.h"
 #include "report.h"
 
 #define EXIT_CHECKS 3
 #define MAX_TRACES 4096
 
-static const char usage[] =
+static const struct cli_usage usage = {
+	"report",
 	"usage: allocrr report [-o DIR] [--json] [-q] [--jobs N] CONFIG.yaml\n"
 	"       allocrr report --plan --results DIR CONFIG.yaml\n"
-	"       allocrr report --results DIR [-o DIR] CONFIG.yaml\n"
-	"\n"
+	"       allocrr report --results DIR [-o DIR] CONFIG.yaml\n",
 	"Analyse the traces CONFIG.yaml names, replay them into its allocators\n"
 	"(a variant matrix of tunables is one list), evaluate its checks, and write\n"
 	"the report: a summary on the terminal, report.json (the schema of\n"
 	"'allocrr analyze --json', plus checks), a tidy CSV and one self-contained\n"
-	"HTML page. The config's schema: docs/report-config.md.\n"
-	"\n"
-	"  -o, --output DIR   write the files into DIR (default: the config's\n"
-	"                     output.dir, else ./allocrr-report)\n"
-	"  -j, --json         print report.json on stdout instead of the summary\n"
-	"  -q, --quiet        no summary, no notes; errors and broken checks only\n"
-	"      --jobs N       run N units of work at a time on this machine (default 1:\n"
-	"                     replays that share cores measure each other)\n"
-	"      --plan         print one self-contained shell command per unit of work\n"
-	"                     (a trace's analyses, or a trace x allocator variant),\n"
-	"                     each writing its result into --results DIR; run them\n"
-	"                     anywhere (xargs -P, GNU parallel, a Slurm array, a\n"
-	"                     Kubernetes indexed Job), then assemble:\n"
-	"      --results DIR  assemble the report from the units' results in DIR,\n"
-	"                     exactly as a direct run would\n"
-	"      --unit K       run unit K of the plan only, into --results DIR\n"
-	"  -h, --help         show this help\n"
-	"  -V, --version      show the version\n"
-	"\n"
+	"HTML page. The config's schema: docs/report-config.md.\n",
 	"Exit status: 0 all checks pass; 1 bad input (a trace, a replay, a missing\n"
-	"result); 2 bad usage or config (file:line:column named); 3 a check is broken.\n";
+	"result); 2 bad usage or config (file:line:column named); 3 a check is broken.\n",
+	NULL, 0,
+};
 
 struct paths {
 	char **v;
@@ -264,12 +248,8 @@ static void fill_plan(const struct arr_report_config *cfg, struct cli_replay_pla
 	plan->cmd = "report";
 	plan->runs = cfg->runs;
 	plan->zeroing = cfg->zeroing;
-	plan->opt.threads = cfg->threads == ARR_REPORT_THREADS_SERIAL     ? ARR_THREADS_SERIAL
-			    : cfg->threads == ARR_REPORT_THREADS_PARALLEL ? ARR_THREADS_PARALLEL
-									  : ARR_THREADS_AUTO;
-	plan->opt.touch = cfg->touch == ARR_REPORT_TOUCH_NONE  ? ARR_TOUCH_NONE
-			  : cfg->touch == ARR_REPORT_TOUCH_ALL ? ARR_TOUCH_ALL
-							       : ARR_TOUCH_PAGE;
+	plan->opt.threads = cfg->threads;
+	plan->opt.touch = cfg->touch;
 	plan->opt.samples = cfg->samples;
 	plan->opt.latency_every = cfg->latency_every;
 	plan->cache_dir = cfg->cache_dir;
@@ -644,201 +624,181 @@ static int run_parallel(struct job *j, size_t n, unsigned jobs, const char *dir)
 	return status;
 }
 
-static int parse_jobs(const char *s, unsigned *out)
+/* The command line of one `allocrr report`. */
+struct report_args {
+	const char *outdir, *results, *config;
+	int json, quiet, plan_only;
+	unsigned jobs;
+	long unit; /* -1: every unit */
+};
+
+/* Returns -1 to go on, or the exit code. */
+static int parse_args(struct report_args *a, int argc, char **argv)
 {
-	char *end;
-	errno = 0;
-	unsigned long v = strtoul(s, &end, 10);
-	if (errno || end == s || *end || v < 1 || v > 1024 || *s == '-')
-		return -1;
-	*out = (unsigned)v;
-	return 0;
+	*a = (struct report_args){.jobs = 1, .unit = -1};
+	int first;
+	const struct cli_option opts[] = {
+		CLI_STRING('o', "output", "DIR", &a->outdir,
+			   "write the files into DIR (default: the config's\n"
+			   "output.dir, else ./allocrr-report)"),
+		CLI_FLAG('j', "json", &a->json, "print report.json on stdout instead of the summary"),
+		CLI_FLAG('q', "quiet", &a->quiet, "no summary, no notes; errors and broken checks only"),
+		CLI_UINT(0, "jobs", "N", &a->jobs, 1, 1024,
+			 "run N units of work at a time on this machine (default 1:\n"
+			 "replays that share cores measure each other)"),
+		CLI_FLAG(0, "plan", &a->plan_only,
+			 "print one self-contained shell command per unit of work\n"
+			 "(a trace's analyses, or a trace x allocator variant),\n"
+			 "each writing its result into --results DIR; run them\n"
+			 "anywhere (xargs -P, GNU parallel, a Slurm array, a\n"
+			 "Kubernetes indexed Job), then assemble:"),
+		CLI_STRING(0, "results", "DIR", &a->results,
+			   "assemble the report from the units' results in DIR,\n"
+			   "exactly as a direct run would"),
+		CLI_LONG(0, "unit", "K", &a->unit, 0, LONG_MAX, "run unit K of the plan only, into --results DIR"),
+		CLI_END,
+	};
+	int rc = cli_options_parse(&usage, opts, argc, argv, &first);
+	if (rc >= 0)
+		return rc;
+	if (first >= argc)
+		return cli_usage_error("report", "no config given");
+	if (first + 1 < argc)
+		return cli_usage_error("report", "one config at a time ('%s' is extra)", argv[first + 1]);
+	a->config = argv[first];
+	if ((a->plan_only || a->unit >= 0) && !a->results)
+		return cli_usage_error("report", "%s needs --results DIR (where the units write)",
+				       a->plan_only ? "--plan" : "--unit");
+	if (a->plan_only && a->unit >= 0)
+		return cli_usage_error("report", "--plan and --unit do not go together");
+	if (a->results && a->jobs > 1)
+		return cli_usage_error("report", "--jobs runs units here; with --results they ran elsewhere");
+	return -1;
 }
 
-int cmd_report(int argc, char **argv)
+/* The config, its traces, and what to run; then (when this process runs
+ * replays) the engine and the workload cache. Returns 0 or the exit code. */
+static int load(struct job *j, const struct report_args *a)
 {
-	static const struct option opts[] = {
-		{"output", required_argument, 0, 'o'}, {"json", no_argument, 0, 'j'},
-		{"quiet", no_argument, 0, 'q'},        {"jobs", required_argument, 0, 'J'},
-		{"plan", no_argument, 0, 'P'},         {"results", required_argument, 0, 'R'},
-		{"unit", required_argument, 0, 'U'},   {"help", no_argument, 0, 'h'},
-		{"version", no_argument, 0, 'V'},      {0, 0, 0, 0},
-	};
-	const char *outdir = NULL, *results = NULL;
-	int json = 0, quiet = 0, plan_only = 0, opt;
-	unsigned jobs = 1;
-	long unit = -1;
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":o:jqhV", opts, NULL)) != -1) {
-		int rc = cli_common_option(opt, usage);
-		if (rc >= 0)
-			return rc;
-		char *end;
-		switch (opt) {
-		case 'o':
-			outdir = optarg;
-			break;
-		case 'j':
-			json = 1;
-			break;
-		case 'q':
-			quiet = 1;
-			break;
-		case 'J':
-			if (parse_jobs(optarg, &jobs))
-				return cli_usage_error("report", "--jobs wants a number from 1 to 1024, not '%s'", optarg);
-			break;
-		case 'P':
-			plan_only = 1;
-			break;
-		case 'R':
-			results = optarg;
-			break;
-		case 'U':
-			errno = 0;
-			unit = strtol(optarg, &end, 10);
-			if (errno || end == optarg || *end || unit < 0)
-				return cli_usage_error("report", "--unit wants a unit number from the plan, not '%s'", optarg);
-			break;
-		case ':':
-			return cli_usage_error("report", "option '%s' needs a value", argv[optind - 1]);
-		default:
-			return cli_usage_error("report", "unknown option '%s'", argv[optind - 1]);
-		}
-	}
-	if (optind >= argc)
-		return cli_usage_error("report", "no config given");
-	if (optind + 1 < argc)
-		return cli_usage_error("report", "one config at a time ('%s' is extra)", argv[optind + 1]);
-	if ((plan_only || unit >= 0) && !results)
-		return cli_usage_error("report", "%s needs --results DIR (where the units write)",
-				       plan_only ? "--plan" : "--unit");
-	if (plan_only && unit >= 0)
-		return cli_usage_error("report", "--plan and --unit do not go together");
-	if (results && jobs > 1)
-		return cli_usage_error("report", "--jobs runs units here; with --results they ran elsewhere");
-
-	static struct job j;
-	memset(&j, 0, sizeof j);
-	j.quiet = quiet;
+	j->quiet = a->quiet;
 	struct arr_report_error err;
-	int rc = arr_report_config_load(&j.cfg, argv[optind], &err);
-	if (rc) {
+	if (arr_report_config_load(&j->cfg, a->config, &err)) {
 		if (err.line)
 			cli_error("%s:%u:%u: %s", err.file, err.line, err.column, err.msg);
 		else
 			cli_error("'%s': %s", err.file, err.msg);
-		arr_report_config_release(&j.cfg);
 		return EXIT_USAGE;
 	}
-	int status = 0;
-	if ((rc = expand_traces(&j.cfg, &j.traces))) {
-		status = rc;
-		goto out;
+	int rc = expand_traces(&j->cfg, &j->traces);
+	if (rc)
+		return rc;
+	j->plan = (struct cli_replay_plan)CLI_REPLAY_PLAN_INIT;
+	fill_plan(&j->cfg, &j->plan, a->quiet);
+	j->ao = (struct arr_analysis_options)ARR_ANALYSIS_OPTIONS_INIT;
+	j->ao.what = j->cfg.what;
+	j->ao.top = j->cfg.top;
+	j->ao.timeline_points = j->cfg.points;
+	j->ao.phases = j->cfg.phases;
+	j->ao.nphases = j->cfg.nphases;
+	if (a->plan_only || !j->cfg.nallocators || (a->results && a->unit < 0))
+		return 0;
+	if ((rc = cli_replay_env_find(&j->env)))
+		return rc;
+	if (j->cfg.cache_dir && mkdir_p(j->cfg.cache_dir)) {
+		cli_error("cannot create the workload cache '%s': %s", j->cfg.cache_dir, strerror(errno));
+		return EXIT_BAD_INPUT;
 	}
-	const char *dir = outdir ? outdir : j.cfg.dir;
-	struct cli_replay_plan plan = CLI_REPLAY_PLAN_INIT;
-	j.plan = plan;
-	fill_plan(&j.cfg, &j.plan, quiet);
-	struct arr_analysis_options ao = ARR_ANALYSIS_OPTIONS_INIT;
-	j.ao = ao;
-	j.ao.what = j.cfg.what;
-	j.ao.top = j.cfg.top;
-	j.ao.timeline_points = j.cfg.points;
-	j.ao.phases = j.cfg.phases;
-	j.ao.nphases = j.cfg.nphases;
-	size_t nunits = j.traces.n * units_per_trace(&j);
+	return 0;
+}
 
-	if (plan_only) {
-		status = print_plan(&j, argv[optind], results);
-		goto out;
+/* --unit K: one unit's result into --results DIR. */
+static int run_one_unit(struct job *j, const struct report_args *a, size_t nunits)
+{
+	if ((size_t)a->unit >= nunits) {
+		cli_error("the plan of '%s' has %zu units (0 to %zu), not %ld", a->config, nunits, nunits - 1, a->unit);
+		return EXIT_USAGE;
 	}
-	if (j.cfg.nallocators && (!results || unit >= 0)) {
-		if ((rc = cli_replay_env_find(&j.env))) {
-			status = rc;
-			goto out;
-		}
-		if (j.cfg.cache_dir && mkdir_p(j.cfg.cache_dir)) {
-			cli_error("cannot create the workload cache '%s': %s", j.cfg.cache_dir, strerror(errno));
-			status = EXIT_BAD_INPUT;
-			goto out;
-		}
+	if (mkdir_p(a->results)) {
+		cli_error("cannot create '%s': %s", a->results, strerror(errno));
+		return EXIT_BAD_INPUT;
 	}
-	if (unit >= 0) {
-		if ((size_t)unit >= nunits) {
-			cli_error("the plan of '%s' has %zu units (0 to %zu), not %ld", argv[optind], nunits, nunits - 1,
-				  unit);
-			status = EXIT_USAGE;
-			goto out;
-		}
-		if (mkdir_p(results)) {
-			cli_error("cannot create '%s': %s", results, strerror(errno));
-			status = EXIT_BAD_INPUT;
-			goto out;
-		}
-		struct unit_result r;
-		run_unit(&j, (size_t)unit, &r);
-		status = write_unit(&j, results, (size_t)unit, &r);
-		arr_doc_free(r.doc);
-		if (!status)
-			status = r.status;
-		goto out;
-	}
+	struct unit_result r;
+	run_unit(j, (size_t)a->unit, &r);
+	int status = write_unit(j, a->results, (size_t)a->unit, &r);
+	arr_doc_free(r.doc);
+	return status ? status : r.status;
+}
 
-	/* Every unit's result: run here one after another, in --jobs children,
-	 * or read from --results. */
-	struct unit_result *res = calloc(nunits ? nunits : 1, sizeof *res);
-	if (!res) {
-		cli_error("out of memory");
-		status = EXIT_BAD_INPUT;
-		goto out;
+/* Run the units in --jobs children, their results into a new directory
+ * under dir (tmpdir). Returns 0 or the exit code. */
+static int run_in_children(struct job *j, const struct report_args *a, size_t nunits, const char *dir, char *tmpdir,
+			   size_t cap)
+{
+	if (mkdir_p(dir)) {
+		cli_error("cannot create '%s': %s", dir, strerror(errno));
+		return EXIT_BAD_INPUT;
 	}
-	char tmpdir[PATH_MAX] = "";
-	const char *from = results;
-	if (!results && jobs > 1) {
-		if (mkdir_p(dir)) {
-			cli_error("cannot create '%s': %s", dir, strerror(errno));
-			status = EXIT_BAD_INPUT;
-			free(res);
-			goto out;
-		}
-		snprintf(tmpdir, sizeof tmpdir, "%s/.units.XXXXXX", dir);
-		if (!mkdtemp(tmpdir)) {
-			cli_error("cannot create a directory in '%s': %s", dir, strerror(errno));
-			status = EXIT_BAD_INPUT;
-			free(res);
-			goto out;
-		}
-		status = run_parallel(&j, nunits, jobs, tmpdir);
-		from = tmpdir;
+	snprintf(tmpdir, cap, "%s/.units.XXXXXX", dir);
+	if (!mkdtemp(tmpdir)) {
+		cli_error("cannot create a directory in '%s': %s", dir, strerror(errno));
+		tmpdir[0] = 0;
+		return EXIT_BAD_INPUT;
 	}
+	return run_parallel(j, nunits, a->jobs, tmpdir);
+}
+
+/* Every unit's result into res: read from the directory from (--results, or
+ * the children's), or run here one after another. */
+static void gather(struct job *j, const struct report_args *a, const char *from, struct unit_result *res,
+		   size_t nunits)
+{
 	for (size_t k = 0; k < nunits; k++) {
 		if (from) {
-			rc = read_unit(&j, from, k, &res[k]);
+			int rc = read_unit(j, from, k, &res[k]);
 			if (rc < 0) {
 				cli_error("unit %zu (trace '%s', %s%s) has no result in '%s'; run: allocrr report --results %s "
 					  "--unit %zu %s",
-					  k, j.traces.v[unit_trace(&j, k)], unit_alloc(&j, k) >= 0 ? "allocator " : "analyses",
-					  unit_alloc(&j, k) >= 0 ? j.cfg.allocators[unit_alloc(&j, k)].spec : "", from, from, k,
-					  argv[optind]);
+					  k, j->traces.v[unit_trace(j, k)], unit_alloc(j, k) >= 0 ? "allocator " : "analyses",
+					  unit_alloc(j, k) >= 0 ? j->cfg.allocators[unit_alloc(j, k)].spec : "", from, from, k,
+					  a->config);
 				res[k].status = EXIT_BAD_INPUT;
 			} else if (rc) {
 				res[k].status = rc;
 			}
-		} else {
-			/* a trace that cannot be read is not replayed either */
-			long a = unit_alloc(&j, k);
-			if (a >= 0 && !res[k - (size_t)a - 1].doc)
-				continue;
-			if (!quiet && a < 0 && j.traces.n > 1)
-				fprintf(stderr, "allocrr: [%zu/%zu] %s\n", unit_trace(&j, k) + 1, j.traces.n,
-					j.traces.v[unit_trace(&j, k)]);
-			run_unit(&j, k, &res[k]);
-			if (res[k].status == EXIT_USAGE)
-				break; /* a bad spec: the same for every trace */
+			continue;
 		}
+		/* a trace that cannot be read is not replayed either */
+		long al = unit_alloc(j, k);
+		if (al >= 0 && !res[k - (size_t)al - 1].doc)
+			continue;
+		if (!a->quiet && al < 0 && j->traces.n > 1)
+			fprintf(stderr, "allocrr: [%zu/%zu] %s\n", unit_trace(j, k) + 1, j->traces.n,
+				j->traces.v[unit_trace(j, k)]);
+		run_unit(j, k, &res[k]);
+		if (res[k].status == EXIT_USAGE)
+			break; /* a bad spec: the same for every trace */
 	}
+}
+
+/* The whole report: every unit's result, then the files. */
+static int run_all(struct job *j, const struct report_args *a, size_t nunits)
+{
+	const char *dir = a->outdir ? a->outdir : j->cfg.dir;
+	struct unit_result *res = calloc(nunits ? nunits : 1, sizeof *res);
+	if (!res) {
+		cli_error("out of memory");
+		return EXIT_BAD_INPUT;
+	}
+	char tmpdir[PATH_MAX] = "";
+	const char *from = a->results;
+	int status = 0;
+	if (!a->results && a->jobs > 1) {
+		status = run_in_children(j, a, nunits, dir, tmpdir, sizeof tmpdir);
+		from = tmpdir;
+	}
+	if (!tmpdir[0] && from == tmpdir) /* the directory could not be made */
+		goto out;
+	gather(j, a, from, res, nunits);
 	if (tmpdir[0]) {
 		for (size_t k = 0; k < nunits; k++) {
 			char p[PATH_MAX];
@@ -847,10 +807,31 @@ int cmd_report(int argc, char **argv)
 		}
 		rmdir(tmpdir);
 	}
-	status = status ? status : assemble(&j, res, nunits, dir, json);
+	status = status ? status : assemble(j, res, nunits, dir, a->json);
+out:
 	for (size_t k = 0; k < nunits; k++)
 		arr_doc_free(res[k].doc);
 	free(res);
+	return status;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	struct report_args a;
+	int status = parse_args(&a, argc, argv);
+	if (status >= 0)
+		return status;
+	static struct job j;
+	memset(&j, 0, sizeof j);
+	if ((status = load(&j, &a)))
+		goto out;
+	size_t nunits = j.traces.n * units_per_trace(&j);
+	if (a.plan_only)
+		status = print_plan(&j, a.config, a.results);
+	else if (a.unit >= 0)
+		status = run_one_unit(&j, &a, nunits);
+	else
+		status = run_all(&j, &a, nunits);
 out:
 	paths_free(&j.traces);
 	arr_report_config_release(&j.cfg);

@@ -31,7 +31,7 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\ntry 'allocrr %s --help'\n", cmd ? cmd : "");
+	fprintf(stderr, "\ntry 'allocrr %s%s--help'\n", cmd ? cmd : "", cmd && *cmd ? " " : "");
 	return EXIT_USAGE;
 }
 
@@ -78,17 +78,4 @@ const char *cli_exe_dir(void)
 			*slash = 0;
 	}
 	return dir;
-}
-
-int cli_common_option(int opt, const char *usage)
-{
-	switch (opt) {
-	case 'h':
-		fputs(usage, stdout);
-		return 0;
-	case 'V':
-		return cli_version();
-	default:
-		return -1;
-	}
 }

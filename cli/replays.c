@@ -337,129 +337,147 @@ static void put_entry(struct arr_doc *e, const struct arr_allocator *a, const st
 	put_stats(e, m);
 }
 
-int cli_replays_analyze(const char *trace, const char *const *specs, size_t n, const struct cli_replay_plan *plan,
-			struct arr_doc *allocators)
-{
-	const char *cmd = plan->cmd ? plan->cmd : "replay";
+/* What every allocator's replays share. */
+struct replays {
+	const char *cmd;
 	struct cli_replay_env env;
-	int rc = cli_replay_env_find(&env);
+	struct arr_allocator *al;
+	size_t n;
+	unsigned runs, nsets;
+	char wl_path[PATH_MAX];
+	struct arr_workload_info info;
+	struct arr_replay_options base; /* the plan's, with the touch mode chosen */
+	struct progress pg;
+	struct arr_replay_result *res; /* S_N * runs results, reused by each allocator */
+};
+
+/* The engine, the allocators, the workload and the touch mode. Returns 0 or the exit code. */
+static int load(struct replays *x, const char *trace, const char *const *specs, size_t n,
+		const struct cli_replay_plan *plan)
+{
+	int rc = cli_replay_env_find(&x->env);
 	if (rc)
 		return rc;
 	const char *defaults[2];
 	if (!n) {
-		n = cli_replay_default_specs(&env, defaults);
+		n = cli_replay_default_specs(&x->env, defaults);
 		specs = defaults;
 	}
-	unsigned runs = plan->runs ? plan->runs : 1;
-	if (runs > MAX_RUNS)
-		return cli_usage_error(cmd, "at most %d runs", MAX_RUNS);
-
-	struct arr_allocator *al = calloc(n, sizeof *al);
-	if (!al) {
+	x->runs = plan->runs ? plan->runs : 1;
+	if (x->runs > MAX_RUNS)
+		return cli_usage_error(x->cmd, "at most %d runs", MAX_RUNS);
+	x->al = calloc(n, sizeof *x->al);
+	x->res = calloc((size_t)S_N * x->runs, sizeof *x->res);
+	if (!x->al || !x->res) {
 		cli_error("out of memory");
 		return EXIT_BAD_INPUT;
 	}
+	x->n = n;
 	for (size_t i = 0; i < n; i++)
-		if ((rc = cli_replay_resolve(cmd, &env, specs[i], &al[i]))) {
-			free(al);
+		if ((rc = cli_replay_resolve(x->cmd, &x->env, specs[i], &x->al[i])))
 			return rc;
-		}
-	char wl_path[PATH_MAX];
-	struct arr_workload_info info;
-	if ((rc = cli_replay_workload(trace, plan, wl_path, sizeof wl_path, &info))) {
-		free(al);
+	if ((rc = cli_replay_workload(trace, plan, x->wl_path, sizeof x->wl_path, &x->info)))
 		return rc;
-	}
-	struct arr_replay_options base = plan->opt;
+	x->base = plan->opt;
 	char note[512];
-	if (arr_replay_choose_touch(&info, plan->touch_set, &base.touch, note, sizeof note)) {
-		free(al);
+	if (arr_replay_choose_touch(&x->info, plan->touch_set, &x->base.touch, note, sizeof note)) {
 		cli_error("'%s': %s", trace, note);
 		return EXIT_BAD_INPUT;
 	}
 	if (*note && !plan->quiet)
 		fprintf(stderr, "allocrr: %s\n", note);
+	x->nsets = plan->zeroing ? S_N : 1;
+	x->pg = (struct progress){plan->progress && isatty(2), 0,
+				  (unsigned)(n * (x->nsets * x->runs + !!plan->fragmentation)), now_s()};
+	return 0;
+}
 
-	struct arr_replay_result *res = calloc((size_t)S_N * runs, sizeof *res);
-	if (!res) {
-		free(al);
-		cli_error("out of memory");
-		return EXIT_BAD_INPUT;
+/* Allocator i's runs of set k into z[k] (S_TIMED as recorded, else a zeroing
+ * mode). Returns 0, or -1 when a replay failed (its error printed). */
+static int run_set(struct replays *x, size_t i, unsigned k, struct arr_replay_result **z, int *have)
+{
+	struct arr_replay_options o = x->base;
+	o.measure_usable = 0;
+	if (k >= S_ZERO) {
+		/* Untouched blocks: the differences are then what zeroing touches. */
+		o.zeroing = (enum arr_replay_zeroing)(k - S_ZERO);
+		o.touch = ARR_TOUCH_NONE;
+		o.latency_every = 0;
 	}
-	unsigned nsets = plan->zeroing ? S_N : 1;
-	struct progress pg = {plan->progress && isatty(2), 0, (unsigned)(n * (nsets * runs + !!plan->fragmentation)),
-			      now_s()};
-	int status = 0;
-	for (size_t i = 0; i < n; i++) {
-		struct arr_replay_result *z[S_N];
-		int have[S_N] = {0}, failed = 0;
-		for (unsigned k = 0; k < S_N; k++)
-			z[k] = res + (size_t)k * runs;
-		for (unsigned k = 0; k < nsets && !failed; k++) {
-			if (k > S_ZERO && !info.ops[ARR_OP_CALLOC]) {
-				/* no calloc: the three ways are the same replay, measured once */
-				z[k] = z[S_ZERO];
-				have[k] = have[S_ZERO];
-				pg.done += runs;
-				continue;
-			}
-			struct arr_replay_options o = base;
-			o.measure_usable = 0;
-			if (k >= S_ZERO) {
-				/* Untouched blocks: the differences are then what zeroing touches. */
-				o.zeroing = (enum arr_replay_zeroing)(k - S_ZERO);
-				o.touch = ARR_TOUCH_NONE;
-				o.latency_every = 0;
-			}
-			unsigned r;
-			for (r = 0; r < runs; r++) {
-				progress_step(&pg, al[i].name,
-					      k == S_TIMED ? "timed" : arr_replay_zeroing_name(o.zeroing));
-				if (cli_replay_once(&env, &al[i], wl_path, &o, &z[k][r])) {
-					failed = 1;
-					break;
-				}
-				pg.done++;
-			}
-			have[k] = r == runs;
-			if (!have[k])
-				for (unsigned q = 0; q < r; q++)
-					arr_replay_result_release(&z[k][q]);
+	unsigned r;
+	for (r = 0; r < x->runs; r++) {
+		progress_step(&x->pg, x->al[i].name, k == S_TIMED ? "timed" : arr_replay_zeroing_name(o.zeroing));
+		if (cli_replay_once(&x->env, &x->al[i], x->wl_path, &o, &z[k][r]))
+			break;
+		x->pg.done++;
+	}
+	have[k] = r == x->runs;
+	if (!have[k])
+		for (unsigned q = 0; q < r; q++)
+			arr_replay_result_release(&z[k][q]);
+	return have[k] ? 0 : -1;
+}
+
+/* Every replay of allocator i, and its entry appended to allocators. Returns 0 or EXIT_BAD_INPUT. */
+static int replay_allocator(struct replays *x, size_t i, const struct cli_replay_plan *plan,
+			    struct arr_doc *allocators)
+{
+	struct arr_replay_result *z[S_N];
+	int have[S_N] = {0}, failed = 0;
+	for (unsigned k = 0; k < S_N; k++)
+		z[k] = x->res + (size_t)k * x->runs;
+	for (unsigned k = 0; k < x->nsets && !failed; k++) {
+		if (k > S_ZERO && !x->info.ops[ARR_OP_CALLOC]) {
+			/* no calloc: the three ways are the same replay, measured once */
+			z[k] = z[S_ZERO];
+			have[k] = have[S_ZERO];
+			x->pg.done += x->runs;
+			continue;
 		}
-		struct arr_replay_result fres, *f = NULL;
-		if (!failed && plan->fragmentation) {
-			struct arr_replay_options o = base;
-			o.measure_usable = 1;
-			o.latency_every = 0;
-			progress_step(&pg, al[i].name, "fragmentation");
-			if (cli_replay_once(&env, &al[i], wl_path, &o, &fres))
-				failed = 1;
-			else
-				f = &fres;
-			pg.done++;
+		failed = run_set(x, i, k, z, have) < 0;
+	}
+	struct arr_replay_result fres, *f = NULL;
+	if (!failed && plan->fragmentation) {
+		struct arr_replay_options o = x->base;
+		o.measure_usable = 1;
+		o.latency_every = 0;
+		progress_step(&x->pg, x->al[i].name, "fragmentation");
+		if (cli_replay_once(&x->env, &x->al[i], x->wl_path, &o, &fres))
+			failed = 1;
+		else
+			f = &fres;
+		x->pg.done++;
+	}
+	if (!failed) {
+		struct arr_doc *e = arr_doc_push_obj(allocators);
+		put_entry(e, &x->al[i], &x->info, z, have, x->runs, f, plan);
+		if (plan->timed) { /* hand the median run over, timeline included */
+			struct arr_replay_result *m = &z[S_TIMED][arr_replay_median_run(z[S_TIMED], x->runs)];
+			plan->timed[i] = *m;
+			plan->timed_ok[i] = 1;
+			m->timeline = NULL;
 		}
-		if (!failed) {
-			struct arr_doc *e = arr_doc_push_obj(allocators);
-			put_entry(e, &al[i], &info, z, have, runs, f, plan);
-			if (plan->timed) { /* hand the median run over, timeline included */
-				struct arr_replay_result *m = &z[S_TIMED][arr_replay_median_run(z[S_TIMED], runs)];
-				plan->timed[i] = *m;
-				plan->timed_ok[i] = 1;
-				m->timeline = NULL;
-			}
-		} else if (!status) {
+	}
+	for (unsigned k = 0; k < S_N; k++)
+		if (have[k] && (k <= S_ZERO || z[k] != z[S_ZERO]))
+			for (unsigned r = 0; r < x->runs; r++)
+				arr_replay_result_release(&z[k][r]);
+	if (f)
+		arr_replay_result_release(f);
+	return failed ? EXIT_BAD_INPUT : 0;
+}
+
+int cli_replays_analyze(const char *trace, const char *const *specs, size_t n, const struct cli_replay_plan *plan,
+			struct arr_doc *allocators)
+{
+	struct replays x = {.cmd = plan->cmd ? plan->cmd : "replay"};
+	int status = load(&x, trace, specs, n, plan), loaded = !status;
+	for (size_t i = 0; loaded && i < x.n; i++) /* one failing: the others still run */
+		if (replay_allocator(&x, i, plan, allocators))
 			status = EXIT_BAD_INPUT;
-		}
-		for (unsigned k = 0; k < S_N; k++)
-			if (have[k] && (k <= S_ZERO || z[k] != z[S_ZERO]))
-				for (unsigned r = 0; r < runs; r++)
-					arr_replay_result_release(&z[k][r]);
-		if (f)
-			arr_replay_result_release(f);
-	}
-	progress_end(&pg);
-	free(res);
-	free(al);
+	progress_end(&x.pg);
+	free(x.res);
+	free(x.al);
 	if (!status && arr_doc_status(allocators)) {
 		cli_error("out of memory");
 		status = EXIT_BAD_INPUT;

@@ -50,22 +50,10 @@ int main(int argc, char **argv)
 			i++;
 			break;
 		} else if ((v = value_of("--threads", argc, argv, &i))) {
-			if (!strcmp(v, "serial"))
-				opt.threads = ARR_THREADS_SERIAL;
-			else if (!strcmp(v, "parallel"))
-				opt.threads = ARR_THREADS_PARALLEL;
-			else if (!strcmp(v, "auto"))
-				opt.threads = ARR_THREADS_AUTO;
-			else
+			if (arr_replay_threads_parse(v, &opt.threads))
 				return usage();
 		} else if ((v = value_of("--touch", argc, argv, &i))) {
-			if (!strcmp(v, "none"))
-				opt.touch = ARR_TOUCH_NONE;
-			else if (!strcmp(v, "page"))
-				opt.touch = ARR_TOUCH_PAGE;
-			else if (!strcmp(v, "all"))
-				opt.touch = ARR_TOUCH_ALL;
-			else
+			if (arr_replay_touch_parse(v, &opt.touch))
 				return usage();
 		} else if ((v = value_of("--samples", argc, argv, &i))) {
 			opt.samples = (unsigned)strtoul(v, NULL, 10);
@@ -78,10 +66,8 @@ int main(int argc, char **argv)
 		} else if (!strcmp(argv[i], "--measure-usable")) {
 			opt.measure_usable = 1;
 		} else if ((v = value_of("--zeroing", argc, argv, &i))) {
-			int z = arr_replay_zeroing_from_name(v);
-			if (z < 0)
+			if (arr_replay_zeroing_parse(v, &opt.zeroing))
 				return usage();
-			opt.zeroing = (enum arr_replay_zeroing)z;
 		} else {
 			return usage();
 		}

@@ -82,18 +82,29 @@ int arr_replay_result_read(int fd, struct arr_replay_result *res)
 	return rc;
 }
 
-static const char *const zeroing_names[ARR_ZERO_MODES] = {"as_recorded", "calloc_as_malloc",
-							   "calloc_as_malloc_memset"};
-
-const char *arr_replay_zeroing_name(enum arr_replay_zeroing z)
+/* The name tables of replay.h's enums: VALUE_name(v) and VALUE_parse(s, &v). */
+static int name_index(const char *const *names, size_t n, const char *s)
 {
-	return (unsigned)z < ARR_ZERO_MODES ? zeroing_names[z] : "?";
-}
-
-int arr_replay_zeroing_from_name(const char *name)
-{
-	for (int i = 0; i < ARR_ZERO_MODES; i++)
-		if (!strcmp(name, zeroing_names[i]))
-			return i;
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(s, names[i]))
+			return (int)i;
 	return -1;
 }
+
+#define ARR__ENUM_FUNCS(type, map)                                                          \
+	static const char *const type##_names[] = {map(ARR__ENUM_NAME)};                     \
+	const char *arr_replay_##type##_name(enum arr_replay_##type v)                        \
+	{                                                                                    \
+		return (unsigned)v < sizeof type##_names / sizeof *type##_names ? type##_names[v] : "?"; \
+	}                                                                                    \
+	int arr_replay_##type##_parse(const char *s, enum arr_replay_##type *v)               \
+	{                                                                                    \
+		int i = name_index(type##_names, sizeof type##_names / sizeof *type##_names, s); \
+		if (i < 0)                                                                   \
+			return ARR_EINVAL;                                                   \
+		*v = (enum arr_replay_##type)i;                                              \
+		return 0;                                                                    \
+	}
+ARR__ENUM_FUNCS(threads, ARR_REPLAY_THREADS_MAP)
+ARR__ENUM_FUNCS(touch, ARR_REPLAY_TOUCH_MAP)
+ARR__ENUM_FUNCS(zeroing, ARR_REPLAY_ZEROING_MAP)

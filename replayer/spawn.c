@@ -383,16 +383,6 @@ int arr_replay_choose_touch(const struct arr_workload_info *info, int explicit, 
 	return 0;
 }
 
-static const char *threads_name(enum arr_replay_threads t)
-{
-	return t == ARR_THREADS_SERIAL ? "serial" : t == ARR_THREADS_PARALLEL ? "parallel" : "auto";
-}
-
-static const char *touch_name(enum arr_replay_touch t)
-{
-	return t == ARR_TOUCH_NONE ? "none" : t == ARR_TOUCH_ALL ? "all" : "page";
-}
-
 int arr_replay_spawn(const char *engine, const struct arr_allocator *a, const char *wl_path,
 		     const struct arr_replay_options *opt, struct arr_replay_result *res, int *status)
 {
@@ -409,9 +399,9 @@ int arr_replay_spawn(const char *engine, const struct arr_allocator *a, const ch
 	argv[n++] = engine;
 	argv[n++] = "--result-fd=3";
 	argv[n++] = "--threads";
-	argv[n++] = threads_name(opt->threads);
+	argv[n++] = arr_replay_threads_name(opt->threads);
 	argv[n++] = "--touch";
-	argv[n++] = touch_name(opt->touch);
+	argv[n++] = arr_replay_touch_name(opt->touch);
 	argv[n++] = "--samples";
 	argv[n++] = samples;
 	argv[n++] = "--latency-every";

@@ -459,8 +459,8 @@ static int parse_allocators(struct ctx *c, yaml_node_t *n)
 
 static const char *const replay_keys[] = {"threads", "touch", "samples", "latency_every", "runs", "zeroing",
 					  "cache_dir", NULL};
-static const char *const threads_names[] = {"auto", "serial", "parallel", NULL};
-static const char *const touch_names[] = {"none", "page", "all", NULL};
+static const char *const threads_names[] = {ARR_REPLAY_THREADS_MAP(ARR__ENUM_NAME) NULL};
+static const char *const touch_names[] = {ARR_REPLAY_TOUCH_MAP(ARR__ENUM_NAME) NULL};
 
 static int replay_pair(struct ctx *c, void *arg, int key, yaml_node_t *k, yaml_node_t *v)
 {
@@ -470,11 +470,11 @@ static int replay_pair(struct ctx *c, void *arg, int key, yaml_node_t *k, yaml_n
 	switch (key) {
 	case 0:
 		rc = get_enum(c, k, v, threads_names, &e);
-		cfg->threads = (enum arr_report_threads)e;
+		cfg->threads = (enum arr_replay_threads)e;
 		return rc;
 	case 1:
 		rc = get_enum(c, k, v, touch_names, &e);
-		cfg->touch = (enum arr_report_touch)e;
+		cfg->touch = (enum arr_replay_touch)e;
 		return rc;
 	case 2:
 		return get_uint(c, k, v, 1, 1000000, &cfg->samples);
@@ -773,8 +773,8 @@ static int top_pair(struct ctx *c, void *arg, int key, yaml_node_t *k, yaml_node
 
 static int set_defaults(struct arr_report_config *cfg)
 {
-	cfg->threads = ARR_REPORT_THREADS_AUTO;
-	cfg->touch = ARR_REPORT_TOUCH_PAGE;
+	cfg->threads = ARR_THREADS_AUTO;
+	cfg->touch = ARR_TOUCH_PAGE;
 	cfg->samples = 1000;
 	cfg->latency_every = 1;
 	cfg->runs = 1;

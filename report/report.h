@@ -31,6 +31,7 @@
 #include "allocrr/analysis.h"
 #include "allocrr/doc.h"
 #include "allocrr/error.h"
+#include "allocrr/replay.h"
 
 /* Where a config value was written, and what was wrong with it. */
 struct arr_report_error {
@@ -64,8 +65,6 @@ struct arr_report_check {
 	struct arr_report_where at;
 };
 
-enum arr_report_threads { ARR_REPORT_THREADS_AUTO, ARR_REPORT_THREADS_SERIAL, ARR_REPORT_THREADS_PARALLEL };
-enum arr_report_touch { ARR_REPORT_TOUCH_NONE, ARR_REPORT_TOUCH_PAGE, ARR_REPORT_TOUCH_ALL };
 
 struct arr_report_config {
 	char *path;           /* the config file */
@@ -74,8 +73,8 @@ struct arr_report_config {
 	struct arr_report_allocator *allocators; /* the variant matrix, expanded */
 	size_t nallocators;
 	/* replay */
-	enum arr_report_threads threads;
-	enum arr_report_touch touch;
+	enum arr_replay_threads threads; /* names from replay.h's tables */
+	enum arr_replay_touch touch;
 	unsigned samples, latency_every, runs;
 	int zeroing;          /* replay three ways for the zeroing cost */
 	char *cache_dir;      /* NULL: beside the traces */

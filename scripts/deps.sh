@@ -13,9 +13,9 @@ need=(cmake pkg-config gcc make libzstd-dev libxxhash-dev libyaml-dev libdw-dev 
       libjs-dygraphs libjs-chart.js)
 # the other allocators replays compare against; chromium: the report page's test;
 # the allocators' -dev packages and redis: the recorder's tests of programs linked
-# against another allocator, and of a real server
+# against another allocator, and of a real server; clang-format: style.format
 optional=(libjemalloc2 libmimalloc2.0 libtcmalloc-minimal4 chromium libjemalloc-dev libmimalloc-dev
-          libgoogle-perftools-dev redis-server redis-tools)
+          libgoogle-perftools-dev redis-server redis-tools clang-format)
 bench=(heaptrack)
 case "${ALLOCRR_DEPS:-}" in
 bench) need+=("${bench[@]}") ;;

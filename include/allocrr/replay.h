@@ -99,20 +99,36 @@ int arr_workload_check(const char *wl_path, const char *trace_path, struct arr_w
  * NULL) a name derived from the trace's absolute path. */
 int arr_workload_cache_path(char *buf, size_t cap, const char *trace_path, const char *cache_dir);
 
-/* How to replay. */
-enum arr_replay_threads { ARR_THREADS_AUTO, ARR_THREADS_SERIAL, ARR_THREADS_PARALLEL };
-enum arr_replay_touch { ARR_TOUCH_NONE, ARR_TOUCH_PAGE, ARR_TOUCH_ALL };
+/*
+ * How to replay. Each enum is one table, X(VALUE, "name"), in value order:
+ * the CLI, the engine's arguments and the report config all take their
+ * names from it, with arr_replay_X_name(v) and arr_replay_X_parse(s, &v)
+ * (0, or ARR_EINVAL for a name not in the table; *v unchanged then).
+ */
+#define ARR_REPLAY_THREADS_MAP(X) X(ARR_THREADS_AUTO, "auto") X(ARR_THREADS_SERIAL, "serial") \
+	X(ARR_THREADS_PARALLEL, "parallel")
+#define ARR_REPLAY_TOUCH_MAP(X) X(ARR_TOUCH_NONE, "none") X(ARR_TOUCH_PAGE, "page") X(ARR_TOUCH_ALL, "all")
+#define ARR_REPLAY_ZEROING_MAP(X) X(ARR_ZERO_AS_RECORDED, "as_recorded") \
+	X(ARR_ZERO_CALLOC_AS_MALLOC, "calloc_as_malloc") X(ARR_ZERO_CALLOC_AS_MALLOC_MEMSET, "calloc_as_malloc_memset")
+#define ARR__ENUM_VALUE(v, name) v,
+#define ARR__ENUM_NAME(v, name) name,
+
+enum arr_replay_threads { ARR_REPLAY_THREADS_MAP(ARR__ENUM_VALUE) };
+enum arr_replay_touch { ARR_REPLAY_TOUCH_MAP(ARR__ENUM_VALUE) };
+const char *arr_replay_threads_name(enum arr_replay_threads t);
+int arr_replay_threads_parse(const char *s, enum arr_replay_threads *t);
+const char *arr_replay_touch_name(enum arr_replay_touch t);
+int arr_replay_touch_parse(const char *s, enum arr_replay_touch *t);
 
 /*
  * What a replayed calloc does: as recorded, or made a malloc (what calloc's
  * zeroing costs), or a malloc then a memset of the block (what calloc saves
  * over the code a program would write without it).
  */
-enum arr_replay_zeroing { ARR_ZERO_AS_RECORDED, ARR_ZERO_CALLOC_AS_MALLOC, ARR_ZERO_CALLOC_AS_MALLOC_MEMSET };
+enum arr_replay_zeroing { ARR_REPLAY_ZEROING_MAP(ARR__ENUM_VALUE) };
 #define ARR_ZERO_MODES 3
-/* "as_recorded", "calloc_as_malloc", "calloc_as_malloc_memset"; and back (-1: unknown). */
 const char *arr_replay_zeroing_name(enum arr_replay_zeroing z);
-int arr_replay_zeroing_from_name(const char *name);
+int arr_replay_zeroing_parse(const char *s, enum arr_replay_zeroing *z);
 
 struct arr_replay_options {
 	enum arr_replay_threads threads;

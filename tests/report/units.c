@@ -73,7 +73,7 @@ static void test_config(void)
 			       "%s", cfg.allocators[2].spec);
 			EXPECT(cfg.allocators[3].optional && !cfg.allocators[0].optional, "optional");
 		}
-		EXPECT(cfg.threads == ARR_REPORT_THREADS_SERIAL && cfg.touch == ARR_REPORT_TOUCH_ALL, "replay enums");
+		EXPECT(cfg.threads == ARR_THREADS_SERIAL && cfg.touch == ARR_TOUCH_ALL, "replay enums");
 		EXPECT(cfg.samples == 500 && cfg.runs == 3 && !cfg.zeroing, "replay numbers");
 		EXPECT(cfg.what == ((1u << ARR_AN_SIZES) | (1u << ARR_AN_LEAKS)), "what %x", cfg.what);
 		EXPECT(cfg.top == 5 && cfg.points == 100, "top/points");
