@@ -187,17 +187,16 @@ long arr__encode_events(struct arr_encoder *enc, uint32_t tid, const uint64_t *w
 			if (mult)
 				t = t > base ? (uint64_t)(((unsigned __int128)(t - base) * mult) >> 32) : 0;
 			size_t bl = a[2] & 0xff, pl = (a[2] >> 8) & 0xffff;
-			*mo++ = (uint8_t)(a[2] >> 24);
-			arr__put_u64(mo, t);
-			mo += 8;
-			arr__put_u64(mo, a[0]);
-			arr__put_u64(mo + 8, a[1]);
-			mo[16] = (uint8_t)bl;
-			memcpy(mo + 17, a + 3, bl);
-			mo += 17 + bl;
-			arr__put_u16(mo, (uint16_t)pl);
-			memcpy(mo + 2, (const uint8_t *)(a + 3) + bl, pl);
-			mo += 2 + pl;
+			mo[ARR_ME_KIND] = (uint8_t)(a[2] >> 24);
+			arr_le64_write(mo + ARR_ME_T, t);
+			arr_le64_write(mo + ARR_ME_BASE, a[0]);
+			arr_le64_write(mo + ARR_ME_SIZE, a[1]);
+			mo[ARR_ME_BUILD_ID_LEN] = (uint8_t)bl;
+			memcpy(mo + ARR_ME_FIXED, a + 3, bl);
+			mo += ARR_ME_FIXED + bl;
+			arr_le16_write(mo, (uint16_t)pl);
+			memcpy(mo + ARR_ME_PATH_LEN, (const uint8_t *)(a + 3) + bl, pl);
+			mo += ARR_ME_PATH_LEN + pl;
 			nmods++;
 			i += words;
 			continue;
@@ -324,23 +323,17 @@ long arr__encode_events(struct arr_encoder *enc, uint32_t tid, const uint64_t *w
 	uint8_t *start = out;
 	if (nnodes) {
 		size_t len = (size_t)(sn - enc->aux[0]);
-		arr__put_u32(out, ARR_CHUNK_SYNC);
-		arr__put_u16(out + 4, ARR_CHUNK_STACKS);
-		arr__put_u16(out + 6, 0);
-		arr__put_u32(out + 8, (uint32_t)(ARR_STACKS_HDR + len));
-		arr__put_u32(out + ARR_CHUNK_PREFIX, tid);
-		arr__put_u32(out + ARR_CHUNK_PREFIX + 4, nnodes);
+		arr__chunk_prefix_write(out, ARR_CHUNK_STACKS, 0, (uint32_t)(ARR_STACKS_HDR + len));
+		arr_le32_write(out + ARR_CHUNK_PREFIX + ARR_SH_TID, tid);
+		arr_le32_write(out + ARR_CHUNK_PREFIX + ARR_SH_COUNT, nnodes);
 		memcpy(out + ARR_CHUNK_PREFIX + ARR_STACKS_HDR, enc->aux[0], len);
 		out += ARR_CHUNK_PREFIX + ARR_STACKS_HDR + len;
 	}
 	if (nmods) {
 		size_t len = (size_t)(mo - enc->aux[1]);
-		arr__put_u32(out, ARR_CHUNK_SYNC);
-		arr__put_u16(out + 4, ARR_CHUNK_MODULES);
-		arr__put_u16(out + 6, 0);
-		arr__put_u32(out + 8, (uint32_t)(ARR_MODULES_HDR + len));
-		arr__put_u32(out + ARR_CHUNK_PREFIX, nmods);
-		arr__put_u32(out + ARR_CHUNK_PREFIX + 4, 0);
+		arr__chunk_prefix_write(out, ARR_CHUNK_MODULES, 0, (uint32_t)(ARR_MODULES_HDR + len));
+		arr_le32_write(out + ARR_CHUNK_PREFIX + ARR_MH_COUNT, nmods);
+		arr_le32_write(out + ARR_CHUNK_PREFIX + ARR_MH_RESERVED, 0);
 		memcpy(out + ARR_CHUNK_PREFIX + ARR_MODULES_HDR, enc->aux[1], len);
 		out += ARR_CHUNK_PREFIX + ARR_MODULES_HDR + len;
 	}
@@ -367,28 +360,22 @@ long arr__encode_events(struct arr_encoder *enc, uint32_t tid, const uint64_t *w
 	if (ZSTD_isError(z))
 		return ARR_ECOMPRESS;
 	size_t body_size = ARR_EVENTS_HDR + z;
-	arr__put_u32(out, ARR_CHUNK_SYNC);
-	arr__put_u16(out + 4, ARR_CHUNK_EVENTS);
-	arr__put_u16(out + 6, stacks ? ARR_EVF_STACKS : 0);
-	arr__put_u32(out + 8, (uint32_t)body_size);
-	arr__put_u32(body, tid);
-	arr__put_u32(body + 4, nevents);
-	arr__put_u64(body + 8, first_t);
-	arr__put_u64(body + 16, last_t >> shift << shift);
-	arr__put_u32(body + 24, (uint32_t)raw);
-	arr__put_u32(body + 28, 0);
+	arr__chunk_prefix_write(out, ARR_CHUNK_EVENTS, stacks ? ARR_EVF_STACKS : 0, (uint32_t)body_size);
+	struct arr__events_hdr eh = {.tid = tid, .nevents = nevents, .first_t = first_t,
+				     .last_t = last_t >> shift << shift, .raw_size = (uint32_t)raw};
+	arr__events_hdr_write(body, &eh);
 	return (long)(out - start) + (long)(ARR_CHUNK_PREFIX + body_size);
 }
 
 static uint8_t *put_tlv(uint8_t *p, uint8_t *end, uint16_t key, const void *val, size_t len)
 {
-	if (!p || (size_t)(end - p) < 6 + len)
+	if (!p || (size_t)(end - p) < ARR_TLV_HDR + len)
 		return NULL;
-	arr__put_u16(p, key);
-	arr__put_u32(p + 2, (uint32_t)len);
+	arr_le16_write(p + ARR_TLV_KEY, key);
+	arr_le32_write(p + ARR_TLV_LEN, (uint32_t)len);
 	if (len)
-		memcpy(p + 6, val, len);
-	return p + 6 + len;
+		memcpy(p + ARR_TLV_HDR, val, len);
+	return p + ARR_TLV_HDR + len;
 }
 
 static uint8_t *put_tlv_str(uint8_t *p, uint8_t *end, uint16_t key, const char *s)
@@ -399,7 +386,7 @@ static uint8_t *put_tlv_str(uint8_t *p, uint8_t *end, uint16_t key, const char *
 static uint8_t *put_tlv_u64(uint8_t *p, uint8_t *end, uint16_t key, uint64_t v)
 {
 	uint8_t b[8];
-	arr__put_u64(b, v);
+	arr_le64_write(b, v);
 	return put_tlv(p, end, key, b, 8);
 }
 
@@ -408,10 +395,6 @@ long arr__encode_header(const struct arr_header_info *info, uint8_t *out, size_t
 	if (cap < ARR_FILE_HDR_FIXED)
 		return ARR_ERANGE;
 	uint8_t *end = out + cap;
-	memcpy(out, ARR_MAGIC, ARR_MAGIC_LEN);
-	arr__put_u16(out + 8, ARR_TRACE_MAJOR);
-	arr__put_u16(out + 10, ARR_TRACE_MINOR_WRITTEN(info->features));
-	arr__put_u64(out + 16, info->features);
 	uint8_t *p = out + ARR_FILE_HDR_FIXED;
 	p = put_tlv_u64(p, end, ARR_META_PID, (uint64_t)info->pid);
 	p = put_tlv_u64(p, end, ARR_META_PPID, (uint64_t)info->ppid);
@@ -427,20 +410,16 @@ long arr__encode_header(const struct arr_header_info *info, uint8_t *out, size_t
 	p = put_tlv_str(p, end, ARR_META_PARENT_TRACE, info->parent_trace);
 	if (!p)
 		return ARR_ERANGE;
-	arr__put_u32(out + 12, (uint32_t)(p - out));
+	struct arr__file_hdr h = {.major = ARR_TRACE_MAJOR, .minor = ARR_TRACE_MINOR_WRITTEN(info->features),
+				  .hdr_size = (uint32_t)(p - out), .features = info->features};
+	arr__file_hdr_write(out, &h);
 	return p - out;
 }
 
 size_t arr__encode_end(uint8_t *out, unsigned reason, int status, uint64_t t, uint64_t events)
 {
-	arr__put_u32(out, ARR_CHUNK_SYNC);
-	arr__put_u16(out + 4, ARR_CHUNK_END);
-	arr__put_u16(out + 6, 0);
-	arr__put_u32(out + 8, ARR_END_BODY);
-	uint8_t *b = out + ARR_CHUNK_PREFIX;
-	arr__put_u32(b, reason);
-	arr__put_u32(b + 4, (uint32_t)status);
-	arr__put_u64(b + 8, t);
-	arr__put_u64(b + 16, events);
+	arr__chunk_prefix_write(out, ARR_CHUNK_END, 0, ARR_END_BODY);
+	struct arr__end_body e = {.reason = reason, .status = status, .t = t, .events = events};
+	arr__end_body_write(out + ARR_CHUNK_PREFIX, &e);
 	return ARR_CHUNK_PREFIX + ARR_END_BODY;
 }

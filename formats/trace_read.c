@@ -165,15 +165,17 @@ static int parse_header(struct arr_trace *tr)
 	if (memcmp(fixed, ARR_MAGIC, ARR_MAGIC_LEN))
 		return bad_magic(tr, fixed);
 	struct arr_trace_meta *m = &tr->meta;
-	m->major = arr__get_u16(fixed + 8);
-	m->minor = arr__get_u16(fixed + 10);
-	uint32_t hdr_size = arr__get_u32(fixed + 12);
-	m->features = arr__get_u64(fixed + 16);
+	struct arr__file_hdr fh;
+	arr__file_hdr_read(fixed, &fh);
+	m->major = fh.major;
+	m->minor = fh.minor;
+	m->features = fh.features;
+	uint32_t hdr_size = fh.hdr_size;
 	if (m->major != ARR_TRACE_MAJOR)
-		return fail(tr, ARR_EVERSION, 8, "format version %u.%u, this reader reads %u.x",
+		return fail(tr, ARR_EVERSION, ARR_FH_MAJOR, "format version %u.%u, this reader reads %u.x",
 			    m->major, m->minor, ARR_TRACE_MAJOR);
 	if (hdr_size < ARR_FILE_HDR_FIXED || hdr_size > ARR_HDR_MAX)
-		return fail(tr, ARR_ECORRUPT, 12, "bad header size %u", hdr_size);
+		return fail(tr, ARR_ECORRUPT, ARR_FH_SIZE, "bad header size %u", hdr_size);
 	if (hdr_size > tr->file_size)
 		return fail(tr, ARR_ETRUNCATED, tr->file_size, "header cut short");
 	uint8_t *h = malloc(hdr_size);
@@ -188,18 +190,18 @@ static int parse_header(struct arr_trace *tr)
 	m->page_size = 4096;
 	uint32_t off = ARR_FILE_HDR_FIXED;
 	while (off < hdr_size) {
-		if (hdr_size - off < 6) {
+		if (hdr_size - off < ARR_TLV_HDR) {
 			rc = fail(tr, ARR_ECORRUPT, off, "metadata entry cut short");
 			break;
 		}
-		uint16_t key = arr__get_u16(h + off);
-		uint32_t len = arr__get_u32(h + off + 2);
-		const uint8_t *v = h + off + 6;
-		if (len > hdr_size - off - 6) {
+		uint16_t key = arr_le16_read(h + off + ARR_TLV_KEY);
+		uint32_t len = arr_le32_read(h + off + ARR_TLV_LEN);
+		const uint8_t *v = h + off + ARR_TLV_HDR;
+		if (len > hdr_size - off - ARR_TLV_HDR) {
 			rc = fail(tr, ARR_ECORRUPT, off, "metadata entry %u overruns the header", key);
 			break;
 		}
-		uint64_t u = len == 8 ? arr__get_u64(v) : 0;
+		uint64_t u = len == 8 ? arr_le64_read(v) : 0;
 		char **slot = NULL;
 		switch (key) {
 		case ARR_META_PID: m->pid = (int64_t)u; break;
@@ -241,7 +243,7 @@ static int parse_header(struct arr_trace *tr)
 					m->argc++;
 			}
 		}
-		off += 6 + len;
+		off += ARR_TLV_HDR + len;
 	}
 out:
 	free(h);
@@ -393,7 +395,7 @@ static int parse_stack_chunk(struct arr_trace *tr, unsigned type, uint64_t off, 
 		rc = fail(tr, ARR_ECORRUPT, off, "bad stacks chunk");
 		if (body < ARR_STACKS_HDR)
 			goto out;
-		uint32_t n = arr__get_u32(b + 4);
+		uint32_t n = arr_le32_read(b + ARR_SH_COUNT);
 		uint64_t addr = 0;
 		p += ARR_STACKS_HDR;
 		for (uint32_t k = 0; k < n; k++) {
@@ -427,20 +429,24 @@ static int parse_stack_chunk(struct arr_trace *tr, unsigned type, uint64_t off, 
 		rc = fail(tr, ARR_ECORRUPT, off, "bad modules chunk");
 		if (body < ARR_MODULES_HDR)
 			goto out;
-		uint32_t n = arr__get_u32(b);
+		uint32_t n = arr_le32_read(b + ARR_MH_COUNT);
 		p += ARR_MODULES_HDR;
 		for (uint32_t k = 0; k < n; k++) {
-			if (end - p < 26 || (size_t)(end - p) < 26u + p[25] + 2 || p[25] > 64)
+			if (end - p < ARR_ME_FIXED ||
+			    (size_t)(end - p) < (size_t)ARR_ME_FIXED + p[ARR_ME_BUILD_ID_LEN] + ARR_ME_PATH_LEN ||
+			    p[ARR_ME_BUILD_ID_LEN] > ARR_MODULE_BUILD_ID_MAX)
 				goto out;
-			struct arr_module m = {.kind = p[0], .t = arr__get_u64(p + 1), .base = arr__get_u64(p + 9),
-					       .size = arr__get_u64(p + 17), .build_id_len = p[25]};
-			memcpy(m.build_id, p + 26, m.build_id_len);
-			p += 26 + m.build_id_len;
-			size_t pl = arr__get_u16(p);
-			if ((size_t)(end - p) < 2 + pl)
+			struct arr_module m = {.kind = p[ARR_ME_KIND], .t = arr_le64_read(p + ARR_ME_T),
+					       .base = arr_le64_read(p + ARR_ME_BASE),
+					       .size = arr_le64_read(p + ARR_ME_SIZE),
+					       .build_id_len = p[ARR_ME_BUILD_ID_LEN]};
+			memcpy(m.build_id, p + ARR_ME_FIXED, m.build_id_len);
+			p += ARR_ME_FIXED + m.build_id_len;
+			size_t pl = arr_le16_read(p);
+			if ((size_t)(end - p) < ARR_ME_PATH_LEN + pl)
 				goto out;
-			char *path = dup_bytes(p + 2, pl);
-			p += 2 + pl;
+			char *path = dup_bytes(p + ARR_ME_PATH_LEN, pl);
+			p += ARR_ME_PATH_LEN + pl;
 			if (path && tr->nmods == tr->modcap) {
 				size_t cap = tr->modcap ? tr->modcap * 2 : 16;
 				struct arr_module *nm = realloc(tr->mods, cap * sizeof *nm);
@@ -475,10 +481,12 @@ static int parse_chunk(struct arr_trace *tr)
 	int rc = read_at(tr, pre, ARR_CHUNK_PREFIX, off);
 	if (rc)
 		return rc;
-	if (arr__get_u32(pre) != ARR_CHUNK_SYNC)
+	struct arr__chunk_prefix cp;
+	arr__chunk_prefix_read(pre, &cp);
+	if (cp.sync != ARR_CHUNK_SYNC)
 		return fail(tr, ARR_ECORRUPT, off, "bad chunk sync word");
-	uint16_t type = arr__get_u16(pre + 4);
-	uint32_t body = arr__get_u32(pre + 8);
+	uint16_t type = cp.type;
+	uint32_t body = cp.body_size;
 	if (body > ARR_CHUNK_BODY_MAX)
 		return fail(tr, ARR_ECORRUPT, off, "chunk size %u over the limit", body);
 	if (tr->file_size - off - ARR_CHUNK_PREFIX < body)
@@ -491,17 +499,18 @@ static int parse_chunk(struct arr_trace *tr)
 		rc = read_at(tr, pre + ARR_CHUNK_PREFIX, ARR_EVENTS_HDR, off + ARR_CHUNK_PREFIX);
 		if (rc)
 			return rc;
-		const uint8_t *b = pre + ARR_CHUNK_PREFIX;
+		struct arr__events_hdr eh;
+		arr__events_hdr_read(pre + ARR_CHUNK_PREFIX, &eh);
 		struct arr_chunk_info *ci = &tr->cur;
 		ci->offset = off;
 		ci->type = type;
-		ci->tid = arr__get_u32(b);
-		ci->nevents = arr__get_u32(b + 4);
-		ci->first_t = arr__get_u64(b + 8);
-		ci->last_t = arr__get_u64(b + 16);
+		ci->tid = eh.tid;
+		ci->nevents = eh.nevents;
+		ci->first_t = eh.first_t;
+		ci->last_t = eh.last_t;
 		ci->body_size = body;
-		tr->cur_flags = arr__get_u16(pre + 6);
-		tr->cur_raw_size = arr__get_u32(b + 24);
+		tr->cur_flags = cp.flags;
+		tr->cur_raw_size = eh.raw_size;
 		if (ci->nevents == 0 || ci->nevents > ARR_CHUNK_EVENTS_MAX ||
 		    tr->cur_raw_size > ARR_CHUNK_RAW_MAX || ci->first_t > ci->last_t)
 			return fail(tr, ARR_ECORRUPT, off, "bad events chunk header");
@@ -515,11 +524,13 @@ static int parse_chunk(struct arr_trace *tr)
 		rc = read_at(tr, b, ARR_END_BODY, off + ARR_CHUNK_PREFIX);
 		if (rc)
 			return rc;
+		struct arr__end_body e;
+		arr__end_body_read(b, &e);
 		tr->end.present = 1;
-		tr->end.reason = arr__get_u32(b);
-		tr->end.status = (int)arr__get_u32(b + 4);
-		tr->end.t = arr__get_u64(b + 8);
-		tr->end.events = arr__get_u64(b + 16);
+		tr->end.reason = e.reason;
+		tr->end.status = e.status;
+		tr->end.t = e.t;
+		tr->end.events = e.events;
 		return 2;
 	}
 	case ARR_CHUNK_STACKS:
@@ -572,7 +583,7 @@ int arr_trace_rewind(struct arr_trace *tr)
 	int rc = read_at(tr, fixed, sizeof fixed, 0);
 	if (rc)
 		return rc;
-	tr->pos = arr__get_u32(fixed + 12);
+	tr->pos = arr_le32_read(fixed + ARR_FH_SIZE);
 	tr->have_cur = 0;
 	tr->skipped = 0;
 	memset(&tr->end, 0, sizeof tr->end);
