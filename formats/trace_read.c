@@ -275,10 +275,14 @@ int arr_trace_open(struct arr_trace **out, const char *path)
 		return rc;
 	}
 	struct stat st;
-	if (fstat(tr->fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		int rc = S_ISDIR(st.st_mode) ? -EISDIR : -errno;
+	int rc = 0;
+	if (fstat(tr->fd, &st) < 0)
+		rc = -errno; /* st is undefined: look at nothing in it */
+	else if (!S_ISREG(st.st_mode))
+		rc = S_ISDIR(st.st_mode) ? -EISDIR : ARR_EINVAL;
+	if (rc) {
 		arr_trace_close(tr);
-		return rc ? rc : ARR_EINVAL;
+		return rc;
 	}
 	tr->file_size = (uint64_t)st.st_size;
 	tr->dctx = ZSTD_createDCtx();
@@ -286,7 +290,7 @@ int arr_trace_open(struct arr_trace **out, const char *path)
 		arr_trace_close(tr);
 		return ARR_ENOMEM;
 	}
-	int rc = parse_header(tr);
+	rc = parse_header(tr);
 	*out = tr; /* even on error, so the caller can ask where */
 	return rc;
 }

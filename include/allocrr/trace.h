@@ -238,7 +238,13 @@ struct arr_trace; /* opaque streaming reader */
  * magic): what `record` may replace. Reads nothing else. */
 int arr_trace_has_magic(const void *head, size_t len);
 
-/* Open a trace: reads and validates the header. *out is NULL on error. */
+/*
+ * Open a trace: reads and validates the header. When the file cannot be
+ * opened (or memory runs out) *out is NULL. When its header is bad, *out is
+ * the reader all the same, so the caller can ask where
+ * (arr_trace_error_offset/_detail), and must close it. So: on error, close
+ * *out if it is not NULL.
+ */
 int arr_trace_open(struct arr_trace **out, const char *path);
 void arr_trace_close(struct arr_trace *tr);
 const struct arr_trace_meta *arr_trace_meta(const struct arr_trace *tr);
