@@ -226,53 +226,26 @@ long arr__encode_events(struct arr_encoder *enc, uint32_t tid, const uint64_t *w
 			prev_sid = sid;
 		}
 
+		/* The argument words come in the order of ARR_OP_MAP's facts. */
+		const unsigned f = arr_op_facts(op);
+		const uint64_t *arg = a;
 		uint64_t ptr_arg = 0, ret = 0;
-		int has_ptr = 0, has_ret = 0;
-		switch (op) {
-		case ARR_OP_MALLOC:
-		case ARR_OP_VALLOC:
-		case ARR_OP_PVALLOC:
-			c[ARR_COL_SIZE] = arr__put_uvarint(c[ARR_COL_SIZE], a[0]);
-			ret = a[1], has_ret = 1;
-			break;
-		case ARR_OP_CALLOC:
-		case ARR_OP_POSIX_MEMALIGN:
-		case ARR_OP_ALIGNED_ALLOC:
-		case ARR_OP_MEMALIGN:
-			c[ARR_COL_AUX] = arr__put_uvarint(c[ARR_COL_AUX], a[0]);
-			c[ARR_COL_SIZE] = arr__put_uvarint(c[ARR_COL_SIZE], a[1]);
-			ret = a[2], has_ret = 1;
-			break;
-		case ARR_OP_REALLOC:
-			ptr_arg = a[0], has_ptr = 1;
-			c[ARR_COL_SIZE] = arr__put_uvarint(c[ARR_COL_SIZE], a[1]);
-			ret = a[2], has_ret = 1;
-			break;
-		case ARR_OP_REALLOCARRAY:
-			ptr_arg = a[0], has_ptr = 1;
-			c[ARR_COL_AUX] = arr__put_uvarint(c[ARR_COL_AUX], a[1]);
-			c[ARR_COL_SIZE] = arr__put_uvarint(c[ARR_COL_SIZE], a[2]);
-			ret = a[3], has_ret = 1;
-			break;
-		case ARR_OP_FREE:
-			ptr_arg = a[0], has_ptr = 1;
-			break;
-		case ARR_OP_FORK:
-			c[ARR_COL_AUX] = arr__put_uvarint(c[ARR_COL_AUX], arr__zigzag((int64_t)a[0]));
-			break;
-		case ARR_OP_RSS:
-			c[ARR_COL_SIZE] = arr__put_uvarint(c[ARR_COL_SIZE], a[0]);
-			break;
-		case ARR_OP_EXEC:
-		case ARR_OP_MARK: {
-			uint64_t len = a[0];
+		const int has_ptr = (f & ARR_OPF_PTR) != 0, has_ret = (f & ARR_OPF_RET) != 0;
+		if (has_ptr)
+			ptr_arg = *arg++;
+		if (f & (ARR_OPF_NMEMB | ARR_OPF_ALIGN))
+			c[ARR_COL_AUX] = arr__put_uvarint(c[ARR_COL_AUX], *arg++);
+		else if (f & ARR_OPF_PID)
+			c[ARR_COL_AUX] = arr__put_uvarint(c[ARR_COL_AUX], arr__zigzag((int64_t)*arg++));
+		if (f & (ARR_OPF_SIZE | ARR_OPF_AMOUNT))
+			c[ARR_COL_SIZE] = arr__put_uvarint(c[ARR_COL_SIZE], *arg++);
+		if (has_ret)
+			ret = *arg++;
+		if (f & ARR_OPF_STR) {
+			uint64_t len = *arg++;
 			c[ARR_COL_BLOB] = arr__put_uvarint(c[ARR_COL_BLOB], len);
-			memcpy(c[ARR_COL_BLOB], a + 1, len);
+			memcpy(c[ARR_COL_BLOB], arg, len);
 			c[ARR_COL_BLOB] += len;
-			break;
-		}
-		default: /* thread start/exit carry no arguments */
-			break;
 		}
 
 		/* The argument pointer before the result: realloc(p) frees p first. */

@@ -594,26 +594,18 @@ int arr_trace_rewind(struct arr_trace *tr)
 	return 0;
 }
 
-/* Which columns each operation reads; 0 marks an unknown operation. The
- * order of reads below matches the writer (formats/encode.c). */
+/* Which columns each operation reads, from its facts in ARR_OP_MAP; 0 marks
+ * an unknown operation. The order of reads below matches the writer
+ * (formats/encode.c). */
 enum { C_OK = 1, C_SIZE = 2, C_NMEMB = 4, C_ALIGN = 8, C_PID = 16, C_PTR = 32, C_RET = 64, C_BLOB = 128 };
-static const uint8_t op_cols[32] = {
-	[ARR_OP_MALLOC] = C_OK | C_SIZE | C_RET,
-	[ARR_OP_VALLOC] = C_OK | C_SIZE | C_RET,
-	[ARR_OP_PVALLOC] = C_OK | C_SIZE | C_RET,
-	[ARR_OP_CALLOC] = C_OK | C_NMEMB | C_SIZE | C_RET,
-	[ARR_OP_POSIX_MEMALIGN] = C_OK | C_ALIGN | C_SIZE | C_RET,
-	[ARR_OP_ALIGNED_ALLOC] = C_OK | C_ALIGN | C_SIZE | C_RET,
-	[ARR_OP_MEMALIGN] = C_OK | C_ALIGN | C_SIZE | C_RET,
-	[ARR_OP_REALLOC] = C_OK | C_SIZE | C_PTR | C_RET,
-	[ARR_OP_REALLOCARRAY] = C_OK | C_NMEMB | C_SIZE | C_PTR | C_RET,
-	[ARR_OP_FREE] = C_OK | C_PTR,
-	[ARR_OP_THREAD_START] = C_OK,
-	[ARR_OP_THREAD_EXIT] = C_OK,
-	[ARR_OP_FORK] = C_OK | C_PID,
-	[ARR_OP_EXEC] = C_OK | C_BLOB,
-	[ARR_OP_RSS] = C_OK | C_SIZE,
-	[ARR_OP_MARK] = C_OK | C_BLOB,
+#define OP_COLS(f)                                                                                        \
+	(C_OK | ((f) & (ARR_OPF_SIZE | ARR_OPF_AMOUNT) ? C_SIZE : 0) | ((f) & ARR_OPF_NMEMB ? C_NMEMB : 0) | \
+	 ((f) & ARR_OPF_ALIGN ? C_ALIGN : 0) | ((f) & ARR_OPF_PID ? C_PID : 0) | ((f) & ARR_OPF_PTR ? C_PTR : 0) | \
+	 ((f) & ARR_OPF_RET ? C_RET : 0) | ((f) & ARR_OPF_STR ? C_BLOB : 0))
+static const uint8_t op_cols[ARR_OP_MAX_] = {
+#define OP_COLS_ENTRY(name, val, str, args, facts) [val] = OP_COLS(facts),
+	ARR_OP_MAP(OP_COLS_ENTRY)
+#undef OP_COLS_ENTRY
 };
 
 #define CORRUPT(what) fail(tr, ARR_ECORRUPT, ci->offset, "bad event data: %s", what)
