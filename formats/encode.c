@@ -138,6 +138,231 @@ static inline int map_get(const struct arr_encoder *enc, uint64_t p, uint32_t *i
 	return 1;
 }
 
+/*
+ * Encoding one run of raw records, in the mirror image of trace_read.c: one
+ * helper per column family (encode_ptr / decode_ptr, ...), each writing
+ * exactly what its decode_* twin reads.
+ */
+#define HOT static inline __attribute__((always_inline))
+
+struct run {
+	uint8_t *c[ARR_NCOLS_MAX]; /* each column's end */
+	uint8_t *sn, *mo;          /* ends of the stack nodes and module entries */
+	uint32_t nnodes, nmods;
+	uint64_t prev_addr;        /* the previous stack node's address */
+	uint64_t prev_sid;         /* the previous stack id */
+	uint64_t first_t, last_t, prev_q;
+	uint64_t prev_ret;         /* the previous returned pointer */
+	uint64_t prev_miss;        /* the previous pointer argument coded as a delta */
+	uint32_t nallocs, nfrees, nevents;
+};
+
+#define PUT(r, col, v) ((r)->c[col] = arr__put_uvarint((r)->c[col], (v)))
+
+/* A raw timestamp in ns since the start, through the clock map. */
+HOT uint64_t map_time(const struct arr_encoder *enc, uint64_t t)
+{
+	if (enc->t_mult)
+		t = t > enc->t_base ? (uint64_t)(((unsigned __int128)(t - enc->t_base) * enc->t_mult) >> 32) : 0;
+	return t;
+}
+
+/* n new stack nodes: pairs of (id | parent << 32, address). */
+static void encode_stack_nodes(struct run *r, const uint64_t *a, size_t n)
+{
+	for (size_t k = 0; k < n; k++) {
+		uint64_t id = a[2 * k] & 0xffffffffu, parent = a[2 * k] >> 32, addr = a[2 * k + 1];
+		r->sn = arr__put_uvarint(r->sn, id);
+		r->sn = arr__put_uvarint(r->sn, parent);
+		r->sn = arr__put_uvarint(r->sn, arr__zigzag((int64_t)(addr - r->prev_addr)));
+		r->prev_addr = addr;
+	}
+	r->nnodes += (uint32_t)n;
+}
+
+/* One module entry from base, size, lengths, then build id and path. */
+static void encode_module(const struct arr_encoder *enc, struct run *r, uint64_t w0, const uint64_t *a)
+{
+	uint8_t *mo = r->mo;
+	size_t bl = a[2] & 0xff, pl = (a[2] >> 8) & 0xffff;
+	mo[ARR_ME_KIND] = (uint8_t)(a[2] >> 24);
+	arr_le64_write(mo + ARR_ME_T, map_time(enc, ARR_RAW_T(w0)));
+	arr_le64_write(mo + ARR_ME_BASE, a[0]);
+	arr_le64_write(mo + ARR_ME_SIZE, a[1]);
+	mo[ARR_ME_BUILD_ID_LEN] = (uint8_t)bl;
+	memcpy(mo + ARR_ME_FIXED, a + 3, bl);
+	mo += ARR_ME_FIXED + bl;
+	arr_le16_write(mo, (uint16_t)pl);
+	memcpy(mo + ARR_ME_PATH_LEN, (const uint8_t *)(a + 3) + bl, pl);
+	r->mo = mo + ARR_ME_PATH_LEN + pl;
+	r->nmods++;
+}
+
+HOT void encode_time(const struct arr_encoder *enc, struct run *r, uint64_t w0)
+{
+	const unsigned shift = enc->time_shift;
+	uint64_t t = map_time(enc, ARR_RAW_T(w0));
+	if (r->nevents == 0) {
+		r->prev_q = t >> shift;
+		r->first_t = r->prev_q << shift;
+	}
+	if (t < r->last_t)
+		t = r->last_t; /* never let time run backwards within a thread */
+	r->last_t = t;
+	uint64_t q = t >> shift;
+	PUT(r, ARR_COL_TIME, q - r->prev_q);
+	r->prev_q = q;
+}
+
+HOT void encode_stack(struct run *r, uint64_t sid)
+{
+	PUT(r, ARR_COL_STACK, arr__zigzag((int64_t)(sid - r->prev_sid)));
+	r->prev_sid = sid;
+}
+
+/* The argument words, in the order of ARR_OP_MAP's facts, to the aux, size
+ * and blob columns; the pointers are left in *ptr and *ret. */
+HOT void encode_args(struct run *r, unsigned f, const uint64_t *arg, uint64_t *ptr, uint64_t *ret)
+{
+	if (f & ARR_OPF_PTR)
+		*ptr = *arg++;
+	if (f & (ARR_OPF_NMEMB | ARR_OPF_ALIGN))
+		PUT(r, ARR_COL_AUX, *arg++);
+	else if (f & ARR_OPF_PID)
+		PUT(r, ARR_COL_AUX, arr__zigzag((int64_t)*arg++));
+	if (f & (ARR_OPF_SIZE | ARR_OPF_AMOUNT))
+		PUT(r, ARR_COL_SIZE, *arg++);
+	if (f & ARR_OPF_RET)
+		*ret = *arg++;
+	if (f & ARR_OPF_STR) {
+		uint64_t len = *arg++;
+		PUT(r, ARR_COL_BLOB, len);
+		memcpy(r->c[ARR_COL_BLOB], arg, len);
+		r->c[ARR_COL_BLOB] += len;
+	}
+}
+
+/* The pointer argument: NULL, the age of an allocation, or a delta. */
+HOT void encode_ptr(struct arr_encoder *enc, struct run *r, uint64_t ptr)
+{
+	uint32_t idx;
+	uint64_t v;
+	if (ptr == 0) {
+		v = 0;
+	} else if (map_get(enc, ptr, &idx) && !(idx & MAP_FREED)) {
+		v = ((uint64_t)(r->nallocs - idx) << 1) | 1;
+	} else {
+		uint64_t zz = arr__zigzag((int64_t)(ptr - r->prev_miss));
+		r->prev_miss = ptr;
+		if (zz < (1ull << 62)) {
+			v = 4 + (zz << 1);
+		} else { /* escape: the delta follows whole */
+			PUT(r, ARR_COL_PTR, 2);
+			v = zz;
+		}
+	}
+	PUT(r, ARR_COL_PTR, v);
+	if (ptr) /* remember it as freed: allocators hand such blocks out next */
+		map_put(enc, ptr, r->nfrees++, MAP_FREED);
+}
+
+/* The returned pointer: the age of a free, or a delta. */
+HOT void encode_ret(struct arr_encoder *enc, struct run *r, uint64_t ret)
+{
+	uint32_t idx;
+	uint64_t v;
+	if (map_get(enc, ret, &idx) && (idx & MAP_FREED)) {
+		v = ((uint64_t)(r->nfrees - (idx & ~MAP_FREED)) << 1) | 1;
+	} else {
+		uint64_t zz = arr__zigzag((int64_t)(ret - r->prev_ret));
+		if (zz < (1ull << 62)) {
+			v = 2 + (zz << 1);
+		} else { /* escape: the delta follows whole */
+			PUT(r, ARR_COL_RET, 0);
+			v = zz;
+		}
+	}
+	PUT(r, ARR_COL_RET, v);
+	r->prev_ret = ret;
+	map_put(enc, ret, r->nallocs++, 0);
+}
+
+/* One event record of `words` words at w. */
+HOT void encode_event(struct arr_encoder *enc, struct run *r, const uint64_t *w, size_t words)
+{
+	uint64_t w0 = w[0];
+	unsigned op = ARR_RAW_OP(w0), failed = ARR_RAW_FAILED(w0);
+	const unsigned f = arr_op_facts(op);
+	const uint64_t *a = w + 1;
+	encode_time(enc, r, w0);
+	*r->c[ARR_COL_OP]++ = (uint8_t)(op | (failed ? ARR_OPF_FAILED : 0));
+	if (failed)
+		PUT(r, ARR_COL_ERR, arr__zigzag((int32_t)w[words - 1]));
+	if (enc->stacks && (f & ARR_OPF_RET))
+		encode_stack(r, (w0 & ARR_RAW_HAS_STACK) ? a[arr_op_raw_args(op)] : 0);
+	uint64_t ptr = 0, ret = 0;
+	encode_args(r, f, a, &ptr, &ret);
+	if (f & ARR_OPF_PTR) /* the argument before the result: realloc(p) frees p first */
+		encode_ptr(enc, r, ptr);
+	if ((f & ARR_OPF_RET) && !failed)
+		encode_ret(enc, r, ret);
+	r->nevents++;
+}
+
+/* The run's new stack nodes and modules, each as a chunk, at out: a reader
+ * meets a node before its use. Returns the bytes written. */
+static size_t write_stack_chunks(const struct arr_encoder *enc, const struct run *r, uint32_t tid, uint8_t *out)
+{
+	uint8_t *start = out;
+	if (r->nnodes) {
+		size_t len = (size_t)(r->sn - enc->aux[0]);
+		arr__chunk_prefix_write(out, ARR_CHUNK_STACKS, 0, (uint32_t)(ARR_STACKS_HDR + len));
+		arr_le32_write(out + ARR_CHUNK_PREFIX + ARR_SH_TID, tid);
+		arr_le32_write(out + ARR_CHUNK_PREFIX + ARR_SH_COUNT, r->nnodes);
+		memcpy(out + ARR_CHUNK_PREFIX + ARR_STACKS_HDR, enc->aux[0], len);
+		out += ARR_CHUNK_PREFIX + ARR_STACKS_HDR + len;
+	}
+	if (r->nmods) {
+		size_t len = (size_t)(r->mo - enc->aux[1]);
+		arr__chunk_prefix_write(out, ARR_CHUNK_MODULES, 0, (uint32_t)(ARR_MODULES_HDR + len));
+		arr_le32_write(out + ARR_CHUNK_PREFIX + ARR_MH_COUNT, r->nmods);
+		arr_le32_write(out + ARR_CHUNK_PREFIX + ARR_MH_RESERVED, 0);
+		memcpy(out + ARR_CHUNK_PREFIX + ARR_MODULES_HDR, enc->aux[1], len);
+		out += ARR_CHUNK_PREFIX + ARR_MODULES_HDR + len;
+	}
+	return (size_t)(out - start);
+}
+
+/* The events chunk: column lengths, then the columns, compressed. Returns
+ * its size or a negative code. */
+static long write_events_chunk(struct arr_encoder *enc, const struct run *r, uint32_t tid, uint8_t *out,
+			       size_t out_cap)
+{
+	const int ncols = enc->stacks ? ARR_NCOLS_MAX : ARR_NCOLS;
+	uint8_t *p = enc->payload;
+	for (int k = 0; k < ncols; k++)
+		p = arr__put_uvarint(p, (uint64_t)(r->c[k] - enc->col[k]));
+	for (int k = 0; k < ncols; k++) {
+		size_t len = (size_t)(r->c[k] - enc->col[k]);
+		memcpy(p, enc->col[k], len);
+		p += len;
+	}
+	size_t raw = (size_t)(p - enc->payload);
+
+	uint8_t *body = out + ARR_CHUNK_PREFIX;
+	size_t z = ZSTD_compress2(enc->cctx, body + ARR_EVENTS_HDR, out_cap - ARR_CHUNK_PREFIX - ARR_EVENTS_HDR,
+				  enc->payload, raw);
+	if (ZSTD_isError(z))
+		return ARR_ECOMPRESS;
+	size_t body_size = ARR_EVENTS_HDR + z;
+	arr__chunk_prefix_write(out, ARR_CHUNK_EVENTS, enc->stacks ? ARR_EVF_STACKS : 0, (uint32_t)body_size);
+	struct arr__events_hdr eh = {.tid = tid, .nevents = r->nevents, .first_t = r->first_t,
+				     .last_t = r->last_t >> enc->time_shift << enc->time_shift,
+				     .raw_size = (uint32_t)raw};
+	arr__events_hdr_write(body, &eh);
+	return (long)(ARR_CHUNK_PREFIX + body_size);
+}
+
 long arr__encode_events(struct arr_encoder *enc, uint32_t tid, const uint64_t *w, size_t nwords,
 			uint8_t *out, size_t out_cap)
 {
@@ -146,198 +371,31 @@ long arr__encode_events(struct arr_encoder *enc, uint32_t tid, const uint64_t *w
 	if (out_cap < arr__encoder_bound(enc))
 		return ARR_ERANGE;
 	memset(enc->map, 0, ((size_t)enc->hmask + 1) * sizeof *enc->map);
-	uint8_t *c[ARR_NCOLS_MAX];
-	for (int i = 0; i < ARR_NCOLS_MAX; i++)
-		c[i] = enc->col[i];
-	uint8_t *sn = enc->aux[0], *mo = enc->aux[1];
-	uint32_t nnodes = 0, nmods = 0;
-	uint64_t prev_addr = 0, prev_sid = 0;
-	const int stacks = enc->stacks;
-
-	const unsigned shift = enc->time_shift;
-	const uint64_t base = enc->t_base, mult = enc->t_mult;
-	uint64_t first_t = 0, last_t = 0, prev_q = 0;
-	uint64_t prev_ret = 0, prev_miss = 0;
-	uint32_t nallocs = 0, nfrees = 0, nevents = 0;
-	size_t i = 0;
-	while (i < nwords) {
-		uint64_t w0 = w[i];
-		unsigned op = ARR_RAW_OP(w0);
+	struct run r = {.sn = enc->aux[0], .mo = enc->aux[1]};
+	for (int k = 0; k < ARR_NCOLS_MAX; k++)
+		r.c[k] = enc->col[k];
+	for (size_t i = 0; i < nwords;) {
+		unsigned op = ARR_RAW_OP(w[i]);
 		if ((arr_op_facts(op) & ARR_OPF_STR) && (i + 1 >= nwords || w[i + 1] > (uint64_t)(nwords - i) * 8))
 			return ARR_EINVAL;
 		size_t words = arr__raw_words(w + i);
 		if (!words || i + words > nwords)
 			return ARR_EINVAL;
-		const uint64_t *a = w + i + 1;
-		if (op == ARR_RAW_STACKS) {
-			size_t n = (words - 1) / 2;
-			for (size_t k = 0; k < n; k++) {
-				uint64_t id = a[2 * k] & 0xffffffffu, parent = a[2 * k] >> 32, addr = a[2 * k + 1];
-				sn = arr__put_uvarint(sn, id);
-				sn = arr__put_uvarint(sn, parent);
-				sn = arr__put_uvarint(sn, arr__zigzag((int64_t)(addr - prev_addr)));
-				prev_addr = addr;
-			}
-			nnodes += (uint32_t)n;
-			i += words;
-			continue;
-		}
-		if (op == ARR_RAW_MODULE) {
-			uint64_t t = ARR_RAW_T(w0);
-			if (mult)
-				t = t > base ? (uint64_t)(((unsigned __int128)(t - base) * mult) >> 32) : 0;
-			size_t bl = a[2] & 0xff, pl = (a[2] >> 8) & 0xffff;
-			mo[ARR_ME_KIND] = (uint8_t)(a[2] >> 24);
-			arr_le64_write(mo + ARR_ME_T, t);
-			arr_le64_write(mo + ARR_ME_BASE, a[0]);
-			arr_le64_write(mo + ARR_ME_SIZE, a[1]);
-			mo[ARR_ME_BUILD_ID_LEN] = (uint8_t)bl;
-			memcpy(mo + ARR_ME_FIXED, a + 3, bl);
-			mo += ARR_ME_FIXED + bl;
-			arr_le16_write(mo, (uint16_t)pl);
-			memcpy(mo + ARR_ME_PATH_LEN, (const uint8_t *)(a + 3) + bl, pl);
-			mo += ARR_ME_PATH_LEN + pl;
-			nmods++;
-			i += words;
-			continue;
-		}
-		uint64_t t = ARR_RAW_T(w0);
-		if (mult)
-			t = t > base ? (uint64_t)(((unsigned __int128)(t - base) * mult) >> 32) : 0;
-		if (nevents == 0) {
-			prev_q = t >> shift;
-			first_t = prev_q << shift;
-		}
-		if (t < last_t)
-			t = last_t; /* never let time run backwards within a thread */
-		last_t = t;
-		uint64_t q = t >> shift;
-		c[ARR_COL_TIME] = arr__put_uvarint(c[ARR_COL_TIME], q - prev_q);
-		prev_q = q;
-
-		unsigned failed = ARR_RAW_FAILED(w0);
-		*c[ARR_COL_OP]++ = (uint8_t)(op | (failed ? ARR_OPF_FAILED : 0));
-		if (failed)
-			c[ARR_COL_ERR] = arr__put_uvarint(c[ARR_COL_ERR], arr__zigzag((int32_t)w[i + words - 1]));
-
-		if (stacks && (arr_op_facts(op) & ARR_OPF_RET)) {
-			uint64_t sid = (w0 & ARR_RAW_HAS_STACK) ? a[arr_op_raw_args(op)] : 0;
-			c[ARR_COL_STACK] = arr__put_uvarint(c[ARR_COL_STACK], arr__zigzag((int64_t)(sid - prev_sid)));
-			prev_sid = sid;
-		}
-
-		/* The argument words come in the order of ARR_OP_MAP's facts. */
-		const unsigned f = arr_op_facts(op);
-		const uint64_t *arg = a;
-		uint64_t ptr_arg = 0, ret = 0;
-		const int has_ptr = (f & ARR_OPF_PTR) != 0, has_ret = (f & ARR_OPF_RET) != 0;
-		if (has_ptr)
-			ptr_arg = *arg++;
-		if (f & (ARR_OPF_NMEMB | ARR_OPF_ALIGN))
-			c[ARR_COL_AUX] = arr__put_uvarint(c[ARR_COL_AUX], *arg++);
-		else if (f & ARR_OPF_PID)
-			c[ARR_COL_AUX] = arr__put_uvarint(c[ARR_COL_AUX], arr__zigzag((int64_t)*arg++));
-		if (f & (ARR_OPF_SIZE | ARR_OPF_AMOUNT))
-			c[ARR_COL_SIZE] = arr__put_uvarint(c[ARR_COL_SIZE], *arg++);
-		if (has_ret)
-			ret = *arg++;
-		if (f & ARR_OPF_STR) {
-			uint64_t len = *arg++;
-			c[ARR_COL_BLOB] = arr__put_uvarint(c[ARR_COL_BLOB], len);
-			memcpy(c[ARR_COL_BLOB], arg, len);
-			c[ARR_COL_BLOB] += len;
-		}
-
-		/* The argument pointer before the result: realloc(p) frees p first. */
-		if (has_ptr) {
-			uint32_t idx;
-			uint64_t v;
-			if (ptr_arg == 0)
-				v = 0;
-			else if (map_get(enc, ptr_arg, &idx) && !(idx & MAP_FREED))
-				v = ((uint64_t)(nallocs - idx) << 1) | 1;
-			else {
-				uint64_t zz = arr__zigzag((int64_t)(ptr_arg - prev_miss));
-				prev_miss = ptr_arg;
-				if (zz < (1ull << 62)) {
-					v = 4 + (zz << 1);
-				} else { /* escape: the delta follows whole */
-					c[ARR_COL_PTR] = arr__put_uvarint(c[ARR_COL_PTR], 2);
-					v = zz;
-				}
-			}
-			c[ARR_COL_PTR] = arr__put_uvarint(c[ARR_COL_PTR], v);
-			if (ptr_arg) /* remember it as freed: allocators hand such blocks out next */
-				map_put(enc, ptr_arg, nfrees++, MAP_FREED);
-		}
-		if (has_ret && !failed) {
-			uint32_t idx;
-			uint64_t v;
-			if (map_get(enc, ret, &idx) && (idx & MAP_FREED)) {
-				v = ((uint64_t)(nfrees - (idx & ~MAP_FREED)) << 1) | 1;
-			} else {
-				uint64_t zz = arr__zigzag((int64_t)(ret - prev_ret));
-				if (zz < (1ull << 62)) {
-					v = 2 + (zz << 1);
-				} else { /* escape: the delta follows whole */
-					c[ARR_COL_RET] = arr__put_uvarint(c[ARR_COL_RET], 0);
-					v = zz;
-				}
-			}
-			c[ARR_COL_RET] = arr__put_uvarint(c[ARR_COL_RET], v);
-			prev_ret = ret;
-			map_put(enc, ret, nallocs++, 0);
-		}
-		nevents++;
+		if (op == ARR_RAW_STACKS)
+			encode_stack_nodes(&r, w + i + 1, (words - 1) / 2);
+		else if (op == ARR_RAW_MODULE)
+			encode_module(enc, &r, w[i], w + i + 1);
+		else
+			encode_event(enc, &r, w + i, words);
 		i += words;
 	}
 
-	/* New stack nodes and modules first: a reader meets a node before its use. */
-	uint8_t *start = out;
-	if (nnodes) {
-		size_t len = (size_t)(sn - enc->aux[0]);
-		arr__chunk_prefix_write(out, ARR_CHUNK_STACKS, 0, (uint32_t)(ARR_STACKS_HDR + len));
-		arr_le32_write(out + ARR_CHUNK_PREFIX + ARR_SH_TID, tid);
-		arr_le32_write(out + ARR_CHUNK_PREFIX + ARR_SH_COUNT, nnodes);
-		memcpy(out + ARR_CHUNK_PREFIX + ARR_STACKS_HDR, enc->aux[0], len);
-		out += ARR_CHUNK_PREFIX + ARR_STACKS_HDR + len;
-	}
-	if (nmods) {
-		size_t len = (size_t)(mo - enc->aux[1]);
-		arr__chunk_prefix_write(out, ARR_CHUNK_MODULES, 0, (uint32_t)(ARR_MODULES_HDR + len));
-		arr_le32_write(out + ARR_CHUNK_PREFIX + ARR_MH_COUNT, nmods);
-		arr_le32_write(out + ARR_CHUNK_PREFIX + ARR_MH_RESERVED, 0);
-		memcpy(out + ARR_CHUNK_PREFIX + ARR_MODULES_HDR, enc->aux[1], len);
-		out += ARR_CHUNK_PREFIX + ARR_MODULES_HDR + len;
-	}
-	out_cap -= (size_t)(out - start);
-	enc->last_nevents = nevents;
-	if (!nevents)
-		return (long)(out - start);
-
-	/* Payload: column lengths, then the columns. */
-	const int ncols = stacks ? ARR_NCOLS_MAX : ARR_NCOLS;
-	uint8_t *p = enc->payload;
-	for (int k = 0; k < ncols; k++)
-		p = arr__put_uvarint(p, (uint64_t)(c[k] - enc->col[k]));
-	for (int k = 0; k < ncols; k++) {
-		size_t len = (size_t)(c[k] - enc->col[k]);
-		memcpy(p, enc->col[k], len);
-		p += len;
-	}
-	size_t raw = (size_t)(p - enc->payload);
-
-	uint8_t *body = out + ARR_CHUNK_PREFIX;
-	size_t z = ZSTD_compress2(enc->cctx, body + ARR_EVENTS_HDR,
-				  out_cap - ARR_CHUNK_PREFIX - ARR_EVENTS_HDR, enc->payload, raw);
-	if (ZSTD_isError(z))
-		return ARR_ECOMPRESS;
-	size_t body_size = ARR_EVENTS_HDR + z;
-	arr__chunk_prefix_write(out, ARR_CHUNK_EVENTS, stacks ? ARR_EVF_STACKS : 0, (uint32_t)body_size);
-	struct arr__events_hdr eh = {.tid = tid, .nevents = nevents, .first_t = first_t,
-				     .last_t = last_t >> shift << shift, .raw_size = (uint32_t)raw};
-	arr__events_hdr_write(body, &eh);
-	return (long)(out - start) + (long)(ARR_CHUNK_PREFIX + body_size);
+	size_t pre = write_stack_chunks(enc, &r, tid, out);
+	enc->last_nevents = r.nevents;
+	if (!r.nevents)
+		return (long)pre;
+	long n = write_events_chunk(enc, &r, tid, out + pre, out_cap - pre);
+	return n < 0 ? n : (long)pre + n;
 }
 
 static uint8_t *put_tlv(uint8_t *p, uint8_t *end, uint16_t key, const void *val, size_t len)

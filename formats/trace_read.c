@@ -608,24 +608,174 @@ static const uint8_t op_cols[ARR_OP_MAX_] = {
 #undef OP_COLS_ENTRY
 };
 
-#define CORRUPT(what) fail(tr, ARR_ECORRUPT, ci->offset, "bad event data: %s", what)
-#define GETV(col, out)                                                            \
-	do {                                                                      \
-		if (!(cp[col] = arr__get_uvarint(cp[col], ce[col], &(out))))      \
-			return CORRUPT("column cut short");                       \
+/*
+ * Decoding one events chunk, in the mirror image of encode.c: one helper
+ * per column family, each reading exactly what its encode_* twin wrote.
+ * The helpers are always inlined into the loop of decode_events: it is the
+ * analysis hot path, and the state below then lives in registers.
+ */
+#define HOT static inline __attribute__((always_inline))
+
+struct dec {
+	const uint8_t *cp[ARR_NCOLS_MAX], *ce[ARR_NCOLS_MAX]; /* each column's cursor and end */
+	uint64_t *allocs, *frees; /* pointers returned and passed so far in the chunk */
+	uint64_t nallocs, nfrees;
+	uint64_t q;         /* time / unit of the previous event */
+	uint64_t prev_ret;  /* the previous returned pointer */
+	uint64_t prev_miss; /* the previous pointer argument coded as a delta */
+	uint64_t sid;       /* the previous stack id */
+	char *sp;           /* where the next string goes */
+	const char *why;    /* what was wrong, when a helper returns -1 */
+};
+
+HOT int dec_bad(struct dec *d, const char *why)
+{
+	d->why = why;
+	return -1;
+}
+
+/* Read one uvarint of column col into out, or return -1 from the caller. */
+#define GET_OR_RETURN(d, col, out)                                                 \
+	do {                                                                       \
+		if (!((d)->cp[col] = arr__get_uvarint((d)->cp[col], (d)->ce[col], &(out)))) \
+			return dec_bad(d, "column cut short");                     \
 	} while (0)
 
-/*
- * Decode the current chunk into ev (room for cur.nevents). Exec paths go to
- * the reader's string buffer, or, when own_strs is given, to a buffer
- * allocated here and handed over (NULL when the chunk has no strings).
- */
-static int decode_chunk(struct arr_trace *tr, struct arr_event *ev, char **own_strs)
+HOT int decode_time(struct dec *d, uint64_t *q)
 {
-	if (own_strs)
-		*own_strs = NULL;
-	if (!tr->have_cur)
-		return fail(tr, ARR_EINVAL, tr->pos, "no current chunk");
+	uint64_t dt;
+	GET_OR_RETURN(d, ARR_COL_TIME, dt);
+	*q = d->q += dt;
+	return 0;
+}
+
+HOT int decode_err(struct dec *d, struct arr_event *ev)
+{
+	uint64_t v;
+	GET_OR_RETURN(d, ARR_COL_ERR, v);
+	ev->err = (int32_t)arr__unzigzag(v);
+	return 0;
+}
+
+HOT int decode_stack(struct dec *d, struct arr_event *ev)
+{
+	uint64_t v;
+	GET_OR_RETURN(d, ARR_COL_STACK, v);
+	d->sid += (uint64_t)arr__unzigzag(v);
+	if (d->sid > UINT32_MAX)
+		return dec_bad(d, "stack id");
+	ev->stack = (uint32_t)d->sid;
+	return 0;
+}
+
+/* nmemb, alignment or a child's pid */
+HOT int decode_aux(struct dec *d, struct arr_event *ev, unsigned f)
+{
+	uint64_t v;
+	GET_OR_RETURN(d, ARR_COL_AUX, v);
+	if (f & C_NMEMB)
+		ev->nmemb = v;
+	else if (f & C_ALIGN)
+		ev->align = v;
+	else
+		ev->ptr = (uint64_t)arr__unzigzag(v);
+	return 0;
+}
+
+HOT int decode_size(struct dec *d, struct arr_event *ev)
+{
+	GET_OR_RETURN(d, ARR_COL_SIZE, ev->size);
+	return 0;
+}
+
+HOT int decode_blob(struct dec *d, struct arr_event *ev)
+{
+	uint64_t v;
+	GET_OR_RETURN(d, ARR_COL_BLOB, v);
+	if (v > (uint64_t)(d->ce[ARR_COL_BLOB] - d->cp[ARR_COL_BLOB]))
+		return dec_bad(d, "string cut short");
+	memcpy(d->sp, d->cp[ARR_COL_BLOB], v);
+	d->cp[ARR_COL_BLOB] += v;
+	ev->str = d->sp;
+	d->sp += v;
+	*d->sp++ = 0;
+	return 0;
+}
+
+/* The pointer argument: NULL, the age of an allocation, or a delta. */
+HOT int decode_ptr(struct dec *d, struct arr_event *ev)
+{
+	uint64_t v;
+	GET_OR_RETURN(d, ARR_COL_PTR, v);
+	if (v == 0) {
+		ev->ptr = 0;
+	} else if (v & 1) {
+		uint64_t age = v >> 1;
+		if (age == 0 || age > d->nallocs)
+			return dec_bad(d, "pointer age");
+		ev->ptr = d->allocs[d->nallocs - age];
+	} else {
+		if (v == 2) /* escape: the delta follows whole */
+			GET_OR_RETURN(d, ARR_COL_PTR, v);
+		else
+			v = (v - 4) >> 1;
+		d->prev_miss += (uint64_t)arr__unzigzag(v);
+		ev->ptr = d->prev_miss;
+	}
+	if (ev->ptr)
+		d->frees[d->nfrees++] = ev->ptr;
+	return 0;
+}
+
+/* The returned pointer: the age of a free, or a delta. */
+HOT int decode_ret(struct dec *d, struct arr_event *ev)
+{
+	uint64_t v;
+	GET_OR_RETURN(d, ARR_COL_RET, v);
+	if (v & 1) { /* a block freed earlier in this chunk */
+		uint64_t age = v >> 1;
+		if (age == 0 || age > d->nfrees)
+			return dec_bad(d, "free age");
+		d->prev_ret = d->frees[d->nfrees - age];
+	} else {
+		if (v == 0) /* escape: the delta follows whole */
+			GET_OR_RETURN(d, ARR_COL_RET, v);
+		else
+			v = (v - 2) >> 1;
+		d->prev_ret += (uint64_t)arr__unzigzag(v);
+	}
+	ev->ret = d->prev_ret;
+	d->allocs[d->nallocs++] = d->prev_ret;
+	return 0;
+}
+
+/* Decode n events of thread tid into ev. Returns 0 or -1 with d->why. */
+static int decode_events(struct dec *d, struct arr_event *ev, uint32_t n, uint32_t tid, uint64_t unit,
+			 int stacks)
+{
+	for (uint32_t i = 0; i < n; i++, ev++) {
+		uint8_t opb = *d->cp[ARR_COL_OP]++;
+		unsigned op = opb & ARR_OPF_MASK;
+		unsigned f = op_cols[op];
+		if ((opb & ~(ARR_OPF_MASK | ARR_OPF_FAILED)) || !f)
+			return dec_bad(d, "unknown operation");
+		uint64_t q;
+		if (decode_time(d, &q))
+			return -1;
+		*ev = (struct arr_event){.t = q * unit, .tid = tid, .op = (uint8_t)op,
+					 .failed = (opb & ARR_OPF_FAILED) != 0};
+		if ((ev->failed && decode_err(d, ev)) || (stacks && (f & C_RET) && decode_stack(d, ev)) ||
+		    ((f & (C_NMEMB | C_ALIGN | C_PID)) && decode_aux(d, ev, f)) ||
+		    ((f & C_SIZE) && decode_size(d, ev)) || ((f & C_BLOB) && decode_blob(d, ev)) ||
+		    ((f & C_PTR) && decode_ptr(d, ev)) || ((f & C_RET) && !ev->failed && decode_ret(d, ev)))
+			return -1;
+	}
+	return 0;
+}
+
+/* Read and decompress the current chunk's payload into tr->raw. */
+static int read_payload(struct arr_trace *tr, size_t *got)
+{
 	const struct arr_chunk_info *ci = &tr->cur;
 	size_t zsize = ci->body_size - ARR_EVENTS_HDR;
 	int rc;
@@ -637,129 +787,88 @@ static int decode_chunk(struct arr_trace *tr, struct arr_event *ev, char **own_s
 	rc = read_at(tr, tr->zbuf, zsize, ci->offset + ARR_CHUNK_PREFIX + ARR_EVENTS_HDR);
 	if (rc)
 		return rc;
-	size_t got = ZSTD_decompressDCtx(tr->dctx, tr->raw, tr->cur_raw_size, tr->zbuf, zsize);
-	if (ZSTD_isError(got))
-		return fail(tr, ARR_EDECOMPRESS, ci->offset, "%s", ZSTD_getErrorName(got));
-	if (got != tr->cur_raw_size)
+	*got = ZSTD_decompressDCtx(tr->dctx, tr->raw, tr->cur_raw_size, tr->zbuf, zsize);
+	if (ZSTD_isError(*got))
+		return fail(tr, ARR_EDECOMPRESS, ci->offset, "%s", ZSTD_getErrorName(*got));
+	if (*got != tr->cur_raw_size)
 		return fail(tr, ARR_ECORRUPT, ci->offset, "payload size mismatch");
+	return 0;
+}
 
-	const uint8_t *p = tr->raw, *end = tr->raw + got;
-	const uint8_t *cp[ARR_NCOLS_MAX], *ce[ARR_NCOLS_MAX];
-	uint64_t lens[ARR_NCOLS_MAX], total = 0;
-	const int stacks = (tr->cur_flags & ARR_EVF_STACKS) != 0, ncols = stacks ? ARR_NCOLS_MAX : ARR_NCOLS;
+/* Find the columns in the payload: their lengths, then their bytes. */
+static const char *split_columns(struct dec *d, const uint8_t *p, const uint8_t *end, int ncols)
+{
+	uint64_t lens[ARR_NCOLS_MAX], total = 0, got = (uint64_t)(end - p);
 	for (int k = 0; k < ncols; k++) {
 		if (!(p = arr__get_uvarint(p, end, &lens[k])) || lens[k] > got)
-			return CORRUPT("column lengths");
+			return "column lengths";
 		total += lens[k];
 	}
 	if (total != (uint64_t)(end - p))
-		return CORRUPT("column lengths do not add up");
+		return "column lengths do not add up";
 	for (int k = 0; k < ncols; k++) {
-		cp[k] = p;
-		ce[k] = p + lens[k];
+		d->cp[k] = p;
+		d->ce[k] = p + lens[k];
 		p += lens[k];
 	}
-	if (lens[ARR_COL_OP] != ci->nevents)
-		return CORRUPT("event count");
-	char *sp;
-	if (!own_strs) {
-		if ((rc = reserve((void **)&tr->strs, &tr->strcap, lens[ARR_COL_BLOB] + ci->nevents + 1)))
-			return rc;
-		sp = tr->strs;
-	} else if (lens[ARR_COL_BLOB]) {
-		if (!(sp = *own_strs = malloc(lens[ARR_COL_BLOB] + ci->nevents + 1)))
-			return ARR_ENOMEM;
-	} else {
-		sp = NULL; /* no exec event: nothing is written through sp */
-	}
+	return NULL;
+}
 
-	const uint64_t unit = tr->meta.time_unit_ns;
-	uint64_t q = ci->first_t / unit, prev_ret = 0, prev_miss = 0, nallocs = 0, nfrees = 0, sid = 0;
-	for (uint32_t i = 0; i < ci->nevents; i++, ev++) {
-		uint8_t opb = *cp[ARR_COL_OP]++;
-		unsigned op = opb & ARR_OPF_MASK;
-		unsigned f = op_cols[op];
-		if ((opb & ~(ARR_OPF_MASK | ARR_OPF_FAILED)) || !f)
-			return CORRUPT("unknown operation");
-		uint64_t dt, v;
-		GETV(ARR_COL_TIME, dt);
-		q += dt;
-		*ev = (struct arr_event){.t = q * unit, .tid = ci->tid, .op = (uint8_t)op,
-					 .failed = (opb & ARR_OPF_FAILED) != 0};
-		if (ev->failed) {
-			GETV(ARR_COL_ERR, v);
-			ev->err = (int32_t)arr__unzigzag(v);
+#define RETURN_CORRUPT(what)                                                              \
+	do {                                                                              \
+		rc = fail(tr, ARR_ECORRUPT, ci->offset, "bad event data: %s", what);      \
+		goto out;                                                                 \
+	} while (0)
+
+/*
+ * Decode the current chunk into ev (room for cur.nevents). Exec paths go to
+ * the reader's string buffer, or, when own_strs is given, to a buffer
+ * allocated here and handed over (NULL when the chunk has none, and on
+ * error).
+ */
+static int decode_chunk(struct arr_trace *tr, struct arr_event *ev, char **own_strs)
+{
+	if (own_strs)
+		*own_strs = NULL;
+	if (!tr->have_cur)
+		return fail(tr, ARR_EINVAL, tr->pos, "no current chunk");
+	const struct arr_chunk_info *ci = &tr->cur;
+	size_t got;
+	int rc = read_payload(tr, &got);
+	if (rc)
+		return rc;
+
+	struct dec d = {.allocs = tr->allocs, .frees = tr->frees, .q = ci->first_t / tr->meta.time_unit_ns};
+	const int stacks = (tr->cur_flags & ARR_EVF_STACKS) != 0, ncols = stacks ? ARR_NCOLS_MAX : ARR_NCOLS;
+	const char *why = split_columns(&d, tr->raw, tr->raw + got, ncols);
+	if (why)
+		RETURN_CORRUPT(why);
+	if ((uint64_t)(d.ce[ARR_COL_OP] - d.cp[ARR_COL_OP]) != ci->nevents)
+		RETURN_CORRUPT("event count");
+	size_t blob = (size_t)(d.ce[ARR_COL_BLOB] - d.cp[ARR_COL_BLOB]);
+	if (!own_strs) {
+		if ((rc = reserve((void **)&tr->strs, &tr->strcap, blob + ci->nevents + 1)))
+			goto out;
+		d.sp = tr->strs;
+	} else if (blob) {
+		if (!(d.sp = *own_strs = malloc(blob + ci->nevents + 1))) {
+			rc = ARR_ENOMEM;
+			goto out;
 		}
-		if (stacks && (f & C_RET)) {
-			GETV(ARR_COL_STACK, v);
-			sid += (uint64_t)arr__unzigzag(v);
-			if (sid > UINT32_MAX)
-				return CORRUPT("stack id");
-			ev->stack = (uint32_t)sid;
-		}
-		if (f & (C_NMEMB | C_ALIGN | C_PID)) {
-			GETV(ARR_COL_AUX, v);
-			if (f & C_NMEMB)
-				ev->nmemb = v;
-			else if (f & C_ALIGN)
-				ev->align = v;
-			else
-				ev->ptr = (uint64_t)arr__unzigzag(v);
-		}
-		if (f & C_SIZE)
-			GETV(ARR_COL_SIZE, ev->size);
-		if (f & C_BLOB) {
-			GETV(ARR_COL_BLOB, v);
-			if (v > (uint64_t)(ce[ARR_COL_BLOB] - cp[ARR_COL_BLOB]))
-				return CORRUPT("string cut short");
-			memcpy(sp, cp[ARR_COL_BLOB], v);
-			cp[ARR_COL_BLOB] += v;
-			ev->str = sp;
-			sp += v;
-			*sp++ = 0;
-		}
-		if (f & C_PTR) {
-			GETV(ARR_COL_PTR, v);
-			if (v == 0)
-				ev->ptr = 0;
-			else if (v & 1) {
-				uint64_t age = v >> 1;
-				if (age == 0 || age > nallocs)
-					return CORRUPT("pointer age");
-				ev->ptr = tr->allocs[nallocs - age];
-			} else {
-				if (v == 2) /* escape: the delta follows whole */
-					GETV(ARR_COL_PTR, v);
-				else
-					v = (v - 4) >> 1;
-				prev_miss += (uint64_t)arr__unzigzag(v);
-				ev->ptr = prev_miss;
-			}
-			if (ev->ptr)
-				tr->frees[nfrees++] = ev->ptr;
-		}
-		if ((f & C_RET) && !ev->failed) {
-			GETV(ARR_COL_RET, v);
-			if (v & 1) { /* a block freed earlier in this chunk */
-				uint64_t age = v >> 1;
-				if (age == 0 || age > nfrees)
-					return CORRUPT("free age");
-				prev_ret = tr->frees[nfrees - age];
-			} else {
-				if (v == 0) /* escape: the delta follows whole */
-					GETV(ARR_COL_RET, v);
-				else
-					v = (v - 2) >> 1;
-				prev_ret += (uint64_t)arr__unzigzag(v);
-			}
-			ev->ret = prev_ret;
-			tr->allocs[nallocs++] = prev_ret;
-		}
-	}
+	} /* else no exec event: nothing is written through d.sp */
+
+	if (decode_events(&d, ev, ci->nevents, ci->tid, tr->meta.time_unit_ns, stacks))
+		RETURN_CORRUPT(d.why);
 	for (int k = 0; k < ncols; k++)
-		if (cp[k] != ce[k])
-			return CORRUPT("trailing column bytes");
+		if (d.cp[k] != d.ce[k])
+			RETURN_CORRUPT("trailing column bytes");
 	return (int)ci->nevents;
+out:
+	if (own_strs) {
+		free(*own_strs);
+		*own_strs = NULL;
+	}
+	return rc;
 }
 
 int arr_trace_read_chunk(struct arr_trace *tr, const struct arr_event **events)
@@ -777,10 +886,5 @@ int arr_trace_read_chunk(struct arr_trace *tr, const struct arr_event **events)
 
 int arr__trace_read_chunk_into(struct arr_trace *tr, struct arr_event *events, char **strs)
 {
-	int rc = decode_chunk(tr, events, strs);
-	if (rc < 0 && *strs) {
-		free(*strs);
-		*strs = NULL;
-	}
-	return rc;
+	return decode_chunk(tr, events, strs);
 }
