@@ -6,6 +6,7 @@
 
 #include <string.h>
 
+#include "allocrr/compiler.h"
 #include "varint.h"
 
 #ifndef ARR_ENC_MAP_SLOTS
@@ -143,7 +144,7 @@ static inline int map_get(const struct arr_encoder *enc, uint64_t p, uint32_t *i
  * helper per column family (encode_ptr / decode_ptr, ...), each writing
  * exactly what its decode_* twin reads.
  */
-#define HOT static inline __attribute__((always_inline))
+#define HOT static ARR_ALWAYS_INLINE
 
 struct run {
 	uint8_t *c[ARR_NCOLS_MAX]; /* each column's end */

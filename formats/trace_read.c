@@ -20,6 +20,7 @@
 #include "allocrr/stacks.h"
 #include "allocrr/trace.h"
 #include "format.h"
+#include "allocrr/compiler.h"
 #include "varint.h"
 
 struct arr_trace {
@@ -614,7 +615,7 @@ static const uint8_t op_cols[ARR_OP_MAX_] = {
  * The helpers are always inlined into the loop of decode_events: it is the
  * analysis hot path, and the state below then lives in registers.
  */
-#define HOT static inline __attribute__((always_inline))
+#define HOT static ARR_ALWAYS_INLINE
 
 struct dec {
 	const uint8_t *cp[ARR_NCOLS_MAX], *ce[ARR_NCOLS_MAX]; /* each column's cursor and end */

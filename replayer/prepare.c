@@ -301,8 +301,7 @@ static inline int is_live(const struct prep *pp, uint64_t a)
  * is left undone and BLOCKED is returned, with what it waits for in *t.
  */
 #define BLOCKED 1
-static inline __attribute__((always_inline)) int try_call(struct prep *pp, uint32_t ti, const struct arr_event *ev,
-							 int force)
+static ARR_ALWAYS_INLINE int try_call(struct prep *pp, uint32_t ti, const struct arr_event *ev, int force)
 {
 	struct pthr *t = &pp->thr[ti];
 	unsigned op = ev->op;

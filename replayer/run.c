@@ -723,7 +723,7 @@ static int64_t run_entries(struct rthr *c, uint64_t n)
 		if (rc <= 0)
 			return rc;
 	}
-	if (__builtin_expect(c->measure, 0)) { /* every entry on the slow path, which notes sizes */
+	if (ARR_UNLIKELY(c->measure)) { /* every entry on the slow path, which notes sizes */
 		uint64_t done = 0;
 		for (; done < n && c->s.p < c->s.end; done++) {
 			int rc = exec_entry(c);
