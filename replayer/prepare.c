@@ -295,156 +295,196 @@ static inline int is_live(const struct prep *pp, uint64_t a)
 	return am_find(&pp->live, a) || (pp->displaced.count && am_find(&pp->displaced, a));
 }
 
-/*
- * Apply one call of thread ti. Unless force, a call that does not fit the
- * live set (free of an address not live, an address returned while live)
- * is left undone and BLOCKED is returned, with what it waits for in *t.
- */
 #define BLOCKED 1
+#define DROPPED 2 /* a repair: the call is not replayed */
+
+static inline int block_on(struct pthr *t, int kind, uint64_t addr)
+{
+	t->wait_kind = kind;
+	t->wait_addr = addr;
+	return BLOCKED;
+}
+
+/* A call that resizes a block (realloc, reallocarray), from the table. */
+static inline int is_resize(unsigned op) { return arr_op_takes_ptr(op) && arr_op_allocates(op); }
+
+/*
+ * Does the call fit the live set? 0, or BLOCKED with what it waits for.
+ * *ep is the live entry of the freed address (free) or of the returned one
+ * (the other allocating calls but the resizes), probed once here and used
+ * when the call is applied: nothing changes the live map in between.
+ */
+static ARR_ALWAYS_INLINE int check_order(struct prep *pp, struct pthr *t, const struct arr_event *ev, int force,
+					 struct am_entry **ep)
+{
+	unsigned op = ev->op;
+	int takes = arr_op_takes_ptr(op) && ev->ptr, rc;
+	*ep = NULL;
+	if (op == ARR_OP_FREE) {
+		if (ev->ptr && !pp->displaced.count) {
+			*ep = am_find(&pp->live, ev->ptr);
+			if (!*ep && !force)
+				return block_on(t, WAIT_ALLOC, ev->ptr);
+		} else if (!force && takes && !is_live(pp, ev->ptr)) {
+			return block_on(t, WAIT_ALLOC, ev->ptr);
+		}
+	} else if (!is_resize(op)) {
+		if (!ev->failed && ev->ret) {
+			if ((rc = am_reserve(&pp->live)))
+				return rc;
+			struct am_entry *e = *ep = am_probe(&pp->live, ev->ret);
+			if (!force && ev->ret != ev->ptr &&
+			    (e->key || (pp->displaced.count && am_find(&pp->displaced, ev->ret))))
+				return block_on(t, WAIT_FREE, ev->ret);
+		}
+	} else if (!force) {
+		if (takes && !is_live(pp, ev->ptr))
+			return block_on(t, WAIT_ALLOC, ev->ptr);
+		if (!ev->failed && ev->ret && ev->ret != ev->ptr && is_live(pp, ev->ret))
+			return block_on(t, WAIT_FREE, ev->ret);
+	}
+	return 0;
+}
+
+/* free: the object's id, or a repair when no live object is there. */
+static ARR_ALWAYS_INLINE int emit_free(struct prep *pp, struct pthr *t, uint32_t ti, const struct arr_event *ev,
+				       struct am_entry *e, uint8_t **out)
+{
+	uint8_t *p = *out;
+	uint64_t id;
+	int rc;
+	if (!ev->ptr) {
+		*p++ = ARR_OP_FREE;
+		*out = p;
+		return 0;
+	}
+	uint64_t *recent = &pp->recent[(ev->ptr * 0x9E3779B97F4A7C15ull) >> (64 - RECENT_BITS)];
+	if (e) {
+		id = e->val;
+		am_del_at(&pp->live, e);
+	} else if (!unbind(pp, ev->ptr, &id)) {
+		pp->h.repairs[*recent == ev->ptr ? ARR_REPAIR_double_free : ARR_REPAIR_unknown_free]++;
+		return DROPPED;
+	}
+	*recent = ev->ptr;
+	p = put_sync(pp, t, ti, id, p);
+	*p++ = ARR_OP_FREE | WL_F_SRC;
+	p = wl_put(p, id);
+	pp->slots[id].ver++;
+	*out = p;
+	if ((rc = release_id(pp, t, id)))
+		return rc;
+	return 0;
+}
+
+/* realloc, reallocarray: of a live object (WL_F_SRC), or of none (a new one). */
+static ARR_ALWAYS_INLINE int emit_resize(struct prep *pp, struct pthr *t, uint32_t ti, const struct arr_event *ev,
+					 uint8_t **out)
+{
+	uint8_t *p = *out;
+	unsigned op = ev->op;
+	uint64_t id = 0, bytes = arr_event_bytes(ev, pp->page_size);
+	int rc, has_src = 0;
+	if (ev->ptr) {
+		struct am_entry *x = am_find(&pp->displaced, ev->ptr);
+		if (!x)
+			x = am_find(&pp->live, ev->ptr);
+		if (x) {
+			id = x->val;
+			has_src = 1;
+		} else {
+			pp->h.repairs[ARR_REPAIR_unknown_realloc]++;
+		}
+	}
+	if (has_src) {
+		uint8_t flags = 0;
+		if (ev->failed)
+			flags = bytes == 0 ? WL_F_KILL : WL_F_FAILED;
+		p = put_sync(pp, t, ti, id, p);
+		*p++ = (uint8_t)(op | WL_F_SRC | flags);
+		p = wl_put(p, id);
+		pp->slots[id].ver++;
+		pp->slots[id].thread = ti;
+		if (flags & WL_F_KILL) {
+			unbind(pp, ev->ptr, &id);
+			if ((rc = release_id(pp, t, id)))
+				return rc;
+		} else if (!ev->failed) {
+			unbind(pp, ev->ptr, &id);
+			pp->live_bytes += bytes - pp->slots[id].size;
+			pp->slots[id].size = bytes;
+			if (pp->live_bytes > pp->h.ideal_rss)
+				pp->h.ideal_rss = pp->live_bytes;
+			if ((rc = bind_at(pp, NULL, ev->ret, id)))
+				return rc;
+		}
+	} else {
+		*p++ = (uint8_t)(op | (ev->failed ? WL_F_FAILED : 0));
+		if (!ev->failed) {
+			if ((rc = new_id(pp, t, ti, bytes, &id)))
+				return rc;
+			p = wl_put(p, id);
+			pp->slots[id].ver++;
+			if ((rc = bind_at(pp, NULL, ev->ret, id)))
+				return rc;
+		}
+	}
+	if (arr_op_facts(op) & ARR_OPF_NMEMB)
+		p = wl_put(p, ev->nmemb);
+	p = wl_put(p, ev->size);
+	*out = p;
+	return 0;
+}
+
+/* The other allocating calls: a new object, its arguments as the table says. */
+static ARR_ALWAYS_INLINE int emit_alloc(struct prep *pp, struct pthr *t, uint32_t ti, const struct arr_event *ev,
+					struct am_entry *e, uint8_t **out)
+{
+	uint8_t *p = *out;
+	unsigned f = arr_op_facts(ev->op);
+	uint64_t id;
+	int rc;
+	*p++ = (uint8_t)(ev->op | (ev->failed ? WL_F_FAILED : 0));
+	if (!ev->failed) {
+		if ((rc = new_id(pp, t, ti, arr_event_bytes(ev, pp->page_size), &id)))
+			return rc;
+		p = wl_put(p, id);
+		pp->slots[id].ver++;
+		if ((rc = bind_at(pp, e, ev->ret, id)))
+			return rc;
+	}
+	if (f & ARR_OPF_NMEMB)
+		p = wl_put(p, ev->nmemb);
+	else if (f & ARR_OPF_ALIGN)
+		p = wl_put(p, ev->align);
+	p = wl_put(p, ev->size);
+	*out = p;
+	return 0;
+}
+
+/*
+ * Apply one call of thread ti: check it fits the live set, then write its
+ * entry. Unless force, a call that does not fit the live set (free of an
+ * address not live, an address returned while live) is left undone and
+ * BLOCKED is returned, with what it waits for in *t.
+ */
 static ARR_ALWAYS_INLINE int try_call(struct prep *pp, uint32_t ti, const struct arr_event *ev, int force)
 {
 	struct pthr *t = &pp->thr[ti];
 	unsigned op = ev->op;
-	uint64_t id, bytes; /* arr_event_bytes(ev, pp->page_size), where needed: not for free */
-	int rc, takes = arr_op_takes_ptr(op) && ev->ptr;
-
-	/* The live entry of the freed address (free), or of the returned
-	 * address (allocating calls), probed once and used below: nothing
-	 * changes the live map in between. */
-	struct am_entry *e = NULL;
-	if (op == ARR_OP_FREE) {
-		if (ev->ptr && !pp->displaced.count) {
-			e = am_find(&pp->live, ev->ptr);
-			if (!e && !force) {
-				t->wait_kind = WAIT_ALLOC;
-				t->wait_addr = ev->ptr;
-				return BLOCKED;
-			}
-		} else if (!force && takes && !is_live(pp, ev->ptr)) {
-			t->wait_kind = WAIT_ALLOC;
-			t->wait_addr = ev->ptr;
-			return BLOCKED;
-		}
-	} else if (op != ARR_OP_REALLOC && op != ARR_OP_REALLOCARRAY) {
-		if (!ev->failed && ev->ret) {
-			if ((rc = am_reserve(&pp->live)))
-				return rc;
-			e = am_probe(&pp->live, ev->ret);
-			if (!force && ev->ret != ev->ptr &&
-			    (e->key || (pp->displaced.count && am_find(&pp->displaced, ev->ret)))) {
-				t->wait_kind = WAIT_FREE;
-				t->wait_addr = ev->ret;
-				return BLOCKED;
-			}
-		}
-	} else if (!force) {
-		if (takes && !is_live(pp, ev->ptr)) {
-			t->wait_kind = WAIT_ALLOC;
-			t->wait_addr = ev->ptr;
-			return BLOCKED;
-		}
-		if (!ev->failed && ev->ret && ev->ret != ev->ptr && is_live(pp, ev->ret)) {
-			t->wait_kind = WAIT_FREE;
-			t->wait_addr = ev->ret;
-			return BLOCKED;
-		}
-	}
-	if ((rc = stream_room(pp, &t->s, ti)))
+	struct am_entry *e;
+	int rc = check_order(pp, t, ev, force, &e);
+	if (rc || (rc = stream_room(pp, &t->s, ti)))
 		return rc;
 	uint8_t *p = t->s.buf + t->s.len;
-
-	switch (op) {
-	case ARR_OP_FREE:
-		if (!ev->ptr) {
-			*p++ = ARR_OP_FREE;
-			break;
-		}
-		if (e) {
-			id = e->val;
-			am_del_at(&pp->live, e);
-		} else if (!unbind(pp, ev->ptr, &id)) {
-			uint64_t *r = &pp->recent[(ev->ptr * 0x9E3779B97F4A7C15ull) >> (64 - RECENT_BITS)];
-			pp->h.repairs[*r == ev->ptr ? ARR_REPAIR_double_free : ARR_REPAIR_unknown_free]++;
-			return 0;
-		}
-		pp->recent[(ev->ptr * 0x9E3779B97F4A7C15ull) >> (64 - RECENT_BITS)] = ev->ptr;
-		p = put_sync(pp, t, ti, id, p);
-		*p++ = ARR_OP_FREE | WL_F_SRC;
-		p = wl_put(p, id);
-		pp->slots[id].ver++;
-		if ((rc = release_id(pp, t, id)))
-			return rc;
-		break;
-	case ARR_OP_REALLOC:
-	case ARR_OP_REALLOCARRAY: {
-		int has_src = 0;
-		bytes = arr_event_bytes(ev, pp->page_size);
-		if (ev->ptr) {
-			struct am_entry *x = am_find(&pp->displaced, ev->ptr);
-			if (!x)
-				x = am_find(&pp->live, ev->ptr);
-			if (x) {
-				id = x->val;
-				has_src = 1;
-			}
-			else
-				pp->h.repairs[ARR_REPAIR_unknown_realloc]++;
-		}
-		uint8_t flags = 0;
-		if (has_src) {
-			if (ev->failed)
-				flags = bytes == 0 ? WL_F_KILL : WL_F_FAILED;
-			p = put_sync(pp, t, ti, id, p);
-			*p++ = (uint8_t)(op | WL_F_SRC | flags);
-			p = wl_put(p, id);
-			pp->slots[id].ver++;
-			pp->slots[id].thread = ti;
-			if (flags & WL_F_KILL) {
-				unbind(pp, ev->ptr, &id);
-				if ((rc = release_id(pp, t, id)))
-					return rc;
-			} else if (!ev->failed) {
-				unbind(pp, ev->ptr, &id);
-				pp->live_bytes += bytes - pp->slots[id].size;
-				pp->slots[id].size = bytes;
-				if (pp->live_bytes > pp->h.ideal_rss)
-					pp->h.ideal_rss = pp->live_bytes;
-				if ((rc = bind_at(pp, NULL, ev->ret, id)))
-					return rc;
-			}
-		} else {
-			*p++ = (uint8_t)(op | (ev->failed ? WL_F_FAILED : 0));
-			if (!ev->failed) {
-				if ((rc = new_id(pp, t, ti, bytes, &id)))
-					return rc;
-				p = wl_put(p, id);
-				pp->slots[id].ver++;
-				if ((rc = bind_at(pp, NULL, ev->ret, id)))
-					return rc;
-			}
-		}
-		if (op == ARR_OP_REALLOCARRAY)
-			p = wl_put(p, ev->nmemb);
-		p = wl_put(p, ev->size);
-		break;
-	}
-	default: /* the allocating calls */
-		*p++ = (uint8_t)(op | (ev->failed ? WL_F_FAILED : 0));
-		if (!ev->failed) {
-			if ((rc = new_id(pp, t, ti, arr_event_bytes(ev, pp->page_size), &id)))
-				return rc;
-			p = wl_put(p, id);
-			pp->slots[id].ver++;
-			if ((rc = bind_at(pp, e, ev->ret, id)))
-				return rc;
-		}
-		if (op == ARR_OP_CALLOC)
-			p = wl_put(p, ev->nmemb);
-		else if (op == ARR_OP_POSIX_MEMALIGN || op == ARR_OP_ALIGNED_ALLOC || op == ARR_OP_MEMALIGN)
-			p = wl_put(p, ev->align);
-		p = wl_put(p, ev->size);
-		break;
-	}
+	if (op == ARR_OP_FREE)
+		rc = emit_free(pp, t, ti, ev, e, &p);
+	else if (is_resize(op))
+		rc = emit_resize(pp, t, ti, ev, &p);
+	else
+		rc = emit_alloc(pp, t, ti, ev, e, &p);
+	if (rc)
+		return rc == DROPPED ? 0 : rc;
 	if (pp->err)
 		return pp->err;
 	t->s.len = (size_t)(p - t->s.buf);

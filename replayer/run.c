@@ -403,8 +403,8 @@ static inline uint32_t lat_next(struct rthr *c)
 #define CALL(opcode, expr) TIMED_CALL(opcode, c->lat_every, c->lat_left, expr)
 
 /* Reads may run past end into the buffer's slack (WL_ENTRY_MAX): harmless,
- * and caught here before the value is used. */
-#define GET(v)                                                                \
+ * and caught here before the value is used. Returns from the caller. */
+#define GET_OR_RETURN(v)                                                      \
 	do {                                                                  \
 		p = wl_get(p, &(v));                                          \
 		if (p > end)                                                  \
@@ -417,155 +417,134 @@ static inline void bump(struct slot *s)
 			      memory_order_release);
 }
 
-/* Execute one entry of c's stream: every kind of entry, flags included.
- * The hot loop below takes the common ones itself and leaves the rest here. */
-static __attribute__((noinline)) int exec_entry(struct rthr *c)
+/* Slot id now holds r (NULL: nothing) of `bytes` bytes: touch it, note it
+ * when measuring, and let the threads waiting on the slot go. */
+static inline void slot_set(struct rthr *c, uint64_t id, void *r, uint64_t bytes)
 {
-	const uint8_t *p = c->s.p, *end = c->s.end;
-	uint8_t b = *p++;
-	unsigned op = b & WL_OPMASK;
-	uint64_t id = 0, src = 0, size = 0, nmemb = 0, align = 0, bytes;
-	void *r = NULL, *old = NULL;
-	struct slot *slots = c->slots;
+	c->slots[id].p = r;
+	if (r)
+		touch_block(c->touch, r, bytes);
+	if (c->measure)
+		note(id, r, bytes);
+}
 
-	if (op == WL_SYNC) {
-		uint64_t v;
-		GET(id);
-		GET(v);
-		c->s.p = p;
+/* Bytes a replayed call asks for: the operation table's count, page size
+ * the replaying machine's (that is what pvalloc rounds to here). */
+static inline uint64_t call_bytes(unsigned op, uint64_t nmemb, uint64_t size)
+{
+	struct arr_event ev = {.op = (uint8_t)op, .nmemb = nmemb, .size = size};
+	return arr_event_bytes(&ev, page_size);
+}
+
+/* A sync point: wait until the slot's version is the recorded one. */
+static int exec_sync(struct rthr *c, const uint8_t *p, const uint8_t *end)
+{
+	uint64_t id, v;
+	GET_OR_RETURN(id);
+	GET_OR_RETURN(v);
+	c->s.p = p;
+	if (id >= c->nslots)
+		return ARR_ECORRUPT;
+	return wait_version(c, &c->slots[id], (uint32_t)v);
+}
+
+static int exec_free(struct rthr *c, uint8_t b, const uint8_t *p, const uint8_t *end)
+{
+	uint64_t id;
+	if (b & WL_F_SRC) {
+		GET_OR_RETURN(id);
 		if (id >= c->nslots)
 			return ARR_ECORRUPT;
-		return wait_version(c, &slots[id], (uint32_t)v);
+		CALL(ARR_OP_FREE, F.free(c->slots[id].p));
+		slot_set(c, id, NULL, 0);
+		bump(&c->slots[id]);
+	} else {
+		CALL(ARR_OP_FREE, F.free(NULL));
 	}
-	if (op == ARR_OP_FREE) {
-		if (b & WL_F_SRC) {
-			GET(id);
-			if (id >= c->nslots)
-				return ARR_ECORRUPT;
-			CALL(ARR_OP_FREE, F.free(slots[id].p));
-			slots[id].p = NULL;
-			if (c->measure)
-				note(id, NULL, 0);
-			bump(&slots[id]);
-		} else {
-			CALL(ARR_OP_FREE, F.free(NULL));
-		}
-		c->s.p = p;
-		c->ops++;
-		return 0;
-	}
-	if (op == ARR_OP_REALLOC || op == ARR_OP_REALLOCARRAY) {
-		if (b & WL_F_SRC) {
-			GET(src);
-			id = src;
-		} else if (!(b & WL_F_FAILED)) {
-			GET(id);
-		}
-		if (op == ARR_OP_REALLOCARRAY)
-			GET(nmemb);
-		GET(size);
-		/* a failed call without a source names no slot */
-		if ((b & (WL_F_SRC | WL_F_FAILED)) != WL_F_FAILED && id >= c->nslots)
-			return ARR_ECORRUPT;
-		c->s.p = p;
-		if (b & WL_F_SRC)
-			old = slots[id].p;
-		if (op == ARR_OP_REALLOC) {
-			bytes = size;
-			CALL(ARR_OP_REALLOC, r = F.realloc(old, size));
-		} else {
-			if (__builtin_mul_overflow(nmemb, size, &bytes))
-				bytes = 0;
-			CALL(ARR_OP_REALLOCARRAY, r = F.reallocarray(old, nmemb, size));
-		}
-		c->ops++;
-		if (b & WL_F_KILL) { /* the recorded realloc freed the block */
-			if (r) {
-				c->div.succeeded_now++;
-				F.free(r);
-			}
-			slots[id].p = NULL;
-			if (c->measure)
-				note(id, NULL, 0);
-			bump(&slots[id]);
-			return 0;
-		}
-		if (b & WL_F_FAILED) {
-			if (r) {
-				c->div.succeeded_now++;
-				if (b & WL_F_SRC) {
-					slots[id].p = r;
-					touch_block(c->touch, r, bytes);
-					if (c->measure)
-						note(id, r, bytes);
-				} else {
-					F.free(r);
-				}
-			}
-			if (b & WL_F_SRC)
-				bump(&slots[id]);
-			return 0;
-		}
-		if (r) {
-			slots[id].p = r;
-			touch_block(c->touch, r, bytes);
-			if (c->measure)
-				note(id, r, bytes);
-		} else {
-			c->div.failed_now++;
-			if (!bytes) { /* realloc(p, 0) freed it here but not when recorded */
-				slots[id].p = NULL;
-				if (c->measure)
-					note(id, NULL, 0);
-			}
-		}
-		bump(&slots[id]);
-		return 0;
-	}
+	c->s.p = p;
+	c->ops++;
+	return 0;
+}
 
-	/* the allocating calls */
+/* realloc and reallocarray: decode, call, then settle the slot by what the
+ * recorded call did (WL_F_KILL: freed the block; WL_F_FAILED: failed). */
+static int exec_resize(struct rthr *c, uint8_t b, unsigned op, const uint8_t *p, const uint8_t *end)
+{
+	uint64_t id = 0, nmemb = 0, size;
+	if ((b & WL_F_SRC) || !(b & WL_F_FAILED))
+		GET_OR_RETURN(id);
+	if (arr_op_facts(op) & ARR_OPF_NMEMB)
+		GET_OR_RETURN(nmemb);
+	GET_OR_RETURN(size);
+	/* a failed call without a source names no slot */
+	if ((b & (WL_F_SRC | WL_F_FAILED)) != WL_F_FAILED && id >= c->nslots)
+		return ARR_ECORRUPT;
+	c->s.p = p;
+	struct slot *s = &c->slots[id];
+	void *old = (b & WL_F_SRC) ? s->p : NULL, *r;
+	uint64_t bytes = call_bytes(op, nmemb, size);
+	if (op == ARR_OP_REALLOC)
+		CALL(ARR_OP_REALLOC, r = F.realloc(old, size));
+	else
+		CALL(ARR_OP_REALLOCARRAY, r = F.reallocarray(old, nmemb, size));
+	c->ops++;
+	if (b & (WL_F_KILL | WL_F_FAILED)) {
+		if (r)
+			c->div.succeeded_now++;
+		if (b & WL_F_KILL) { /* the recorded realloc freed the block */
+			if (r)
+				F.free(r);
+			slot_set(c, id, NULL, 0);
+		} else if (r && (b & WL_F_SRC)) {
+			slot_set(c, id, r, bytes);
+		} else if (r) {
+			F.free(r);
+		}
+		if (b & (WL_F_KILL | WL_F_SRC))
+			bump(s);
+		return 0;
+	}
+	if (r) {
+		slot_set(c, id, r, bytes);
+	} else {
+		c->div.failed_now++;
+		if (!bytes) /* realloc(p, 0) freed it here but not when recorded */
+			slot_set(c, id, NULL, 0);
+	}
+	bump(s);
+	return 0;
+}
+
+/* The allocating calls but realloc: decode, call, settle. */
+static int exec_alloc(struct rthr *c, uint8_t b, unsigned op, const uint8_t *p, const uint8_t *end)
+{
+	const unsigned f = arr_op_facts(op);
+	uint64_t id = 0, arg = 0, size;
+	if (!(f & ARR_OPF_RET) || (f & ARR_OPF_PTR))
+		return ARR_ECORRUPT;
 	if (!(b & WL_F_FAILED))
-		GET(id);
-	if (op == ARR_OP_CALLOC)
-		GET(nmemb);
-	else if (op == ARR_OP_POSIX_MEMALIGN || op == ARR_OP_ALIGNED_ALLOC || op == ARR_OP_MEMALIGN)
-		GET(align);
-	GET(size);
+		GET_OR_RETURN(id);
+	if (f & (ARR_OPF_NMEMB | ARR_OPF_ALIGN))
+		GET_OR_RETURN(arg);
+	GET_OR_RETURN(size);
 	if (!(b & WL_F_FAILED) && id >= c->nslots) /* a failed call names no slot */
 		return ARR_ECORRUPT;
 	c->s.p = p;
-	bytes = size;
-	switch (op) {
-	case ARR_OP_MALLOC:
-		CALL(ARR_OP_MALLOC, r = F.malloc(size));
-		break;
-	case ARR_OP_CALLOC:
-		if (__builtin_mul_overflow(nmemb, size, &bytes))
-			bytes = 0;
-		CALL(ARR_OP_CALLOC, r = F.calloc(nmemb, size));
-		break;
+	void *r = NULL;
+	switch (op) { /* the one place each function is called by name */
+	case ARR_OP_MALLOC: CALL(ARR_OP_MALLOC, r = F.malloc(size)); break;
+	case ARR_OP_CALLOC: CALL(ARR_OP_CALLOC, r = F.calloc(arg, size)); break;
 	case ARR_OP_POSIX_MEMALIGN: {
 		int e;
-		CALL(ARR_OP_POSIX_MEMALIGN, e = F.posix_memalign(&r, align, size));
+		CALL(ARR_OP_POSIX_MEMALIGN, e = F.posix_memalign(&r, arg, size));
 		if (e)
 			r = NULL;
 		break;
 	}
-	case ARR_OP_ALIGNED_ALLOC:
-		CALL(ARR_OP_ALIGNED_ALLOC, r = F.aligned_alloc(align, size));
-		break;
-	case ARR_OP_MEMALIGN:
-		CALL(ARR_OP_MEMALIGN, r = F.memalign(align, size));
-		break;
-	case ARR_OP_VALLOC:
-		CALL(ARR_OP_VALLOC, r = F.valloc(size));
-		break;
-	case ARR_OP_PVALLOC:
-		bytes = (size + page_size - 1) & ~(uint64_t)(page_size - 1);
-		CALL(ARR_OP_PVALLOC, r = F.pvalloc(size));
-		break;
-	default:
-		return ARR_ECORRUPT;
+	case ARR_OP_ALIGNED_ALLOC: CALL(ARR_OP_ALIGNED_ALLOC, r = F.aligned_alloc(arg, size)); break;
+	case ARR_OP_MEMALIGN: CALL(ARR_OP_MEMALIGN, r = F.memalign(arg, size)); break;
+	case ARR_OP_VALLOC: CALL(ARR_OP_VALLOC, r = F.valloc(size)); break;
+	case ARR_OP_PVALLOC: CALL(ARR_OP_PVALLOC, r = F.pvalloc(size)); break;
 	}
 	c->ops++;
 	if (b & WL_F_FAILED) {
@@ -575,15 +554,27 @@ static __attribute__((noinline)) int exec_entry(struct rthr *c)
 		}
 		return 0;
 	}
-	slots[id].p = r;
-	if (r)
-		touch_block(c->touch, r, bytes);
-	else
+	if (!r)
 		c->div.failed_now++;
-	if (c->measure)
-		note(id, r, bytes);
-	bump(&slots[id]);
+	slot_set(c, id, r, call_bytes(op, f & ARR_OPF_NMEMB ? arg : 0, size));
+	bump(&c->slots[id]);
 	return 0;
+}
+
+/* Execute one entry of c's stream: every kind of entry, flags included.
+ * The hot loop below takes the common ones itself and leaves the rest here. */
+static __attribute__((noinline)) int exec_entry(struct rthr *c)
+{
+	const uint8_t *p = c->s.p, *end = c->s.end;
+	uint8_t b = *p++;
+	unsigned op = b & WL_OPMASK;
+	if (op == WL_SYNC)
+		return exec_sync(c, p, end);
+	if (op == ARR_OP_FREE)
+		return exec_free(c, b, p, end);
+	if (arr_op_takes_ptr(op))
+		return exec_resize(c, b, op, p, end);
+	return exec_alloc(c, b, op, p, end);
 }
 
 /*
