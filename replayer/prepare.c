@@ -305,8 +305,16 @@ static inline int block_on(struct pthr *t, int kind, uint64_t addr)
 	return BLOCKED;
 }
 
-/* A call that resizes a block (realloc, reallocarray), from the table. */
-static inline int is_resize(unsigned op) { return arr_op_takes_ptr(op) && arr_op_allocates(op); }
+/* What try_call does with each call, from the operation table: one load,
+ * where arr_op_facts() would cost a bounds check and a load per test. */
+enum { K_FREE = 1, K_RESIZE, K_ALLOC };
+#define CALL_KIND(f)                                                                                    \
+	(!((f) & ARR_OPF_CALL) ? 0 : !((f) & ARR_OPF_RET) ? K_FREE : ((f) & ARR_OPF_PTR) ? K_RESIZE : K_ALLOC)
+static const uint8_t call_kind[256] = {
+#define CALL_KIND_ENTRY(name, val, str, args, facts) [val] = CALL_KIND(facts),
+	ARR_OP_MAP(CALL_KIND_ENTRY)
+#undef CALL_KIND_ENTRY
+};
 
 /*
  * Does the call fit the live set? 0, or BLOCKED with what it waits for.
@@ -314,13 +322,12 @@ static inline int is_resize(unsigned op) { return arr_op_takes_ptr(op) && arr_op
  * (the other allocating calls but the resizes), probed once here and used
  * when the call is applied: nothing changes the live map in between.
  */
-static ARR_ALWAYS_INLINE int check_order(struct prep *pp, struct pthr *t, const struct arr_event *ev, int force,
-					 struct am_entry **ep)
+static ARR_ALWAYS_INLINE int check_order(struct prep *pp, struct pthr *t, const struct arr_event *ev,
+					 unsigned kind, int force, struct am_entry **ep)
 {
-	unsigned op = ev->op;
-	int takes = arr_op_takes_ptr(op) && ev->ptr, rc;
+	int takes = kind != K_ALLOC && ev->ptr, rc;
 	*ep = NULL;
-	if (op == ARR_OP_FREE) {
+	if (kind == K_FREE) {
 		if (ev->ptr && !pp->displaced.count) {
 			*ep = am_find(&pp->live, ev->ptr);
 			if (!*ep && !force)
@@ -328,7 +335,7 @@ static ARR_ALWAYS_INLINE int check_order(struct prep *pp, struct pthr *t, const 
 		} else if (!force && takes && !is_live(pp, ev->ptr)) {
 			return block_on(t, WAIT_ALLOC, ev->ptr);
 		}
-	} else if (!is_resize(op)) {
+	} else if (kind == K_ALLOC) {
 		if (!ev->failed && ev->ret) {
 			if ((rc = am_reserve(&pp->live)))
 				return rc;
@@ -347,16 +354,13 @@ static ARR_ALWAYS_INLINE int check_order(struct prep *pp, struct pthr *t, const 
 }
 
 /* free: the object's id, or a repair when no live object is there. */
-static ARR_ALWAYS_INLINE int emit_free(struct prep *pp, struct pthr *t, uint32_t ti, const struct arr_event *ev,
-				       struct am_entry *e, uint8_t **out)
+static ARR_ALWAYS_INLINE uint8_t *emit_free(struct prep *pp, struct pthr *t, uint32_t ti, const struct arr_event *ev,
+				       struct am_entry *e, uint8_t *p, int *rcp)
 {
-	uint8_t *p = *out;
 	uint64_t id;
-	int rc;
 	if (!ev->ptr) {
 		*p++ = ARR_OP_FREE;
-		*out = p;
-		return 0;
+		return p;
 	}
 	uint64_t *recent = &pp->recent[(ev->ptr * 0x9E3779B97F4A7C15ull) >> (64 - RECENT_BITS)];
 	if (e) {
@@ -364,27 +368,25 @@ static ARR_ALWAYS_INLINE int emit_free(struct prep *pp, struct pthr *t, uint32_t
 		am_del_at(&pp->live, e);
 	} else if (!unbind(pp, ev->ptr, &id)) {
 		pp->h.repairs[*recent == ev->ptr ? ARR_REPAIR_double_free : ARR_REPAIR_unknown_free]++;
-		return DROPPED;
+		*rcp = DROPPED;
+		return p;
 	}
 	*recent = ev->ptr;
 	p = put_sync(pp, t, ti, id, p);
 	*p++ = ARR_OP_FREE | WL_F_SRC;
 	p = wl_put(p, id);
 	pp->slots[id].ver++;
-	*out = p;
-	if ((rc = release_id(pp, t, id)))
-		return rc;
-	return 0;
+	*rcp = release_id(pp, t, id);
+	return p;
 }
 
 /* realloc, reallocarray: of a live object (WL_F_SRC), or of none (a new one). */
-static ARR_ALWAYS_INLINE int emit_resize(struct prep *pp, struct pthr *t, uint32_t ti, const struct arr_event *ev,
-					 uint8_t **out)
+static ARR_ALWAYS_INLINE uint8_t *emit_resize(struct prep *pp, struct pthr *t, uint32_t ti, const struct arr_event *ev,
+					 uint8_t *p, int *rcp)
 {
-	uint8_t *p = *out;
 	unsigned op = ev->op;
 	uint64_t id = 0, bytes = arr_event_bytes(ev, pp->page_size);
-	int rc, has_src = 0;
+	int has_src = 0;
 	if (ev->ptr) {
 		struct am_entry *x = am_find(&pp->displaced, ev->ptr);
 		if (!x)
@@ -407,59 +409,55 @@ static ARR_ALWAYS_INLINE int emit_resize(struct prep *pp, struct pthr *t, uint32
 		pp->slots[id].thread = ti;
 		if (flags & WL_F_KILL) {
 			unbind(pp, ev->ptr, &id);
-			if ((rc = release_id(pp, t, id)))
-				return rc;
+			if ((*rcp = release_id(pp, t, id)))
+				return p;
 		} else if (!ev->failed) {
 			unbind(pp, ev->ptr, &id);
 			pp->live_bytes += bytes - pp->slots[id].size;
 			pp->slots[id].size = bytes;
 			if (pp->live_bytes > pp->h.ideal_rss)
 				pp->h.ideal_rss = pp->live_bytes;
-			if ((rc = bind_at(pp, NULL, ev->ret, id)))
-				return rc;
+			if ((*rcp = bind_at(pp, NULL, ev->ret, id)))
+				return p;
 		}
 	} else {
 		*p++ = (uint8_t)(op | (ev->failed ? WL_F_FAILED : 0));
 		if (!ev->failed) {
-			if ((rc = new_id(pp, t, ti, bytes, &id)))
-				return rc;
+			if ((*rcp = new_id(pp, t, ti, bytes, &id)))
+				return p;
 			p = wl_put(p, id);
 			pp->slots[id].ver++;
-			if ((rc = bind_at(pp, NULL, ev->ret, id)))
-				return rc;
+			if ((*rcp = bind_at(pp, NULL, ev->ret, id)))
+				return p;
 		}
 	}
-	if (arr_op_facts(op) & ARR_OPF_NMEMB)
+	if (op == ARR_OP_REALLOCARRAY) /* its nmemb */
 		p = wl_put(p, ev->nmemb);
 	p = wl_put(p, ev->size);
-	*out = p;
-	return 0;
+	return p;
 }
 
 /* The other allocating calls: a new object, its arguments as the table says. */
-static ARR_ALWAYS_INLINE int emit_alloc(struct prep *pp, struct pthr *t, uint32_t ti, const struct arr_event *ev,
-					struct am_entry *e, uint8_t **out)
+static ARR_ALWAYS_INLINE uint8_t *emit_alloc(struct prep *pp, struct pthr *t, uint32_t ti, const struct arr_event *ev,
+					struct am_entry *e, uint8_t *p, int *rcp)
 {
-	uint8_t *p = *out;
 	unsigned f = arr_op_facts(ev->op);
 	uint64_t id;
-	int rc;
 	*p++ = (uint8_t)(ev->op | (ev->failed ? WL_F_FAILED : 0));
 	if (!ev->failed) {
-		if ((rc = new_id(pp, t, ti, arr_event_bytes(ev, pp->page_size), &id)))
-			return rc;
+		if ((*rcp = new_id(pp, t, ti, arr_event_bytes(ev, pp->page_size), &id)))
+			return p;
 		p = wl_put(p, id);
 		pp->slots[id].ver++;
-		if ((rc = bind_at(pp, e, ev->ret, id)))
-			return rc;
+		if ((*rcp = bind_at(pp, e, ev->ret, id)))
+			return p;
 	}
 	if (f & ARR_OPF_NMEMB)
 		p = wl_put(p, ev->nmemb);
 	else if (f & ARR_OPF_ALIGN)
 		p = wl_put(p, ev->align);
 	p = wl_put(p, ev->size);
-	*out = p;
-	return 0;
+	return p;
 }
 
 /*
@@ -471,18 +469,18 @@ static ARR_ALWAYS_INLINE int emit_alloc(struct prep *pp, struct pthr *t, uint32_
 static ARR_ALWAYS_INLINE int try_call(struct prep *pp, uint32_t ti, const struct arr_event *ev, int force)
 {
 	struct pthr *t = &pp->thr[ti];
-	unsigned op = ev->op;
+	unsigned op = ev->op, kind = call_kind[op];
 	struct am_entry *e;
-	int rc = check_order(pp, t, ev, force, &e);
+	int rc = check_order(pp, t, ev, kind, force, &e);
 	if (rc || (rc = stream_room(pp, &t->s, ti)))
 		return rc;
 	uint8_t *p = t->s.buf + t->s.len;
-	if (op == ARR_OP_FREE)
-		rc = emit_free(pp, t, ti, ev, e, &p);
-	else if (is_resize(op))
-		rc = emit_resize(pp, t, ti, ev, &p);
+	if (kind == K_FREE)
+		p = emit_free(pp, t, ti, ev, e, p, &rc);
+	else if (kind == K_RESIZE)
+		p = emit_resize(pp, t, ti, ev, p, &rc);
 	else
-		rc = emit_alloc(pp, t, ti, ev, e, &p);
+		p = emit_alloc(pp, t, ti, ev, e, p, &rc);
 	if (rc)
 		return rc == DROPPED ? 0 : rc;
 	if (pp->err)
