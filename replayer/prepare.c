@@ -32,7 +32,6 @@
 #include <xxhash.h>
 
 #include "addrmap.h"
-#include "allocrr/ptrmap.h"
 #include "allocrr/replay.h"
 #include "wl.h"
 
@@ -72,7 +71,7 @@ struct prep {
 	uint64_t page_size; /* the trace's, for pvalloc's rounding */
 	uint64_t off; /* file offset of the next block */
 	struct addrmap live, displaced;
-	struct arr_ptrmap tids;
+	struct addrmap tids; /* tid + 1 -> thread index */
 	struct pslot *slots;
 	size_t nslots, capslots;
 	struct pthr *thr;
@@ -191,9 +190,9 @@ static int sched_add(struct prep *pp, uint32_t t)
 
 static int thread_of(struct prep *pp, uint32_t tid, uint32_t *out)
 {
-	uint64_t v;
-	if (arr_ptrmap_get(&pp->tids, (uint64_t)tid + 1, &v)) {
-		*out = (uint32_t)v;
+	const struct am_entry *e = am_find(&pp->tids, (uint64_t)tid + 1);
+	if (e) {
+		*out = (uint32_t)e->val;
 		return 0;
 	}
 	int rc = grow((void **)&pp->thr, &pp->capthr, pp->nthr + 1, sizeof *pp->thr);
@@ -202,8 +201,7 @@ static int thread_of(struct prep *pp, uint32_t tid, uint32_t *out)
 	memset(&pp->thr[pp->nthr], 0, sizeof *pp->thr);
 	pp->thr[pp->nthr].tid = tid;
 	*out = (uint32_t)pp->nthr;
-	/* ptrmap hashes key >> 4: spread small tids */
-	rc = arr_ptrmap_put(&pp->tids, ((uint64_t)tid + 1), pp->nthr);
+	rc = am_put(&pp->tids, (uint64_t)tid + 1, pp->nthr);
 	pp->nthr++;
 	return rc;
 }
@@ -687,7 +685,7 @@ static void prep_release(struct prep *pp)
 {
 	am_release(&pp->live);
 	am_release(&pp->displaced);
-	arr_ptrmap_release(&pp->tids);
+	am_release(&pp->tids);
 	free(pp->slots);
 	for (size_t i = 0; i < pp->nthr; i++) {
 		free(pp->thr[i].pool);
@@ -767,7 +765,7 @@ int arr_workload_build(struct arr_trace *tr, const char *out_path, int allow_tru
 	memset(&pp, 0, sizeof pp);
 	pp.live = (struct addrmap)ADDRMAP_INIT;
 	pp.displaced = (struct addrmap)ADDRMAP_INIT;
-	pp.tids = (struct arr_ptrmap)ARR_PTRMAP_INIT;
+	pp.tids = (struct addrmap)ADDRMAP_INIT;
 	pp.page_size = arr_trace_meta(tr)->page_size;
 	int rc = arr__wl_trace_identity(arr_trace_path(tr), &pp.h.trace_size, &pp.h.trace_mtime_ns,
 					&pp.h.trace_hash);
