@@ -123,16 +123,16 @@ static inline uint32_t hash_ptr(uint64_t p)
 
 /* Remember that allocation number n (or free number n, with freed =
  * MAP_FREED) concerned p. */
-static inline void map_put(struct arr_encoder *enc, uint64_t p, uint32_t n, uint32_t freed)
+static inline void map_put(uint64_t *map, uint32_t hmask, uint64_t p, uint32_t n, uint32_t freed)
 {
 	if ((p >> 48) || n >= MAP_FREED)
 		return;
-	enc->map[hash_ptr(p) & enc->hmask] = MAP_KEY(p) | freed | n;
+	map[hash_ptr(p) & hmask] = MAP_KEY(p) | freed | n;
 }
 
-static inline int map_get(const struct arr_encoder *enc, uint64_t p, uint32_t *idx)
+static inline int map_get(const uint64_t *map, uint32_t hmask, uint64_t p, uint32_t *idx)
 {
-	uint64_t s = enc->map[hash_ptr(p) & enc->hmask];
+	uint64_t s = map[hash_ptr(p) & hmask];
 	if ((s & ~0xffffull) != MAP_KEY(p) || (p >> 48) || !p)
 		return 0;
 	*idx = (uint32_t)(s & 0xffff);
@@ -147,6 +147,13 @@ static inline int map_get(const struct arr_encoder *enc, uint64_t p, uint32_t *i
 #define HOT static ARR_ALWAYS_INLINE
 
 struct run {
+	/* copies of the encoder's settings: the loop's byte stores could alias
+	 * *enc, not a local copy, so these stay in registers */
+	uint64_t *map;
+	uint32_t hmask;
+	unsigned shift;
+	uint64_t t_base, t_mult;
+	int stacks;
 	uint8_t *c[ARR_NCOLS_MAX]; /* each column's end */
 	uint8_t *sn, *mo;          /* ends of the stack nodes and module entries */
 	uint32_t nnodes, nmods;
@@ -161,15 +168,15 @@ struct run {
 #define PUT(r, col, v) ((r)->c[col] = arr__put_uvarint((r)->c[col], (v)))
 
 /* A raw timestamp in ns since the start, through the clock map. */
-HOT uint64_t map_time(const struct arr_encoder *enc, uint64_t t)
+HOT uint64_t map_time(const struct run *r, uint64_t t)
 {
-	if (enc->t_mult)
-		t = t > enc->t_base ? (uint64_t)(((unsigned __int128)(t - enc->t_base) * enc->t_mult) >> 32) : 0;
+	if (r->t_mult)
+		t = t > r->t_base ? (uint64_t)(((unsigned __int128)(t - r->t_base) * r->t_mult) >> 32) : 0;
 	return t;
 }
 
 /* n new stack nodes: pairs of (id | parent << 32, address). */
-static void encode_stack_nodes(struct run *r, const uint64_t *a, size_t n)
+HOT void encode_stack_nodes(struct run *r, const uint64_t *a, size_t n)
 {
 	for (size_t k = 0; k < n; k++) {
 		uint64_t id = a[2 * k] & 0xffffffffu, parent = a[2 * k] >> 32, addr = a[2 * k + 1];
@@ -182,12 +189,12 @@ static void encode_stack_nodes(struct run *r, const uint64_t *a, size_t n)
 }
 
 /* One module entry from base, size, lengths, then build id and path. */
-static void encode_module(const struct arr_encoder *enc, struct run *r, uint64_t w0, const uint64_t *a)
+HOT void encode_module(struct run *r, uint64_t w0, const uint64_t *a)
 {
 	uint8_t *mo = r->mo;
 	size_t bl = a[2] & 0xff, pl = (a[2] >> 8) & 0xffff;
 	mo[ARR_ME_KIND] = (uint8_t)(a[2] >> 24);
-	arr_le64_write(mo + ARR_ME_T, map_time(enc, ARR_RAW_T(w0)));
+	arr_le64_write(mo + ARR_ME_T, map_time(r, ARR_RAW_T(w0)));
 	arr_le64_write(mo + ARR_ME_BASE, a[0]);
 	arr_le64_write(mo + ARR_ME_SIZE, a[1]);
 	mo[ARR_ME_BUILD_ID_LEN] = (uint8_t)bl;
@@ -199,10 +206,10 @@ static void encode_module(const struct arr_encoder *enc, struct run *r, uint64_t
 	r->nmods++;
 }
 
-HOT void encode_time(const struct arr_encoder *enc, struct run *r, uint64_t w0)
+HOT void encode_time(struct run *r, uint64_t w0)
 {
-	const unsigned shift = enc->time_shift;
-	uint64_t t = map_time(enc, ARR_RAW_T(w0));
+	const unsigned shift = r->shift;
+	uint64_t t = map_time(r, ARR_RAW_T(w0));
 	if (r->nevents == 0) {
 		r->prev_q = t >> shift;
 		r->first_t = r->prev_q << shift;
@@ -221,36 +228,88 @@ HOT void encode_stack(struct run *r, uint64_t sid)
 	r->prev_sid = sid;
 }
 
-/* The argument words, in the order of ARR_OP_MAP's facts, to the aux, size
- * and blob columns; the pointers are left in *ptr and *ret. */
-HOT void encode_args(struct run *r, unsigned f, const uint64_t *arg, uint64_t *ptr, uint64_t *ret)
+/*
+ * The argument words' shape of each operation, made from its facts in
+ * ARR_OP_MAP (words in the order ptr, nmemb or align or pid, size or
+ * amount, ret, string): one load and one indexed jump per event, where
+ * testing each fact costs a branch apiece.
+ */
+enum { S_NONE, S_SIZE_RET, S_AUX_SIZE_RET, S_PTR_SIZE_RET, S_PTR_AUX_SIZE_RET, S_PTR, S_PID, S_AMOUNT, S_STR };
+#define AUX_F (ARR_OPF_NMEMB | ARR_OPF_ALIGN)
+#define SHAPE(f)                                                                                        \
+	((f) & ARR_OPF_STR      ? S_STR                                                                 \
+	 : (f) & ARR_OPF_PID    ? S_PID                                                                 \
+	 : (f) & ARR_OPF_AMOUNT ? S_AMOUNT                                                              \
+	 : !((f) & ARR_OPF_RET) ? ((f) & ARR_OPF_PTR ? S_PTR : S_NONE)                                  \
+	 : (f) & ARR_OPF_PTR    ? ((f) & AUX_F ? S_PTR_AUX_SIZE_RET : S_PTR_SIZE_RET)                   \
+				: ((f) & AUX_F ? S_AUX_SIZE_RET : S_SIZE_RET))
+static const uint8_t op_shape[ARR_OP_MAX_] = {
+#define OP_SHAPE(name, val, str, args, facts) [val] = SHAPE(facts),
+	ARR_OP_MAP(OP_SHAPE)
+#undef OP_SHAPE
+};
+/* The shapes assume what every allocating call has: a size. */
+#define OP_SHAPE_OK(name, val, str, args, facts) \
+	_Static_assert(!((facts) & ARR_OPF_RET) || ((facts) & ARR_OPF_SIZE), #name " returns a block of no size");
+ARR_OP_MAP(OP_SHAPE_OK)
+#undef OP_SHAPE_OK
+
+/* The argument words to the aux, size and blob columns; the pointers are
+ * left in *ptr and *ret, and which of the two the call has is returned. */
+enum { HAS_PTR = 1, HAS_RET = 2 };
+HOT unsigned encode_args(struct run *r, unsigned op, const uint64_t *a, uint64_t *ptr, uint64_t *ret)
 {
-	if (f & ARR_OPF_PTR)
-		*ptr = *arg++;
-	if (f & (ARR_OPF_NMEMB | ARR_OPF_ALIGN))
-		PUT(r, ARR_COL_AUX, *arg++);
-	else if (f & ARR_OPF_PID)
-		PUT(r, ARR_COL_AUX, arr__zigzag((int64_t)*arg++));
-	if (f & (ARR_OPF_SIZE | ARR_OPF_AMOUNT))
-		PUT(r, ARR_COL_SIZE, *arg++);
-	if (f & ARR_OPF_RET)
-		*ret = *arg++;
-	if (f & ARR_OPF_STR) {
-		uint64_t len = *arg++;
+	switch (op_shape[op]) {
+	case S_SIZE_RET:
+		PUT(r, ARR_COL_SIZE, a[0]);
+		*ret = a[1];
+		return HAS_RET;
+	case S_AUX_SIZE_RET:
+		PUT(r, ARR_COL_AUX, a[0]);
+		PUT(r, ARR_COL_SIZE, a[1]);
+		*ret = a[2];
+		return HAS_RET;
+	case S_PTR_SIZE_RET:
+		*ptr = a[0];
+		PUT(r, ARR_COL_SIZE, a[1]);
+		*ret = a[2];
+		return HAS_PTR | HAS_RET;
+	case S_PTR_AUX_SIZE_RET:
+		*ptr = a[0];
+		PUT(r, ARR_COL_AUX, a[1]);
+		PUT(r, ARR_COL_SIZE, a[2]);
+		*ret = a[3];
+		return HAS_PTR | HAS_RET;
+	case S_PTR:
+		*ptr = a[0];
+		return HAS_PTR;
+	case S_PID:
+		PUT(r, ARR_COL_AUX, arr__zigzag((int64_t)a[0]));
+		break;
+	case S_AMOUNT:
+		PUT(r, ARR_COL_SIZE, a[0]);
+		break;
+	case S_STR: {
+		uint64_t len = a[0];
 		PUT(r, ARR_COL_BLOB, len);
-		memcpy(r->c[ARR_COL_BLOB], arg, len);
+		memcpy(r->c[ARR_COL_BLOB], a + 1, len);
 		r->c[ARR_COL_BLOB] += len;
+		break;
 	}
+	default: /* thread start and exit carry no arguments */
+		break;
+	}
+	return 0;
 }
 
 /* The pointer argument: NULL, the age of an allocation, or a delta. */
-HOT void encode_ptr(struct arr_encoder *enc, struct run *r, uint64_t ptr)
+HOT void encode_ptr(struct run *r, uint64_t ptr)
 {
 	uint32_t idx;
 	uint64_t v;
 	if (ptr == 0) {
 		v = 0;
-	} else if (map_get(enc, ptr, &idx) && !(idx & MAP_FREED)) {
+	} else if (map_get(r->map, r->hmask, ptr, &idx) && !(idx & MAP_FREED)) {
 		v = ((uint64_t)(r->nallocs - idx) << 1) | 1;
 	} else {
 		uint64_t zz = arr__zigzag((int64_t)(ptr - r->prev_miss));
@@ -264,15 +323,15 @@ HOT void encode_ptr(struct arr_encoder *enc, struct run *r, uint64_t ptr)
 	}
 	PUT(r, ARR_COL_PTR, v);
 	if (ptr) /* remember it as freed: allocators hand such blocks out next */
-		map_put(enc, ptr, r->nfrees++, MAP_FREED);
+		map_put(r->map, r->hmask, ptr, r->nfrees++, MAP_FREED);
 }
 
 /* The returned pointer: the age of a free, or a delta. */
-HOT void encode_ret(struct arr_encoder *enc, struct run *r, uint64_t ret)
+HOT void encode_ret(struct run *r, uint64_t ret)
 {
 	uint32_t idx;
 	uint64_t v;
-	if (map_get(enc, ret, &idx) && (idx & MAP_FREED)) {
+	if (map_get(r->map, r->hmask, ret, &idx) && (idx & MAP_FREED)) {
 		v = ((uint64_t)(r->nfrees - (idx & ~MAP_FREED)) << 1) | 1;
 	} else {
 		uint64_t zz = arr__zigzag((int64_t)(ret - r->prev_ret));
@@ -285,28 +344,27 @@ HOT void encode_ret(struct arr_encoder *enc, struct run *r, uint64_t ret)
 	}
 	PUT(r, ARR_COL_RET, v);
 	r->prev_ret = ret;
-	map_put(enc, ret, r->nallocs++, 0);
+	map_put(r->map, r->hmask, ret, r->nallocs++, 0);
 }
 
 /* One event record of `words` words at w. */
-HOT void encode_event(struct arr_encoder *enc, struct run *r, const uint64_t *w, size_t words)
+HOT void encode_event(struct run *r, const uint64_t *w, size_t words)
 {
 	uint64_t w0 = w[0];
 	unsigned op = ARR_RAW_OP(w0), failed = ARR_RAW_FAILED(w0);
-	const unsigned f = arr_op_facts(op);
 	const uint64_t *a = w + 1;
-	encode_time(enc, r, w0);
+	encode_time(r, w0);
 	*r->c[ARR_COL_OP]++ = (uint8_t)(op | (failed ? ARR_OPF_FAILED : 0));
 	if (failed)
 		PUT(r, ARR_COL_ERR, arr__zigzag((int32_t)w[words - 1]));
-	if (enc->stacks && (f & ARR_OPF_RET))
-		encode_stack(r, (w0 & ARR_RAW_HAS_STACK) ? a[arr_op_raw_args(op)] : 0);
 	uint64_t ptr = 0, ret = 0;
-	encode_args(r, f, a, &ptr, &ret);
-	if (f & ARR_OPF_PTR) /* the argument before the result: realloc(p) frees p first */
-		encode_ptr(enc, r, ptr);
-	if ((f & ARR_OPF_RET) && !failed)
-		encode_ret(enc, r, ret);
+	unsigned has = encode_args(r, op, a, &ptr, &ret);
+	if (r->stacks && (has & HAS_RET))
+		encode_stack(r, (w0 & ARR_RAW_HAS_STACK) ? a[arr_op_raw_args(op)] : 0);
+	if (has & HAS_PTR) /* the argument before the result: realloc(p) frees p first */
+		encode_ptr(r, ptr);
+	if ((has & HAS_RET) && !failed)
+		encode_ret(r, ret);
 	r->nevents++;
 }
 
@@ -364,6 +422,36 @@ static long write_events_chunk(struct arr_encoder *enc, const struct run *r, uin
 	return (long)(ARR_CHUNK_PREFIX + body_size);
 }
 
+/* The records of one run into the columns and aux buffers of *out. The
+ * loop works on a copy whose address never leaves the always-inline helpers,
+ * so the compiler keeps it in registers. Returns 0 or ARR_EINVAL. */
+static int encode_records(struct run *out, const uint64_t *w, size_t nwords)
+{
+	struct run r = *out;
+	int rc = 0;
+	for (size_t i = 0; i < nwords;) {
+		unsigned op = ARR_RAW_OP(w[i]);
+		if ((arr_op_facts(op) & ARR_OPF_STR) && (i + 1 >= nwords || w[i + 1] > (uint64_t)(nwords - i) * 8)) {
+			rc = ARR_EINVAL;
+			break;
+		}
+		size_t words = arr__raw_words(w + i);
+		if (!words || i + words > nwords) {
+			rc = ARR_EINVAL;
+			break;
+		}
+		if (op == ARR_RAW_STACKS)
+			encode_stack_nodes(&r, w + i + 1, (words - 1) / 2);
+		else if (op == ARR_RAW_MODULE)
+			encode_module(&r, w[i], w + i + 1);
+		else
+			encode_event(&r, w + i, words);
+		i += words;
+	}
+	*out = r;
+	return rc;
+}
+
 long arr__encode_events(struct arr_encoder *enc, uint32_t tid, const uint64_t *w, size_t nwords,
 			uint8_t *out, size_t out_cap)
 {
@@ -372,24 +460,13 @@ long arr__encode_events(struct arr_encoder *enc, uint32_t tid, const uint64_t *w
 	if (out_cap < arr__encoder_bound(enc))
 		return ARR_ERANGE;
 	memset(enc->map, 0, ((size_t)enc->hmask + 1) * sizeof *enc->map);
-	struct run r = {.sn = enc->aux[0], .mo = enc->aux[1]};
+	struct run r = {.map = enc->map, .hmask = enc->hmask, .shift = enc->time_shift, .t_base = enc->t_base,
+			.t_mult = enc->t_mult, .stacks = enc->stacks, .sn = enc->aux[0], .mo = enc->aux[1]};
 	for (int k = 0; k < ARR_NCOLS_MAX; k++)
 		r.c[k] = enc->col[k];
-	for (size_t i = 0; i < nwords;) {
-		unsigned op = ARR_RAW_OP(w[i]);
-		if ((arr_op_facts(op) & ARR_OPF_STR) && (i + 1 >= nwords || w[i + 1] > (uint64_t)(nwords - i) * 8))
-			return ARR_EINVAL;
-		size_t words = arr__raw_words(w + i);
-		if (!words || i + words > nwords)
-			return ARR_EINVAL;
-		if (op == ARR_RAW_STACKS)
-			encode_stack_nodes(&r, w + i + 1, (words - 1) / 2);
-		else if (op == ARR_RAW_MODULE)
-			encode_module(enc, &r, w[i], w + i + 1);
-		else
-			encode_event(enc, &r, w + i, words);
-		i += words;
-	}
+	int rc = encode_records(&r, w, nwords);
+	if (rc)
+		return rc;
 
 	size_t pre = write_stack_chunks(enc, &r, tid, out);
 	enc->last_nevents = r.nevents;
