@@ -49,11 +49,11 @@ static inline void *zero_block(void *p, size_t size)
  * from the thread's current page, or NULL (empty list, or a huge size). */
 static inline struct arr__block *fast_pop(struct arr__heap *h, size_t size, struct arr__page **pagep)
 {
-	if (ARR__LIKELY(size <= ARR__SMALL_TAB) || size <= arr__opt.mmap_threshold) {
+	if (ARR_LIKELY(size <= ARR__SMALL_TAB) || size <= arr__opt.mmap_threshold) {
 		unsigned cls = arr__size_class(size);
 		struct arr__page *page = h->pages[cls];
 		struct arr__block *b = page->free;
-		if (ARR__LIKELY(b != NULL)) {
+		if (ARR_LIKELY(b != NULL)) {
 			/* a link overwritten after free decodes outside the page's segment */
 			if (ARR__MISUSE_IF(ARR__HARDEN_LINKS, !arr__same_segment(b, page)))
 				arr__fatal("malloc(): corrupted free list", b);
@@ -84,7 +84,7 @@ static inline struct arr__block *fast_pop(struct arr__heap *h, size_t size, stru
  * stack frame of its own. */
 static __attribute__((noinline)) void *alloc_slow(struct arr__heap *h, size_t size, unsigned flags)
 {
-	if (ARR__UNLIKELY(size > PTRDIFF_MAX))
+	if (ARR_UNLIKELY(size > PTRDIFF_MAX))
 		return nomem();
 	void *p = arr__malloc_slow(h, size, flags);
 	return p ? p : nomem();
@@ -95,7 +95,7 @@ static inline void *heap_alloc_flags(size_t size, unsigned flags)
 	struct arr__heap *h = arr__tl_heap;
 	struct arr__page *page;
 	struct arr__block *b = fast_pop(h, size, &page);
-	if (ARR__LIKELY(b != NULL))
+	if (ARR_LIKELY(b != NULL))
 		return b;
 	return alloc_slow(h, size, flags);
 }
@@ -112,7 +112,7 @@ EXPORT void *arr_malloc(size_t size)
 
 static __attribute__((noinline)) void *calloc_slow(size_t total)
 {
-	if (ARR__UNLIKELY(total > PTRDIFF_MAX))
+	if (ARR_UNLIKELY(total > PTRDIFF_MAX))
 		return nomem();
 	void *p = arr__malloc_slow(arr__tl_heap, total, ARR__ALLOC_ZERO);
 	return p ? p : nomem();
@@ -125,12 +125,12 @@ EXPORT void *arr_calloc(size_t count, size_t size)
 {
 	size_t total = size;
 	/* calloc(1, n) is common: no multiply (3 cycles) before the class lookup */
-	if (count != 1 && ARR__UNLIKELY(__builtin_mul_overflow(count, size, &total)))
+	if (count != 1 && ARR_UNLIKELY(__builtin_mul_overflow(count, size, &total)))
 		return nomem();
 	struct arr__heap *h = arr__tl_heap;
 	struct arr__page *page;
 	struct arr__block *b = fast_pop(h, total, &page);
-	if (ARR__LIKELY(b != NULL)) {
+	if (ARR_LIKELY(b != NULL)) {
 		if (page->free_is_zero) {
 			b->link = 0;
 			h->calloc_skipped += total;
@@ -176,11 +176,11 @@ static inline void free_push(struct arr__heap *h, struct arr__page *page, struct
 	 * test for an emptied page and for one that had no block out (a
 	 * double free whose link was overwritten since) */
 	uint32_t used = --page->used;
-	if (ARR__UNLIKELY((int32_t)used <= 0)) {
+	if (ARR_UNLIKELY((int32_t)used <= 0)) {
 		if (ARR__MISUSE(used != 0))
 			arr__fatal("free(): double free", b);
 		free_emptied(h, page);
-	} else if (ARR__UNLIKELY(h->free_count >= h->tick_at)) {
+	} else if (ARR_UNLIKELY(h->free_count >= h->tick_at)) {
 		arr__heap_tick(h);
 	}
 }
@@ -198,7 +198,7 @@ static __attribute__((noinline)) void free_suspect(struct arr__heap *h, struct a
 static inline void heap_free(void *p, size_t req)
 {
 	/* one test for NULL and for blocks aligned to a segment or more */
-	if (ARR__UNLIKELY(arr__is_big_aligned(p))) {
+	if (ARR_UNLIKELY(arr__is_big_aligned(p))) {
 		if (p != NULL)
 			arr__big_aligned_free(p);
 		return;
@@ -213,7 +213,7 @@ static inline void heap_free(void *p, size_t req)
 	unsigned head_off = slice->head_off;
 	struct arr__page *page = slice - head_off;
 	struct arr__heap *h = arr__tl_heap;
-	if (ARR__LIKELY(page->heap == h && page->flags == 0)) {
+	if (ARR_LIKELY(page->heap == h && page->flags == 0)) {
 		struct arr__block *b = p;
 		/* offset in the span: in the slice, plus the slices before it */
 		uint32_t off = (uint32_t)((uintptr_t)p & (ARR__SLICE_SIZE - 1)) + (head_off << ARR__SLICE_SHIFT);
@@ -248,14 +248,14 @@ EXPORT void arr_free_sized(void *p, size_t size)
 
 EXPORT size_t arr_malloc_usable_size(const void *p)
 {
-	if (ARR__UNLIKELY(arr__is_big_aligned(p)))
+	if (ARR_UNLIKELY(arr__is_big_aligned(p)))
 		return p == NULL ? 0 : arr__big_aligned_size(p);
 	if (ARR__MISUSE(!arr__segment_known(p)))
 		arr__fatal("malloc_usable_size(): invalid pointer", p);
 	struct arr__page *page = arr__page_of(p);
 	if (page->flags & ARR__PF_HUGE)
 		return page->huge_map - (size_t)((const uint8_t *)p - (const uint8_t *)arr__segment_of(p));
-	if (ARR__LIKELY(!(page->flags & ARR__PF_ALIGNED)))
+	if (ARR_LIKELY(!(page->flags & ARR__PF_ALIGNED)))
 		return page->block_size; /* p is a block start: no division */
 	const uint8_t *b = (const uint8_t *)arr__block_start(page, p);
 	return page->block_size - (size_t)((const uint8_t *)p - b);

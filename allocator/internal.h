@@ -43,8 +43,7 @@
 #include <stdbool.h>
 #include <pthread.h>
 
-#define ARR__LIKELY(x)   __builtin_expect(!!(x), 1)
-#define ARR__UNLIKELY(x) __builtin_expect(!!(x), 0)
+#include "allocrr/compiler.h"
 
 /*
  * Invariants, mimalloc style. ARR_DEBUG (set by CMake's ALLOCRR_ALLOC_DEBUG):
@@ -61,7 +60,7 @@
 #endif
 __attribute__((noreturn, cold)) void arr__assert_fail(const char *file, int line, const char *cond);
 #if ARR_DEBUG >= 1
-#define ARR__ASSERT(c) (ARR__LIKELY(c) ? (void)0 : arr__assert_fail(__FILE__, __LINE__, #c))
+#define ARR__ASSERT(c) (ARR_LIKELY(c) ? (void)0 : arr__assert_fail(__FILE__, __LINE__, #c))
 #else
 #define ARR__ASSERT(c) ((void)0)
 #endif
@@ -73,7 +72,7 @@ __attribute__((noreturn, cold)) void arr__assert_fail(const char *file, int line
 extern bool arr__fork_tore;
 #if ARR_DEBUG >= 2
 #define ARR__ASSERT_EXPENSIVE(c) \
-	(ARR__LIKELY(arr__fork_tore || (c)) ? (void)0 : arr__assert_fail(__FILE__, __LINE__, #c))
+	(ARR_LIKELY(arr__fork_tore || (c)) ? (void)0 : arr__assert_fail(__FILE__, __LINE__, #c))
 #else
 #define ARR__ASSERT_EXPENSIVE(c) ((void)0)
 #endif
@@ -158,8 +157,8 @@ struct arr__block {
 #endif
 /* A misuse test of the hardening (compiled out with ARR_ALLOC_HARDEN 0), and
  * one of a part of it. */
-#define ARR__MISUSE(c) (ARR_ALLOC_HARDEN && ARR__UNLIKELY(c))
-#define ARR__MISUSE_IF(part, c) ((ARR_ALLOC_HARDEN & (part)) && ARR__UNLIKELY(c))
+#define ARR__MISUSE(c) (ARR_ALLOC_HARDEN && ARR_UNLIKELY(c))
+#define ARR__MISUSE_IF(part, c) ((ARR_ALLOC_HARDEN & (part)) && ARR_UNLIKELY(c))
 
 static inline struct arr__block *arr__block_next(const struct arr__block *b)
 {
@@ -385,7 +384,7 @@ static inline size_t arr__split3(unsigned k)
 
 static inline unsigned arr__size_class(size_t size)
 {
-	if (ARR__LIKELY(size <= ARR__SMALL_TAB))
+	if (ARR_LIKELY(size <= ARR__SMALL_TAB))
 		return arr__class_tab[(size + 7) >> 3];
 	size_t s1 = size - 1;
 	unsigned k = 63u - (unsigned)__builtin_clzll(s1);
@@ -527,7 +526,7 @@ extern _Atomic int64_t arr__orphan_live[ARR__NCLASSES];
 
 static inline void arr__ensure_init(void)
 {
-	if (ARR__UNLIKELY(atomic_load_explicit(&arr__init_state, memory_order_acquire) != 2))
+	if (ARR_UNLIKELY(atomic_load_explicit(&arr__init_state, memory_order_acquire) != 2))
 		arr__init_slow();
 }
 
@@ -541,6 +540,6 @@ bool arr__heap_is_valid(const struct arr__heap *h);
 bool arr__pool_is_valid(void);          /* takes arr__lock */
 bool arr__pool_is_valid_locked(void);   /* caller holds arr__lock */
 /* Checks that abort even at ARR_DEBUG 0 (arr__page_is_valid & co. use it). */
-#define ARR__CHECK(c) (ARR__LIKELY(c) ? (void)0 : arr__assert_fail(__FILE__, __LINE__, #c))
+#define ARR__CHECK(c) (ARR_LIKELY(c) ? (void)0 : arr__assert_fail(__FILE__, __LINE__, #c))
 
 #endif

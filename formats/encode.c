@@ -6,6 +6,7 @@
 
 #include <string.h>
 
+#include "allocrr/compiler.h"
 #include "varint.h"
 
 #ifndef ARR_ENC_MAP_SLOTS
@@ -122,20 +123,333 @@ static inline uint32_t hash_ptr(uint64_t p)
 
 /* Remember that allocation number n (or free number n, with freed =
  * MAP_FREED) concerned p. */
-static inline void map_put(struct arr_encoder *enc, uint64_t p, uint32_t n, uint32_t freed)
+static inline void map_put(uint64_t *map, uint32_t hmask, uint64_t p, uint32_t n, uint32_t freed)
 {
 	if ((p >> 48) || n >= MAP_FREED)
 		return;
-	enc->map[hash_ptr(p) & enc->hmask] = MAP_KEY(p) | freed | n;
+	map[hash_ptr(p) & hmask] = MAP_KEY(p) | freed | n;
 }
 
-static inline int map_get(const struct arr_encoder *enc, uint64_t p, uint32_t *idx)
+static inline int map_get(const uint64_t *map, uint32_t hmask, uint64_t p, uint32_t *idx)
 {
-	uint64_t s = enc->map[hash_ptr(p) & enc->hmask];
+	uint64_t s = map[hash_ptr(p) & hmask];
 	if ((s & ~0xffffull) != MAP_KEY(p) || (p >> 48) || !p)
 		return 0;
 	*idx = (uint32_t)(s & 0xffff);
 	return 1;
+}
+
+/*
+ * Encoding one run of raw records, in the mirror image of trace_read.c: one
+ * helper per column family (encode_ptr / decode_ptr, ...), each writing
+ * exactly what its decode_* twin reads.
+ */
+#define HOT static ARR_ALWAYS_INLINE
+
+struct run {
+	/* copies of the encoder's settings: the loop's byte stores could alias
+	 * *enc, not a local copy, so these stay in registers */
+	uint64_t *map;
+	uint32_t hmask;
+	unsigned shift;
+	uint64_t t_base, t_mult;
+	int stacks;
+	uint8_t *c[ARR_NCOLS_MAX]; /* each column's end */
+	uint8_t *sn, *mo;          /* ends of the stack nodes and module entries */
+	uint32_t nnodes, nmods;
+	uint64_t prev_addr;        /* the previous stack node's address */
+	uint64_t prev_sid;         /* the previous stack id */
+	uint64_t first_t, last_t, prev_q;
+	uint64_t prev_ret;         /* the previous returned pointer */
+	uint64_t prev_miss;        /* the previous pointer argument coded as a delta */
+	uint32_t nallocs, nfrees, nevents;
+};
+
+#define PUT(r, col, v) ((r)->c[col] = arr__put_uvarint((r)->c[col], (v)))
+
+/* A raw timestamp in ns since the start, through the clock map. */
+HOT uint64_t map_time(const struct run *r, uint64_t t)
+{
+	if (r->t_mult)
+		t = t > r->t_base ? (uint64_t)(((unsigned __int128)(t - r->t_base) * r->t_mult) >> 32) : 0;
+	return t;
+}
+
+/* n new stack nodes: pairs of (id | parent << 32, address). */
+HOT void encode_stack_nodes(struct run *r, const uint64_t *a, size_t n)
+{
+	for (size_t k = 0; k < n; k++) {
+		uint64_t id = a[2 * k] & 0xffffffffu, parent = a[2 * k] >> 32, addr = a[2 * k + 1];
+		r->sn = arr__put_uvarint(r->sn, id);
+		r->sn = arr__put_uvarint(r->sn, parent);
+		r->sn = arr__put_uvarint(r->sn, arr__zigzag((int64_t)(addr - r->prev_addr)));
+		r->prev_addr = addr;
+	}
+	r->nnodes += (uint32_t)n;
+}
+
+/* One module entry from base, size, lengths, then build id and path. */
+HOT void encode_module(struct run *r, uint64_t w0, const uint64_t *a)
+{
+	uint8_t *mo = r->mo;
+	size_t bl = a[2] & 0xff, pl = (a[2] >> 8) & 0xffff;
+	mo[ARR_ME_KIND] = (uint8_t)(a[2] >> 24);
+	arr_le64_write(mo + ARR_ME_T, map_time(r, ARR_RAW_T(w0)));
+	arr_le64_write(mo + ARR_ME_BASE, a[0]);
+	arr_le64_write(mo + ARR_ME_SIZE, a[1]);
+	mo[ARR_ME_BUILD_ID_LEN] = (uint8_t)bl;
+	memcpy(mo + ARR_ME_FIXED, a + 3, bl);
+	mo += ARR_ME_FIXED + bl;
+	arr_le16_write(mo, (uint16_t)pl);
+	memcpy(mo + ARR_ME_PATH_LEN, (const uint8_t *)(a + 3) + bl, pl);
+	r->mo = mo + ARR_ME_PATH_LEN + pl;
+	r->nmods++;
+}
+
+HOT void encode_time(struct run *r, uint64_t w0)
+{
+	const unsigned shift = r->shift;
+	uint64_t t = map_time(r, ARR_RAW_T(w0));
+	if (r->nevents == 0) {
+		r->prev_q = t >> shift;
+		r->first_t = r->prev_q << shift;
+	}
+	if (t < r->last_t)
+		t = r->last_t; /* never let time run backwards within a thread */
+	r->last_t = t;
+	uint64_t q = t >> shift;
+	PUT(r, ARR_COL_TIME, q - r->prev_q);
+	r->prev_q = q;
+}
+
+HOT void encode_stack(struct run *r, uint64_t sid)
+{
+	PUT(r, ARR_COL_STACK, arr__zigzag((int64_t)(sid - r->prev_sid)));
+	r->prev_sid = sid;
+}
+
+/*
+ * The argument words' shape of each operation, made from its facts in
+ * ARR_OP_MAP (words in the order ptr, nmemb or align or pid, size or
+ * amount, ret, string): one load and one indexed jump per event, where
+ * testing each fact costs a branch apiece.
+ */
+enum { S_NONE, S_SIZE_RET, S_AUX_SIZE_RET, S_PTR_SIZE_RET, S_PTR_AUX_SIZE_RET, S_PTR, S_PID, S_AMOUNT, S_STR };
+#define AUX_F (ARR_OPF_NMEMB | ARR_OPF_ALIGN)
+#define SHAPE(f)                                                                                        \
+	((f) & ARR_OPF_STR      ? S_STR                                                                 \
+	 : (f) & ARR_OPF_PID    ? S_PID                                                                 \
+	 : (f) & ARR_OPF_AMOUNT ? S_AMOUNT                                                              \
+	 : !((f) & ARR_OPF_RET) ? ((f) & ARR_OPF_PTR ? S_PTR : S_NONE)                                  \
+	 : (f) & ARR_OPF_PTR    ? ((f) & AUX_F ? S_PTR_AUX_SIZE_RET : S_PTR_SIZE_RET)                   \
+				: ((f) & AUX_F ? S_AUX_SIZE_RET : S_SIZE_RET))
+static const uint8_t op_shape[ARR_OP_MAX_] = {
+#define OP_SHAPE(name, val, str, args, facts) [val] = SHAPE(facts),
+	ARR_OP_MAP(OP_SHAPE)
+#undef OP_SHAPE
+};
+/* The shapes assume what every allocating call has: a size. */
+#define OP_SHAPE_OK(name, val, str, args, facts) \
+	_Static_assert(!((facts) & ARR_OPF_RET) || ((facts) & ARR_OPF_SIZE), #name " returns a block of no size");
+ARR_OP_MAP(OP_SHAPE_OK)
+#undef OP_SHAPE_OK
+
+/* The argument words to the aux, size and blob columns; the pointers are
+ * left in *ptr and *ret, and which of the two the call has is returned. */
+enum { HAS_PTR = 1, HAS_RET = 2 };
+HOT unsigned encode_args(struct run *r, unsigned op, const uint64_t *a, uint64_t *ptr, uint64_t *ret)
+{
+	switch (op_shape[op]) {
+	case S_SIZE_RET:
+		PUT(r, ARR_COL_SIZE, a[0]);
+		*ret = a[1];
+		return HAS_RET;
+	case S_AUX_SIZE_RET:
+		PUT(r, ARR_COL_AUX, a[0]);
+		PUT(r, ARR_COL_SIZE, a[1]);
+		*ret = a[2];
+		return HAS_RET;
+	case S_PTR_SIZE_RET:
+		*ptr = a[0];
+		PUT(r, ARR_COL_SIZE, a[1]);
+		*ret = a[2];
+		return HAS_PTR | HAS_RET;
+	case S_PTR_AUX_SIZE_RET:
+		*ptr = a[0];
+		PUT(r, ARR_COL_AUX, a[1]);
+		PUT(r, ARR_COL_SIZE, a[2]);
+		*ret = a[3];
+		return HAS_PTR | HAS_RET;
+	case S_PTR:
+		*ptr = a[0];
+		return HAS_PTR;
+	case S_PID:
+		PUT(r, ARR_COL_AUX, arr__zigzag((int64_t)a[0]));
+		break;
+	case S_AMOUNT:
+		PUT(r, ARR_COL_SIZE, a[0]);
+		break;
+	case S_STR: {
+		uint64_t len = a[0];
+		PUT(r, ARR_COL_BLOB, len);
+		memcpy(r->c[ARR_COL_BLOB], a + 1, len);
+		r->c[ARR_COL_BLOB] += len;
+		break;
+	}
+	default: /* thread start and exit carry no arguments */
+		break;
+	}
+	return 0;
+}
+
+/* The pointer argument: NULL, the age of an allocation, or a delta. */
+HOT void encode_ptr(struct run *r, uint64_t ptr)
+{
+	uint32_t idx;
+	uint64_t v;
+	if (ptr == 0) {
+		v = 0;
+	} else if (map_get(r->map, r->hmask, ptr, &idx) && !(idx & MAP_FREED)) {
+		v = ((uint64_t)(r->nallocs - idx) << 1) | 1;
+	} else {
+		uint64_t zz = arr__zigzag((int64_t)(ptr - r->prev_miss));
+		r->prev_miss = ptr;
+		if (zz < (1ull << 62)) {
+			v = 4 + (zz << 1);
+		} else { /* escape: the delta follows whole */
+			PUT(r, ARR_COL_PTR, 2);
+			v = zz;
+		}
+	}
+	PUT(r, ARR_COL_PTR, v);
+	if (ptr) /* remember it as freed: allocators hand such blocks out next */
+		map_put(r->map, r->hmask, ptr, r->nfrees++, MAP_FREED);
+}
+
+/* The returned pointer: the age of a free, or a delta. */
+HOT void encode_ret(struct run *r, uint64_t ret)
+{
+	uint32_t idx;
+	uint64_t v;
+	if (map_get(r->map, r->hmask, ret, &idx) && (idx & MAP_FREED)) {
+		v = ((uint64_t)(r->nfrees - (idx & ~MAP_FREED)) << 1) | 1;
+	} else {
+		uint64_t zz = arr__zigzag((int64_t)(ret - r->prev_ret));
+		if (zz < (1ull << 62)) {
+			v = 2 + (zz << 1);
+		} else { /* escape: the delta follows whole */
+			PUT(r, ARR_COL_RET, 0);
+			v = zz;
+		}
+	}
+	PUT(r, ARR_COL_RET, v);
+	r->prev_ret = ret;
+	map_put(r->map, r->hmask, ret, r->nallocs++, 0);
+}
+
+/* One event record of `words` words at w. */
+HOT void encode_event(struct run *r, const uint64_t *w, size_t words)
+{
+	uint64_t w0 = w[0];
+	unsigned op = ARR_RAW_OP(w0), failed = ARR_RAW_FAILED(w0);
+	const uint64_t *a = w + 1;
+	encode_time(r, w0);
+	*r->c[ARR_COL_OP]++ = (uint8_t)(op | (failed ? ARR_OPF_FAILED : 0));
+	if (failed)
+		PUT(r, ARR_COL_ERR, arr__zigzag((int32_t)w[words - 1]));
+	uint64_t ptr = 0, ret = 0;
+	unsigned has = encode_args(r, op, a, &ptr, &ret);
+	if (r->stacks && (has & HAS_RET))
+		encode_stack(r, (w0 & ARR_RAW_HAS_STACK) ? a[arr_op_raw_args(op)] : 0);
+	if (has & HAS_PTR) /* the argument before the result: realloc(p) frees p first */
+		encode_ptr(r, ptr);
+	if ((has & HAS_RET) && !failed)
+		encode_ret(r, ret);
+	r->nevents++;
+}
+
+/* The run's new stack nodes and modules, each as a chunk, at out: a reader
+ * meets a node before its use. Returns the bytes written. */
+static size_t write_stack_chunks(const struct arr_encoder *enc, const struct run *r, uint32_t tid, uint8_t *out)
+{
+	uint8_t *start = out;
+	if (r->nnodes) {
+		size_t len = (size_t)(r->sn - enc->aux[0]);
+		arr__chunk_prefix_write(out, ARR_CHUNK_STACKS, 0, (uint32_t)(ARR_STACKS_HDR + len));
+		arr_le32_write(out + ARR_CHUNK_PREFIX + ARR_SH_TID, tid);
+		arr_le32_write(out + ARR_CHUNK_PREFIX + ARR_SH_COUNT, r->nnodes);
+		memcpy(out + ARR_CHUNK_PREFIX + ARR_STACKS_HDR, enc->aux[0], len);
+		out += ARR_CHUNK_PREFIX + ARR_STACKS_HDR + len;
+	}
+	if (r->nmods) {
+		size_t len = (size_t)(r->mo - enc->aux[1]);
+		arr__chunk_prefix_write(out, ARR_CHUNK_MODULES, 0, (uint32_t)(ARR_MODULES_HDR + len));
+		arr_le32_write(out + ARR_CHUNK_PREFIX + ARR_MH_COUNT, r->nmods);
+		arr_le32_write(out + ARR_CHUNK_PREFIX + ARR_MH_RESERVED, 0);
+		memcpy(out + ARR_CHUNK_PREFIX + ARR_MODULES_HDR, enc->aux[1], len);
+		out += ARR_CHUNK_PREFIX + ARR_MODULES_HDR + len;
+	}
+	return (size_t)(out - start);
+}
+
+/* The events chunk: column lengths, then the columns, compressed. Returns
+ * its size or a negative code. */
+static long write_events_chunk(struct arr_encoder *enc, const struct run *r, uint32_t tid, uint8_t *out,
+			       size_t out_cap)
+{
+	const int ncols = enc->stacks ? ARR_NCOLS_MAX : ARR_NCOLS;
+	uint8_t *p = enc->payload;
+	for (int k = 0; k < ncols; k++)
+		p = arr__put_uvarint(p, (uint64_t)(r->c[k] - enc->col[k]));
+	for (int k = 0; k < ncols; k++) {
+		size_t len = (size_t)(r->c[k] - enc->col[k]);
+		memcpy(p, enc->col[k], len);
+		p += len;
+	}
+	size_t raw = (size_t)(p - enc->payload);
+
+	uint8_t *body = out + ARR_CHUNK_PREFIX;
+	size_t z = ZSTD_compress2(enc->cctx, body + ARR_EVENTS_HDR, out_cap - ARR_CHUNK_PREFIX - ARR_EVENTS_HDR,
+				  enc->payload, raw);
+	if (ZSTD_isError(z))
+		return ARR_ECOMPRESS;
+	size_t body_size = ARR_EVENTS_HDR + z;
+	arr__chunk_prefix_write(out, ARR_CHUNK_EVENTS, enc->stacks ? ARR_EVF_STACKS : 0, (uint32_t)body_size);
+	struct arr__events_hdr eh = {.tid = tid, .nevents = r->nevents, .first_t = r->first_t,
+				     .last_t = r->last_t >> enc->time_shift << enc->time_shift,
+				     .raw_size = (uint32_t)raw};
+	arr__events_hdr_write(body, &eh);
+	return (long)(ARR_CHUNK_PREFIX + body_size);
+}
+
+/* The records of one run into the columns and aux buffers of *out. The
+ * loop works on a copy whose address never leaves the always-inline helpers,
+ * so the compiler keeps it in registers. Returns 0 or ARR_EINVAL. */
+static int encode_records(struct run *out, const uint64_t *w, size_t nwords)
+{
+	struct run r = *out;
+	int rc = 0;
+	for (size_t i = 0; i < nwords;) {
+		unsigned op = ARR_RAW_OP(w[i]);
+		if ((arr_op_facts(op) & ARR_OPF_STR) && (i + 1 >= nwords || w[i + 1] > (uint64_t)(nwords - i) * 8)) {
+			rc = ARR_EINVAL;
+			break;
+		}
+		size_t words = arr__raw_words(w + i);
+		if (!words || i + words > nwords) {
+			rc = ARR_EINVAL;
+			break;
+		}
+		if (op == ARR_RAW_STACKS)
+			encode_stack_nodes(&r, w + i + 1, (words - 1) / 2);
+		else if (op == ARR_RAW_MODULE)
+			encode_module(&r, w[i], w + i + 1);
+		else
+			encode_event(&r, w + i, words);
+		i += words;
+	}
+	*out = r;
+	return rc;
 }
 
 long arr__encode_events(struct arr_encoder *enc, uint32_t tid, const uint64_t *w, size_t nwords,
@@ -146,249 +460,31 @@ long arr__encode_events(struct arr_encoder *enc, uint32_t tid, const uint64_t *w
 	if (out_cap < arr__encoder_bound(enc))
 		return ARR_ERANGE;
 	memset(enc->map, 0, ((size_t)enc->hmask + 1) * sizeof *enc->map);
-	uint8_t *c[ARR_NCOLS_MAX];
-	for (int i = 0; i < ARR_NCOLS_MAX; i++)
-		c[i] = enc->col[i];
-	uint8_t *sn = enc->aux[0], *mo = enc->aux[1];
-	uint32_t nnodes = 0, nmods = 0;
-	uint64_t prev_addr = 0, prev_sid = 0;
-	const int stacks = enc->stacks;
+	struct run r = {.map = enc->map, .hmask = enc->hmask, .shift = enc->time_shift, .t_base = enc->t_base,
+			.t_mult = enc->t_mult, .stacks = enc->stacks, .sn = enc->aux[0], .mo = enc->aux[1]};
+	for (int k = 0; k < ARR_NCOLS_MAX; k++)
+		r.c[k] = enc->col[k];
+	int rc = encode_records(&r, w, nwords);
+	if (rc)
+		return rc;
 
-	const unsigned shift = enc->time_shift;
-	const uint64_t base = enc->t_base, mult = enc->t_mult;
-	uint64_t first_t = 0, last_t = 0, prev_q = 0;
-	uint64_t prev_ret = 0, prev_miss = 0;
-	uint32_t nallocs = 0, nfrees = 0, nevents = 0;
-	size_t i = 0;
-	while (i < nwords) {
-		uint64_t w0 = w[i];
-		unsigned op = ARR_RAW_OP(w0);
-		if ((arr_op_facts(op) & ARR_OPF_STR) && (i + 1 >= nwords || w[i + 1] > (uint64_t)(nwords - i) * 8))
-			return ARR_EINVAL;
-		size_t words = arr__raw_words(w + i);
-		if (!words || i + words > nwords)
-			return ARR_EINVAL;
-		const uint64_t *a = w + i + 1;
-		if (op == ARR_RAW_STACKS) {
-			size_t n = (words - 1) / 2;
-			for (size_t k = 0; k < n; k++) {
-				uint64_t id = a[2 * k] & 0xffffffffu, parent = a[2 * k] >> 32, addr = a[2 * k + 1];
-				sn = arr__put_uvarint(sn, id);
-				sn = arr__put_uvarint(sn, parent);
-				sn = arr__put_uvarint(sn, arr__zigzag((int64_t)(addr - prev_addr)));
-				prev_addr = addr;
-			}
-			nnodes += (uint32_t)n;
-			i += words;
-			continue;
-		}
-		if (op == ARR_RAW_MODULE) {
-			uint64_t t = ARR_RAW_T(w0);
-			if (mult)
-				t = t > base ? (uint64_t)(((unsigned __int128)(t - base) * mult) >> 32) : 0;
-			size_t bl = a[2] & 0xff, pl = (a[2] >> 8) & 0xffff;
-			*mo++ = (uint8_t)(a[2] >> 24);
-			arr__put_u64(mo, t);
-			mo += 8;
-			arr__put_u64(mo, a[0]);
-			arr__put_u64(mo + 8, a[1]);
-			mo[16] = (uint8_t)bl;
-			memcpy(mo + 17, a + 3, bl);
-			mo += 17 + bl;
-			arr__put_u16(mo, (uint16_t)pl);
-			memcpy(mo + 2, (const uint8_t *)(a + 3) + bl, pl);
-			mo += 2 + pl;
-			nmods++;
-			i += words;
-			continue;
-		}
-		uint64_t t = ARR_RAW_T(w0);
-		if (mult)
-			t = t > base ? (uint64_t)(((unsigned __int128)(t - base) * mult) >> 32) : 0;
-		if (nevents == 0) {
-			prev_q = t >> shift;
-			first_t = prev_q << shift;
-		}
-		if (t < last_t)
-			t = last_t; /* never let time run backwards within a thread */
-		last_t = t;
-		uint64_t q = t >> shift;
-		c[ARR_COL_TIME] = arr__put_uvarint(c[ARR_COL_TIME], q - prev_q);
-		prev_q = q;
-
-		unsigned failed = ARR_RAW_FAILED(w0);
-		*c[ARR_COL_OP]++ = (uint8_t)(op | (failed ? ARR_OPF_FAILED : 0));
-		if (failed)
-			c[ARR_COL_ERR] = arr__put_uvarint(c[ARR_COL_ERR], arr__zigzag((int32_t)w[i + words - 1]));
-
-		if (stacks && (arr_op_facts(op) & ARR_OPF_RET)) {
-			uint64_t sid = (w0 & ARR_RAW_HAS_STACK) ? a[arr_op_raw_args(op)] : 0;
-			c[ARR_COL_STACK] = arr__put_uvarint(c[ARR_COL_STACK], arr__zigzag((int64_t)(sid - prev_sid)));
-			prev_sid = sid;
-		}
-
-		uint64_t ptr_arg = 0, ret = 0;
-		int has_ptr = 0, has_ret = 0;
-		switch (op) {
-		case ARR_OP_MALLOC:
-		case ARR_OP_VALLOC:
-		case ARR_OP_PVALLOC:
-			c[ARR_COL_SIZE] = arr__put_uvarint(c[ARR_COL_SIZE], a[0]);
-			ret = a[1], has_ret = 1;
-			break;
-		case ARR_OP_CALLOC:
-		case ARR_OP_POSIX_MEMALIGN:
-		case ARR_OP_ALIGNED_ALLOC:
-		case ARR_OP_MEMALIGN:
-			c[ARR_COL_AUX] = arr__put_uvarint(c[ARR_COL_AUX], a[0]);
-			c[ARR_COL_SIZE] = arr__put_uvarint(c[ARR_COL_SIZE], a[1]);
-			ret = a[2], has_ret = 1;
-			break;
-		case ARR_OP_REALLOC:
-			ptr_arg = a[0], has_ptr = 1;
-			c[ARR_COL_SIZE] = arr__put_uvarint(c[ARR_COL_SIZE], a[1]);
-			ret = a[2], has_ret = 1;
-			break;
-		case ARR_OP_REALLOCARRAY:
-			ptr_arg = a[0], has_ptr = 1;
-			c[ARR_COL_AUX] = arr__put_uvarint(c[ARR_COL_AUX], a[1]);
-			c[ARR_COL_SIZE] = arr__put_uvarint(c[ARR_COL_SIZE], a[2]);
-			ret = a[3], has_ret = 1;
-			break;
-		case ARR_OP_FREE:
-			ptr_arg = a[0], has_ptr = 1;
-			break;
-		case ARR_OP_FORK:
-			c[ARR_COL_AUX] = arr__put_uvarint(c[ARR_COL_AUX], arr__zigzag((int64_t)a[0]));
-			break;
-		case ARR_OP_RSS:
-			c[ARR_COL_SIZE] = arr__put_uvarint(c[ARR_COL_SIZE], a[0]);
-			break;
-		case ARR_OP_EXEC:
-		case ARR_OP_MARK: {
-			uint64_t len = a[0];
-			c[ARR_COL_BLOB] = arr__put_uvarint(c[ARR_COL_BLOB], len);
-			memcpy(c[ARR_COL_BLOB], a + 1, len);
-			c[ARR_COL_BLOB] += len;
-			break;
-		}
-		default: /* thread start/exit carry no arguments */
-			break;
-		}
-
-		/* The argument pointer before the result: realloc(p) frees p first. */
-		if (has_ptr) {
-			uint32_t idx;
-			uint64_t v;
-			if (ptr_arg == 0)
-				v = 0;
-			else if (map_get(enc, ptr_arg, &idx) && !(idx & MAP_FREED))
-				v = ((uint64_t)(nallocs - idx) << 1) | 1;
-			else {
-				uint64_t zz = arr__zigzag((int64_t)(ptr_arg - prev_miss));
-				prev_miss = ptr_arg;
-				if (zz < (1ull << 62)) {
-					v = 4 + (zz << 1);
-				} else { /* escape: the delta follows whole */
-					c[ARR_COL_PTR] = arr__put_uvarint(c[ARR_COL_PTR], 2);
-					v = zz;
-				}
-			}
-			c[ARR_COL_PTR] = arr__put_uvarint(c[ARR_COL_PTR], v);
-			if (ptr_arg) /* remember it as freed: allocators hand such blocks out next */
-				map_put(enc, ptr_arg, nfrees++, MAP_FREED);
-		}
-		if (has_ret && !failed) {
-			uint32_t idx;
-			uint64_t v;
-			if (map_get(enc, ret, &idx) && (idx & MAP_FREED)) {
-				v = ((uint64_t)(nfrees - (idx & ~MAP_FREED)) << 1) | 1;
-			} else {
-				uint64_t zz = arr__zigzag((int64_t)(ret - prev_ret));
-				if (zz < (1ull << 62)) {
-					v = 2 + (zz << 1);
-				} else { /* escape: the delta follows whole */
-					c[ARR_COL_RET] = arr__put_uvarint(c[ARR_COL_RET], 0);
-					v = zz;
-				}
-			}
-			c[ARR_COL_RET] = arr__put_uvarint(c[ARR_COL_RET], v);
-			prev_ret = ret;
-			map_put(enc, ret, nallocs++, 0);
-		}
-		nevents++;
-		i += words;
-	}
-
-	/* New stack nodes and modules first: a reader meets a node before its use. */
-	uint8_t *start = out;
-	if (nnodes) {
-		size_t len = (size_t)(sn - enc->aux[0]);
-		arr__put_u32(out, ARR_CHUNK_SYNC);
-		arr__put_u16(out + 4, ARR_CHUNK_STACKS);
-		arr__put_u16(out + 6, 0);
-		arr__put_u32(out + 8, (uint32_t)(ARR_STACKS_HDR + len));
-		arr__put_u32(out + ARR_CHUNK_PREFIX, tid);
-		arr__put_u32(out + ARR_CHUNK_PREFIX + 4, nnodes);
-		memcpy(out + ARR_CHUNK_PREFIX + ARR_STACKS_HDR, enc->aux[0], len);
-		out += ARR_CHUNK_PREFIX + ARR_STACKS_HDR + len;
-	}
-	if (nmods) {
-		size_t len = (size_t)(mo - enc->aux[1]);
-		arr__put_u32(out, ARR_CHUNK_SYNC);
-		arr__put_u16(out + 4, ARR_CHUNK_MODULES);
-		arr__put_u16(out + 6, 0);
-		arr__put_u32(out + 8, (uint32_t)(ARR_MODULES_HDR + len));
-		arr__put_u32(out + ARR_CHUNK_PREFIX, nmods);
-		arr__put_u32(out + ARR_CHUNK_PREFIX + 4, 0);
-		memcpy(out + ARR_CHUNK_PREFIX + ARR_MODULES_HDR, enc->aux[1], len);
-		out += ARR_CHUNK_PREFIX + ARR_MODULES_HDR + len;
-	}
-	out_cap -= (size_t)(out - start);
-	enc->last_nevents = nevents;
-	if (!nevents)
-		return (long)(out - start);
-
-	/* Payload: column lengths, then the columns. */
-	const int ncols = stacks ? ARR_NCOLS_MAX : ARR_NCOLS;
-	uint8_t *p = enc->payload;
-	for (int k = 0; k < ncols; k++)
-		p = arr__put_uvarint(p, (uint64_t)(c[k] - enc->col[k]));
-	for (int k = 0; k < ncols; k++) {
-		size_t len = (size_t)(c[k] - enc->col[k]);
-		memcpy(p, enc->col[k], len);
-		p += len;
-	}
-	size_t raw = (size_t)(p - enc->payload);
-
-	uint8_t *body = out + ARR_CHUNK_PREFIX;
-	size_t z = ZSTD_compress2(enc->cctx, body + ARR_EVENTS_HDR,
-				  out_cap - ARR_CHUNK_PREFIX - ARR_EVENTS_HDR, enc->payload, raw);
-	if (ZSTD_isError(z))
-		return ARR_ECOMPRESS;
-	size_t body_size = ARR_EVENTS_HDR + z;
-	arr__put_u32(out, ARR_CHUNK_SYNC);
-	arr__put_u16(out + 4, ARR_CHUNK_EVENTS);
-	arr__put_u16(out + 6, stacks ? ARR_EVF_STACKS : 0);
-	arr__put_u32(out + 8, (uint32_t)body_size);
-	arr__put_u32(body, tid);
-	arr__put_u32(body + 4, nevents);
-	arr__put_u64(body + 8, first_t);
-	arr__put_u64(body + 16, last_t >> shift << shift);
-	arr__put_u32(body + 24, (uint32_t)raw);
-	arr__put_u32(body + 28, 0);
-	return (long)(out - start) + (long)(ARR_CHUNK_PREFIX + body_size);
+	size_t pre = write_stack_chunks(enc, &r, tid, out);
+	enc->last_nevents = r.nevents;
+	if (!r.nevents)
+		return (long)pre;
+	long n = write_events_chunk(enc, &r, tid, out + pre, out_cap - pre);
+	return n < 0 ? n : (long)pre + n;
 }
 
 static uint8_t *put_tlv(uint8_t *p, uint8_t *end, uint16_t key, const void *val, size_t len)
 {
-	if (!p || (size_t)(end - p) < 6 + len)
+	if (!p || (size_t)(end - p) < ARR_TLV_HDR + len)
 		return NULL;
-	arr__put_u16(p, key);
-	arr__put_u32(p + 2, (uint32_t)len);
+	arr_le16_write(p + ARR_TLV_KEY, key);
+	arr_le32_write(p + ARR_TLV_LEN, (uint32_t)len);
 	if (len)
-		memcpy(p + 6, val, len);
-	return p + 6 + len;
+		memcpy(p + ARR_TLV_HDR, val, len);
+	return p + ARR_TLV_HDR + len;
 }
 
 static uint8_t *put_tlv_str(uint8_t *p, uint8_t *end, uint16_t key, const char *s)
@@ -399,7 +495,7 @@ static uint8_t *put_tlv_str(uint8_t *p, uint8_t *end, uint16_t key, const char *
 static uint8_t *put_tlv_u64(uint8_t *p, uint8_t *end, uint16_t key, uint64_t v)
 {
 	uint8_t b[8];
-	arr__put_u64(b, v);
+	arr_le64_write(b, v);
 	return put_tlv(p, end, key, b, 8);
 }
 
@@ -408,10 +504,6 @@ long arr__encode_header(const struct arr_header_info *info, uint8_t *out, size_t
 	if (cap < ARR_FILE_HDR_FIXED)
 		return ARR_ERANGE;
 	uint8_t *end = out + cap;
-	memcpy(out, ARR_MAGIC, ARR_MAGIC_LEN);
-	arr__put_u16(out + 8, ARR_TRACE_MAJOR);
-	arr__put_u16(out + 10, ARR_TRACE_MINOR_WRITTEN(info->features));
-	arr__put_u64(out + 16, info->features);
 	uint8_t *p = out + ARR_FILE_HDR_FIXED;
 	p = put_tlv_u64(p, end, ARR_META_PID, (uint64_t)info->pid);
 	p = put_tlv_u64(p, end, ARR_META_PPID, (uint64_t)info->ppid);
@@ -427,20 +519,16 @@ long arr__encode_header(const struct arr_header_info *info, uint8_t *out, size_t
 	p = put_tlv_str(p, end, ARR_META_PARENT_TRACE, info->parent_trace);
 	if (!p)
 		return ARR_ERANGE;
-	arr__put_u32(out + 12, (uint32_t)(p - out));
+	struct arr__file_hdr h = {.major = ARR_TRACE_MAJOR, .minor = ARR_TRACE_MINOR_WRITTEN(info->features),
+				  .hdr_size = (uint32_t)(p - out), .features = info->features};
+	arr__file_hdr_write(out, &h);
 	return p - out;
 }
 
 size_t arr__encode_end(uint8_t *out, unsigned reason, int status, uint64_t t, uint64_t events)
 {
-	arr__put_u32(out, ARR_CHUNK_SYNC);
-	arr__put_u16(out + 4, ARR_CHUNK_END);
-	arr__put_u16(out + 6, 0);
-	arr__put_u32(out + 8, ARR_END_BODY);
-	uint8_t *b = out + ARR_CHUNK_PREFIX;
-	arr__put_u32(b, reason);
-	arr__put_u32(b + 4, (uint32_t)status);
-	arr__put_u64(b + 8, t);
-	arr__put_u64(b + 16, events);
+	arr__chunk_prefix_write(out, ARR_CHUNK_END, 0, ARR_END_BODY);
+	struct arr__end_body e = {.reason = reason, .status = status, .t = t, .events = events};
+	arr__end_body_write(out + ARR_CHUNK_PREFIX, &e);
 	return ARR_CHUNK_PREFIX + ARR_END_BODY;
 }

@@ -11,11 +11,91 @@
 #include <stdint.h>
 #include <string.h>
 
-/* File header: magic, then fixed fields, then metadata TLVs up to hdr_size. */
+/*
+ * Little-endian fixed fields. memcpy keeps the access legal at any
+ * alignment, and the swap happens only on a big-endian host, so on x86-64
+ * each read or write is one mov (checked: gcc -O2, `objdump -d`).
+ */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define ARR__LE16(v) __builtin_bswap16(v)
+#define ARR__LE32(v) __builtin_bswap32(v)
+#define ARR__LE64(v) __builtin_bswap64(v)
+#else
+#define ARR__LE16(v) (v)
+#define ARR__LE32(v) (v)
+#define ARR__LE64(v) (v)
+#endif
+static inline uint16_t arr_le16_read(const void *p)
+{
+	uint16_t v;
+	memcpy(&v, p, sizeof v);
+	return ARR__LE16(v);
+}
+static inline uint32_t arr_le32_read(const void *p)
+{
+	uint32_t v;
+	memcpy(&v, p, sizeof v);
+	return ARR__LE32(v);
+}
+static inline uint64_t arr_le64_read(const void *p)
+{
+	uint64_t v;
+	memcpy(&v, p, sizeof v);
+	return ARR__LE64(v);
+}
+static inline void arr_le16_write(void *p, uint16_t v)
+{
+	v = ARR__LE16(v);
+	memcpy(p, &v, sizeof v);
+}
+static inline void arr_le32_write(void *p, uint32_t v)
+{
+	v = ARR__LE32(v);
+	memcpy(p, &v, sizeof v);
+}
+static inline void arr_le64_write(void *p, uint64_t v)
+{
+	v = ARR__LE64(v);
+	memcpy(p, &v, sizeof v);
+}
+
+/*
+ * File header: magic, the fixed fields below, then metadata TLVs up to
+ * hdr_size. Offsets are from the start of the file.
+ */
 #define ARR_MAGIC "\x89" "ATRACE\n" /* 8 bytes: high bit, name, newline */
 #define ARR_MAGIC_LEN 8
-#define ARR_FILE_HDR_FIXED 24 /* magic 8, major 2, minor 2, hdr_size 4, features 8 */
+enum {
+	ARR_FH_MAJOR = 8,     /* u16 */
+	ARR_FH_MINOR = 10,    /* u16 */
+	ARR_FH_SIZE = 12,     /* u32 hdr_size: the fixed part and the TLVs */
+	ARR_FH_FEATURES = 16, /* u64 ARR_FEAT_* */
+	ARR_FILE_HDR_FIXED = 24
+};
 #define ARR_HDR_MAX (1u << 20)
+
+struct arr__file_hdr {
+	uint16_t major, minor;
+	uint32_t hdr_size;
+	uint64_t features;
+};
+/* Magic and fixed fields; the TLVs are the caller's. */
+static inline void arr__file_hdr_write(uint8_t *p, const struct arr__file_hdr *h)
+{
+	memcpy(p, ARR_MAGIC, ARR_MAGIC_LEN);
+	arr_le16_write(p + ARR_FH_MAJOR, h->major);
+	arr_le16_write(p + ARR_FH_MINOR, h->minor);
+	arr_le32_write(p + ARR_FH_SIZE, h->hdr_size);
+	arr_le64_write(p + ARR_FH_FEATURES, h->features);
+}
+/* Fixed fields of ARR_FILE_HDR_FIXED bytes at p; the magic is not checked. */
+static inline void arr__file_hdr_read(const uint8_t *p, struct arr__file_hdr *h)
+{
+	h->major = arr_le16_read(p + ARR_FH_MAJOR);
+	h->minor = arr_le16_read(p + ARR_FH_MINOR);
+	h->hdr_size = arr_le32_read(p + ARR_FH_SIZE);
+	h->features = arr_le64_read(p + ARR_FH_FEATURES);
+}
 
 /* Feature bits (informational in v1.0; readers ignore unknown ones). */
 #define ARR_FEAT_TSC_CLOCK (1u << 0) /* timestamps came from the TSC */
@@ -28,7 +108,8 @@
  * stacks is a 1.1 trace, byte for byte what a 1.1 writer made. */
 #define ARR_TRACE_MINOR_WRITTEN(features) ((features) & ARR_FEAT_STACKS ? ARR_TRACE_MINOR : 1)
 
-/* Metadata keys: TLV = u16 key, u32 len, bytes. Unknown keys are skipped. */
+/* Metadata TLV: u16 key, u32 len, len bytes. Unknown keys are skipped. */
+enum { ARR_TLV_KEY = 0, ARR_TLV_LEN = 2, ARR_TLV_HDR = 6 };
 enum arr_meta_key {
 	ARR_META_PID = 1,           /* i64 */
 	ARR_META_PPID = 2,          /* i64 */
@@ -43,10 +124,30 @@ enum arr_meta_key {
 	ARR_META_PARENT_TRACE = 11, /* string */
 };
 
-/* Chunk prefix: u32 sync, u16 type, u16 flags, u32 body_size. */
+/* Chunk prefix: u32 sync, u16 type, u16 flags, u32 body_size, then the body. */
 #define ARR_CHUNK_SYNC 0x4b4e4843u /* "CHNK" */
-#define ARR_CHUNK_PREFIX 12
+enum { ARR_CP_SYNC = 0, ARR_CP_TYPE = 4, ARR_CP_FLAGS = 6, ARR_CP_BODY_SIZE = 8, ARR_CHUNK_PREFIX = 12 };
 #define ARR_CHUNK_BODY_MAX (64u << 20)
+
+struct arr__chunk_prefix {
+	uint32_t sync;
+	uint16_t type, flags;
+	uint32_t body_size;
+};
+static inline void arr__chunk_prefix_write(uint8_t *p, uint16_t type, uint16_t flags, uint32_t body_size)
+{
+	arr_le32_write(p + ARR_CP_SYNC, ARR_CHUNK_SYNC);
+	arr_le16_write(p + ARR_CP_TYPE, type);
+	arr_le16_write(p + ARR_CP_FLAGS, flags);
+	arr_le32_write(p + ARR_CP_BODY_SIZE, body_size);
+}
+static inline void arr__chunk_prefix_read(const uint8_t *p, struct arr__chunk_prefix *c)
+{
+	c->sync = arr_le32_read(p + ARR_CP_SYNC);
+	c->type = arr_le16_read(p + ARR_CP_TYPE);
+	c->flags = arr_le16_read(p + ARR_CP_FLAGS);
+	c->body_size = arr_le32_read(p + ARR_CP_BODY_SIZE);
+}
 
 enum arr_chunk_type {
 	ARR_CHUNK_EVENTS = 1, /* events of one thread, zstd-compressed columns */
@@ -56,23 +157,86 @@ enum arr_chunk_type {
 };
 /* Events chunk flags: the payload has a ninth column, stack ids (1.2). */
 #define ARR_EVF_STACKS 0x1
+
 /* Stacks body: u32 tid, u32 count, then count nodes of uvarint id, uvarint
  * parent, uvarint zigzag(address - previous address in the chunk). */
-#define ARR_STACKS_HDR 8
+enum { ARR_SH_TID = 0, ARR_SH_COUNT = 4, ARR_STACKS_HDR = 8 };
+
 /* Modules body: u32 count, u32 reserved, then count entries of u8 kind,
  * u64 t, u64 base, u64 size, u8 build-id length, build id, u16 path length,
- * path. */
-#define ARR_MODULES_HDR 8
+ * path. Entry offsets are from the entry's start. */
+enum { ARR_MH_COUNT = 0, ARR_MH_RESERVED = 4, ARR_MODULES_HDR = 8 };
+enum {
+	ARR_ME_KIND = 0,       /* u8 */
+	ARR_ME_T = 1,          /* u64 */
+	ARR_ME_BASE = 9,       /* u64 */
+	ARR_ME_SIZE = 17,      /* u64 */
+	ARR_ME_BUILD_ID_LEN = 25, /* u8, then the build id */
+	ARR_ME_FIXED = 26,     /* then u16 path length and the path */
+	ARR_ME_PATH_LEN = 2
+};
+#define ARR_MODULE_BUILD_ID_MAX 64
 #define ARR_MODULE_PATH_MAX 1024
 
 /* Events body: u32 tid, u32 nevents, u64 first_t, u64 last_t, u32 raw_size,
  * u32 reserved, then one zstd frame (with checksum) of raw_size bytes. */
-#define ARR_EVENTS_HDR 32
+enum {
+	ARR_EH_TID = 0,
+	ARR_EH_NEVENTS = 4,
+	ARR_EH_FIRST_T = 8,
+	ARR_EH_LAST_T = 16,
+	ARR_EH_RAW_SIZE = 24,
+	ARR_EH_RESERVED = 28,
+	ARR_EVENTS_HDR = 32
+};
 #define ARR_CHUNK_EVENTS_MAX (1u << 20)
 #define ARR_CHUNK_RAW_MAX (32u << 20)
 
+struct arr__events_hdr {
+	uint32_t tid, nevents;
+	uint64_t first_t, last_t;
+	uint32_t raw_size;
+};
+static inline void arr__events_hdr_write(uint8_t *p, const struct arr__events_hdr *h)
+{
+	arr_le32_write(p + ARR_EH_TID, h->tid);
+	arr_le32_write(p + ARR_EH_NEVENTS, h->nevents);
+	arr_le64_write(p + ARR_EH_FIRST_T, h->first_t);
+	arr_le64_write(p + ARR_EH_LAST_T, h->last_t);
+	arr_le32_write(p + ARR_EH_RAW_SIZE, h->raw_size);
+	arr_le32_write(p + ARR_EH_RESERVED, 0);
+}
+static inline void arr__events_hdr_read(const uint8_t *p, struct arr__events_hdr *h)
+{
+	h->tid = arr_le32_read(p + ARR_EH_TID);
+	h->nevents = arr_le32_read(p + ARR_EH_NEVENTS);
+	h->first_t = arr_le64_read(p + ARR_EH_FIRST_T);
+	h->last_t = arr_le64_read(p + ARR_EH_LAST_T);
+	h->raw_size = arr_le32_read(p + ARR_EH_RAW_SIZE);
+}
+
 /* End body: u32 reason, i32 status, u64 t, u64 events. */
-#define ARR_END_BODY 24
+enum { ARR_ED_REASON = 0, ARR_ED_STATUS = 4, ARR_ED_T = 8, ARR_ED_EVENTS = 16, ARR_END_BODY = 24 };
+
+struct arr__end_body {
+	uint32_t reason;
+	int32_t status;
+	uint64_t t, events;
+};
+static inline void arr__end_body_write(uint8_t *p, const struct arr__end_body *e)
+{
+	arr_le32_write(p + ARR_ED_REASON, e->reason);
+	arr_le32_write(p + ARR_ED_STATUS, (uint32_t)e->status);
+	arr_le64_write(p + ARR_ED_T, e->t);
+	arr_le64_write(p + ARR_ED_EVENTS, e->events);
+}
+static inline void arr__end_body_read(const uint8_t *p, struct arr__end_body *e)
+{
+	e->reason = arr_le32_read(p + ARR_ED_REASON);
+	e->status = (int32_t)arr_le32_read(p + ARR_ED_STATUS);
+	e->t = arr_le64_read(p + ARR_ED_T);
+	e->events = arr_le64_read(p + ARR_ED_EVENTS);
+}
 
 /* Columns of a decompressed events payload, in this order. The payload
  * starts with one uvarint length per column. */
@@ -96,12 +260,5 @@ enum arr_col {
  * allocations in this chunk back to the one that returned the pointer
  * (1 = the latest); even >= 4 = 4 + (zz << 1) where zz = zigzag(ptr -
  * previous such ptr) < 2^62; 2 = escape, followed by zz as its own uvarint. */
-
-static inline void arr__put_u16(uint8_t *p, uint16_t v) { memcpy(p, &v, 2); }
-static inline void arr__put_u32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
-static inline void arr__put_u64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
-static inline uint16_t arr__get_u16(const uint8_t *p) { uint16_t v; memcpy(&v, p, 2); return v; }
-static inline uint32_t arr__get_u32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
-static inline uint64_t arr__get_u64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
 
 #endif

@@ -7,26 +7,6 @@
 
 #include "allocrr/trace.h"
 
-/* Which argument fields an operation has. */
-enum { F_SIZE = 1, F_NMEMB = 2, F_ALIGN = 4, F_PTR = 8, F_RET = 16, F_RC = 32 };
-
-static unsigned fields(unsigned op)
-{
-	switch (op) {
-	case ARR_OP_MALLOC:
-	case ARR_OP_VALLOC:
-	case ARR_OP_PVALLOC: return F_SIZE | F_RET;
-	case ARR_OP_CALLOC: return F_NMEMB | F_SIZE | F_RET;
-	case ARR_OP_REALLOC: return F_PTR | F_SIZE | F_RET;
-	case ARR_OP_REALLOCARRAY: return F_PTR | F_NMEMB | F_SIZE | F_RET;
-	case ARR_OP_FREE: return F_PTR;
-	case ARR_OP_POSIX_MEMALIGN: return F_ALIGN | F_SIZE | F_RET | F_RC;
-	case ARR_OP_ALIGNED_ALLOC:
-	case ARR_OP_MEMALIGN: return F_ALIGN | F_SIZE | F_RET;
-	default: return 0;
-	}
-}
-
 /* Length of the well-formed UTF-8 sequence at s (RFC 3629: no overlongs,
  * no surrogates, at most U+10FFFF), or 0. */
 static int utf8_len(const unsigned char *s)
@@ -147,7 +127,7 @@ int arr_event_fprint_json(FILE *f, const struct arr_event *ev)
 {
 	char buf[LINE_MAX_BYTES], *p = buf;
 	const char *name = arr_op_name(ev->op);
-	unsigned fl = fields(ev->op);
+	unsigned fl = arr_op_facts(ev->op);
 	p = put_str(p, "{\"t\":");
 	p = put_u64(p, ev->t);
 	p = put_str(p, ",\"tid\":");
@@ -155,21 +135,21 @@ int arr_event_fprint_json(FILE *f, const struct arr_event *ev)
 	p = put_str(p, ",\"op\":\"");
 	p = put_str(p, name ? name : "?");
 	*p++ = '"';
-	if (fl & F_SIZE)
+	if (fl & ARR_OPF_SIZE)
 		p = put_u64(put_str(p, ",\"size\":"), ev->size);
-	if (fl & F_NMEMB)
+	if (fl & ARR_OPF_NMEMB)
 		p = put_u64(put_str(p, ",\"nmemb\":"), ev->nmemb);
-	if (fl & F_ALIGN)
+	if (fl & ARR_OPF_ALIGN)
 		p = put_u64(put_str(p, ",\"align\":"), ev->align);
-	if (fl & F_PTR) {
+	if (fl & ARR_OPF_PTR) {
 		p = put_hex(put_str(p, ",\"ptr\":\""), ev->ptr);
 		*p++ = '"';
 	}
-	if (fl & F_RET) {
+	if (fl & ARR_OPF_RET) {
 		p = put_hex(put_str(p, ",\"ret\":\""), ev->ret);
 		*p++ = '"';
 	}
-	if ((fl & F_RC) || (ev->failed && arr_op_is_call(ev->op)))
+	if ((fl & ARR_OPF_RC) || (ev->failed && arr_op_is_call(ev->op)))
 		p = put_i64(put_str(p, ",\"err\":"), ev->err);
 	switch (ev->op) {
 	case ARR_OP_FORK:
@@ -204,7 +184,7 @@ int arr_event_fprint_text(FILE *f, const struct arr_event *ev)
 {
 	char buf[LINE_MAX_BYTES], num[48], *p = buf, *q;
 	const char *name = arr_op_name(ev->op);
-	unsigned fl = fields(ev->op);
+	unsigned fl = arr_op_facts(ev->op);
 	/* seconds with 6 decimals, rounded half up, right-aligned in 12 */
 	uint64_t us = ev->t / 1000 + (ev->t % 1000 >= 500);
 	q = put_u64(num, us / 1000000);
@@ -219,36 +199,17 @@ int arr_event_fprint_text(FILE *f, const struct arr_event *ev)
 	*p++ = ' ';
 	name = name ? name : "?";
 	p = put_padded(p, name, strlen(name), 14, 1);
-	switch (ev->op) {
-	case ARR_OP_MALLOC:
-	case ARR_OP_VALLOC:
-	case ARR_OP_PVALLOC:
-		p = put_u64(put_str(p, "("), ev->size);
+	if (fl & ARR_OPF_CALL) { /* the arguments in the call's order */
+		const char *sep = "(";
+		if (fl & ARR_OPF_PTR)
+			p = put_hex(put_str(p, sep), ev->ptr), sep = ", ";
+		if (fl & (ARR_OPF_NMEMB | ARR_OPF_ALIGN))
+			p = put_u64(put_str(p, sep), fl & ARR_OPF_NMEMB ? ev->nmemb : ev->align), sep = ", ";
+		if (fl & ARR_OPF_SIZE)
+			p = put_u64(put_str(p, sep), ev->size);
 		*p++ = ')';
-		break;
-	case ARR_OP_CALLOC:
-		p = put_u64(put_str(put_u64(put_str(p, "("), ev->nmemb), ", "), ev->size);
-		*p++ = ')';
-		break;
-	case ARR_OP_REALLOC:
-		p = put_u64(put_str(put_hex(put_str(p, "("), ev->ptr), ", "), ev->size);
-		*p++ = ')';
-		break;
-	case ARR_OP_REALLOCARRAY:
-		p = put_hex(put_str(p, "("), ev->ptr);
-		p = put_u64(put_str(put_u64(put_str(p, ", "), ev->nmemb), ", "), ev->size);
-		*p++ = ')';
-		break;
-	case ARR_OP_FREE:
-		p = put_hex(put_str(p, "("), ev->ptr);
-		*p++ = ')';
-		break;
-	case ARR_OP_POSIX_MEMALIGN:
-	case ARR_OP_ALIGNED_ALLOC:
-	case ARR_OP_MEMALIGN:
-		p = put_u64(put_str(put_u64(put_str(p, "("), ev->align), ", "), ev->size);
-		*p++ = ')';
-		break;
+	}
+	switch (ev->op) { /* the events that are no calls */
 	case ARR_OP_FORK: p = put_i64(put_str(p, "child "), (int64_t)ev->ptr); break;
 	case ARR_OP_EXEC:
 	case ARR_OP_MARK:
@@ -258,9 +219,9 @@ int arr_event_fprint_text(FILE *f, const struct arr_event *ev)
 		break;
 	case ARR_OP_RSS: p = put_str(put_u64(p, ev->size), " bytes"); break;
 	}
-	if (fl & F_RET)
+	if (fl & ARR_OPF_RET)
 		p = put_hex(put_str(p, " = "), ev->ret);
-	if ((fl & F_RC) || ev->failed)
+	if ((fl & ARR_OPF_RC) || ev->failed)
 		p = put_i64(put_str(p, " err "), ev->err);
 	fwrite(buf, 1, (size_t)(p - buf), f);
 	return (int)(p - buf);

@@ -20,6 +20,7 @@
 #include "allocrr/stacks.h"
 #include "allocrr/trace.h"
 #include "format.h"
+#include "allocrr/compiler.h"
 #include "varint.h"
 
 struct arr_trace {
@@ -165,15 +166,17 @@ static int parse_header(struct arr_trace *tr)
 	if (memcmp(fixed, ARR_MAGIC, ARR_MAGIC_LEN))
 		return bad_magic(tr, fixed);
 	struct arr_trace_meta *m = &tr->meta;
-	m->major = arr__get_u16(fixed + 8);
-	m->minor = arr__get_u16(fixed + 10);
-	uint32_t hdr_size = arr__get_u32(fixed + 12);
-	m->features = arr__get_u64(fixed + 16);
+	struct arr__file_hdr fh;
+	arr__file_hdr_read(fixed, &fh);
+	m->major = fh.major;
+	m->minor = fh.minor;
+	m->features = fh.features;
+	uint32_t hdr_size = fh.hdr_size;
 	if (m->major != ARR_TRACE_MAJOR)
-		return fail(tr, ARR_EVERSION, 8, "format version %u.%u, this reader reads %u.x",
+		return fail(tr, ARR_EVERSION, ARR_FH_MAJOR, "format version %u.%u, this reader reads %u.x",
 			    m->major, m->minor, ARR_TRACE_MAJOR);
 	if (hdr_size < ARR_FILE_HDR_FIXED || hdr_size > ARR_HDR_MAX)
-		return fail(tr, ARR_ECORRUPT, 12, "bad header size %u", hdr_size);
+		return fail(tr, ARR_ECORRUPT, ARR_FH_SIZE, "bad header size %u", hdr_size);
 	if (hdr_size > tr->file_size)
 		return fail(tr, ARR_ETRUNCATED, tr->file_size, "header cut short");
 	uint8_t *h = malloc(hdr_size);
@@ -188,18 +191,18 @@ static int parse_header(struct arr_trace *tr)
 	m->page_size = 4096;
 	uint32_t off = ARR_FILE_HDR_FIXED;
 	while (off < hdr_size) {
-		if (hdr_size - off < 6) {
+		if (hdr_size - off < ARR_TLV_HDR) {
 			rc = fail(tr, ARR_ECORRUPT, off, "metadata entry cut short");
 			break;
 		}
-		uint16_t key = arr__get_u16(h + off);
-		uint32_t len = arr__get_u32(h + off + 2);
-		const uint8_t *v = h + off + 6;
-		if (len > hdr_size - off - 6) {
+		uint16_t key = arr_le16_read(h + off + ARR_TLV_KEY);
+		uint32_t len = arr_le32_read(h + off + ARR_TLV_LEN);
+		const uint8_t *v = h + off + ARR_TLV_HDR;
+		if (len > hdr_size - off - ARR_TLV_HDR) {
 			rc = fail(tr, ARR_ECORRUPT, off, "metadata entry %u overruns the header", key);
 			break;
 		}
-		uint64_t u = len == 8 ? arr__get_u64(v) : 0;
+		uint64_t u = len == 8 ? arr_le64_read(v) : 0;
 		char **slot = NULL;
 		switch (key) {
 		case ARR_META_PID: m->pid = (int64_t)u; break;
@@ -241,7 +244,7 @@ static int parse_header(struct arr_trace *tr)
 					m->argc++;
 			}
 		}
-		off += 6 + len;
+		off += ARR_TLV_HDR + len;
 	}
 out:
 	free(h);
@@ -273,10 +276,14 @@ int arr_trace_open(struct arr_trace **out, const char *path)
 		return rc;
 	}
 	struct stat st;
-	if (fstat(tr->fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		int rc = S_ISDIR(st.st_mode) ? -EISDIR : -errno;
+	int rc = 0;
+	if (fstat(tr->fd, &st) < 0)
+		rc = -errno; /* st is undefined: look at nothing in it */
+	else if (!S_ISREG(st.st_mode))
+		rc = S_ISDIR(st.st_mode) ? -EISDIR : ARR_EINVAL;
+	if (rc) {
 		arr_trace_close(tr);
-		return rc ? rc : ARR_EINVAL;
+		return rc;
 	}
 	tr->file_size = (uint64_t)st.st_size;
 	tr->dctx = ZSTD_createDCtx();
@@ -284,7 +291,7 @@ int arr_trace_open(struct arr_trace **out, const char *path)
 		arr_trace_close(tr);
 		return ARR_ENOMEM;
 	}
-	int rc = parse_header(tr);
+	rc = parse_header(tr);
 	*out = tr; /* even on error, so the caller can ask where */
 	return rc;
 }
@@ -393,7 +400,7 @@ static int parse_stack_chunk(struct arr_trace *tr, unsigned type, uint64_t off, 
 		rc = fail(tr, ARR_ECORRUPT, off, "bad stacks chunk");
 		if (body < ARR_STACKS_HDR)
 			goto out;
-		uint32_t n = arr__get_u32(b + 4);
+		uint32_t n = arr_le32_read(b + ARR_SH_COUNT);
 		uint64_t addr = 0;
 		p += ARR_STACKS_HDR;
 		for (uint32_t k = 0; k < n; k++) {
@@ -427,20 +434,24 @@ static int parse_stack_chunk(struct arr_trace *tr, unsigned type, uint64_t off, 
 		rc = fail(tr, ARR_ECORRUPT, off, "bad modules chunk");
 		if (body < ARR_MODULES_HDR)
 			goto out;
-		uint32_t n = arr__get_u32(b);
+		uint32_t n = arr_le32_read(b + ARR_MH_COUNT);
 		p += ARR_MODULES_HDR;
 		for (uint32_t k = 0; k < n; k++) {
-			if (end - p < 26 || (size_t)(end - p) < 26u + p[25] + 2 || p[25] > 64)
+			if (end - p < ARR_ME_FIXED ||
+			    (size_t)(end - p) < (size_t)ARR_ME_FIXED + p[ARR_ME_BUILD_ID_LEN] + ARR_ME_PATH_LEN ||
+			    p[ARR_ME_BUILD_ID_LEN] > ARR_MODULE_BUILD_ID_MAX)
 				goto out;
-			struct arr_module m = {.kind = p[0], .t = arr__get_u64(p + 1), .base = arr__get_u64(p + 9),
-					       .size = arr__get_u64(p + 17), .build_id_len = p[25]};
-			memcpy(m.build_id, p + 26, m.build_id_len);
-			p += 26 + m.build_id_len;
-			size_t pl = arr__get_u16(p);
-			if ((size_t)(end - p) < 2 + pl)
+			struct arr_module m = {.kind = p[ARR_ME_KIND], .t = arr_le64_read(p + ARR_ME_T),
+					       .base = arr_le64_read(p + ARR_ME_BASE),
+					       .size = arr_le64_read(p + ARR_ME_SIZE),
+					       .build_id_len = p[ARR_ME_BUILD_ID_LEN]};
+			memcpy(m.build_id, p + ARR_ME_FIXED, m.build_id_len);
+			p += ARR_ME_FIXED + m.build_id_len;
+			size_t pl = arr_le16_read(p);
+			if ((size_t)(end - p) < ARR_ME_PATH_LEN + pl)
 				goto out;
-			char *path = dup_bytes(p + 2, pl);
-			p += 2 + pl;
+			char *path = dup_bytes(p + ARR_ME_PATH_LEN, pl);
+			p += ARR_ME_PATH_LEN + pl;
 			if (path && tr->nmods == tr->modcap) {
 				size_t cap = tr->modcap ? tr->modcap * 2 : 16;
 				struct arr_module *nm = realloc(tr->mods, cap * sizeof *nm);
@@ -475,10 +486,12 @@ static int parse_chunk(struct arr_trace *tr)
 	int rc = read_at(tr, pre, ARR_CHUNK_PREFIX, off);
 	if (rc)
 		return rc;
-	if (arr__get_u32(pre) != ARR_CHUNK_SYNC)
+	struct arr__chunk_prefix cp;
+	arr__chunk_prefix_read(pre, &cp);
+	if (cp.sync != ARR_CHUNK_SYNC)
 		return fail(tr, ARR_ECORRUPT, off, "bad chunk sync word");
-	uint16_t type = arr__get_u16(pre + 4);
-	uint32_t body = arr__get_u32(pre + 8);
+	uint16_t type = cp.type;
+	uint32_t body = cp.body_size;
 	if (body > ARR_CHUNK_BODY_MAX)
 		return fail(tr, ARR_ECORRUPT, off, "chunk size %u over the limit", body);
 	if (tr->file_size - off - ARR_CHUNK_PREFIX < body)
@@ -491,17 +504,18 @@ static int parse_chunk(struct arr_trace *tr)
 		rc = read_at(tr, pre + ARR_CHUNK_PREFIX, ARR_EVENTS_HDR, off + ARR_CHUNK_PREFIX);
 		if (rc)
 			return rc;
-		const uint8_t *b = pre + ARR_CHUNK_PREFIX;
+		struct arr__events_hdr eh;
+		arr__events_hdr_read(pre + ARR_CHUNK_PREFIX, &eh);
 		struct arr_chunk_info *ci = &tr->cur;
 		ci->offset = off;
 		ci->type = type;
-		ci->tid = arr__get_u32(b);
-		ci->nevents = arr__get_u32(b + 4);
-		ci->first_t = arr__get_u64(b + 8);
-		ci->last_t = arr__get_u64(b + 16);
+		ci->tid = eh.tid;
+		ci->nevents = eh.nevents;
+		ci->first_t = eh.first_t;
+		ci->last_t = eh.last_t;
 		ci->body_size = body;
-		tr->cur_flags = arr__get_u16(pre + 6);
-		tr->cur_raw_size = arr__get_u32(b + 24);
+		tr->cur_flags = cp.flags;
+		tr->cur_raw_size = eh.raw_size;
 		if (ci->nevents == 0 || ci->nevents > ARR_CHUNK_EVENTS_MAX ||
 		    tr->cur_raw_size > ARR_CHUNK_RAW_MAX || ci->first_t > ci->last_t)
 			return fail(tr, ARR_ECORRUPT, off, "bad events chunk header");
@@ -515,11 +529,13 @@ static int parse_chunk(struct arr_trace *tr)
 		rc = read_at(tr, b, ARR_END_BODY, off + ARR_CHUNK_PREFIX);
 		if (rc)
 			return rc;
+		struct arr__end_body e;
+		arr__end_body_read(b, &e);
 		tr->end.present = 1;
-		tr->end.reason = arr__get_u32(b);
-		tr->end.status = (int)arr__get_u32(b + 4);
-		tr->end.t = arr__get_u64(b + 8);
-		tr->end.events = arr__get_u64(b + 16);
+		tr->end.reason = e.reason;
+		tr->end.status = e.status;
+		tr->end.t = e.t;
+		tr->end.events = e.events;
 		return 2;
 	}
 	case ARR_CHUNK_STACKS:
@@ -572,53 +588,195 @@ int arr_trace_rewind(struct arr_trace *tr)
 	int rc = read_at(tr, fixed, sizeof fixed, 0);
 	if (rc)
 		return rc;
-	tr->pos = arr__get_u32(fixed + 12);
+	tr->pos = arr_le32_read(fixed + ARR_FH_SIZE);
 	tr->have_cur = 0;
 	tr->skipped = 0;
 	memset(&tr->end, 0, sizeof tr->end);
 	return 0;
 }
 
-/* Which columns each operation reads; 0 marks an unknown operation. The
- * order of reads below matches the writer (formats/encode.c). */
+/* Which columns each operation reads, from its facts in ARR_OP_MAP; 0 marks
+ * an unknown operation. The order of reads below matches the writer
+ * (formats/encode.c). */
 enum { C_OK = 1, C_SIZE = 2, C_NMEMB = 4, C_ALIGN = 8, C_PID = 16, C_PTR = 32, C_RET = 64, C_BLOB = 128 };
-static const uint8_t op_cols[32] = {
-	[ARR_OP_MALLOC] = C_OK | C_SIZE | C_RET,
-	[ARR_OP_VALLOC] = C_OK | C_SIZE | C_RET,
-	[ARR_OP_PVALLOC] = C_OK | C_SIZE | C_RET,
-	[ARR_OP_CALLOC] = C_OK | C_NMEMB | C_SIZE | C_RET,
-	[ARR_OP_POSIX_MEMALIGN] = C_OK | C_ALIGN | C_SIZE | C_RET,
-	[ARR_OP_ALIGNED_ALLOC] = C_OK | C_ALIGN | C_SIZE | C_RET,
-	[ARR_OP_MEMALIGN] = C_OK | C_ALIGN | C_SIZE | C_RET,
-	[ARR_OP_REALLOC] = C_OK | C_SIZE | C_PTR | C_RET,
-	[ARR_OP_REALLOCARRAY] = C_OK | C_NMEMB | C_SIZE | C_PTR | C_RET,
-	[ARR_OP_FREE] = C_OK | C_PTR,
-	[ARR_OP_THREAD_START] = C_OK,
-	[ARR_OP_THREAD_EXIT] = C_OK,
-	[ARR_OP_FORK] = C_OK | C_PID,
-	[ARR_OP_EXEC] = C_OK | C_BLOB,
-	[ARR_OP_RSS] = C_OK | C_SIZE,
-	[ARR_OP_MARK] = C_OK | C_BLOB,
+#define OP_COLS(f)                                                                                        \
+	(C_OK | ((f) & (ARR_OPF_SIZE | ARR_OPF_AMOUNT) ? C_SIZE : 0) | ((f) & ARR_OPF_NMEMB ? C_NMEMB : 0) | \
+	 ((f) & ARR_OPF_ALIGN ? C_ALIGN : 0) | ((f) & ARR_OPF_PID ? C_PID : 0) | ((f) & ARR_OPF_PTR ? C_PTR : 0) | \
+	 ((f) & ARR_OPF_RET ? C_RET : 0) | ((f) & ARR_OPF_STR ? C_BLOB : 0))
+static const uint8_t op_cols[ARR_OP_MAX_] = {
+#define OP_COLS_ENTRY(name, val, str, args, facts) [val] = OP_COLS(facts),
+	ARR_OP_MAP(OP_COLS_ENTRY)
+#undef OP_COLS_ENTRY
 };
 
-#define CORRUPT(what) fail(tr, ARR_ECORRUPT, ci->offset, "bad event data: %s", what)
-#define GETV(col, out)                                                            \
-	do {                                                                      \
-		if (!(cp[col] = arr__get_uvarint(cp[col], ce[col], &(out))))      \
-			return CORRUPT("column cut short");                       \
+/*
+ * Decoding one events chunk, in the mirror image of encode.c: one helper
+ * per column family, each reading exactly what its encode_* twin wrote.
+ * The helpers are always inlined into the loop of decode_events: it is the
+ * analysis hot path, and the state below then lives in registers.
+ */
+#define HOT static ARR_ALWAYS_INLINE
+
+struct dec {
+	const uint8_t *cp[ARR_NCOLS_MAX], *ce[ARR_NCOLS_MAX]; /* each column's cursor and end */
+	uint64_t *allocs, *frees; /* pointers returned and passed so far in the chunk */
+	uint64_t nallocs, nfrees;
+	uint64_t q;         /* time / unit of the previous event */
+	uint64_t prev_ret;  /* the previous returned pointer */
+	uint64_t prev_miss; /* the previous pointer argument coded as a delta */
+	uint64_t sid;       /* the previous stack id */
+	char *sp;           /* where the next string goes */
+	const char *why;    /* what was wrong, when a helper returns -1 */
+};
+
+HOT int dec_bad(struct dec *d, const char *why)
+{
+	d->why = why;
+	return -1;
+}
+
+/* Read one uvarint of column col into out, or return -1 from the caller. */
+#define GET_OR_RETURN(d, col, out)                                                 \
+	do {                                                                       \
+		if (!((d)->cp[col] = arr__get_uvarint((d)->cp[col], (d)->ce[col], &(out)))) \
+			return dec_bad(d, "column cut short");                     \
 	} while (0)
 
-/*
- * Decode the current chunk into ev (room for cur.nevents). Exec paths go to
- * the reader's string buffer, or, when own_strs is given, to a buffer
- * allocated here and handed over (NULL when the chunk has no strings).
- */
-static int decode_chunk(struct arr_trace *tr, struct arr_event *ev, char **own_strs)
+HOT int decode_time(struct dec *d, uint64_t *q)
 {
-	if (own_strs)
-		*own_strs = NULL;
-	if (!tr->have_cur)
-		return fail(tr, ARR_EINVAL, tr->pos, "no current chunk");
+	uint64_t dt;
+	GET_OR_RETURN(d, ARR_COL_TIME, dt);
+	*q = d->q += dt;
+	return 0;
+}
+
+HOT int decode_err(struct dec *d, struct arr_event *ev)
+{
+	uint64_t v;
+	GET_OR_RETURN(d, ARR_COL_ERR, v);
+	ev->err = (int32_t)arr__unzigzag(v);
+	return 0;
+}
+
+HOT int decode_stack(struct dec *d, struct arr_event *ev)
+{
+	uint64_t v;
+	GET_OR_RETURN(d, ARR_COL_STACK, v);
+	d->sid += (uint64_t)arr__unzigzag(v);
+	if (d->sid > UINT32_MAX)
+		return dec_bad(d, "stack id");
+	ev->stack = (uint32_t)d->sid;
+	return 0;
+}
+
+/* nmemb, alignment or a child's pid */
+HOT int decode_aux(struct dec *d, struct arr_event *ev, unsigned f)
+{
+	uint64_t v;
+	GET_OR_RETURN(d, ARR_COL_AUX, v);
+	if (f & C_NMEMB)
+		ev->nmemb = v;
+	else if (f & C_ALIGN)
+		ev->align = v;
+	else
+		ev->ptr = (uint64_t)arr__unzigzag(v);
+	return 0;
+}
+
+HOT int decode_size(struct dec *d, struct arr_event *ev)
+{
+	GET_OR_RETURN(d, ARR_COL_SIZE, ev->size);
+	return 0;
+}
+
+HOT int decode_blob(struct dec *d, struct arr_event *ev)
+{
+	uint64_t v;
+	GET_OR_RETURN(d, ARR_COL_BLOB, v);
+	if (v > (uint64_t)(d->ce[ARR_COL_BLOB] - d->cp[ARR_COL_BLOB]))
+		return dec_bad(d, "string cut short");
+	memcpy(d->sp, d->cp[ARR_COL_BLOB], v);
+	d->cp[ARR_COL_BLOB] += v;
+	ev->str = d->sp;
+	d->sp += v;
+	*d->sp++ = 0;
+	return 0;
+}
+
+/* The pointer argument: NULL, the age of an allocation, or a delta. */
+HOT int decode_ptr(struct dec *d, struct arr_event *ev)
+{
+	uint64_t v;
+	GET_OR_RETURN(d, ARR_COL_PTR, v);
+	if (v == 0) {
+		ev->ptr = 0;
+	} else if (v & 1) {
+		uint64_t age = v >> 1;
+		if (age == 0 || age > d->nallocs)
+			return dec_bad(d, "pointer age");
+		ev->ptr = d->allocs[d->nallocs - age];
+	} else {
+		if (v == 2) /* escape: the delta follows whole */
+			GET_OR_RETURN(d, ARR_COL_PTR, v);
+		else
+			v = (v - 4) >> 1;
+		d->prev_miss += (uint64_t)arr__unzigzag(v);
+		ev->ptr = d->prev_miss;
+	}
+	if (ev->ptr)
+		d->frees[d->nfrees++] = ev->ptr;
+	return 0;
+}
+
+/* The returned pointer: the age of a free, or a delta. */
+HOT int decode_ret(struct dec *d, struct arr_event *ev)
+{
+	uint64_t v;
+	GET_OR_RETURN(d, ARR_COL_RET, v);
+	if (v & 1) { /* a block freed earlier in this chunk */
+		uint64_t age = v >> 1;
+		if (age == 0 || age > d->nfrees)
+			return dec_bad(d, "free age");
+		d->prev_ret = d->frees[d->nfrees - age];
+	} else {
+		if (v == 0) /* escape: the delta follows whole */
+			GET_OR_RETURN(d, ARR_COL_RET, v);
+		else
+			v = (v - 2) >> 1;
+		d->prev_ret += (uint64_t)arr__unzigzag(v);
+	}
+	ev->ret = d->prev_ret;
+	d->allocs[d->nallocs++] = d->prev_ret;
+	return 0;
+}
+
+/* Decode n events of thread tid into ev. Returns 0 or -1 with d->why. */
+static int decode_events(struct dec *d, struct arr_event *ev, uint32_t n, uint32_t tid, uint64_t unit,
+			 int stacks)
+{
+	for (uint32_t i = 0; i < n; i++, ev++) {
+		uint8_t opb = *d->cp[ARR_COL_OP]++;
+		unsigned op = opb & ARR_OPF_MASK;
+		unsigned f = op_cols[op];
+		if ((opb & ~(ARR_OPF_MASK | ARR_OPF_FAILED)) || !f)
+			return dec_bad(d, "unknown operation");
+		uint64_t q;
+		if (decode_time(d, &q))
+			return -1;
+		*ev = (struct arr_event){.t = q * unit, .tid = tid, .op = (uint8_t)op,
+					 .failed = (opb & ARR_OPF_FAILED) != 0};
+		if ((ev->failed && decode_err(d, ev)) || (stacks && (f & C_RET) && decode_stack(d, ev)) ||
+		    ((f & (C_NMEMB | C_ALIGN | C_PID)) && decode_aux(d, ev, f)) ||
+		    ((f & C_SIZE) && decode_size(d, ev)) || ((f & C_BLOB) && decode_blob(d, ev)) ||
+		    ((f & C_PTR) && decode_ptr(d, ev)) || ((f & C_RET) && !ev->failed && decode_ret(d, ev)))
+			return -1;
+	}
+	return 0;
+}
+
+/* Read and decompress the current chunk's payload into tr->raw. */
+static int read_payload(struct arr_trace *tr, size_t *got)
+{
 	const struct arr_chunk_info *ci = &tr->cur;
 	size_t zsize = ci->body_size - ARR_EVENTS_HDR;
 	int rc;
@@ -630,129 +788,88 @@ static int decode_chunk(struct arr_trace *tr, struct arr_event *ev, char **own_s
 	rc = read_at(tr, tr->zbuf, zsize, ci->offset + ARR_CHUNK_PREFIX + ARR_EVENTS_HDR);
 	if (rc)
 		return rc;
-	size_t got = ZSTD_decompressDCtx(tr->dctx, tr->raw, tr->cur_raw_size, tr->zbuf, zsize);
-	if (ZSTD_isError(got))
-		return fail(tr, ARR_EDECOMPRESS, ci->offset, "%s", ZSTD_getErrorName(got));
-	if (got != tr->cur_raw_size)
+	*got = ZSTD_decompressDCtx(tr->dctx, tr->raw, tr->cur_raw_size, tr->zbuf, zsize);
+	if (ZSTD_isError(*got))
+		return fail(tr, ARR_EDECOMPRESS, ci->offset, "%s", ZSTD_getErrorName(*got));
+	if (*got != tr->cur_raw_size)
 		return fail(tr, ARR_ECORRUPT, ci->offset, "payload size mismatch");
+	return 0;
+}
 
-	const uint8_t *p = tr->raw, *end = tr->raw + got;
-	const uint8_t *cp[ARR_NCOLS_MAX], *ce[ARR_NCOLS_MAX];
-	uint64_t lens[ARR_NCOLS_MAX], total = 0;
-	const int stacks = (tr->cur_flags & ARR_EVF_STACKS) != 0, ncols = stacks ? ARR_NCOLS_MAX : ARR_NCOLS;
+/* Find the columns in the payload: their lengths, then their bytes. */
+static const char *split_columns(struct dec *d, const uint8_t *p, const uint8_t *end, int ncols)
+{
+	uint64_t lens[ARR_NCOLS_MAX], total = 0, got = (uint64_t)(end - p);
 	for (int k = 0; k < ncols; k++) {
 		if (!(p = arr__get_uvarint(p, end, &lens[k])) || lens[k] > got)
-			return CORRUPT("column lengths");
+			return "column lengths";
 		total += lens[k];
 	}
 	if (total != (uint64_t)(end - p))
-		return CORRUPT("column lengths do not add up");
+		return "column lengths do not add up";
 	for (int k = 0; k < ncols; k++) {
-		cp[k] = p;
-		ce[k] = p + lens[k];
+		d->cp[k] = p;
+		d->ce[k] = p + lens[k];
 		p += lens[k];
 	}
-	if (lens[ARR_COL_OP] != ci->nevents)
-		return CORRUPT("event count");
-	char *sp;
-	if (!own_strs) {
-		if ((rc = reserve((void **)&tr->strs, &tr->strcap, lens[ARR_COL_BLOB] + ci->nevents + 1)))
-			return rc;
-		sp = tr->strs;
-	} else if (lens[ARR_COL_BLOB]) {
-		if (!(sp = *own_strs = malloc(lens[ARR_COL_BLOB] + ci->nevents + 1)))
-			return ARR_ENOMEM;
-	} else {
-		sp = NULL; /* no exec event: nothing is written through sp */
-	}
+	return NULL;
+}
 
-	const uint64_t unit = tr->meta.time_unit_ns;
-	uint64_t q = ci->first_t / unit, prev_ret = 0, prev_miss = 0, nallocs = 0, nfrees = 0, sid = 0;
-	for (uint32_t i = 0; i < ci->nevents; i++, ev++) {
-		uint8_t opb = *cp[ARR_COL_OP]++;
-		unsigned op = opb & ARR_OPF_MASK;
-		unsigned f = op_cols[op];
-		if ((opb & ~(ARR_OPF_MASK | ARR_OPF_FAILED)) || !f)
-			return CORRUPT("unknown operation");
-		uint64_t dt, v;
-		GETV(ARR_COL_TIME, dt);
-		q += dt;
-		*ev = (struct arr_event){.t = q * unit, .tid = ci->tid, .op = (uint8_t)op,
-					 .failed = (opb & ARR_OPF_FAILED) != 0};
-		if (ev->failed) {
-			GETV(ARR_COL_ERR, v);
-			ev->err = (int32_t)arr__unzigzag(v);
+#define RETURN_CORRUPT(what)                                                              \
+	do {                                                                              \
+		rc = fail(tr, ARR_ECORRUPT, ci->offset, "bad event data: %s", what);      \
+		goto out;                                                                 \
+	} while (0)
+
+/*
+ * Decode the current chunk into ev (room for cur.nevents). Exec paths go to
+ * the reader's string buffer, or, when own_strs is given, to a buffer
+ * allocated here and handed over (NULL when the chunk has none, and on
+ * error).
+ */
+static int decode_chunk(struct arr_trace *tr, struct arr_event *ev, char **own_strs)
+{
+	if (own_strs)
+		*own_strs = NULL;
+	if (!tr->have_cur)
+		return fail(tr, ARR_EINVAL, tr->pos, "no current chunk");
+	const struct arr_chunk_info *ci = &tr->cur;
+	size_t got;
+	int rc = read_payload(tr, &got);
+	if (rc)
+		return rc;
+
+	struct dec d = {.allocs = tr->allocs, .frees = tr->frees, .q = ci->first_t / tr->meta.time_unit_ns};
+	const int stacks = (tr->cur_flags & ARR_EVF_STACKS) != 0, ncols = stacks ? ARR_NCOLS_MAX : ARR_NCOLS;
+	const char *why = split_columns(&d, tr->raw, tr->raw + got, ncols);
+	if (why)
+		RETURN_CORRUPT(why);
+	if ((uint64_t)(d.ce[ARR_COL_OP] - d.cp[ARR_COL_OP]) != ci->nevents)
+		RETURN_CORRUPT("event count");
+	size_t blob = (size_t)(d.ce[ARR_COL_BLOB] - d.cp[ARR_COL_BLOB]);
+	if (!own_strs) {
+		if ((rc = reserve((void **)&tr->strs, &tr->strcap, blob + ci->nevents + 1)))
+			goto out;
+		d.sp = tr->strs;
+	} else if (blob) {
+		if (!(d.sp = *own_strs = malloc(blob + ci->nevents + 1))) {
+			rc = ARR_ENOMEM;
+			goto out;
 		}
-		if (stacks && (f & C_RET)) {
-			GETV(ARR_COL_STACK, v);
-			sid += (uint64_t)arr__unzigzag(v);
-			if (sid > UINT32_MAX)
-				return CORRUPT("stack id");
-			ev->stack = (uint32_t)sid;
-		}
-		if (f & (C_NMEMB | C_ALIGN | C_PID)) {
-			GETV(ARR_COL_AUX, v);
-			if (f & C_NMEMB)
-				ev->nmemb = v;
-			else if (f & C_ALIGN)
-				ev->align = v;
-			else
-				ev->ptr = (uint64_t)arr__unzigzag(v);
-		}
-		if (f & C_SIZE)
-			GETV(ARR_COL_SIZE, ev->size);
-		if (f & C_BLOB) {
-			GETV(ARR_COL_BLOB, v);
-			if (v > (uint64_t)(ce[ARR_COL_BLOB] - cp[ARR_COL_BLOB]))
-				return CORRUPT("string cut short");
-			memcpy(sp, cp[ARR_COL_BLOB], v);
-			cp[ARR_COL_BLOB] += v;
-			ev->str = sp;
-			sp += v;
-			*sp++ = 0;
-		}
-		if (f & C_PTR) {
-			GETV(ARR_COL_PTR, v);
-			if (v == 0)
-				ev->ptr = 0;
-			else if (v & 1) {
-				uint64_t age = v >> 1;
-				if (age == 0 || age > nallocs)
-					return CORRUPT("pointer age");
-				ev->ptr = tr->allocs[nallocs - age];
-			} else {
-				if (v == 2) /* escape: the delta follows whole */
-					GETV(ARR_COL_PTR, v);
-				else
-					v = (v - 4) >> 1;
-				prev_miss += (uint64_t)arr__unzigzag(v);
-				ev->ptr = prev_miss;
-			}
-			if (ev->ptr)
-				tr->frees[nfrees++] = ev->ptr;
-		}
-		if ((f & C_RET) && !ev->failed) {
-			GETV(ARR_COL_RET, v);
-			if (v & 1) { /* a block freed earlier in this chunk */
-				uint64_t age = v >> 1;
-				if (age == 0 || age > nfrees)
-					return CORRUPT("free age");
-				prev_ret = tr->frees[nfrees - age];
-			} else {
-				if (v == 0) /* escape: the delta follows whole */
-					GETV(ARR_COL_RET, v);
-				else
-					v = (v - 2) >> 1;
-				prev_ret += (uint64_t)arr__unzigzag(v);
-			}
-			ev->ret = prev_ret;
-			tr->allocs[nallocs++] = prev_ret;
-		}
-	}
+	} /* else no exec event: nothing is written through d.sp */
+
+	if (decode_events(&d, ev, ci->nevents, ci->tid, tr->meta.time_unit_ns, stacks))
+		RETURN_CORRUPT(d.why);
 	for (int k = 0; k < ncols; k++)
-		if (cp[k] != ce[k])
-			return CORRUPT("trailing column bytes");
+		if (d.cp[k] != d.ce[k])
+			RETURN_CORRUPT("trailing column bytes");
 	return (int)ci->nevents;
+out:
+	if (own_strs) {
+		free(*own_strs);
+		*own_strs = NULL;
+	}
+	return rc;
 }
 
 int arr_trace_read_chunk(struct arr_trace *tr, const struct arr_event **events)
@@ -770,10 +887,5 @@ int arr_trace_read_chunk(struct arr_trace *tr, const struct arr_event **events)
 
 int arr__trace_read_chunk_into(struct arr_trace *tr, struct arr_event *events, char **strs)
 {
-	int rc = decode_chunk(tr, events, strs);
-	if (rc < 0 && *strs) {
-		free(*strs);
-		*strs = NULL;
-	}
-	return rc;
+	return decode_chunk(tr, events, strs);
 }

@@ -91,7 +91,7 @@ static void resolve(void)
 
 static inline int ready(void)
 {
-	if (likely(real.malloc != NULL))
+	if (ARR_LIKELY(real.malloc != NULL))
 		return 1;
 	resolve();
 	return real.malloc != NULL;
@@ -101,11 +101,11 @@ static inline int ready(void)
 
 EXPORT void *malloc(size_t size)
 {
-	if (unlikely(!ready()))
+	if (ARR_UNLIKELY(!ready()))
 		return boot_alloc(size, 16);
 	void *r = real.malloc(size);
 	uint64_t t = rec_stamp();
-	if (likely(!(r == NULL)))
+	if (ARR_LIKELY(!(r == NULL)))
 		rec_ok(ARR_OP_MALLOC, t, 2, size, (uint64_t)r, 0, 0);
 	else
 		arr__rec_event(ARR_OP_MALLOC, t, 1, errno, 2, size, (uint64_t)r, 0, 0);
@@ -114,7 +114,7 @@ EXPORT void *malloc(size_t size)
 
 EXPORT void *calloc(size_t n, size_t size)
 {
-	if (unlikely(!ready())) {
+	if (ARR_UNLIKELY(!ready())) {
 		size_t total;
 		if (__builtin_mul_overflow(n, size, &total))
 			return NULL;
@@ -122,7 +122,7 @@ EXPORT void *calloc(size_t n, size_t size)
 	}
 	void *r = real.calloc(n, size);
 	uint64_t t = rec_stamp();
-	if (likely(!(r == NULL)))
+	if (ARR_LIKELY(!(r == NULL)))
 		rec_ok(ARR_OP_CALLOC, t, 3, n, size, (uint64_t)r, 0);
 	else
 		arr__rec_event(ARR_OP_CALLOC, t, 1, errno, 3, n, size, (uint64_t)r, 0);
@@ -131,9 +131,9 @@ EXPORT void *calloc(size_t n, size_t size)
 
 EXPORT void free(void *p)
 {
-	if (unlikely(is_boot(p)))
+	if (ARR_UNLIKELY(is_boot(p)))
 		return;
-	if (unlikely(!ready()))
+	if (ARR_UNLIKELY(!ready()))
 		return;
 	uint64_t t = rec_stamp();
 	real.free(p);
@@ -152,12 +152,12 @@ static void *boot_realloc(void *p, size_t size)
 
 EXPORT void *realloc(void *p, size_t size)
 {
-	if (unlikely(is_boot(p) || !ready()))
+	if (ARR_UNLIKELY(is_boot(p) || !ready()))
 		return boot_realloc(p, size);
 	void *r = real.realloc(p, size);
 	/* realloc(p, 0) frees p and may return NULL without failing. */
 	uint64_t t = rec_stamp();
-	if (likely(!(r == NULL)))
+	if (ARR_LIKELY(!(r == NULL)))
 		rec_ok(ARR_OP_REALLOC, t, 3, (uint64_t)p, size, (uint64_t)r, 0);
 	else
 		arr__rec_event(ARR_OP_REALLOC, t, 1, errno, 3, (uint64_t)p, size, (uint64_t)r, 0);
@@ -166,7 +166,7 @@ EXPORT void *realloc(void *p, size_t size)
 
 EXPORT void *reallocarray(void *p, size_t n, size_t size)
 {
-	if (unlikely(is_boot(p) || !ready())) {
+	if (ARR_UNLIKELY(is_boot(p) || !ready())) {
 		size_t total;
 		if (__builtin_mul_overflow(n, size, &total)) {
 			errno = ENOMEM;
@@ -181,7 +181,7 @@ EXPORT void *reallocarray(void *p, size_t n, size_t size)
 	void *r = real.reallocarray(p, n, size);
 	ts_set(mode);
 	uint64_t t = rec_stamp();
-	if (likely(!(r == NULL)))
+	if (ARR_LIKELY(!(r == NULL)))
 		rec_ok(ARR_OP_REALLOCARRAY, t, 4, (uint64_t)p, n, size, (uint64_t)r);
 	else
 		arr__rec_event(ARR_OP_REALLOCARRAY, t, 1, errno, 4, (uint64_t)p, n, size, (uint64_t)r);
@@ -190,7 +190,7 @@ EXPORT void *reallocarray(void *p, size_t n, size_t size)
 
 EXPORT int posix_memalign(void **out, size_t align, size_t size)
 {
-	if (unlikely(!ready())) {
+	if (ARR_UNLIKELY(!ready())) {
 		void *p = boot_alloc(size, align);
 		if (!p)
 			return ENOMEM;
@@ -199,7 +199,7 @@ EXPORT int posix_memalign(void **out, size_t align, size_t size)
 	}
 	int rc = real.posix_memalign(out, align, size);
 	uint64_t t = rec_stamp();
-	if (likely(!(rc != 0)))
+	if (ARR_LIKELY(!(rc != 0)))
 		rec_ok(ARR_OP_POSIX_MEMALIGN, t, 3, align, size, rc ? 0 : (uint64_t)*out, 0);
 	else
 		arr__rec_event(ARR_OP_POSIX_MEMALIGN, t, 1, rc, 3, align, size, rc ? 0 : (uint64_t)*out, 0);
@@ -208,11 +208,11 @@ EXPORT int posix_memalign(void **out, size_t align, size_t size)
 
 EXPORT void *aligned_alloc(size_t align, size_t size)
 {
-	if (unlikely(!ready()))
+	if (ARR_UNLIKELY(!ready()))
 		return boot_alloc(size, align);
 	void *r = real.aligned_alloc(align, size);
 	uint64_t t = rec_stamp();
-	if (likely(!(r == NULL)))
+	if (ARR_LIKELY(!(r == NULL)))
 		rec_ok(ARR_OP_ALIGNED_ALLOC, t, 3, align, size, (uint64_t)r, 0);
 	else
 		arr__rec_event(ARR_OP_ALIGNED_ALLOC, t, 1, errno, 3, align, size, (uint64_t)r, 0);
@@ -221,11 +221,11 @@ EXPORT void *aligned_alloc(size_t align, size_t size)
 
 EXPORT void *memalign(size_t align, size_t size)
 {
-	if (unlikely(!ready()))
+	if (ARR_UNLIKELY(!ready()))
 		return boot_alloc(size, align);
 	void *r = real.memalign(align, size);
 	uint64_t t = rec_stamp();
-	if (likely(!(r == NULL)))
+	if (ARR_LIKELY(!(r == NULL)))
 		rec_ok(ARR_OP_MEMALIGN, t, 3, align, size, (uint64_t)r, 0);
 	else
 		arr__rec_event(ARR_OP_MEMALIGN, t, 1, errno, 3, align, size, (uint64_t)r, 0);
@@ -234,11 +234,11 @@ EXPORT void *memalign(size_t align, size_t size)
 
 EXPORT void *valloc(size_t size)
 {
-	if (unlikely(!ready()))
+	if (ARR_UNLIKELY(!ready()))
 		return boot_alloc(size, 4096);
 	void *r = real.valloc(size);
 	uint64_t t = rec_stamp();
-	if (likely(!(r == NULL)))
+	if (ARR_LIKELY(!(r == NULL)))
 		rec_ok(ARR_OP_VALLOC, t, 2, size, (uint64_t)r, 0, 0);
 	else
 		arr__rec_event(ARR_OP_VALLOC, t, 1, errno, 2, size, (uint64_t)r, 0, 0);
@@ -247,11 +247,11 @@ EXPORT void *valloc(size_t size)
 
 EXPORT void *pvalloc(size_t size)
 {
-	if (unlikely(!ready()))
+	if (ARR_UNLIKELY(!ready()))
 		return boot_alloc((size + 4095) & ~(size_t)4095, 4096);
 	void *r = real.pvalloc(size);
 	uint64_t t = rec_stamp();
-	if (likely(!(r == NULL)))
+	if (ARR_LIKELY(!(r == NULL)))
 		rec_ok(ARR_OP_PVALLOC, t, 2, size, (uint64_t)r, 0, 0);
 	else
 		arr__rec_event(ARR_OP_PVALLOC, t, 1, errno, 2, size, (uint64_t)r, 0, 0);

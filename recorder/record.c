@@ -961,10 +961,10 @@ static int written_by_ancestor(const char *path)
 		return 0;
 	ssize_t n = read(fd, h, sizeof h);
 	close(fd);
-	if (n < ARR_FILE_HDR_FIXED + 14 || memcmp(h, ARR_MAGIC, ARR_MAGIC_LEN) ||
-	    arr__get_u16(h + ARR_FILE_HDR_FIXED) != ARR_META_PID)
+	if (n < ARR_FILE_HDR_FIXED + ARR_TLV_HDR + 8 || memcmp(h, ARR_MAGIC, ARR_MAGIC_LEN) ||
+	    arr_le16_read(h + ARR_FILE_HDR_FIXED + ARR_TLV_KEY) != ARR_META_PID)
 		return 0;
-	pid_t owner = (pid_t)arr__get_u64(h + ARR_FILE_HDR_FIXED + 6);
+	pid_t owner = (pid_t)arr_le64_read(h + ARR_FILE_HDR_FIXED + ARR_TLV_HDR);
 	for (pid_t p = getpid(), depth = 0; p > 1 && depth < 64; depth++) {
 		if (p == owner)
 			return 1;

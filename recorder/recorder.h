@@ -24,10 +24,9 @@
 #include <stdint.h>
 #include <x86intrin.h>
 
+#include "allocrr/compiler.h"
 #include "writer.h"
 
-#define likely(x) __builtin_expect(!!(x), 1)
-#define unlikely(x) __builtin_expect(!!(x), 0)
 #define ARR_HIDDEN __attribute__((visibility("hidden")))
 
 struct tbuf {
@@ -118,7 +117,7 @@ ARR_HIDDEN void arr__rec_dropped(void);
 
 static inline int rec_enter(void)
 {
-	if (unlikely(arr__ts.busy)) {
+	if (ARR_UNLIKELY(arr__ts.busy)) {
 		if (!arr__ts.internal)
 			arr__rec_dropped();
 		return 0;
@@ -138,7 +137,7 @@ static inline void rec_leave(void)
  * Between rec_enter() and rec_leave(). */
 static inline uint64_t *rec_begin(unsigned words)
 {
-	if (likely(arr__ts.used + words <= arr__ts.cap))
+	if (ARR_LIKELY(arr__ts.used + words <= arr__ts.cap))
 		return arr__ts.w + arr__ts.used;
 	return arr__rec_slow(words);
 }
@@ -169,13 +168,13 @@ ARR_HIDDEN void arr__rss_from_hook(uint64_t now);
  */
 static inline uint64_t rec_stamp(void)
 {
-	if (likely(!arr__hot.exact_time) && arr__ts.skip) {
+	if (ARR_LIKELY(!arr__hot.exact_time) && arr__ts.skip) {
 		arr__ts.skip--;
 		return arr__ts.last_t;
 	}
 	arr__ts.skip = REC_STAMP_EVERY - 1;
 	uint64_t t = rec_now();
-	if (unlikely(t >= __atomic_load_n(&arr__hot.rss_due, __ATOMIC_RELAXED)))
+	if (ARR_UNLIKELY(t >= __atomic_load_n(&arr__hot.rss_due, __ATOMIC_RELAXED)))
 		arr__rss_from_hook(t);
 	return arr__ts.last_t = t;
 }
@@ -200,14 +199,14 @@ ARR_HIDDEN void arr__stacks_thread_exit(void);
 static inline void rec_ok(unsigned op, uint64_t t, unsigned nargs, uint64_t a0, uint64_t a1,
 			  uint64_t a2, uint64_t a3)
 {
-	if ((arr_op_facts(op) & ARR_OPF_RET) && unlikely(arr__hot.stacks)) {
+	if ((arr_op_facts(op) & ARR_OPF_RET) && ARR_UNLIKELY(arr__hot.stacks)) {
 		arr__rec_stacked(op, t, 0, 0, nargs, a0, a1, a2, a3);
 		return;
 	}
-	if (unlikely(!rec_enter()))
+	if (ARR_UNLIKELY(!rec_enter()))
 		return;
 	size_t used = arr__ts.used, n = 1 + nargs;
-	if (unlikely(used + n > arr__ts.cap)) {
+	if (ARR_UNLIKELY(used + n > arr__ts.cap)) {
 		rec_leave();
 		arr__rec_event(op, t, 0, 0, nargs, a0, a1, a2, a3);
 		return;

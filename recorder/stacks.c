@@ -255,7 +255,7 @@ static int in_known_module(uintptr_t addr)
 static struct stk_tab *tab_get(void)
 {
 	struct stk_tab *tb = stk_tls;
-	if (likely(tb && tb->gen == gen))
+	if (ARR_LIKELY(tb && tb->gen == gen))
 		return tb;
 	if (!tb && !(tb = stk_map(sizeof *tb)))
 		return NULL;
@@ -385,7 +385,7 @@ static uint32_t capture(void)
 	struct stk_tab *tb = tab_get();
 	if (!tb)
 		return 0;
-	if (unlikely(--tb->since_mod == 0)) {
+	if (ARR_UNLIKELY(--tb->since_mod == 0)) {
 		tb->since_mod = STK_MOD_CHECK;
 		check_modules();
 	}

@@ -32,7 +32,6 @@
 #include <xxhash.h>
 
 #include "addrmap.h"
-#include "allocrr/ptrmap.h"
 #include "allocrr/replay.h"
 #include "wl.h"
 
@@ -72,7 +71,7 @@ struct prep {
 	uint64_t page_size; /* the trace's, for pvalloc's rounding */
 	uint64_t off; /* file offset of the next block */
 	struct addrmap live, displaced;
-	struct arr_ptrmap tids;
+	struct addrmap tids; /* tid + 1 -> thread index */
 	struct pslot *slots;
 	size_t nslots, capslots;
 	struct pthr *thr;
@@ -191,9 +190,9 @@ static int sched_add(struct prep *pp, uint32_t t)
 
 static int thread_of(struct prep *pp, uint32_t tid, uint32_t *out)
 {
-	uint64_t v;
-	if (arr_ptrmap_get(&pp->tids, (uint64_t)tid + 1, &v)) {
-		*out = (uint32_t)v;
+	const struct am_entry *e = am_find(&pp->tids, (uint64_t)tid + 1);
+	if (e) {
+		*out = (uint32_t)e->val;
 		return 0;
 	}
 	int rc = grow((void **)&pp->thr, &pp->capthr, pp->nthr + 1, sizeof *pp->thr);
@@ -202,8 +201,7 @@ static int thread_of(struct prep *pp, uint32_t tid, uint32_t *out)
 	memset(&pp->thr[pp->nthr], 0, sizeof *pp->thr);
 	pp->thr[pp->nthr].tid = tid;
 	*out = (uint32_t)pp->nthr;
-	/* ptrmap hashes key >> 4: spread small tids */
-	rc = arr_ptrmap_put(&pp->tids, ((uint64_t)tid + 1), pp->nthr);
+	rc = am_put(&pp->tids, (uint64_t)tid + 1, pp->nthr);
 	pp->nthr++;
 	return rc;
 }
@@ -295,157 +293,194 @@ static inline int is_live(const struct prep *pp, uint64_t a)
 	return am_find(&pp->live, a) || (pp->displaced.count && am_find(&pp->displaced, a));
 }
 
-/*
- * Apply one call of thread ti. Unless force, a call that does not fit the
- * live set (free of an address not live, an address returned while live)
- * is left undone and BLOCKED is returned, with what it waits for in *t.
- */
 #define BLOCKED 1
-static inline __attribute__((always_inline)) int try_call(struct prep *pp, uint32_t ti, const struct arr_event *ev,
-							 int force)
-{
-	struct pthr *t = &pp->thr[ti];
-	unsigned op = ev->op;
-	uint64_t id, bytes; /* arr_event_bytes(ev, pp->page_size), where needed: not for free */
-	int rc, takes = arr_op_takes_ptr(op) && ev->ptr;
+#define DROPPED 2 /* a repair: the call is not replayed */
 
-	/* The live entry of the freed address (free), or of the returned
-	 * address (allocating calls), probed once and used below: nothing
-	 * changes the live map in between. */
-	struct am_entry *e = NULL;
-	if (op == ARR_OP_FREE) {
+static inline int block_on(struct pthr *t, int kind, uint64_t addr)
+{
+	t->wait_kind = kind;
+	t->wait_addr = addr;
+	return BLOCKED;
+}
+
+/* What try_call does with each call, from the operation table: one load,
+ * where arr_op_facts() would cost a bounds check and a load per test. */
+enum { K_FREE = 1, K_RESIZE, K_ALLOC };
+#define CALL_KIND(f)                                                                                    \
+	(!((f) & ARR_OPF_CALL) ? 0 : !((f) & ARR_OPF_RET) ? K_FREE : ((f) & ARR_OPF_PTR) ? K_RESIZE : K_ALLOC)
+static const uint8_t call_kind[256] = {
+#define CALL_KIND_ENTRY(name, val, str, args, facts) [val] = CALL_KIND(facts),
+	ARR_OP_MAP(CALL_KIND_ENTRY)
+#undef CALL_KIND_ENTRY
+};
+
+/*
+ * Does the call fit the live set? 0, or BLOCKED with what it waits for.
+ * *ep is the live entry of the freed address (free) or of the returned one
+ * (the other allocating calls but the resizes), probed once here and used
+ * when the call is applied: nothing changes the live map in between.
+ */
+static ARR_ALWAYS_INLINE int check_order(struct prep *pp, struct pthr *t, const struct arr_event *ev,
+					 unsigned kind, int force, struct am_entry **ep)
+{
+	int takes = kind != K_ALLOC && ev->ptr, rc;
+	*ep = NULL;
+	if (kind == K_FREE) {
 		if (ev->ptr && !pp->displaced.count) {
-			e = am_find(&pp->live, ev->ptr);
-			if (!e && !force) {
-				t->wait_kind = WAIT_ALLOC;
-				t->wait_addr = ev->ptr;
-				return BLOCKED;
-			}
+			*ep = am_find(&pp->live, ev->ptr);
+			if (!*ep && !force)
+				return block_on(t, WAIT_ALLOC, ev->ptr);
 		} else if (!force && takes && !is_live(pp, ev->ptr)) {
-			t->wait_kind = WAIT_ALLOC;
-			t->wait_addr = ev->ptr;
-			return BLOCKED;
+			return block_on(t, WAIT_ALLOC, ev->ptr);
 		}
-	} else if (op != ARR_OP_REALLOC && op != ARR_OP_REALLOCARRAY) {
+	} else if (kind == K_ALLOC) {
 		if (!ev->failed && ev->ret) {
 			if ((rc = am_reserve(&pp->live)))
 				return rc;
-			e = am_probe(&pp->live, ev->ret);
+			struct am_entry *e = *ep = am_probe(&pp->live, ev->ret);
 			if (!force && ev->ret != ev->ptr &&
-			    (e->key || (pp->displaced.count && am_find(&pp->displaced, ev->ret)))) {
-				t->wait_kind = WAIT_FREE;
-				t->wait_addr = ev->ret;
-				return BLOCKED;
-			}
+			    (e->key || (pp->displaced.count && am_find(&pp->displaced, ev->ret))))
+				return block_on(t, WAIT_FREE, ev->ret);
 		}
 	} else if (!force) {
-		if (takes && !is_live(pp, ev->ptr)) {
-			t->wait_kind = WAIT_ALLOC;
-			t->wait_addr = ev->ptr;
-			return BLOCKED;
-		}
-		if (!ev->failed && ev->ret && ev->ret != ev->ptr && is_live(pp, ev->ret)) {
-			t->wait_kind = WAIT_FREE;
-			t->wait_addr = ev->ret;
-			return BLOCKED;
+		if (takes && !is_live(pp, ev->ptr))
+			return block_on(t, WAIT_ALLOC, ev->ptr);
+		if (!ev->failed && ev->ret && ev->ret != ev->ptr && is_live(pp, ev->ret))
+			return block_on(t, WAIT_FREE, ev->ret);
+	}
+	return 0;
+}
+
+/* free: the object's id, or a repair when no live object is there. */
+static ARR_ALWAYS_INLINE uint8_t *emit_free(struct prep *pp, struct pthr *t, uint32_t ti, const struct arr_event *ev,
+				       struct am_entry *e, uint8_t *p, int *rcp)
+{
+	uint64_t id;
+	if (!ev->ptr) {
+		*p++ = ARR_OP_FREE;
+		return p;
+	}
+	uint64_t *recent = &pp->recent[(ev->ptr * 0x9E3779B97F4A7C15ull) >> (64 - RECENT_BITS)];
+	if (e) {
+		id = e->val;
+		am_del_at(&pp->live, e);
+	} else if (!unbind(pp, ev->ptr, &id)) {
+		pp->h.repairs[*recent == ev->ptr ? ARR_REPAIR_double_free : ARR_REPAIR_unknown_free]++;
+		*rcp = DROPPED;
+		return p;
+	}
+	*recent = ev->ptr;
+	p = put_sync(pp, t, ti, id, p);
+	*p++ = ARR_OP_FREE | WL_F_SRC;
+	p = wl_put(p, id);
+	pp->slots[id].ver++;
+	*rcp = release_id(pp, t, id);
+	return p;
+}
+
+/* realloc, reallocarray: of a live object (WL_F_SRC), or of none (a new one). */
+static ARR_ALWAYS_INLINE uint8_t *emit_resize(struct prep *pp, struct pthr *t, uint32_t ti, const struct arr_event *ev,
+					 uint8_t *p, int *rcp)
+{
+	unsigned op = ev->op;
+	uint64_t id = 0, bytes = arr_event_bytes(ev, pp->page_size);
+	int has_src = 0;
+	if (ev->ptr) {
+		struct am_entry *x = am_find(&pp->displaced, ev->ptr);
+		if (!x)
+			x = am_find(&pp->live, ev->ptr);
+		if (x) {
+			id = x->val;
+			has_src = 1;
+		} else {
+			pp->h.repairs[ARR_REPAIR_unknown_realloc]++;
 		}
 	}
-	if ((rc = stream_room(pp, &t->s, ti)))
-		return rc;
-	uint8_t *p = t->s.buf + t->s.len;
-
-	switch (op) {
-	case ARR_OP_FREE:
-		if (!ev->ptr) {
-			*p++ = ARR_OP_FREE;
-			break;
-		}
-		if (e) {
-			id = e->val;
-			am_del_at(&pp->live, e);
-		} else if (!unbind(pp, ev->ptr, &id)) {
-			uint64_t *r = &pp->recent[(ev->ptr * 0x9E3779B97F4A7C15ull) >> (64 - RECENT_BITS)];
-			pp->h.repairs[*r == ev->ptr ? ARR_REPAIR_double_free : ARR_REPAIR_unknown_free]++;
-			return 0;
-		}
-		pp->recent[(ev->ptr * 0x9E3779B97F4A7C15ull) >> (64 - RECENT_BITS)] = ev->ptr;
+	if (has_src) {
+		uint8_t flags = 0;
+		if (ev->failed)
+			flags = bytes == 0 ? WL_F_KILL : WL_F_FAILED;
 		p = put_sync(pp, t, ti, id, p);
-		*p++ = ARR_OP_FREE | WL_F_SRC;
+		*p++ = (uint8_t)(op | WL_F_SRC | flags);
 		p = wl_put(p, id);
 		pp->slots[id].ver++;
-		if ((rc = release_id(pp, t, id)))
-			return rc;
-		break;
-	case ARR_OP_REALLOC:
-	case ARR_OP_REALLOCARRAY: {
-		int has_src = 0;
-		bytes = arr_event_bytes(ev, pp->page_size);
-		if (ev->ptr) {
-			struct am_entry *x = am_find(&pp->displaced, ev->ptr);
-			if (!x)
-				x = am_find(&pp->live, ev->ptr);
-			if (x) {
-				id = x->val;
-				has_src = 1;
-			}
-			else
-				pp->h.repairs[ARR_REPAIR_unknown_realloc]++;
+		pp->slots[id].thread = ti;
+		if (flags & WL_F_KILL) {
+			unbind(pp, ev->ptr, &id);
+			if ((*rcp = release_id(pp, t, id)))
+				return p;
+		} else if (!ev->failed) {
+			unbind(pp, ev->ptr, &id);
+			pp->live_bytes += bytes - pp->slots[id].size;
+			pp->slots[id].size = bytes;
+			if (pp->live_bytes > pp->h.ideal_rss)
+				pp->h.ideal_rss = pp->live_bytes;
+			if ((*rcp = bind_at(pp, NULL, ev->ret, id)))
+				return p;
 		}
-		uint8_t flags = 0;
-		if (has_src) {
-			if (ev->failed)
-				flags = bytes == 0 ? WL_F_KILL : WL_F_FAILED;
-			p = put_sync(pp, t, ti, id, p);
-			*p++ = (uint8_t)(op | WL_F_SRC | flags);
-			p = wl_put(p, id);
-			pp->slots[id].ver++;
-			pp->slots[id].thread = ti;
-			if (flags & WL_F_KILL) {
-				unbind(pp, ev->ptr, &id);
-				if ((rc = release_id(pp, t, id)))
-					return rc;
-			} else if (!ev->failed) {
-				unbind(pp, ev->ptr, &id);
-				pp->live_bytes += bytes - pp->slots[id].size;
-				pp->slots[id].size = bytes;
-				if (pp->live_bytes > pp->h.ideal_rss)
-					pp->h.ideal_rss = pp->live_bytes;
-				if ((rc = bind_at(pp, NULL, ev->ret, id)))
-					return rc;
-			}
-		} else {
-			*p++ = (uint8_t)(op | (ev->failed ? WL_F_FAILED : 0));
-			if (!ev->failed) {
-				if ((rc = new_id(pp, t, ti, bytes, &id)))
-					return rc;
-				p = wl_put(p, id);
-				pp->slots[id].ver++;
-				if ((rc = bind_at(pp, NULL, ev->ret, id)))
-					return rc;
-			}
-		}
-		if (op == ARR_OP_REALLOCARRAY)
-			p = wl_put(p, ev->nmemb);
-		p = wl_put(p, ev->size);
-		break;
-	}
-	default: /* the allocating calls */
+	} else {
 		*p++ = (uint8_t)(op | (ev->failed ? WL_F_FAILED : 0));
 		if (!ev->failed) {
-			if ((rc = new_id(pp, t, ti, arr_event_bytes(ev, pp->page_size), &id)))
-				return rc;
+			if ((*rcp = new_id(pp, t, ti, bytes, &id)))
+				return p;
 			p = wl_put(p, id);
 			pp->slots[id].ver++;
-			if ((rc = bind_at(pp, e, ev->ret, id)))
-				return rc;
+			if ((*rcp = bind_at(pp, NULL, ev->ret, id)))
+				return p;
 		}
-		if (op == ARR_OP_CALLOC)
-			p = wl_put(p, ev->nmemb);
-		else if (op == ARR_OP_POSIX_MEMALIGN || op == ARR_OP_ALIGNED_ALLOC || op == ARR_OP_MEMALIGN)
-			p = wl_put(p, ev->align);
-		p = wl_put(p, ev->size);
-		break;
 	}
+	if (op == ARR_OP_REALLOCARRAY) /* its nmemb */
+		p = wl_put(p, ev->nmemb);
+	p = wl_put(p, ev->size);
+	return p;
+}
+
+/* The other allocating calls: a new object, its arguments as the table says. */
+static ARR_ALWAYS_INLINE uint8_t *emit_alloc(struct prep *pp, struct pthr *t, uint32_t ti, const struct arr_event *ev,
+					struct am_entry *e, uint8_t *p, int *rcp)
+{
+	unsigned f = arr_op_facts(ev->op);
+	uint64_t id;
+	*p++ = (uint8_t)(ev->op | (ev->failed ? WL_F_FAILED : 0));
+	if (!ev->failed) {
+		if ((*rcp = new_id(pp, t, ti, arr_event_bytes(ev, pp->page_size), &id)))
+			return p;
+		p = wl_put(p, id);
+		pp->slots[id].ver++;
+		if ((*rcp = bind_at(pp, e, ev->ret, id)))
+			return p;
+	}
+	if (f & ARR_OPF_NMEMB)
+		p = wl_put(p, ev->nmemb);
+	else if (f & ARR_OPF_ALIGN)
+		p = wl_put(p, ev->align);
+	p = wl_put(p, ev->size);
+	return p;
+}
+
+/*
+ * Apply one call of thread ti: check it fits the live set, then write its
+ * entry. Unless force, a call that does not fit the live set (free of an
+ * address not live, an address returned while live) is left undone and
+ * BLOCKED is returned, with what it waits for in *t.
+ */
+static ARR_ALWAYS_INLINE int try_call(struct prep *pp, uint32_t ti, const struct arr_event *ev, int force)
+{
+	struct pthr *t = &pp->thr[ti];
+	unsigned op = ev->op, kind = call_kind[op];
+	struct am_entry *e;
+	int rc = check_order(pp, t, ev, kind, force, &e);
+	if (rc || (rc = stream_room(pp, &t->s, ti)))
+		return rc;
+	uint8_t *p = t->s.buf + t->s.len;
+	if (kind == K_FREE)
+		p = emit_free(pp, t, ti, ev, e, p, &rc);
+	else if (kind == K_RESIZE)
+		p = emit_resize(pp, t, ti, ev, p, &rc);
+	else
+		p = emit_alloc(pp, t, ti, ev, e, p, &rc);
+	if (rc)
+		return rc == DROPPED ? 0 : rc;
 	if (pp->err)
 		return pp->err;
 	t->s.len = (size_t)(p - t->s.buf);
@@ -650,7 +685,7 @@ static void prep_release(struct prep *pp)
 {
 	am_release(&pp->live);
 	am_release(&pp->displaced);
-	arr_ptrmap_release(&pp->tids);
+	am_release(&pp->tids);
 	free(pp->slots);
 	for (size_t i = 0; i < pp->nthr; i++) {
 		free(pp->thr[i].pool);
@@ -730,7 +765,7 @@ int arr_workload_build(struct arr_trace *tr, const char *out_path, int allow_tru
 	memset(&pp, 0, sizeof pp);
 	pp.live = (struct addrmap)ADDRMAP_INIT;
 	pp.displaced = (struct addrmap)ADDRMAP_INIT;
-	pp.tids = (struct arr_ptrmap)ARR_PTRMAP_INIT;
+	pp.tids = (struct addrmap)ADDRMAP_INIT;
 	pp.page_size = arr_trace_meta(tr)->page_size;
 	int rc = arr__wl_trace_identity(arr_trace_path(tr), &pp.h.trace_size, &pp.h.trace_mtime_ns,
 					&pp.h.trace_hash);

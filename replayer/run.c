@@ -403,8 +403,8 @@ static inline uint32_t lat_next(struct rthr *c)
 #define CALL(opcode, expr) TIMED_CALL(opcode, c->lat_every, c->lat_left, expr)
 
 /* Reads may run past end into the buffer's slack (WL_ENTRY_MAX): harmless,
- * and caught here before the value is used. */
-#define GET(v)                                                                \
+ * and caught here before the value is used. Returns from the caller. */
+#define GET_OR_RETURN(v)                                                      \
 	do {                                                                  \
 		p = wl_get(p, &(v));                                          \
 		if (p > end)                                                  \
@@ -417,155 +417,134 @@ static inline void bump(struct slot *s)
 			      memory_order_release);
 }
 
-/* Execute one entry of c's stream: every kind of entry, flags included.
- * The hot loop below takes the common ones itself and leaves the rest here. */
-static __attribute__((noinline)) int exec_entry(struct rthr *c)
+/* Slot id now holds r (NULL: nothing) of `bytes` bytes: touch it, note it
+ * when measuring, and let the threads waiting on the slot go. */
+static inline void slot_set(struct rthr *c, uint64_t id, void *r, uint64_t bytes)
 {
-	const uint8_t *p = c->s.p, *end = c->s.end;
-	uint8_t b = *p++;
-	unsigned op = b & WL_OPMASK;
-	uint64_t id = 0, src = 0, size = 0, nmemb = 0, align = 0, bytes;
-	void *r = NULL, *old = NULL;
-	struct slot *slots = c->slots;
+	c->slots[id].p = r;
+	if (r)
+		touch_block(c->touch, r, bytes);
+	if (c->measure)
+		note(id, r, bytes);
+}
 
-	if (op == WL_SYNC) {
-		uint64_t v;
-		GET(id);
-		GET(v);
-		c->s.p = p;
+/* Bytes a replayed call asks for: the operation table's count, page size
+ * the replaying machine's (that is what pvalloc rounds to here). */
+static inline uint64_t call_bytes(unsigned op, uint64_t nmemb, uint64_t size)
+{
+	struct arr_event ev = {.op = (uint8_t)op, .nmemb = nmemb, .size = size};
+	return arr_event_bytes(&ev, page_size);
+}
+
+/* A sync point: wait until the slot's version is the recorded one. */
+static int exec_sync(struct rthr *c, const uint8_t *p, const uint8_t *end)
+{
+	uint64_t id, v;
+	GET_OR_RETURN(id);
+	GET_OR_RETURN(v);
+	c->s.p = p;
+	if (id >= c->nslots)
+		return ARR_ECORRUPT;
+	return wait_version(c, &c->slots[id], (uint32_t)v);
+}
+
+static int exec_free(struct rthr *c, uint8_t b, const uint8_t *p, const uint8_t *end)
+{
+	uint64_t id;
+	if (b & WL_F_SRC) {
+		GET_OR_RETURN(id);
 		if (id >= c->nslots)
 			return ARR_ECORRUPT;
-		return wait_version(c, &slots[id], (uint32_t)v);
+		CALL(ARR_OP_FREE, F.free(c->slots[id].p));
+		slot_set(c, id, NULL, 0);
+		bump(&c->slots[id]);
+	} else {
+		CALL(ARR_OP_FREE, F.free(NULL));
 	}
-	if (op == ARR_OP_FREE) {
-		if (b & WL_F_SRC) {
-			GET(id);
-			if (id >= c->nslots)
-				return ARR_ECORRUPT;
-			CALL(ARR_OP_FREE, F.free(slots[id].p));
-			slots[id].p = NULL;
-			if (c->measure)
-				note(id, NULL, 0);
-			bump(&slots[id]);
-		} else {
-			CALL(ARR_OP_FREE, F.free(NULL));
-		}
-		c->s.p = p;
-		c->ops++;
-		return 0;
-	}
-	if (op == ARR_OP_REALLOC || op == ARR_OP_REALLOCARRAY) {
-		if (b & WL_F_SRC) {
-			GET(src);
-			id = src;
-		} else if (!(b & WL_F_FAILED)) {
-			GET(id);
-		}
-		if (op == ARR_OP_REALLOCARRAY)
-			GET(nmemb);
-		GET(size);
-		/* a failed call without a source names no slot */
-		if ((b & (WL_F_SRC | WL_F_FAILED)) != WL_F_FAILED && id >= c->nslots)
-			return ARR_ECORRUPT;
-		c->s.p = p;
-		if (b & WL_F_SRC)
-			old = slots[id].p;
-		if (op == ARR_OP_REALLOC) {
-			bytes = size;
-			CALL(ARR_OP_REALLOC, r = F.realloc(old, size));
-		} else {
-			if (__builtin_mul_overflow(nmemb, size, &bytes))
-				bytes = 0;
-			CALL(ARR_OP_REALLOCARRAY, r = F.reallocarray(old, nmemb, size));
-		}
-		c->ops++;
-		if (b & WL_F_KILL) { /* the recorded realloc freed the block */
-			if (r) {
-				c->div.succeeded_now++;
-				F.free(r);
-			}
-			slots[id].p = NULL;
-			if (c->measure)
-				note(id, NULL, 0);
-			bump(&slots[id]);
-			return 0;
-		}
-		if (b & WL_F_FAILED) {
-			if (r) {
-				c->div.succeeded_now++;
-				if (b & WL_F_SRC) {
-					slots[id].p = r;
-					touch_block(c->touch, r, bytes);
-					if (c->measure)
-						note(id, r, bytes);
-				} else {
-					F.free(r);
-				}
-			}
-			if (b & WL_F_SRC)
-				bump(&slots[id]);
-			return 0;
-		}
-		if (r) {
-			slots[id].p = r;
-			touch_block(c->touch, r, bytes);
-			if (c->measure)
-				note(id, r, bytes);
-		} else {
-			c->div.failed_now++;
-			if (!bytes) { /* realloc(p, 0) freed it here but not when recorded */
-				slots[id].p = NULL;
-				if (c->measure)
-					note(id, NULL, 0);
-			}
-		}
-		bump(&slots[id]);
-		return 0;
-	}
+	c->s.p = p;
+	c->ops++;
+	return 0;
+}
 
-	/* the allocating calls */
+/* realloc and reallocarray: decode, call, then settle the slot by what the
+ * recorded call did (WL_F_KILL: freed the block; WL_F_FAILED: failed). */
+static int exec_resize(struct rthr *c, uint8_t b, unsigned op, const uint8_t *p, const uint8_t *end)
+{
+	uint64_t id = 0, nmemb = 0, size;
+	if ((b & WL_F_SRC) || !(b & WL_F_FAILED))
+		GET_OR_RETURN(id);
+	if (arr_op_facts(op) & ARR_OPF_NMEMB)
+		GET_OR_RETURN(nmemb);
+	GET_OR_RETURN(size);
+	/* a failed call without a source names no slot */
+	if ((b & (WL_F_SRC | WL_F_FAILED)) != WL_F_FAILED && id >= c->nslots)
+		return ARR_ECORRUPT;
+	c->s.p = p;
+	struct slot *s = &c->slots[id];
+	void *old = (b & WL_F_SRC) ? s->p : NULL, *r;
+	uint64_t bytes = call_bytes(op, nmemb, size);
+	if (op == ARR_OP_REALLOC)
+		CALL(ARR_OP_REALLOC, r = F.realloc(old, size));
+	else
+		CALL(ARR_OP_REALLOCARRAY, r = F.reallocarray(old, nmemb, size));
+	c->ops++;
+	if (b & (WL_F_KILL | WL_F_FAILED)) {
+		if (r)
+			c->div.succeeded_now++;
+		if (b & WL_F_KILL) { /* the recorded realloc freed the block */
+			if (r)
+				F.free(r);
+			slot_set(c, id, NULL, 0);
+		} else if (r && (b & WL_F_SRC)) {
+			slot_set(c, id, r, bytes);
+		} else if (r) {
+			F.free(r);
+		}
+		if (b & (WL_F_KILL | WL_F_SRC))
+			bump(s);
+		return 0;
+	}
+	if (r) {
+		slot_set(c, id, r, bytes);
+	} else {
+		c->div.failed_now++;
+		if (!bytes) /* realloc(p, 0) freed it here but not when recorded */
+			slot_set(c, id, NULL, 0);
+	}
+	bump(s);
+	return 0;
+}
+
+/* The allocating calls but realloc: decode, call, settle. */
+static int exec_alloc(struct rthr *c, uint8_t b, unsigned op, const uint8_t *p, const uint8_t *end)
+{
+	const unsigned f = arr_op_facts(op);
+	uint64_t id = 0, arg = 0, size;
+	if (!(f & ARR_OPF_RET) || (f & ARR_OPF_PTR))
+		return ARR_ECORRUPT;
 	if (!(b & WL_F_FAILED))
-		GET(id);
-	if (op == ARR_OP_CALLOC)
-		GET(nmemb);
-	else if (op == ARR_OP_POSIX_MEMALIGN || op == ARR_OP_ALIGNED_ALLOC || op == ARR_OP_MEMALIGN)
-		GET(align);
-	GET(size);
+		GET_OR_RETURN(id);
+	if (f & (ARR_OPF_NMEMB | ARR_OPF_ALIGN))
+		GET_OR_RETURN(arg);
+	GET_OR_RETURN(size);
 	if (!(b & WL_F_FAILED) && id >= c->nslots) /* a failed call names no slot */
 		return ARR_ECORRUPT;
 	c->s.p = p;
-	bytes = size;
-	switch (op) {
-	case ARR_OP_MALLOC:
-		CALL(ARR_OP_MALLOC, r = F.malloc(size));
-		break;
-	case ARR_OP_CALLOC:
-		if (__builtin_mul_overflow(nmemb, size, &bytes))
-			bytes = 0;
-		CALL(ARR_OP_CALLOC, r = F.calloc(nmemb, size));
-		break;
+	void *r = NULL;
+	switch (op) { /* the one place each function is called by name */
+	case ARR_OP_MALLOC: CALL(ARR_OP_MALLOC, r = F.malloc(size)); break;
+	case ARR_OP_CALLOC: CALL(ARR_OP_CALLOC, r = F.calloc(arg, size)); break;
 	case ARR_OP_POSIX_MEMALIGN: {
 		int e;
-		CALL(ARR_OP_POSIX_MEMALIGN, e = F.posix_memalign(&r, align, size));
+		CALL(ARR_OP_POSIX_MEMALIGN, e = F.posix_memalign(&r, arg, size));
 		if (e)
 			r = NULL;
 		break;
 	}
-	case ARR_OP_ALIGNED_ALLOC:
-		CALL(ARR_OP_ALIGNED_ALLOC, r = F.aligned_alloc(align, size));
-		break;
-	case ARR_OP_MEMALIGN:
-		CALL(ARR_OP_MEMALIGN, r = F.memalign(align, size));
-		break;
-	case ARR_OP_VALLOC:
-		CALL(ARR_OP_VALLOC, r = F.valloc(size));
-		break;
-	case ARR_OP_PVALLOC:
-		bytes = (size + page_size - 1) & ~(uint64_t)(page_size - 1);
-		CALL(ARR_OP_PVALLOC, r = F.pvalloc(size));
-		break;
-	default:
-		return ARR_ECORRUPT;
+	case ARR_OP_ALIGNED_ALLOC: CALL(ARR_OP_ALIGNED_ALLOC, r = F.aligned_alloc(arg, size)); break;
+	case ARR_OP_MEMALIGN: CALL(ARR_OP_MEMALIGN, r = F.memalign(arg, size)); break;
+	case ARR_OP_VALLOC: CALL(ARR_OP_VALLOC, r = F.valloc(size)); break;
+	case ARR_OP_PVALLOC: CALL(ARR_OP_PVALLOC, r = F.pvalloc(size)); break;
 	}
 	c->ops++;
 	if (b & WL_F_FAILED) {
@@ -575,15 +554,27 @@ static __attribute__((noinline)) int exec_entry(struct rthr *c)
 		}
 		return 0;
 	}
-	slots[id].p = r;
-	if (r)
-		touch_block(c->touch, r, bytes);
-	else
+	if (!r)
 		c->div.failed_now++;
-	if (c->measure)
-		note(id, r, bytes);
-	bump(&slots[id]);
+	slot_set(c, id, r, call_bytes(op, f & ARR_OPF_NMEMB ? arg : 0, size));
+	bump(&c->slots[id]);
 	return 0;
+}
+
+/* Execute one entry of c's stream: every kind of entry, flags included.
+ * The hot loop below takes the common ones itself and leaves the rest here. */
+static __attribute__((noinline)) int exec_entry(struct rthr *c)
+{
+	const uint8_t *p = c->s.p, *end = c->s.end;
+	uint8_t b = *p++;
+	unsigned op = b & WL_OPMASK;
+	if (op == WL_SYNC)
+		return exec_sync(c, p, end);
+	if (op == ARR_OP_FREE)
+		return exec_free(c, b, p, end);
+	if (arr_op_takes_ptr(op))
+		return exec_resize(c, b, op, p, end);
+	return exec_alloc(c, b, op, p, end);
 }
 
 /*
@@ -723,7 +714,7 @@ static int64_t run_entries(struct rthr *c, uint64_t n)
 		if (rc <= 0)
 			return rc;
 	}
-	if (__builtin_expect(c->measure, 0)) { /* every entry on the slow path, which notes sizes */
+	if (ARR_UNLIKELY(c->measure)) { /* every entry on the slow path, which notes sizes */
 		uint64_t done = 0;
 		for (; done < n && c->s.p < c->s.end; done++) {
 			int rc = exec_entry(c);
@@ -1053,19 +1044,29 @@ static void summarise(struct arr_replay_result *res, struct rthr *const *thr, si
 	}
 }
 
-static int run_workload(const char *wl_path, const struct arr_replay_options *opt, struct arr_replay_result *res);
+/* One run: what its phases hand each other. Every mapping comes from map()
+ * and every descriptor is in run_fds, so arr_replay_run() releases them all
+ * once, whichever phase failed; the timeline r.tl alone outlives the run
+ * (it becomes the result's) and is unmapped here only on failure. */
+struct run {
+	struct wl w;
+	uint32_t nthr;
+	int serial;
+	uint64_t *first;      /* stream i's blocks are sorted[first[i] .. first[i + 1]) */
+	struct wl_block *sorted;
+	struct slot *slots;
+	struct rthr **thr;
+	struct rstream sched; /* serial: the recorded interleaving */
+	struct rss r;
+	double ghz;
+	uint64_t overhead;
+	pthread_t sampler;
+	int have_sampler;
+};
 
-int arr_replay_run(const char *wl_path, const struct arr_replay_options *opt, struct arr_replay_result *res)
+/* The allocator's functions, with the stand-ins the options ask for. */
+static int setup_fns(const struct arr_replay_options *opt, struct arr_replay_result *res)
 {
-	int rc = run_workload(wl_path, opt, res);
-	run_release();
-	return rc;
-}
-
-static int run_workload(const char *wl_path, const struct arr_replay_options *opt, struct arr_replay_result *res)
-{
-	memset(res, 0, sizeof *res);
-	res->version = ARR_WL_VERSION;
 	page_size = (size_t)sysconf(_SC_PAGESIZE);
 	int rc = resolve_fns(&res->div.substituted);
 	if (rc)
@@ -1075,197 +1076,193 @@ static int run_workload(const char *wl_path, const struct arr_replay_options *op
 		F.calloc = calloc_as_malloc;
 	else if (opt->zeroing == ARR_ZERO_CALLOC_AS_MALLOC_MEMSET)
 		F.calloc = calloc_as_malloc_memset;
+	return 0;
+}
 
-	struct wl w = {0};
-	if ((rc = wl_open(&w, wl_path)))
-		return rc;
-	uint32_t nthr = (uint32_t)w.h.nthreads;
-	int serial = opt->threads == ARR_THREADS_SERIAL || (opt->threads == ARR_THREADS_AUTO && nthr <= 1);
-	/* index: blocks grouped by stream */
-	uint64_t *first = map((nthr + 2) * sizeof *first);
-	struct wl_block *sorted = map(w.blocks_bytes);
-	if (!first || !sorted)
+/* The blocks grouped by stream, in file order within each. */
+static int index_blocks(struct run *run)
+{
+	const struct wl *w = &run->w;
+	uint32_t nthr = run->nthr;
+	uint64_t *first = run->first = map((nthr + 2) * sizeof *first);
+	struct wl_block *sorted = run->sorted = map(w->blocks_bytes);
+	uint64_t *fill = map((nthr + 1) * sizeof *fill);
+	if (!first || !sorted || !fill)
 		return ARR_ENOMEM;
-	for (uint64_t i = 0; i < w.h.nblocks; i++)
-		first[w.blocks[i].stream + 1]++;
+	for (uint64_t i = 0; i < w->h.nblocks; i++)
+		first[w->blocks[i].stream + 1]++;
 	for (uint32_t i = 1; i <= nthr + 1; i++)
 		first[i] += first[i - 1];
-	{
-		uint64_t *fill = map((nthr + 1) * sizeof *fill);
-		if (!fill)
-			return ARR_ENOMEM;
-		memcpy(fill, first, (nthr + 1) * sizeof *fill);
-		for (uint64_t i = 0; i < w.h.nblocks; i++)
-			sorted[fill[w.blocks[i].stream]++] = w.blocks[i];
-	}
+	memcpy(fill, first, (nthr + 1) * sizeof *fill);
+	for (uint64_t i = 0; i < w->h.nblocks; i++)
+		sorted[fill[w->blocks[i].stream]++] = w->blocks[i];
+	return 0;
+}
 
-	struct slot *slots = map((w.h.nslots + 1) * sizeof *slots);
-	struct rthr **thr = map((nthr + 1) * sizeof *thr);
-	if (!slots || !thr)
+/* The slot table and one replay thread's state per stream. */
+static int make_threads(struct run *run, const struct arr_replay_options *opt)
+{
+	struct wl *w = &run->w;
+	run->slots = map((w->h.nslots + 1) * sizeof *run->slots);
+	run->thr = map((run->nthr + 1) * sizeof *run->thr);
+	if (!run->slots || !run->thr)
 		return ARR_ENOMEM;
-	double ghz = calibrate_ghz();
-	uint64_t overhead = timer_overhead();
-	res->tsc_ghz = ghz;
-	res->timer_overhead_ns_x100 = (uint64_t)((double)overhead * 100.0 / ghz);
-	for (uint32_t i = 0; i < nthr; i++) {
-		if (!(thr[i] = map(sizeof **thr)))
+	int rc;
+	for (uint32_t i = 0; i < run->nthr; i++) {
+		struct rthr *c = run->thr[i] = map(sizeof *c);
+		if (!c)
 			return ARR_ENOMEM;
-		struct rthr *c = thr[i];
-		if ((rc = stream_init(&c->s, &w, sorted, first, i)))
+		if ((rc = stream_init(&c->s, w, run->sorted, run->first, i)))
 			return rc;
-		c->slots = slots;
-		c->nslots = w.h.nslots;
+		c->slots = run->slots;
+		c->nslots = w->h.nslots;
 		c->touch = opt->touch;
-		c->serial = serial;
+		c->serial = run->serial;
 		c->lat_every = opt->latency_every;
 		c->rng = 0x9e3779b97f4a7c15ull + i;
 		c->lat_left = opt->latency_every ? lat_next(c) : 0;
-		c->ghz = ghz;
+		c->ghz = run->ghz;
 		c->measure = opt->measure_usable;
 	}
-	struct rstream sched = {0};
-	if (serial && (rc = stream_init(&sched, &w, sorted, first, nthr)))
+	if (run->serial && (rc = stream_init(&run->sched, w, run->sorted, run->first, run->nthr)))
 		return rc;
+	return 0;
+}
+
+/* Live and usable bytes at the moments the options ask for. */
+static int setup_measure(struct run *run, const struct arr_replay_options *opt, struct arr_replay_result *res)
+{
 	memset(&M, 0, sizeof M);
-	if (opt->measure_usable) {
-		if (!(M.req = map((w.h.nslots + 1) * sizeof *M.req)) ||
-		    !(M.use = map((w.h.nslots + 1) * sizeof *M.use)))
-			return ARR_ENOMEM;
-		M.usable = resolve_usable();
-		M.ideal = (int64_t)w.h.ideal_rss;
-		M.thr = thr;
-		M.nthr = nthr;
-		M.take = take_moment;
-		res->has_live = 1;
-		res->has_usable = M.usable != NULL;
-		moment_glibc = opt->glibc_stats;
-	}
-
-	struct rss r = {0};
-	unsigned samples = opt->samples ? opt->samples : 1;
-	r.cap = samples * 2;
-	r.statm = run_fds[1] = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
-	if (!(r.tl = map_kept(r.cap * sizeof *r.tl + 1))) /* the result's: arr_replay_result_release() */
+	if (!opt->measure_usable)
+		return 0;
+	uint64_t n = run->w.h.nslots + 1;
+	if (!(M.req = map(n * sizeof *M.req)) || !(M.use = map(n * sizeof *M.use)))
 		return ARR_ENOMEM;
-	r.interval_ns = 100000;
-	r.thr = thr;
-	r.nthr = nthr;
-	moment_rss = &r;
-	uint64_t sample_every = w.h.entries[0] / samples + 1;
+	M.usable = resolve_usable();
+	M.ideal = (int64_t)run->w.h.ideal_rss;
+	M.thr = run->thr;
+	M.nthr = run->nthr;
+	M.take = take_moment;
+	res->has_live = 1;
+	res->has_usable = M.usable != NULL;
+	moment_glibc = opt->glibc_stats;
+	return 0;
+}
 
-	pthread_t sampler;
-	int have_sampler = 0;
-	atomic_store(&go, 0);
-	if (!serial) {
-		pthread_attr_t attr;
-		pthread_attr_init(&attr);
-		pthread_attr_setstacksize(&attr, 256 * 1024);
-		for (uint32_t i = 0; i < nthr; i++)
-			if ((rc = pthread_create(&thr[i]->th, &attr, thread_main, thr[i]))) {
-				/* too many threads for this machine: fall back to serial */
-				pthread_attr_destroy(&attr);
-				atomic_store(&go, 1);
-				for (uint32_t j = 0; j < i; j++)
-					pthread_join(thr[j]->th, NULL);
-				munmap(r.tl, r.cap * sizeof *r.tl + 1);
-				return -rc;
-			}
-		have_sampler = pthread_create(&sampler, &attr, sampler_main, &r) == 0;
-		pthread_attr_destroy(&attr);
-	}
+/* The RSS timeline: samples * 2 entries, the result's. */
+static int setup_rss(struct run *run, const struct arr_replay_options *opt)
+{
+	struct rss *r = &run->r;
+	unsigned samples = opt->samples ? opt->samples : 1;
+	r->cap = samples * 2;
+	r->statm = run_fds[1] = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+	if (!(r->tl = map_kept(r->cap * sizeof *r->tl + 1)))
+		return ARR_ENOMEM;
+	r->interval_ns = 100000;
+	r->thr = run->thr;
+	r->nthr = run->nthr;
+	moment_rss = r;
+	return 0;
+}
 
-	/* baseline, then go */
-	reset_hwm();
-	res->baseline_rss = read_rss(r.statm);
-	moment_baseline = res->baseline_rss;
-	struct rusage ru0, ru1;
-	getrusage(RUSAGE_SELF, &ru0);
-	uint64_t cpu0 = now_ns(CLOCK_PROCESS_CPUTIME_ID);
-	r.t0 = now_ns(CLOCK_MONOTONIC);
-	atomic_store_explicit(&go, 1, memory_order_release);
-
-	if (serial) {
-		uint64_t left = sample_every;
-		rss_sample(&r);
-		for (;;) {
-			if (sched.p >= sched.end) {
-				rc = rs_load(&sched);
-				if (rc <= 0)
-					break;
-			}
-			uint64_t t, k;
-			const uint8_t *p = wl_get(sched.p, &t);
-			p = wl_get(p, &k);
-			if (p > sched.end || t >= nthr) {
-				rc = ARR_ECORRUPT;
-				break;
-			}
-			sched.p = p;
-			struct rthr *c = thr[t];
-			while (k) { /* in runs that end at a sample or a block's end */
-				int64_t got = run_entries(c, k < left ? k : left);
-				if (got <= 0) {
-					rc = got ? (int)got : ARR_ECORRUPT;
-					goto out;
-				}
-				k -= (uint64_t)got;
-				if (!(left -= (uint64_t)got)) {
-					left = sample_every;
-					rss_sample(&r);
-				}
-			}
-		}
-	} else {
-		for (uint32_t i = 0; i < nthr; i++) {
-			pthread_join(thr[i]->th, NULL);
-			if (thr[i]->error && !rc)
-				rc = thr[i]->error;
+/* Threaded: one thread per stream, waiting for `go`, and the sampler. When
+ * a thread cannot be made, those made are released and joined, and the
+ * error is returned: a replay runs as asked or not at all. */
+static int start_threads(struct run *run)
+{
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 256 * 1024);
+	for (uint32_t i = 0; i < run->nthr; i++) {
+		int rc = pthread_create(&run->thr[i]->th, &attr, thread_main, run->thr[i]);
+		if (rc) {
+			pthread_attr_destroy(&attr);
+			atomic_store(&go, 1);
+			for (uint32_t j = 0; j < i; j++)
+				pthread_join(run->thr[j]->th, NULL);
+			return -rc;
 		}
 	}
-out:;
-	uint64_t t1 = now_ns(CLOCK_MONOTONIC);
-	uint64_t cpu1 = now_ns(CLOCK_PROCESS_CPUTIME_ID);
-	getrusage(RUSAGE_SELF, &ru1);
-	if (have_sampler) {
-		atomic_store_explicit(&r.done, 1, memory_order_release);
-		pthread_join(sampler, NULL);
-	}
-	if (rc < 0) {
-		munmap(r.tl, r.cap * sizeof *r.tl + 1);
-		return rc;
-	}
-	rss_sample(&r);
-	uint64_t final = read_rss(r.statm), peak = read_hwm();
+	run->have_sampler = pthread_create(&run->sampler, &attr, sampler_main, &run->r) == 0;
+	pthread_attr_destroy(&attr);
+	return 0;
+}
 
-	res->threads_used = serial ? 1 : nthr;
-	res->wall_ns = t1 - r.t0;
-	res->cpu_ns = cpu1 - cpu0;
-	res->minor_faults = (uint64_t)(ru1.ru_minflt - ru0.ru_minflt);
-	res->major_faults = (uint64_t)(ru1.ru_majflt - ru0.ru_majflt);
-	for (uint32_t i = 0; i < nthr; i++) {
-		struct rthr *c = thr[i];
+/* Serial: the recorded interleaving, in runs that end at a sample or at a
+ * run of the schedule's end. */
+static int run_serial(struct run *run, uint64_t sample_every)
+{
+	struct rstream *sched = &run->sched;
+	uint64_t left = sample_every;
+	rss_sample(&run->r);
+	for (;;) {
+		if (sched->p >= sched->end) {
+			int rc = rs_load(sched);
+			if (rc <= 0)
+				return rc;
+		}
+		uint64_t t, k;
+		const uint8_t *p = wl_get(sched->p, &t);
+		p = wl_get(p, &k);
+		if (p > sched->end || t >= run->nthr)
+			return ARR_ECORRUPT;
+		sched->p = p;
+		struct rthr *c = run->thr[t];
+		while (k) {
+			int64_t got = run_entries(c, k < left ? k : left);
+			if (got <= 0)
+				return got ? (int)got : ARR_ECORRUPT;
+			k -= (uint64_t)got;
+			if (!(left -= (uint64_t)got)) {
+				left = sample_every;
+				rss_sample(&run->r);
+			}
+		}
+	}
+}
+
+static int join_threads(struct run *run)
+{
+	int rc = 0;
+	for (uint32_t i = 0; i < run->nthr; i++) {
+		pthread_join(run->thr[i]->th, NULL);
+		if (run->thr[i]->error && !rc)
+			rc = run->thr[i]->error;
+	}
+	return rc;
+}
+
+/* What the run measured, into *res. */
+static void collect(struct run *run, const struct arr_replay_options *opt, struct arr_replay_result *res)
+{
+	struct rss *r = &run->r;
+	rss_sample(r);
+	uint64_t final = read_rss(r->statm), peak = read_hwm();
+	res->threads_used = run->serial ? 1 : run->nthr;
+	for (uint32_t i = 0; i < run->nthr; i++) {
+		struct rthr *c = run->thr[i];
 		res->ops += c->ops;
-		res->sync_wait_ns += (uint64_t)((double)c->wait_cycles / ghz);
+		res->sync_wait_ns += (uint64_t)((double)c->wait_cycles / run->ghz);
 		res->div.failed_now += c->div.failed_now;
 		res->div.succeeded_now += c->div.succeeded_now;
 		res->div.sync_mismatch += c->div.sync_mismatch;
 	}
-	summarise(res, thr, nthr, overhead);
-	for (uint32_t i = 0; i < r.n; i++)
-		if (r.tl[i].rss > peak)
-			peak = r.tl[i].rss;
-	for (uint32_t i = 0; i < r.n; i++)
-		r.tl[i].rss = r.tl[i].rss > res->baseline_rss ? r.tl[i].rss - res->baseline_rss : 0;
+	summarise(res, run->thr, run->nthr, run->overhead);
+	for (uint32_t i = 0; i < r->n; i++)
+		if (r->tl[i].rss > peak)
+			peak = r->tl[i].rss;
+	for (uint32_t i = 0; i < r->n; i++)
+		r->tl[i].rss = r->tl[i].rss > res->baseline_rss ? r->tl[i].rss - res->baseline_rss : 0;
 	res->peak_rss = peak > res->baseline_rss ? peak - res->baseline_rss : 0;
 	res->final_rss = final > res->baseline_rss ? final - res->baseline_rss : 0;
-	res->ideal_rss = w.h.ideal_rss;
-	memcpy(res->repairs, w.h.repairs, sizeof res->repairs);
+	res->ideal_rss = run->w.h.ideal_rss;
+	memcpy(res->repairs, run->w.h.repairs, sizeof res->repairs);
 	res->anomalies = res->div.failed_now + res->div.succeeded_now + res->div.sync_mismatch;
 	for (unsigned i = 0; i < ARR_REPAIR_COUNT_; i++)
 		if (i != ARR_REPAIR_ignored_event)
 			res->anomalies += res->repairs[i];
-	res->nsamples = r.n;
-	res->timeline = r.tl;
+	res->nsamples = r->n;
+	res->timeline = r->tl;
 	if (opt->measure_usable) {
 		res->at_peak_live = M.at_peak;
 		struct arr_replay_moment *e = &res->at_end;
@@ -1276,7 +1273,6 @@ out:;
 		e->t_ns = res->wall_ns;
 		e->rss = res->final_rss;
 	}
-
 	if (opt->glibc_stats) {
 		struct mallinfo2 mi = mallinfo2();
 		res->has_mallinfo = 1;
@@ -1299,7 +1295,68 @@ out:;
 			res->bi_pages_purged = st->pages_purged;
 		}
 	}
+}
+
+/* Set up, run, measure: the phases above, in order. */
+static int run_workload(struct run *run, const char *wl_path, const struct arr_replay_options *opt,
+			struct arr_replay_result *res)
+{
+	int rc;
+	if ((rc = setup_fns(opt, res)) || (rc = wl_open(&run->w, wl_path)))
+		return rc;
+	run->nthr = (uint32_t)run->w.h.nthreads;
+	run->serial = opt->threads == ARR_THREADS_SERIAL || (opt->threads == ARR_THREADS_AUTO && run->nthr <= 1);
+	if ((rc = index_blocks(run)))
+		return rc;
+	run->ghz = calibrate_ghz();
+	run->overhead = timer_overhead();
+	res->tsc_ghz = run->ghz;
+	res->timer_overhead_ns_x100 = (uint64_t)((double)run->overhead * 100.0 / run->ghz);
+	if ((rc = make_threads(run, opt)) || (rc = setup_measure(run, opt, res)) || (rc = setup_rss(run, opt)))
+		return rc;
+	uint64_t sample_every = run->w.h.entries[0] / (opt->samples ? opt->samples : 1) + 1;
+	atomic_store(&go, 0);
+	if (!run->serial && (rc = start_threads(run)))
+		return rc;
+
+	/* baseline, then go */
+	reset_hwm();
+	res->baseline_rss = read_rss(run->r.statm);
+	moment_baseline = res->baseline_rss;
+	struct rusage ru0, ru1;
+	getrusage(RUSAGE_SELF, &ru0);
+	uint64_t cpu0 = now_ns(CLOCK_PROCESS_CPUTIME_ID);
+	run->r.t0 = now_ns(CLOCK_MONOTONIC);
+	atomic_store_explicit(&go, 1, memory_order_release);
+	rc = run->serial ? run_serial(run, sample_every) : join_threads(run);
+	uint64_t t1 = now_ns(CLOCK_MONOTONIC);
+	uint64_t cpu1 = now_ns(CLOCK_PROCESS_CPUTIME_ID);
+	getrusage(RUSAGE_SELF, &ru1);
+	if (run->have_sampler) {
+		atomic_store_explicit(&run->r.done, 1, memory_order_release);
+		pthread_join(run->sampler, NULL);
+		run->have_sampler = 0;
+	}
+	if (rc < 0)
+		return rc;
+	res->wall_ns = t1 - run->r.t0;
+	res->cpu_ns = cpu1 - cpu0;
+	res->minor_faults = (uint64_t)(ru1.ru_minflt - ru0.ru_minflt);
+	res->major_faults = (uint64_t)(ru1.ru_majflt - ru0.ru_majflt);
+	collect(run, opt, res);
 	return 0;
+}
+
+int arr_replay_run(const char *wl_path, const struct arr_replay_options *opt, struct arr_replay_result *res)
+{
+	memset(res, 0, sizeof *res);
+	res->version = ARR_WL_VERSION;
+	struct run run = {.w = {.fd = -1}, .r = {.statm = -1}};
+	int rc = run_workload(&run, wl_path, opt, res);
+	if (rc < 0 && run.r.tl) /* the result's when the run succeeded */
+		munmap(run.r.tl, run.r.cap * sizeof *run.r.tl + 1);
+	run_release();
+	return rc;
 }
 
 void arr_replay_result_release(struct arr_replay_result *res)

@@ -44,6 +44,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "allocrr/compiler.h"
 #include "allocrr/replay.h"
 
 #define WL_MAGIC 0x0a314c5752524c41ull /* "ALRRWL1\n" */
@@ -120,7 +121,7 @@ static inline uint8_t *wl_put(uint8_t *p, uint64_t v)
 static inline const uint8_t *wl_get(const uint8_t *p, uint64_t *v)
 {
 	uint64_t w = wl_load64(p);
-	if (__builtin_expect(!(w & 0xff), 0)) {
+	if (ARR_UNLIKELY(!(w & 0xff))) {
 		*v = wl_load64(p + 1);
 		return p + 9;
 	}

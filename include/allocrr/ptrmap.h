@@ -4,7 +4,15 @@
  *
  * Contract: keys are non-zero addresses. Memory grows with the number of
  * live entries only; deleted slots are reused (backward-shift deletion, no
- * tombstones). arr_ptrmap_put returns 0 or ARR_ENOMEM.
+ * tombstones). arr_ptrmap_put returns 0 or ARR_ENOMEM. Callers may walk
+ * keys[0..mask] and vals[0..mask] (key 0: empty slot).
+ *
+ * Why there is a second map (replayer/addrmap.h): this one is for the
+ * analyzers' maps, some as large as the live set, where memory counts: two
+ * arrays at load <= 1/2 take 32 bytes per entry, half of addrmap's (load
+ * <= 1/4, key and value side by side), and its arrays are simple to walk.
+ * addrmap is inline with a probe-once entry API, 1.6 to 2.3 times faster on
+ * the preparation's pattern (bench-maps; docs/notes/2026-12-01-hashmaps.md).
  */
 #ifndef ALLOCRR_PTRMAP_H
 #define ALLOCRR_PTRMAP_H

@@ -205,7 +205,13 @@ struct arr_replay_result {
 /*
  * Replay wl_path in this process into whatever malloc this process uses.
  * Memory for *res (its timeline) is mmap'd; release with
- * arr_replay_result_release(). ARR_ECORRUPT for a damaged workload.
+ * arr_replay_result_release(). ARR_ECORRUPT for a damaged workload. Every
+ * mapping and descriptor of the run is released before it returns, however
+ * it ends (the timeline too, on error), so runs may follow one another in
+ * one process (the fuzz target does). One run at a time: the allocator's
+ * function table and the measuring state are process globals, which the
+ * replay threads read without indirection. When a replay thread cannot be
+ * created, the error is returned (no fallback to serial).
  */
 int arr_replay_run(const char *wl_path, const struct arr_replay_options *opt,
 		   struct arr_replay_result *res);

@@ -38,6 +38,9 @@
  *   X(NAME, value, "name", raw argument words, facts)
  * raw argument words: what the recorder stores after the record's first
  * word (formats/writer.h; exec adds its string), facts: ARR_OPF_* below.
+ * The argument words come in the order ptr, nmemb or align (or pid), size
+ * (or amount), ret, each present when its fact is: the encoder and the
+ * reader take their columns from the facts alone.
  * Everything else about an operation (does it allocate, free, how many
  * bytes does it ask for) is derived from this table: add an operation here
  * and in its hook, nowhere else.
@@ -51,6 +54,9 @@
 #define ARR_OPF_ZERO 0x040  /* the new block reads as zeros (calloc) */
 #define ARR_OPF_PAGE 0x080  /* rounds its size up to a page (pvalloc) */
 #define ARR_OPF_STR 0x100   /* carries a string (exec path) */
+#define ARR_OPF_PID 0x200   /* carries a process id (fork's child) */
+#define ARR_OPF_AMOUNT 0x400 /* carries a byte count that is no request (rss) */
+#define ARR_OPF_RC 0x800    /* err is the call's result, set even on success (posix_memalign) */
 #define ARR_OPF_A_ (ARR_OPF_CALL | ARR_OPF_SIZE | ARR_OPF_RET)
 
 #define ARR_OP_MAP(X)                                                                 \
@@ -58,7 +64,7 @@
 	X(CALLOC, 2, "calloc", 3, ARR_OPF_A_ | ARR_OPF_NMEMB | ARR_OPF_ZERO)          \
 	X(REALLOC, 3, "realloc", 3, ARR_OPF_A_ | ARR_OPF_PTR)                         \
 	X(FREE, 4, "free", 1, ARR_OPF_CALL | ARR_OPF_PTR)                             \
-	X(POSIX_MEMALIGN, 5, "posix_memalign", 3, ARR_OPF_A_ | ARR_OPF_ALIGN)         \
+	X(POSIX_MEMALIGN, 5, "posix_memalign", 3, ARR_OPF_A_ | ARR_OPF_ALIGN | ARR_OPF_RC) \
 	X(ALIGNED_ALLOC, 6, "aligned_alloc", 3, ARR_OPF_A_ | ARR_OPF_ALIGN)           \
 	X(MEMALIGN, 7, "memalign", 3, ARR_OPF_A_ | ARR_OPF_ALIGN)                     \
 	X(VALLOC, 8, "valloc", 2, ARR_OPF_A_)                                         \
@@ -66,9 +72,9 @@
 	X(REALLOCARRAY, 10, "reallocarray", 4, ARR_OPF_A_ | ARR_OPF_PTR | ARR_OPF_NMEMB) \
 	X(THREAD_START, 16, "thread_start", 0, 0)                                     \
 	X(THREAD_EXIT, 17, "thread_exit", 0, 0)                                       \
-	X(FORK, 18, "fork", 1, 0)                                                     \
+	X(FORK, 18, "fork", 1, ARR_OPF_PID)                                           \
 	X(EXEC, 19, "exec", 1, ARR_OPF_STR)                                           \
-	X(RSS, 20, "rss", 1, 0)                                                       \
+	X(RSS, 20, "rss", 1, ARR_OPF_AMOUNT)                                          \
 	X(MARK, 21, "mark", 1, ARR_OPF_STR)
 
 enum arr_op {
@@ -238,7 +244,13 @@ struct arr_trace; /* opaque streaming reader */
  * magic): what `record` may replace. Reads nothing else. */
 int arr_trace_has_magic(const void *head, size_t len);
 
-/* Open a trace: reads and validates the header. *out is NULL on error. */
+/*
+ * Open a trace: reads and validates the header. When the file cannot be
+ * opened (or memory runs out) *out is NULL. When its header is bad, *out is
+ * the reader all the same, so the caller can ask where
+ * (arr_trace_error_offset/_detail), and must close it. So: on error, close
+ * *out if it is not NULL.
+ */
 int arr_trace_open(struct arr_trace **out, const char *path);
 void arr_trace_close(struct arr_trace *tr);
 const struct arr_trace_meta *arr_trace_meta(const struct arr_trace *tr);
