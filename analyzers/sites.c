@@ -15,6 +15,7 @@
  * for the live blocks. A trace without stacks has no sites section (the
  * core does not run this analyzer for it).
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,7 @@
 
 struct site_acc {
 	uint64_t allocs, bytes, live, peak, temps, temp_bytes;
+	double fallocs, ftemps; /* the counts before rounding, when they are estimates */
 };
 
 struct site {
@@ -52,7 +54,22 @@ struct sites {
 	size_t nmods;
 	int *mod_alloc; /* per module: 1 = the allocator's own (skipped), -1 unknown */
 	size_t mod_cap;
+	double sample; /* arr_trace_stack_sample_bytes(); 0: every allocation has its stack */
 };
+
+/*
+ * What one recorded allocation of size bytes stands for. With a sample of
+ * mean T (Poisson by bytes), it was recorded with probability
+ * p = 1 - exp(-size / T), so it counts 1 / p allocations and size / p bytes
+ * (tcmalloc's unbiasing): the sums are unbiased estimates.
+ */
+static double sample_weight(const struct sites *s, uint64_t size)
+{
+	if (!s->sample)
+		return 1;
+	double p = -expm1(-(double)(size ? size : 1) / s->sample);
+	return p > 0 ? 1 / p : 1;
+}
 
 static int allocator_module(const char *path)
 {
@@ -146,6 +163,7 @@ static int sites_begin(struct an_core *c, void *st)
 {
 	struct sites *s = st;
 	s->on = (c->meta->features & ARR_TRACE_FEAT_STACKS) != 0;
+	s->sample = (double)arr_trace_stack_sample_bytes(c->tr);
 	return 0;
 }
 
@@ -155,9 +173,11 @@ static unsigned sites_wants(struct an_core *c, void *st)
 	return ((struct sites *)st)->on ? ARR__CB_ALLOC | ARR__CB_RELEASE : 0;
 }
 
-static void acc_alloc(struct site_acc *a, uint64_t size)
+static void acc_alloc(struct site_acc *a, uint64_t size, double w)
 {
-	a->allocs++;
+	a->fallocs += w;
+	a->allocs = (uint64_t)(a->fallocs + 0.5);
+	size = (uint64_t)((double)size * w + 0.5);
 	a->bytes += size;
 	a->live += size;
 	if (a->live > a->peak)
@@ -167,11 +187,14 @@ static void acc_alloc(struct site_acc *a, uint64_t size)
 static void sites_alloc(struct an_core *c, void *st, uint64_t addr, struct an_block *b, const struct arr_event *ev)
 {
 	struct sites *s = st;
+	if (s->sample && !ev->stack) /* not in the sample */
+		return;
 	struct stk *k = stk_get(s, c, ev->stack);
 	if (!k)
 		return;
-	acc_alloc(&k->a, b->size);
-	acc_alloc(&s->site[k->site - 1].a, b->size);
+	double w = sample_weight(s, b->size);
+	acc_alloc(&k->a, b->size, w);
+	acc_alloc(&s->site[k->site - 1].a, b->size, w);
 	if (arr_ptrmap_put(&s->blocks, addr, ev->stack))
 		c->oom = ARR_ENOMEM;
 }
@@ -186,11 +209,14 @@ static void sites_release(struct an_core *c, void *st, uint64_t addr, struct an_
 		return;
 	struct stk *k = &s->stk[sid];
 	struct site_acc *as[2] = {&k->a, &s->site[k->site - 1].a};
+	double w = sample_weight(s, b->size);
+	uint64_t size = (uint64_t)((double)b->size * w + 0.5);
 	for (int i = 0; i < 2; i++) {
-		as[i]->live -= b->size < as[i]->live ? b->size : as[i]->live;
+		as[i]->live -= size < as[i]->live ? size : as[i]->live;
 		if (temporary) {
-			as[i]->temps++;
-			as[i]->temp_bytes += b->size;
+			as[i]->ftemps += w;
+			as[i]->temps = (uint64_t)(as[i]->ftemps + 0.5);
+			as[i]->temp_bytes += size;
 		}
 	}
 	(void)c;
@@ -261,7 +287,9 @@ static int write_collapsed(const struct sites *s, const struct an_core *c, struc
 			if (!k->site || !v)
 				continue;
 			int trunc, n = arr_trace_stack(c->tr, (uint32_t)sid, fr, SITE_MAX_FRAMES, &trunc);
-			fputs(leaks ? "leaks" : "allocations", f);
+			/* a sampled trace's figures are estimates: its roots say so */
+			fputs(leaks ? (s->sample ? "leaks_estimated" : "leaks")
+				    : (s->sample ? "allocations_estimated" : "allocations"), f);
 			if (trunc)
 				fputs(";[truncated]", f);
 			for (int i = (n < SITE_MAX_FRAMES ? n : SITE_MAX_FRAMES) - 1; i >= 0; i--) {
@@ -288,6 +316,8 @@ static int sites_end(struct an_core *c, void *st, struct arr_doc *sec)
 	if (rc)
 		return rc;
 	arr_doc_set_int(sec, "stack_nodes", (int64_t)arr_trace_stack_nodes(c->tr));
+	if (s->sample) /* the figures are estimates from a sample */
+		arr_doc_set_int(arr_doc_set_obj(sec, "sampled"), "mean_bytes", (int64_t)s->sample);
 	arr_doc_set_int(sec, "sites", (int64_t)s->nsite);
 	/* each site's heaviest stack, as its example */
 	for (size_t sid = 0; sid < s->nstk; sid++) {

@@ -23,7 +23,7 @@
 
 static const char usage[] =
 	"usage: allocrr record [-o FILE] [--rss-interval MS] [--no-children] [--stacks[=DEPTH]]\n"
-	"                      [--] CMD [ARG...]\n"
+	"                      [--stack-sample [BYTES]] [--] CMD [ARG...]\n"
 	"\n"
 	"Run CMD with liballocrr-record.so preloaded and record every allocation call\n"
 	"(malloc, calloc, realloc, free, posix_memalign, aligned_alloc, memalign,\n"
@@ -40,12 +40,33 @@ static const char usage[] =
 	"      --stacks[=DEPTH]  record the call stack (return addresses, at most DEPTH\n"
 	"                        frames, 1 to 120, default 64) of every allocating call,\n"
 	"                        by frame pointers (ALLOCRR_STACKS=DEPTH without the CLI)\n"
+	"      --stack-sample [BYTES]  with stacks (implies --stacks): every call is still\n"
+	"                        recorded, but only a Poisson sample of the allocations,\n"
+	"                        one per BYTES allocated on average (default 512K; K, M,\n"
+	"                        G suffixes), carries its stack; analyses scale the\n"
+	"                        sampled figures back up (ALLOCRR_STACK_SAMPLE=BYTES)\n"
 	"  -q, --quiet           do not show the traces written (by default: the\n"
 	"                        family as a process tree, the largest marked)\n"
 	"  -h, --help            show this help\n"
 	"  -V, --version         show the version\n"
 	"\n"
 	"Without the CLI: ALLOCRR_OUTPUT=FILE LD_PRELOAD=.../liballocrr-record.so CMD\n";
+
+/* "512K", "1M", "4096": bytes, 1 to 2^40; -1 if it is not that. */
+static long long parse_bytes(const char *s)
+{
+	char *end;
+	errno = 0;
+	long long v = strtoll(s, &end, 10);
+	if (errno || end == s || v < 1)
+		return -1;
+	int shift = *end == 'K' || *end == 'k' ? 10 : *end == 'M' || *end == 'm' ? 20 : *end == 'G' || *end == 'g' ? 30 : 0;
+	if (shift)
+		end++;
+	if (*end || v > (1ll << 40) >> shift)
+		return -1;
+	return v << shift;
+}
 
 /* The preload library: beside us in the build tree, or installed. */
 static int find_preload(char *out, size_t cap)
@@ -238,7 +259,7 @@ int cmd_record(int argc, char **argv)
 	static const struct option opts[] = {
 		{"output", required_argument, 0, 'o'}, {"rss-interval", required_argument, 0, 'r'},
 		{"no-children", no_argument, 0, 'n'},  {"quiet", no_argument, 0, 'q'},
-		{"stacks", optional_argument, 0, 's'},
+		{"stacks", optional_argument, 0, 's'}, {"stack-sample", optional_argument, 0, 'S'},
 		{"help", no_argument, 0, 'h'},         {"version", no_argument, 0, 'V'},
 		{0, 0, 0, 0},
 	};
@@ -246,6 +267,7 @@ int cmd_record(int argc, char **argv)
 	long rss_ms = 10;
 	int no_children = 0, quiet = 0, opt;
 	long stacks = 0;
+	long long sample = 0;
 	optind = 1;
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "+o:qhV", opts, NULL)) != -1) {
@@ -264,6 +286,13 @@ int cmd_record(int argc, char **argv)
 				return cli_usage_error("record", "bad --stacks '%s': want a depth, 1 to 120", optarg);
 			break;
 		}
+		case 'S': /* the value may follow as the next word: --stack-sample 512K */
+			if (!optarg && optind < argc && parse_bytes(argv[optind]) > 0)
+				optarg = argv[optind++];
+			sample = optarg ? parse_bytes(optarg) : 512 * 1024;
+			if (sample < 0)
+				return cli_usage_error("record", "bad --stack-sample '%s': want bytes, e.g. 512K", optarg);
+			break;
 		case 'r': {
 			char *end;
 			errno = 0;
@@ -278,6 +307,8 @@ int cmd_record(int argc, char **argv)
 	}
 	if (optind >= argc)
 		return cli_usage_error("record", "no command to record");
+	if (sample && !stacks)
+		stacks = 64;
 
 	char lib[PATH_MAX];
 	if (find_preload(lib, sizeof lib) < 0) {
@@ -331,6 +362,13 @@ int cmd_record(int argc, char **argv)
 			setenv("ALLOCRR_STACKS", depth, 1);
 		} else {
 			unsetenv("ALLOCRR_STACKS");
+		}
+		if (sample) {
+			char b[24];
+			snprintf(b, sizeof b, "%lld", sample);
+			setenv("ALLOCRR_STACK_SAMPLE", b, 1);
+		} else {
+			unsetenv("ALLOCRR_STACK_SAMPLE");
 		}
 		if (no_children)
 			setenv("ALLOCRR_NO_CHILDREN", "1", 1);

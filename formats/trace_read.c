@@ -63,6 +63,7 @@ struct arr_trace {
 	struct arr_module *mods;
 	size_t nmods, modcap;
 	uint64_t mods_next_off;
+	uint64_t stack_sample; /* ARR_META_STACK_SAMPLE; 0: every allocation has its stack */
 };
 
 static int fail(struct arr_trace *tr, int code, uint64_t off, const char *fmt, ...)
@@ -219,6 +220,7 @@ static int parse_header(struct arr_trace *tr)
 		case ARR_META_LIBC: slot = &tr->meta_strings[2]; break;
 		case ARR_META_RECORDER: slot = &tr->meta_strings[3]; break;
 		case ARR_META_PARENT_TRACE: slot = &tr->meta_strings[4]; break;
+		case ARR_META_STACK_SAMPLE: tr->stack_sample = u; break;
 		default: break; /* unknown keys are for newer readers */
 		}
 		if (slot) {
@@ -346,6 +348,7 @@ int arr_trace_stack(const struct arr_trace *tr, uint32_t id, uint64_t *frames, s
 }
 
 uint64_t arr_trace_stack_nodes(const struct arr_trace *tr) { return tr->nnodes; }
+uint64_t arr_trace_stack_sample_bytes(const struct arr_trace *tr) { return tr->stack_sample; }
 
 size_t arr_trace_modules(const struct arr_trace *tr, const struct arr_module **mods)
 {

@@ -189,6 +189,7 @@ ARR_HIDDEN void arr__rec_event(unsigned op, uint64_t t, unsigned failed, int err
 ARR_HIDDEN void arr__rec_stacked(unsigned op, uint64_t t, unsigned failed, int err, unsigned nargs,
 				 uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3);
 ARR_HIDDEN void arr__stacks_init(void);
+ARR_HIDDEN uint64_t arr__stacks_sample_bytes(void); /* ALLOCRR_STACK_SAMPLE; 0: every call */
 ARR_HIDDEN void arr__stacks_fork_child(void);
 ARR_HIDDEN void arr__stacks_thread_exit(void);
 

@@ -16,6 +16,15 @@
  * ARR_STACK_TRUNCATED). Code built without frame pointers (Debian's sqlite3,
  * most of libc) ends the walk early that way; it never faults.
  *
+ * Sampling (ALLOCRR_STACK_SAMPLE=BYTES, `record --stack-sample`): as
+ * tcmalloc and jemalloc sample, each thread counts down the bytes it
+ * allocates from a draw of an exponential distribution of mean BYTES, and
+ * only the call that reaches zero walks its stack (then a new draw). That
+ * makes the sampled bytes a Poisson process: a call of n bytes is sampled
+ * with probability 1 - exp(-n / BYTES), whatever came before, which is
+ * what the analysis divides by. The others carry stack id 0. The draws
+ * come from a per-thread xorshift generator, not rand (locks) nor libm.
+ *
  * Loaded modules (dl_iterate_phdr: path, build id, bias, size) are written
  * as ARR_RAW_MODULE records when stacks start and again whenever the loader's
  * add/remove counters moved, checked every STK_MOD_CHECK stacked calls.
@@ -73,6 +82,9 @@ extern void *__libc_stack_end;
  * (loaded on first use) instead of frame pointers; for measurements. */
 static int use_libunwind;
 static int (*unw_bt)(void **, int);
+static uint64_t sample_mean; /* ALLOCRR_STACK_SAMPLE; 0: every call */
+static __thread int64_t smp_left __attribute__((tls_model("initial-exec")));
+static __thread uint64_t smp_rng __attribute__((tls_model("initial-exec")));
 
 static void *stk_map(size_t size)
 {
@@ -103,6 +115,65 @@ void arr__stacks_init(void)
 	exe_path[n > 0 ? n : 0] = 0;
 	const char *u = getenv("ALLOCRR_UNWIND");
 	use_libunwind = u && !strcmp(u, "libunwind");
+	const char *sm = getenv("ALLOCRR_STACK_SAMPLE");
+	char *end;
+	unsigned long long v = sm && *sm ? strtoull(sm, &end, 10) : 0;
+	sample_mean = sm && *sm && !*end && v < (1ull << 40) ? v : 0;
+}
+
+uint64_t arr__stacks_sample_bytes(void) { return sample_mean; }
+
+/* -ln(u) for u in (0, 1]: u = m * 2^e with m in [1, 2), ln m by the atanh
+ * series (z < 1/3: seven terms are good to 1e-8). */
+static double neg_ln(double u)
+{
+	union { double d; uint64_t b; } x = {u};
+	int e = (int)((x.b >> 52) & 0x7ff) - 1023;
+	x.b = (x.b & ((1ull << 52) - 1)) | (1023ull << 52);
+	double z = (x.d - 1) / (x.d + 1), z2 = z * z;
+	double s = z * (1 + z2 * (1. / 3 + z2 * (1. / 5 + z2 * (1. / 7 + z2 * (1. / 9 + z2 * (1. / 11 + z2 / 13))))));
+	return -(e * 0.69314718055994531 + 2 * s);
+}
+
+/* The next countdown: an exponential draw of mean sample_mean, at least 1. */
+static int64_t sample_draw(void)
+{
+	uint64_t r = smp_rng;
+	if (!r) /* first draw of the thread: seed from the clock and the thread */
+		r = (rec_now() ^ (uint64_t)syscall(SYS_gettid) * 0x9E3779B97F4A7C15ull) | 1;
+	r ^= r >> 12, r ^= r << 25, r ^= r >> 27;
+	smp_rng = r;
+	double u = ((r * 0x2545F4914F6CDD1Dull >> 11) + 1) * (1.0 / 9007199254740992.0); /* (0, 1] */
+	double d = neg_ln(u) * (double)sample_mean;
+	return d < 1 ? 1 : d > 4e18 ? (int64_t)4e18 : (int64_t)d;
+}
+
+/* Is this call of n bytes one of the sample? */
+static int sampled(uint64_t n)
+{
+	if (!sample_mean)
+		return 1;
+	if (unlikely(!smp_rng))
+		smp_left = sample_draw();
+	if (n > (uint64_t)INT64_MAX / 2)
+		n = (uint64_t)INT64_MAX / 2;
+	if ((smp_left -= (int64_t)n) > 0)
+		return 0;
+	smp_left = sample_draw();
+	return 1;
+}
+
+/* The bytes a raw record's call asks for (its arguments as the hooks pass them). */
+static uint64_t call_bytes(unsigned op, unsigned nargs, const uint64_t *a)
+{
+	unsigned f = arr_op_facts(op);
+	struct arr_event ev = {.op = op};
+	if (nargs < 2)
+		return 0;
+	ev.size = a[nargs - 2];
+	if ((f & ARR_OPF_NMEMB) && nargs >= 3)
+		ev.nmemb = a[nargs - 3];
+	return arr_event_bytes(&ev, 4096);
 }
 
 /* Return addresses by libunwind, the recorder's frames skipped. */
@@ -432,14 +503,14 @@ void arr__rec_stacked(unsigned op, uint64_t t, unsigned failed, int err, unsigne
 {
 	if (!rec_enter())
 		return;
-	uint32_t sid = capture();
+	uint64_t a[4] = {a0, a1, a2, a3};
+	uint32_t sid = sampled(call_bytes(op, nargs, a)) ? capture() : 0;
 	unsigned n = 2 + nargs + failed;
 	uint64_t *w = rec_begin(n);
 	if (!w) {
 		rec_leave();
 		return;
 	}
-	uint64_t a[4] = {a0, a1, a2, a3};
 	w[0] = ARR_RAW_W0(op, failed, t) | ARR_RAW_HAS_STACK;
 	for (unsigned i = 0; i < nargs; i++)
 		w[1 + i] = a[i];

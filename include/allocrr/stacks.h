@@ -9,6 +9,8 @@
  *   truncated   the recorder could not walk the whole stack (depth limit,
  *               or a frame without a frame pointer): the outermost node
  *               then has address ARR_STACK_TRUNCATED, which is no frame.
+ *   sampled     recorded with --stack-sample: only some calls carry a stack
+ *               (arr_trace_stack_sample_bytes()), the others stack id 0.
  *   module      a mapped ELF object (path, build id, load address, size)
  *               as the recorder saw it: enough to symbolize elsewhere.
  *
@@ -56,6 +58,12 @@ int arr_trace_stack(const struct arr_trace *tr, uint32_t id, uint64_t *frames, s
 int arr_trace_stack_node(const struct arr_trace *tr, uint32_t id, uint32_t *parent, uint64_t *addr);
 /* Distinct stack nodes seen so far. */
 uint64_t arr_trace_stack_nodes(const struct arr_trace *tr);
+/*
+ * The mean of the Poisson sample of stacks (`record --stack-sample BYTES`):
+ * each allocating call of n bytes carries its stack with probability
+ * 1 - exp(-n / mean), the others stack id 0. 0: every call has its stack.
+ */
+uint64_t arr_trace_stack_sample_bytes(const struct arr_trace *tr);
 /* The modules seen so far, in file order. */
 size_t arr_trace_modules(const struct arr_trace *tr, const struct arr_module **mods);
 
