@@ -78,9 +78,11 @@ static char exe_path[ARR_MODULE_PATH_MAX];
 static struct { uintptr_t lo, hi; } ranges[STK_MAX_RANGES];
 static unsigned nranges;
 extern void *__libc_stack_end;
-/* ALLOCRR_UNWIND=libunwind: DWARF unwinding by libunwind's unw_backtrace
- * (loaded on first use) instead of frame pointers; for measurements. */
-static int use_libunwind;
+/* ALLOCRR_UNWIND: cfi (the default: the cached CFA rules of unwind.c),
+ * fp (frame pointers only), libunwind (libunwind's unw_backtrace, loaded
+ * on first use; for comparison). */
+enum { UNWIND_CFI, UNWIND_FP, UNWIND_LIBUNWIND };
+static int unwind_mode;
 static int (*unw_bt)(void **, int);
 static uint64_t sample_mean; /* ALLOCRR_STACK_SAMPLE; 0: every call */
 static __thread int64_t smp_left __attribute__((tls_model("initial-exec")));
@@ -114,7 +116,7 @@ void arr__stacks_init(void)
 	ssize_t n = readlink("/proc/self/exe", exe_path, sizeof exe_path - 1);
 	exe_path[n > 0 ? n : 0] = 0;
 	const char *u = getenv("ALLOCRR_UNWIND");
-	use_libunwind = u && !strcmp(u, "libunwind");
+	unwind_mode = !u || !*u || !strcmp(u, "cfi") ? UNWIND_CFI : !strcmp(u, "libunwind") ? UNWIND_LIBUNWIND : UNWIND_FP;
 	const char *sm = getenv("ALLOCRR_STACK_SAMPLE");
 	char *end;
 	unsigned long long v = sm && *sm ? strtoull(sm, &end, 10) : 0;
@@ -185,7 +187,7 @@ static int walk_libunwind(uint64_t *out, int max, int *trunc)
 		unw_bt = h ? (int (*)(void **, int))dlsym(h, "unw_backtrace") : NULL;
 		arr__ts.internal = 0;
 		if (!unw_bt) {
-			use_libunwind = 0;
+			unwind_mode = UNWIND_FP;
 			*trunc = 1;
 			return 0;
 		}
@@ -218,6 +220,7 @@ void arr__stacks_thread_exit(void)
 	if (tb->e)
 		munmap(tb->e, (tb->mask + 1) * sizeof *tb->e);
 	munmap(tb, sizeof *tb);
+	arr__unwind_thread_exit();
 }
 
 /* --- modules ----------------------------------------------------------- */
@@ -433,6 +436,10 @@ static __attribute__((noinline)) int walk(const struct stk_tab *tb, uint64_t *ou
 			break;
 		if (skipping && ret >= self_lo && ret < self_hi) {
 			/* the recorder's own frames */
+		} else if (skipping && unwind_mode == UNWIND_CFI) {
+			/* fp is the hook's frame: its caller returns to ret with rsp just above it
+			 * and the rbp the hook saved; from there on by the CFI (unwind.c) */
+			return arr__unwind_cfi(ret, fp + 16, next, tb->lo, hi, out, max, trunc);
 		} else {
 			skipping = 0;
 			if (n == max)
@@ -461,7 +468,8 @@ static uint32_t capture(void)
 		check_modules();
 	}
 	uint64_t fr[STK_MAX_DEPTH];
-	int trunc, n = use_libunwind ? walk_libunwind(fr, arr__hot.stacks, &trunc) : walk(tb, fr, arr__hot.stacks, &trunc);
+	int trunc, n = unwind_mode == UNWIND_LIBUNWIND ? walk_libunwind(fr, arr__hot.stacks, &trunc)
+							: walk(tb, fr, arr__hot.stacks, &trunc);
 	/* Outermost first, the truncation marker before all. */
 	uint64_t seq[STK_MAX_DEPTH + 1];
 	int m = 0;
