@@ -54,7 +54,10 @@ struct stk_ent {
 	uint32_t parent, id; /* id 0: empty */
 };
 
+#define STK_FRONT 4096 /* the front cache of recently used nodes: 64 KiB */
+
 struct stk_tab {
+	struct stk_ent front[STK_FRONT]; /* direct-mapped, before the table: hot stacks stay in cache */
 	struct stk_ent *e;
 	size_t mask, count;
 	unsigned gen;
@@ -395,12 +398,15 @@ static int tab_grow(struct stk_tab *tb)
 static uint32_t tab_node(struct stk_tab *tb, uint32_t parent, uint64_t addr, uint64_t *nodes, unsigned *nn)
 {
 	size_t h = (addr * 0x9E3779B97F4A7C15ull ^ parent * 0xC2B2AE3D27D4EB4Full) >> 20;
+	struct stk_ent *f = &tb->front[h & (STK_FRONT - 1)];
+	if (f->id && f->addr == addr && f->parent == parent)
+		return f->id;
 	for (;; h++) {
 		struct stk_ent *e = &tb->e[h & tb->mask];
 		if (!e->id)
 			break;
 		if (e->addr == addr && e->parent == parent)
-			return e->id;
+			return (*f = *e).id;
 	}
 	if ((tb->count + 1) * 2 > tb->mask + 1) {
 		if (tab_grow(tb) < 0)
@@ -412,7 +418,7 @@ static uint32_t tab_node(struct stk_tab *tb, uint32_t parent, uint64_t addr, uin
 	uint32_t id = __atomic_fetch_add(&next_id, 1, __ATOMIC_RELAXED);
 	if (!id)
 		return 0;
-	tb->e[h & tb->mask] = (struct stk_ent){addr, parent, id};
+	tb->e[h & tb->mask] = *f = (struct stk_ent){addr, parent, id};
 	tb->count++;
 	nodes[2 * *nn] = id | (uint64_t)parent << 32;
 	nodes[2 * *nn + 1] = addr;

@@ -54,7 +54,7 @@ struct uw_rule {
 	int32_t cfa_off;
 };
 
-#define UW_CACHE (1u << 14) /* entries per thread: 256 KiB, touched as used */
+#define UW_CACHE (1u << 12) /* entries per thread: 64 KiB, so that a hot stack's rules stay in cache */
 
 struct uw_ent {
 	uint64_t key; /* return address; 0: empty */
@@ -303,7 +303,7 @@ static struct uw_cache *cache_get(unsigned gen)
 
 static struct uw_rule lookup(struct uw_cache *c, uintptr_t ra, unsigned gen)
 {
-	size_t h = (ra * 0x9E3779B97F4A7C15ull) >> 50; /* 14 bits */
+	size_t h = (ra * 0x9E3779B97F4A7C15ull) >> 52; /* 12 bits */
 	for (unsigned probe = 0;; probe++, h = (h + 1) & (UW_CACHE - 1)) {
 		struct uw_ent *e = &c->e[h];
 		if (e->key == ra)
@@ -326,7 +326,7 @@ static struct uw_rule lookup(struct uw_cache *c, uintptr_t ra, unsigned gen)
 	if (c->count * 4 >= UW_CACHE * 3) { /* full: start again (rare: that many call sites) */
 		memset(c->e, 0, sizeof c->e);
 		c->count = 0;
-		h = (ra * 0x9E3779B97F4A7C15ull) >> 50;
+		h = (ra * 0x9E3779B97F4A7C15ull) >> 52;
 	}
 	c->e[h] = (struct uw_ent){ra, r};
 	c->count++;
