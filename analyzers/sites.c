@@ -33,6 +33,7 @@ struct site_acc {
 
 struct site {
 	uint64_t addr; /* return address of the site frame; 0: unknown */
+	unsigned epoch; /* its module epoch: after a dlclose the same address is another site */
 	struct site_acc a;
 	uint32_t top_stack; /* the stack id with the most bytes */
 };
@@ -119,7 +120,9 @@ static uint32_t site_of(struct sites *s, const struct an_core *c, uint32_t sid)
 	if (!addr && nf > 0) /* only the allocator's frames (a truncated walk): the innermost */
 		addr = fr[0];
 	uint64_t idx;
-	if (arr_ptrmap_get(&s->by_addr, addr + 1, &idx))
+	unsigned epoch = arr_trace_stack_epoch(c->tr, sid);
+	uint64_t key = addr + 1 + ((uint64_t)epoch << 48); /* user addresses are below 2^47 */
+	if (arr_ptrmap_get(&s->by_addr, key, &idx))
 		return (uint32_t)idx;
 	if (s->nsite == s->sitecap) {
 		size_t cap = s->sitecap ? s->sitecap * 2 : 256;
@@ -129,9 +132,9 @@ static uint32_t site_of(struct sites *s, const struct an_core *c, uint32_t sid)
 		s->site = ns;
 		s->sitecap = cap;
 	}
-	s->site[s->nsite] = (struct site){.addr = addr, .top_stack = sid};
+	s->site[s->nsite] = (struct site){.addr = addr, .epoch = epoch, .top_stack = sid};
 	idx = ++s->nsite;
-	if (arr_ptrmap_put(&s->by_addr, addr + 1, idx))
+	if (arr_ptrmap_put(&s->by_addr, key, idx))
 		return 0;
 	return (uint32_t)idx;
 }
@@ -223,9 +226,9 @@ static void sites_release(struct an_core *c, void *st, uint64_t addr, struct an_
 }
 
 /* A frame as "func file:line" (or "func" / "module+0xoff"). */
-static void frame_name(struct arr_symbolizer *sy, uint64_t addr, char *buf, size_t cap)
+static void frame_name(struct arr_symbolizer *sy, uint64_t addr, unsigned epoch, char *buf, size_t cap)
 {
-	const struct arr_frame_info *fi = arr_symbolize(sy, addr);
+	const struct arr_frame_info *fi = arr_symbolize_at(sy, addr, epoch);
 	if (fi->file)
 		snprintf(buf, cap, "%s %s:%d", fi->func, fi->file, fi->line);
 	else
@@ -238,7 +241,7 @@ static void put_stack(struct arr_doc *arr, const struct an_core *c, struct arr_s
 	int trunc, n = arr_trace_stack(c->tr, sid, fr, SITE_MAX_FRAMES, &trunc);
 	char buf[1024];
 	for (int i = 0; i < n && i < SITE_MAX_FRAMES; i++) {
-		frame_name(sy, fr[i], buf, sizeof buf);
+		frame_name(sy, fr[i], arr_trace_stack_epoch(c->tr, sid), buf, sizeof buf);
 		arr_doc_push_str(arr, buf);
 	}
 	if (trunc)
@@ -293,7 +296,8 @@ static int write_collapsed(const struct sites *s, const struct an_core *c, struc
 			if (trunc)
 				fputs(";[truncated]", f);
 			for (int i = (n < SITE_MAX_FRAMES ? n : SITE_MAX_FRAMES) - 1; i >= 0; i--) {
-				const struct arr_frame_info *fi = arr_symbolize(sy, fr[i]);
+				const struct arr_frame_info *fi =
+					arr_symbolize_at(sy, fr[i], arr_trace_stack_epoch(c->tr, (uint32_t)sid));
 				snprintf(buf, sizeof buf, "%s", fi->func);
 				for (char *p = buf; *p; p++)
 					if (*p == ';' || *p == ' ' || *p == '\n')
@@ -343,7 +347,7 @@ static int sites_end(struct an_core *c, void *st, struct arr_doc *sec)
 			if (!key_of(&x->a, key))
 				break;
 			struct arr_doc *o = arr_doc_push_obj(arr);
-			const struct arr_frame_info *fi = x->addr ? arr_symbolize(sy, x->addr) : NULL;
+			const struct arr_frame_info *fi = x->addr ? arr_symbolize_at(sy, x->addr, x->epoch) : NULL;
 			arr_doc_set_str(o, "function", fi ? fi->func : "[no frame outside the allocator]");
 			if (fi && fi->file) {
 				arr_doc_set_str(o, "file", fi->file);

@@ -124,7 +124,7 @@ static void print_stack(const struct arr_trace *tr, struct arr_symbolizer *sy, c
 	if (n > 128)
 		n = 128;
 	for (int i = 0; i < n; i++) {
-		const struct arr_frame_info *fi = arr_symbolize(sy, fr[i]);
+		const struct arr_frame_info *fi = arr_symbolize_at(sy, fr[i], arr_trace_stack_epoch(tr, ev->stack));
 		if (json) {
 			printf("%s{\"addr\":\"0x%llx\",\"func\":", i ? "," : "", (unsigned long long)fr[i]);
 			arr_json_fputs(stdout, fi->func);

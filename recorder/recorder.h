@@ -192,6 +192,7 @@ ARR_HIDDEN void arr__stacks_init(void);
 ARR_HIDDEN uint64_t arr__stacks_sample_bytes(void); /* ALLOCRR_STACK_SAMPLE; 0: every call */
 ARR_HIDDEN void arr__stacks_fork_child(void);
 ARR_HIDDEN void arr__stacks_thread_exit(void);
+ARR_HIDDEN void arr__stacks_dlclosed(void); /* after a dlclose: modules, rules and nodes anew */
 /* Whole stacks by cached CFA rules (unwind.c): from the frame returning to ip
  * with rsp = sp and rbp = bp, inside the thread's stack [lo, hi). */
 ARR_HIDDEN int arr__unwind_cfi(uintptr_t ip, uintptr_t sp, uintptr_t bp, uintptr_t lo, uintptr_t hi,

@@ -78,7 +78,11 @@ static char exe_path[ARR_MODULE_PATH_MAX];
  * means a library was loaded since (dlopen), so the modules are looked at
  * again before the node is written. Races only cost an extra look. */
 #define STK_MAX_RANGES 512
-static struct { uintptr_t lo, hi; } ranges[STK_MAX_RANGES];
+struct stk_range {
+	uintptr_t lo, hi;
+	uint64_t ident; /* a hash of the path and build id: another object at the same place differs */
+};
+static struct stk_range ranges[STK_MAX_RANGES];
 static unsigned nranges;
 extern void *__libc_stack_end;
 /* ALLOCRR_UNWIND: cfi (the default: the cached CFA rules of unwind.c),
@@ -262,10 +266,28 @@ static size_t build_id(const struct dl_phdr_info *info, uint8_t *out)
 	return 0;
 }
 
+static uint64_t mod_ident(const char *path, size_t pl, const uint8_t *bid, size_t bl)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (size_t i = 0; i < pl; i++)
+		h = (h ^ (uint8_t)path[i]) * 0x100000001b3ull;
+	for (size_t i = 0; i < bl; i++)
+		h = (h ^ bid[i]) * 0x100000001b3ull;
+	return h;
+}
+
+struct mod_walk {
+	uint64_t t;
+	int collect; /* only gather the ranges (into found) */
+	struct stk_range *found;
+	unsigned nfound;
+};
+
 static int emit_mod(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	(void)size;
-	uint64_t t = *(uint64_t *)arg;
+	struct mod_walk *mw = arg;
+	uint64_t t = mw->t;
 	uint64_t hi = 0;
 	int loads = 0;
 	for (int i = 0; i < info->dlpi_phnum; i++) {
@@ -282,14 +304,19 @@ static int emit_mod(struct dl_phdr_info *info, size_t size, void *arg)
 	size_t pl = strnlen(path, ARR_MODULE_PATH_MAX);
 	uint8_t bid[64];
 	size_t bl = build_id(info, bid);
+	struct stk_range rg = {info->dlpi_addr, info->dlpi_addr + hi, mod_ident(path, pl, bid, bl)};
+	if (mw->collect) {
+		if (mw->nfound < STK_MAX_RANGES)
+			mw->found[mw->nfound++] = rg;
+		return 0;
+	}
 	unsigned words = 4 + (unsigned)((bl + pl + 7) / 8);
 	uint64_t *w = rec_begin(words);
 	if (!w)
 		return 1;
 	unsigned r = __atomic_load_n(&nranges, __ATOMIC_RELAXED);
 	if (r < STK_MAX_RANGES) {
-		ranges[r].lo = info->dlpi_addr;
-		ranges[r].hi = info->dlpi_addr + hi;
+		ranges[r] = rg;
 		__atomic_store_n(&nranges, r + 1, __ATOMIC_RELEASE);
 	}
 	w[0] = ARR_RAW_W0(ARR_RAW_MODULE, 0, t);
@@ -311,11 +338,47 @@ static void check_modules(void)
 	if (c[0] == __atomic_load_n(&mod_adds, __ATOMIC_RELAXED) &&
 	    c[1] == __atomic_load_n(&mod_subs, __ATOMIC_RELAXED))
 		return;
+	int unloaded = c[1] != __atomic_load_n(&mod_subs, __ATOMIC_RELAXED) &&
+		       __atomic_load_n(&mod_subs, __ATOMIC_RELAXED) != ~0ull;
 	__atomic_store_n(&mod_adds, c[0], __ATOMIC_RELAXED);
 	__atomic_store_n(&mod_subs, c[1], __ATOMIC_RELAXED);
-	uint64_t t = rec_now();
+	struct mod_walk mw = {.t = rec_now()};
+	if (unloaded) { /* the objects of the last snapshot that are gone: kind 2 entries first */
+		struct stk_range now[STK_MAX_RANGES];
+		mw.collect = 1, mw.found = now;
+		dl_iterate_phdr(emit_mod, &mw);
+		mw.collect = 0;
+		unsigned n = __atomic_load_n(&nranges, __ATOMIC_ACQUIRE);
+		uint32_t first = __atomic_load_n(&next_id, __ATOMIC_RELAXED);
+		for (unsigned i = 0; i < n; i++) {
+			unsigned j = 0;
+			while (j < mw.nfound && (now[j].lo != ranges[i].lo || now[j].ident != ranges[i].ident))
+				j++;
+			if (j < mw.nfound)
+				continue;
+			uint64_t *w = rec_begin(5);
+			if (!w)
+				break;
+			/* no path; the build id field holds the first stack id defined after the unload */
+			w[0] = ARR_RAW_W0(ARR_RAW_MODULE, 0, mw.t);
+			w[1] = ranges[i].lo;
+			w[2] = ranges[i].hi - ranges[i].lo;
+			w[3] = 4 | (uint64_t)ARR_MODULE_UNLOADED << 24;
+			w[4] = first;
+			rec_commit(5);
+		}
+	}
 	__atomic_store_n(&nranges, 0, __ATOMIC_RELAXED);
-	dl_iterate_phdr(emit_mod, &t);
+	dl_iterate_phdr(emit_mod, &mw);
+}
+
+/* After a dlclose: new modules snapshot (with what went away) at the next
+ * stacked call, new stack nodes (their addresses may mean another object
+ * now), new unwind rules. */
+void arr__stacks_dlclosed(void)
+{
+	__atomic_add_fetch(&gen, 1, __ATOMIC_RELAXED);
+	arr__unwind_reset();
 }
 
 static int in_known_module(uintptr_t addr)
