@@ -199,6 +199,7 @@ ARR_HIDDEN int arr__unwind_cfi(uintptr_t ip, uintptr_t sp, uintptr_t bp, uintptr
 			       uint64_t *out, int max, int *trunc);
 ARR_HIDDEN void arr__unwind_reset(void);       /* a module went away: forget every rule */
 ARR_HIDDEN void arr__unwind_thread_exit(void);
+ARR_HIDDEN void arr__unwind_fork_child(void);
 
 /*
  * Append the record of a call that succeeded: with a constant nargs this

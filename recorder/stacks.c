@@ -216,6 +216,7 @@ void arr__stacks_fork_child(void)
 	__atomic_store_n(&next_id, 1, __ATOMIC_RELAXED);
 	gen++;
 	mod_adds = mod_subs = ~0ull; /* the child's trace needs its own modules */
+	arr__unwind_fork_child();
 }
 
 void arr__stacks_thread_exit(void)

@@ -27,6 +27,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <elf.h>
+#include <errno.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <fcntl.h>
@@ -95,6 +96,7 @@ static int uw_state; /* 0: not tried, 1: libdw loaded, -1: not available */
 static unsigned (*p_elf_version)(unsigned);
 static Elf *(*p_elf_begin)(int, Elf_Cmd, Elf *);
 static int (*p_elf_end)(Elf *);
+static int (*p_elf_cntl)(Elf *, Elf_Cmd);
 static Dwarf_CFI *(*p_getcfi_elf)(Elf *);
 static int (*p_cfi_end)(Dwarf_CFI *);
 static int (*p_addrframe)(Dwarf_CFI *, Dwarf_Addr, Dwarf_Frame **);
@@ -107,7 +109,6 @@ static int (*p_frame_info)(Dwarf_Frame *, Dwarf_Addr *, Dwarf_Addr *, bool *);
 static struct uw_mod {
 	uintptr_t bias, lo, hi;
 	unsigned gen;
-	int fd;
 	Elf *elf;
 	Dwarf_CFI *cfi; /* NULL: no CFI (the walk stops in it) */
 } mods[UW_MAX_MODS];
@@ -120,7 +121,7 @@ static int uw_load(void)
 	if (!h)
 		return -1;
 #define SYM(p, name) (*(void **)&p = dlsym(h, name))
-	if (!SYM(p_elf_version, "elf_version") || !SYM(p_elf_begin, "elf_begin") || !SYM(p_elf_end, "elf_end") ||
+	if (!SYM(p_elf_version, "elf_version") || !SYM(p_elf_begin, "elf_begin") || !SYM(p_elf_end, "elf_end") || !SYM(p_elf_cntl, "elf_cntl") ||
 	    !SYM(p_getcfi_elf, "dwarf_getcfi_elf") || !SYM(p_cfi_end, "dwarf_cfi_end") ||
 	    !SYM(p_addrframe, "dwarf_cfi_addrframe") || !SYM(p_frame_cfa, "dwarf_frame_cfa") ||
 	    !SYM(p_frame_register, "dwarf_frame_register") || !SYM(p_frame_info, "dwarf_frame_info"))
@@ -167,10 +168,7 @@ static void mod_close(struct uw_mod *m)
 		p_cfi_end(m->cfi);
 	if (m->elf)
 		p_elf_end(m->elf);
-	if (m->fd >= 0)
-		close(m->fd);
 	memset(m, 0, sizeof *m);
-	m->fd = -1;
 }
 
 /* The module holding pc, opened if new. uw_lock held. */
@@ -194,8 +192,15 @@ static struct uw_mod *mod_of(uintptr_t pc, unsigned gen)
 	}
 	const char *path = f.path && *f.path ? f.path : "/proc/self/exe";
 	m->bias = f.bias, m->lo = f.lo, m->hi = f.hi, m->gen = gen;
-	m->fd = *path == '/' ? open(path, O_RDONLY | O_CLOEXEC) : -1;
-	m->elf = m->fd >= 0 ? p_elf_begin(m->fd, ELF_C_READ_MMAP, NULL) : NULL;
+	/* The file is mapped, not read through the descriptor, which is closed at
+	 * once: the program's own descriptors stay as they were (and a program
+	 * that closes every descriptor cannot pull the file from under libelf). */
+	int fd = *path == '/' ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+	m->elf = fd >= 0 ? p_elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
+	if (m->elf)
+		p_elf_cntl(m->elf, ELF_C_FDDONE);
+	if (fd >= 0)
+		close(fd);
 	m->cfi = m->elf ? p_getcfi_elf(m->elf) : NULL;
 	return m;
 }
@@ -312,6 +317,7 @@ static struct uw_rule lookup(struct uw_cache *c, uintptr_t ra, unsigned gen)
 			break;
 	}
 	struct uw_rule r = {.kind = UW_STOP};
+	int saved_errno = errno; /* the program's: libdw and open/close may set it */
 	if (uw_state == 0) {
 		pthread_mutex_lock(&uw_lock);
 		if (uw_state == 0)
@@ -323,6 +329,7 @@ static struct uw_rule lookup(struct uw_cache *c, uintptr_t ra, unsigned gen)
 		r = rule_of(ra, gen);
 		pthread_mutex_unlock(&uw_lock);
 	}
+	errno = saved_errno;
 	if (c->count * 4 >= UW_CACHE * 3) { /* full: start again (rare: that many call sites) */
 		memset(c->e, 0, sizeof c->e);
 		c->count = 0;
@@ -435,6 +442,15 @@ int arr__unwind_cfi(uintptr_t ip, uintptr_t sp, uintptr_t bp, uintptr_t lo, uint
 }
 
 void arr__unwind_reset(void) { __atomic_add_fetch(&uw_gen, 1, __ATOMIC_RELAXED); }
+
+/* In a forked child: another thread may have held the lock, in the middle
+ * of libdw. Forget the modules (their memory is left alone) and start again. */
+void arr__unwind_fork_child(void)
+{
+	pthread_mutex_init(&uw_lock, NULL);
+	nmods = 0;
+	__atomic_add_fetch(&uw_gen, 1, __ATOMIC_RELAXED);
+}
 
 void arr__unwind_thread_exit(void)
 {
