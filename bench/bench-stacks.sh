@@ -82,7 +82,7 @@ run() {
 	heaptrack) pre=("$heaptrack" -r -o "$tmp/ht-$wl") ;;
 	esac
 	/usr/bin/env "${env[@]}" /usr/bin/time -f "%e %U %S" -o "$tmp/time" "${pre[@]}" "${cmd[@]}" <"$in" >/dev/null 2>&1
-	awk '{ printf "%d %d\n", $1 * 1e9, ($2 + $3) * 1e9 }' "$tmp/time"
+	awk '{ printf "%.0f %.0f\n", $1 * 1e9, ($2 + $3) * 1e9 }' "$tmp/time"
 }
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
