@@ -1,8 +1,10 @@
 /*
  * stacks.c - call stacks for `allocrr record --stacks` (ALLOCRR_STACKS=DEPTH).
  *
- * Each allocating call walks the frame-pointer chain of its thread, then
- * turns the return addresses into a node of the thread's trie of stacks
+ * Each allocating call walks its stack: through the recorder's own frames
+ * by frame pointers, then from the hook's caller by cached CFA rules
+ * (unwind.c; ALLOCRR_UNWIND=fp keeps to frame pointers, =libunwind asks
+ * libunwind), then turns the return addresses into a node of the thread's trie of stacks
  * ((parent, address) -> id, ids unique in the process), so a trace stores
  * each distinct stack once: new nodes go into the thread's buffer as one
  * ARR_RAW_STACKS record just before the event that first uses them, and
@@ -10,11 +12,17 @@
  * share their outer frames, so only the frames below the last common one
  * are looked up.
  *
- * Safety: the walk only reads words between the current frame and the top
+ * Safety: the walks only read words between the current frame and the top
  * of the thread's stack, aligned, each frame above the one before; anything
- * else ends it, and the stack is marked truncated (its outermost node is
- * ARR_STACK_TRUNCATED). Code built without frame pointers (Debian's sqlite3,
- * most of libc) ends the walk early that way; it never faults.
+ * else ends them, and the stack is marked truncated (its outermost node is
+ * ARR_STACK_TRUNCATED). With ALLOCRR_UNWIND=fp, code built without frame
+ * pointers (Debian's sqlite3, most of libc) ends the walk early that way; it
+ * never faults.
+ *
+ * dlclose (hooked in preload.c) bumps the generation: every thread's trie
+ * starts again, so an address reused by another library is another node,
+ * and the next look at the modules writes unloaded entries naming the
+ * first id of the new nodes (docs/trace-format.md, module epochs).
  *
  * Sampling (ALLOCRR_STACK_SAMPLE=BYTES, `record --stack-sample`): as
  * tcmalloc and jemalloc sample, each thread counts down the bytes it
