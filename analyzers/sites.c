@@ -33,6 +33,7 @@
  * allocation's bytes and count (1 for a full recording; sampled stacks
  * scale their allocations up), so the accumulators are doubles.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +55,7 @@ struct site_acc {
 
 struct site {
 	uint64_t addr; /* return address of the site frame; 0: unknown */
+	unsigned epoch; /* its module epoch: after a dlclose the same address is another site */
 	struct site_acc a;
 	uint32_t top_stack; /* the stack id with the most bytes */
 };
@@ -84,16 +86,23 @@ struct sites {
 	int zeroing; /* the zeroing analyzer runs: blocks carry ARR__BLK_REUSED */
 	struct pblock *freed; /* live at the current peak, freed since */
 	size_t nfreed, freed_cap;
+	double sample; /* arr_trace_stack_sample_bytes(); 0: every allocation has its stack */
 };
 
-/* The multiplier of an allocation's bytes and count: 1 for a full
- * recording. Depends on the block's size alone, so a release undoes
- * exactly what its allocation added. */
-static double site_weight(const struct an_core *c, uint64_t size)
+/*
+ * What one recorded allocation of size bytes stands for: 1 for a full
+ * recording. With a sample of mean T (Poisson by bytes), it was recorded
+ * with probability p = 1 - exp(-size / T), so it counts 1 / p allocations
+ * and size / p bytes (tcmalloc's unbiasing): the sums are unbiased
+ * estimates. Depends on the block's size alone, so a release undoes
+ * exactly what its allocation added.
+ */
+static double site_weight(const struct sites *s, uint64_t size)
 {
-	(void)c;
-	(void)size;
-	return 1.0;
+	if (!s->sample)
+		return 1.0;
+	double p = -expm1(-(double)(size ? size : 1) / s->sample);
+	return p > 0 ? 1 / p : 1.0;
 }
 
 static int allocator_module(const char *path)
@@ -144,7 +153,9 @@ static uint32_t site_of(struct sites *s, const struct an_core *c, uint32_t sid)
 	if (!addr && nf > 0) /* only the allocator's frames (a truncated walk): the innermost */
 		addr = fr[0];
 	uint64_t idx;
-	if (arr_ptrmap_get(&s->by_addr, addr + 1, &idx))
+	unsigned epoch = arr_trace_stack_epoch(c->tr, sid);
+	uint64_t key = addr + 1 + ((uint64_t)epoch << 48); /* user addresses are below 2^47 */
+	if (arr_ptrmap_get(&s->by_addr, key, &idx))
 		return (uint32_t)idx;
 	if (s->nsite == s->sitecap) {
 		size_t cap = s->sitecap ? s->sitecap * 2 : 256;
@@ -154,9 +165,9 @@ static uint32_t site_of(struct sites *s, const struct an_core *c, uint32_t sid)
 		s->site = ns;
 		s->sitecap = cap;
 	}
-	s->site[s->nsite] = (struct site){.addr = addr, .top_stack = sid};
+	s->site[s->nsite] = (struct site){.addr = addr, .epoch = epoch, .top_stack = sid};
 	idx = ++s->nsite;
-	if (arr_ptrmap_put(&s->by_addr, addr + 1, idx))
+	if (arr_ptrmap_put(&s->by_addr, key, idx))
 		return 0;
 	return (uint32_t)idx;
 }
@@ -189,6 +200,7 @@ static int sites_begin(struct an_core *c, void *st)
 	struct sites *s = st;
 	s->on = (c->meta->features & ARR_TRACE_FEAT_STACKS) != 0;
 	s->zeroing = !c->opt->what || (c->opt->what & (1u << ARR_AN_ZEROING));
+	s->sample = (double)arr_trace_stack_sample_bytes(c->tr);
 	return 0;
 }
 
@@ -219,10 +231,12 @@ static void sites_alloc(struct an_core *c, void *st, uint64_t addr, struct an_bl
 	/* a new peak: the blocks freed since the last one were not live at it */
 	if (c->peak_evno == c->evno && c->peak_bytes == c->live_bytes)
 		s->nfreed = 0;
+	if (s->sample && !ev->stack) /* not in the sample */
+		return;
 	struct stk *k = stk_get(s, c, ev->stack);
 	if (!k)
 		return;
-	double w = site_weight(c, b->size);
+	double w = site_weight(s, b->size);
 	acc_alloc(&k->a, w, b, s->zeroing);
 	acc_alloc(&s->site[k->site - 1].a, w, b, s->zeroing);
 	if (arr_ptrmap_put(&s->blocks, addr, ev->stack))
@@ -239,7 +253,7 @@ static void sites_release(struct an_core *c, void *st, uint64_t addr, struct an_
 		return;
 	struct stk *k = &s->stk[sid];
 	struct site_acc *as[2] = {&k->a, &s->site[k->site - 1].a};
-	double w = site_weight(c, b->size), bytes = w * (double)b->size;
+	double w = site_weight(s, b->size), bytes = w * (double)b->size;
 	for (int i = 0; i < 2; i++) {
 		as[i]->live -= bytes < as[i]->live ? bytes : as[i]->live;
 		if (temporary) {
@@ -283,7 +297,8 @@ static int source_frames(const struct an_core *c, struct arr_symbolizer *sy, uin
 		return 0;
 	}
 	for (int i = 0; i < n && i < SITE_MAX_FRAMES; i++)
-		for (const struct arr_frame_info *fi = arr_symbolize(sy, fr[i]); fi && k < max; fi = fi->caller)
+		for (const struct arr_frame_info *fi = arr_symbolize_at(sy, fr[i], arr_trace_stack_epoch(c->tr, sid));
+		     fi && k < max; fi = fi->caller)
 			out[k++] = fi;
 	return k;
 }
@@ -442,7 +457,7 @@ static int peak_figures(struct sites *s, const struct an_core *c)
 		if (p->sid >= s->nstk || !s->stk[p->sid].site)
 			continue;
 		struct stk *k = &s->stk[p->sid];
-		double w = site_weight(c, p->size), bytes = w * (double)p->size;
+		double w = site_weight(s, p->size), bytes = w * (double)p->size;
 		k->a.at_peak += bytes;
 		s->site[k->site - 1].a.at_peak += bytes;
 		if (!p->size)
@@ -660,6 +675,8 @@ static int write_collapsed(const struct sites *s, const struct an_core *c, struc
 				continue;
 			int trunc, n = source_frames(c, sy, (uint32_t)sid, fr, FLAME_MAX_DEPTH, &trunc);
 			fputs(graph_names[g], f);
+			if (s->sample) /* a sampled trace's figures are estimates: its roots say so */
+				fputs("_estimated", f);
 			if (trunc)
 				fputs(";[truncated]", f);
 			for (int i = n - 1; i >= 0; i--) {
@@ -688,6 +705,8 @@ static int sites_end(struct an_core *c, void *st, struct arr_doc *sec)
 	if ((rc = arr_symbolizer_open(&sy, c->tr)))
 		return rc;
 	arr_doc_set_int(sec, "stack_nodes", (int64_t)arr_trace_stack_nodes(c->tr));
+	if (s->sample) /* the figures are estimates from a sample */
+		arr_doc_set_int(arr_doc_set_obj(sec, "sampled"), "mean_bytes", (int64_t)s->sample);
 	arr_doc_set_int(sec, "sites", (int64_t)s->nsite);
 	arr_doc_set_int(sec, "peak_event", (int64_t)c->peak_evno);
 	arr_doc_set_int(sec, "page_size", FRAG_PAGE);
@@ -717,7 +736,7 @@ static int sites_end(struct an_core *c, void *st, struct arr_doc *sec)
 			if (whole(key_of(&x->a, key)) <= 0)
 				break;
 			struct arr_doc *o = arr_doc_push_obj(arr);
-			const struct arr_frame_info *fi = x->addr ? arr_symbolize(sy, x->addr) : NULL;
+			const struct arr_frame_info *fi = x->addr ? arr_symbolize_at(sy, x->addr, x->epoch) : NULL;
 			arr_doc_set_str(o, "function", fi ? fi->func : "[no frame outside the allocator]");
 			if (fi && fi->file) {
 				arr_doc_set_str(o, "file", fi->file);

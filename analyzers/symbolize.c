@@ -1,7 +1,8 @@
 /*
  * symbolize.c - return addresses to function, file and line (see
- * allocrr/symbolize.h), with libdw: each recorded module is reported to one
- * Dwfl at its recorded bias, so the trace can be read on any machine with
+ * allocrr/symbolize.h), with libdw: each recorded module is reported at its
+ * recorded bias to the Dwfl of each module epoch it is mapped in (an epoch
+ * ends at a dlclose), so the trace can be read on any machine with
  * the same binaries (or their debug files, found by build id). Inlined
  * frames come from the scopes (dwarf_getscopes) of the compilation unit
  * that holds the address: each DW_TAG_inlined_subroutine is a frame, named
@@ -21,12 +22,13 @@
 #define MAX_INLINE 16 /* inlined frames kept per address (deeper nests are cut) */
 
 struct sym_ent {
-	uint64_t addr; /* 0: empty */
+	uint64_t addr; /* address + (epoch << 48); 0: empty */
 	struct arr_frame_info *fi; /* chain, innermost first, one allocation */
 };
 
 struct arr_symbolizer {
-	Dwfl *dwfl;
+	Dwfl **dwfl; /* one per module epoch (allocrr/stacks.h), made when first asked */
+	unsigned nepochs;
 	const struct arr_module *mods;
 	size_t nmods;
 	struct sym_ent *tab;
@@ -54,23 +56,48 @@ int arr_symbolizer_open(struct arr_symbolizer **out, const struct arr_trace *tr)
 		return ARR_ENOMEM;
 	}
 	s->nmods = arr_trace_modules(tr, &s->mods);
-	s->dwfl = dwfl_begin(&callbacks);
-	if (s->dwfl) {
-		dwfl_report_begin(s->dwfl);
-		/* The latest snapshot that lists an address wins: report each
-		 * distinct (path, base) once. */
-		for (size_t i = 0; i < s->nmods; i++) {
-			const struct arr_module *m = &s->mods[i];
-			int seen = 0;
-			for (size_t j = 0; j < i && !seen; j++)
-				seen = s->mods[j].base == m->base && !strcmp(s->mods[j].path, m->path);
-			if (!seen && m->path[0] == '/')
-				dwfl_report_elf(s->dwfl, m->path, m->path, -1, m->base, false);
-		}
-		dwfl_report_end(s->dwfl, NULL, NULL);
+	s->nepochs = s->nmods ? s->mods[s->nmods - 1].epoch + 1 : 1;
+	s->dwfl = calloc(s->nepochs, sizeof *s->dwfl);
+	if (!s->dwfl) {
+		free(s->tab);
+		free(s);
+		return ARR_ENOMEM;
 	}
 	*out = s;
 	return 0;
+}
+
+/* Is module entry i unloaded by epoch e (a later unload at its base)? */
+static int gone_by(const struct arr_symbolizer *s, size_t i, unsigned e)
+{
+	for (size_t j = i + 1; j < s->nmods && s->mods[j].epoch <= e; j++)
+		if (s->mods[j].kind == ARR_MODULE_UNLOADED && s->mods[j].base == s->mods[i].base)
+			return 1;
+	return 0;
+}
+
+/* The Dwfl of epoch e: each distinct (path, base) mapped then, once. */
+static Dwfl *dwfl_of(struct arr_symbolizer *s, unsigned e)
+{
+	if (s->dwfl[e])
+		return s->dwfl[e];
+	Dwfl *d = dwfl_begin(&callbacks);
+	if (!d)
+		return NULL;
+	dwfl_report_begin(d);
+	for (size_t i = 0; i < s->nmods && s->mods[i].epoch <= e; i++) {
+		const struct arr_module *m = &s->mods[i];
+		if (m->kind != ARR_MODULE_LOADED || m->path[0] != '/' || gone_by(s, i, e))
+			continue;
+		int seen = 0;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = s->mods[j].kind == ARR_MODULE_LOADED && s->mods[j].base == m->base &&
+			       !strcmp(s->mods[j].path, m->path) && !gone_by(s, j, e);
+		if (!seen)
+			dwfl_report_elf(d, m->path, m->path, -1, m->base, false);
+	}
+	dwfl_report_end(d, NULL, NULL);
+	return s->dwfl[e] = d;
 }
 
 void arr_symbolizer_close(struct arr_symbolizer *s)
@@ -89,16 +116,20 @@ void arr_symbolizer_close(struct arr_symbolizer *s)
 		free(fi);
 	}
 	free(s->tab);
-	if (s->dwfl)
-		dwfl_end(s->dwfl);
+	for (unsigned e = 0; e < s->nepochs; e++)
+		if (s->dwfl[e])
+			dwfl_end(s->dwfl[e]);
+	free(s->dwfl);
 	free(s);
 }
 
-static const struct arr_module *module_of(const struct arr_symbolizer *s, uint64_t addr)
+/* The latest entry of epoch e or before that holds addr; NULL if none, or
+ * if that entry is an unload. */
+static const struct arr_module *module_of(const struct arr_symbolizer *s, uint64_t addr, unsigned e)
 {
 	for (size_t i = s->nmods; i-- > 0;)
-		if (addr >= s->mods[i].base && addr - s->mods[i].base < s->mods[i].size)
-			return &s->mods[i];
+		if (s->mods[i].epoch <= e && addr >= s->mods[i].base && addr - s->mods[i].base < s->mods[i].size)
+			return s->mods[i].kind == ARR_MODULE_UNLOADED ? NULL : &s->mods[i];
 	return NULL;
 }
 
@@ -145,12 +176,13 @@ static int inlined_scopes(Dwfl_Module *dm, uint64_t pc, struct inl *out, int max
 }
 
 /* The frames of addr, innermost first, as one array linked by ->caller. */
-static struct arr_frame_info *lookup(struct arr_symbolizer *s, uint64_t addr)
+static struct arr_frame_info *lookup(struct arr_symbolizer *s, uint64_t addr, unsigned e)
 {
 	uint64_t pc = addr - 1; /* inside the call instruction, not after it */
-	const struct arr_module *m = module_of(s, pc);
+	const struct arr_module *m = module_of(s, pc, e);
 	char buf[64 + 256];
-	Dwfl_Module *dm = s->dwfl ? dwfl_addrmodule(s->dwfl, pc) : NULL;
+	Dwfl *dw = m ? dwfl_of(s, e) : NULL;
+	Dwfl_Module *dm = dw ? dwfl_addrmodule(dw, pc) : NULL;
 	const char *name = dm ? dwfl_module_addrname(dm, pc) : NULL;
 	struct inl inl[MAX_INLINE];
 	int ninl = name ? inlined_scopes(dm, pc, inl, MAX_INLINE) : 0;
@@ -197,9 +229,17 @@ static struct arr_frame_info *lookup(struct arr_symbolizer *s, uint64_t addr)
 
 const struct arr_frame_info *arr_symbolize(struct arr_symbolizer *s, uint64_t addr)
 {
+	return arr_symbolize_at(s, addr, s->nepochs - 1);
+}
+
+const struct arr_frame_info *arr_symbolize_at(struct arr_symbolizer *s, uint64_t addr, unsigned epoch)
+{
 	static const struct arr_frame_info none = {"?", NULL, 0, NULL, 0, 0, NULL};
 	if (!addr)
 		return &none;
+	if (epoch >= s->nepochs)
+		epoch = s->nepochs - 1;
+	uint64_t key = addr + ((uint64_t)epoch << 48); /* user addresses are below 2^47 */
 	if ((s->count + 1) * 2 > s->mask + 1) {
 		size_t cap = (s->mask + 1) * 2;
 		struct sym_ent *t = calloc(cap, sizeof *t);
@@ -216,14 +256,14 @@ const struct arr_frame_info *arr_symbolize(struct arr_symbolizer *s, uint64_t ad
 		s->tab = t;
 		s->mask = cap - 1;
 	}
-	size_t h = (addr * 0x9E3779B97F4A7C15ull) >> 32;
+	size_t h = (key * 0x9E3779B97F4A7C15ull) >> 32;
 	for (;; h++) {
 		struct sym_ent *e = &s->tab[h & s->mask];
-		if (e->addr == addr)
+		if (e->addr == key)
 			return e->fi ? e->fi : &none;
 		if (!e->addr) {
-			e->addr = addr;
-			e->fi = lookup(s, addr); /* NULL (out of memory): "?" */
+			e->addr = key;
+			e->fi = lookup(s, addr, epoch); /* NULL (out of memory): "?" */
 			s->count++;
 			return e->fi ? e->fi : &none;
 		}

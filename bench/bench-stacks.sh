@@ -7,20 +7,27 @@ usage() {
 	cat <<'EOF2'
 usage: bash bench/bench-stacks.sh [BUILD_DIR]
 
-For python3 (PYTHONMALLOC=malloc, strings built and sorted) and sqlite3
-(inserts, two indexes, :memory:), runs RUNS rounds, alternating within each:
+For python3 (PYTHONMALLOC=malloc, strings built and sorted), sqlite3
+(inserts, two indexes, :memory:) and cc1 (gcc's compiler proper, -O1, on a
+generated C file, as bench-analyze.sh runs it), runs RUNS rounds,
+alternating the modes within each:
   native         the workload alone
   allocrr        allocrr record (no stacks)
-  stacks-fp      allocrr record --stacks (frame-pointer walk, the default)
-  stacks-unw     the same with ALLOCRR_UNWIND=libunwind (DWARF unwinding)
+  stacks         allocrr record --stacks (the default unwinder: cached CFA rules)
+  stacks-fp      the same with ALLOCRR_UNWIND=fp (frame pointers only)
+  stacks-unw     the same with ALLOCRR_UNWIND=libunwind (libunwind's unw_backtrace)
+  sampled        allocrr record --stack-sample 512K
   heaptrack      heaptrack -r (record only), when installed
-and prints a Markdown table of median wall times, slowdowns against native,
-trace bytes per event and the deepest recorded stack's mean depth.
+and prints a Markdown table of median wall and CPU (user + system) times,
+their slowdowns against native, trace bytes per event and the mean number
+of frames of the stacks recorded.
 
 Environment:
   RUNS=N           rounds (default 3)
   SCALE=small|full workload sizes (default small: the machine is shared)
   PYTHON=PATH      the python3 to measure (default /usr/bin/python3)
+  WORKLOADS="..."  subset and order (default: python3 sqlite3 cc1)
+  MODES="..."      subset of the modes (default: all of them)
 EOF2
 }
 
@@ -30,8 +37,8 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 build_dir=${1:-build}
 runs=${RUNS:-3}
 case "${SCALE:-small}" in
-full) py_n=500000 sql_n=200000 ;;
-small) py_n=50000 sql_n=20000 ;;
+full) py_n=500000 sql_n=200000 c_lines=100000 ;;
+small) py_n=50000 sql_n=20000 c_lines=10000 ;;
 *) echo "bench-stacks: SCALE must be small or full" >&2; exit 2 ;;
 esac
 python=${PYTHON:-/usr/bin/python3}
@@ -40,45 +47,66 @@ heaptrack=$(command -v heaptrack || true)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench-stacks.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 "$python" "$here/workloads/sqlite_gen.py" "$sql_n" >"$tmp/w.sql"
+"$python" "$here/workloads/gen_c.py" "$c_lines" >"$tmp/big.c"
+cc1_cmd=()
+eval "set -- $(gcc -### -O1 -c "$tmp/big.c" -o "$tmp/big.o" 2>&1 | grep -E '^ [^ ]*/cc1 ')"
+while [ $# -gt 0 ]; do
+	if [ "$1" = -o ]; then
+		cc1_cmd+=(-o "$tmp/big.s")
+		shift 2
+		continue
+	fi
+	cc1_cmd+=("$1")
+	shift
+done
+[ ${#cc1_cmd[@]} -gt 0 ] || { echo "bench-stacks: cannot find cc1 in 'gcc -###'" >&2; exit 1; }
 
-now() { date +%s%N; }
-# run MODE WORKLOAD: prints the wall time in ns
+# run MODE WORKLOAD: prints "wall_ns cpu_ns" (cpu: user + system of the run's processes)
 run() {
-	local mode=$1 wl=$2 t0 t1 in=/dev/null
+	local mode=$1 wl=$2 in=/dev/null
 	local -a cmd env=()
 	case "$wl" in
 	python3) cmd=("$python" "$here/workloads/py_strings.py" "$py_n"); env=(PYTHONMALLOC=malloc) ;;
 	sqlite3) cmd=("$(command -v sqlite3)" :memory:); in=$tmp/w.sql ;;
+	cc1) cmd=("${cc1_cmd[@]}") ;;
 	esac
 	local -a pre=()
+	local rec=("$allocrr" record -q -o "$tmp/$wl-$mode.atr")
 	case "$mode" in
 	native) ;;
-	allocrr) pre=("$allocrr" record -q -o "$tmp/$wl-$mode.atr" --) ;;
-	stacks-fp) pre=("$allocrr" record -q --stacks -o "$tmp/$wl-$mode.atr" --) ;;
-	stacks-unw) pre=("$allocrr" record -q --stacks -o "$tmp/$wl-$mode.atr" --); env+=(ALLOCRR_UNWIND=libunwind) ;;
+	allocrr) pre=("${rec[@]}" --) ;;
+	stacks) pre=("${rec[@]}" --stacks --) ;;
+	stacks-fp) pre=("${rec[@]}" --stacks --); env+=(ALLOCRR_UNWIND=fp) ;;
+	stacks-unw) pre=("${rec[@]}" --stacks --); env+=(ALLOCRR_UNWIND=libunwind) ;;
+	sampled) pre=("${rec[@]}" --stack-sample 512K --) ;;
 	heaptrack) pre=("$heaptrack" -r -o "$tmp/ht-$wl") ;;
 	esac
-	t0=$(now)
-	env "${env[@]}" "${pre[@]}" "${cmd[@]}" <"$in" >/dev/null 2>&1
-	t1=$(now)
-	echo $((t1 - t0))
+	/usr/bin/env "${env[@]}" /usr/bin/time -f "%e %U %S" -o "$tmp/time" "${pre[@]}" "${cmd[@]}" <"$in" >/dev/null 2>&1
+	awk '{ printf "%.0f %.0f\n", $1 * 1e9, ($2 + $3) * 1e9 }' "$tmp/time"
 }
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
-modes=(native allocrr stacks-fp stacks-unw)
-[ -n "$heaptrack" ] && modes+=(heaptrack)
-echo "| workload | mode | median s | slowdown | bytes/event | mean depth |"
-echo "|---|---|---|---|---|---|"
-for wl in python3 sqlite3; do
-	declare -A times=()
+read -r -a modes <<<"${MODES:-native allocrr stacks stacks-fp stacks-unw sampled heaptrack}"
+[ -n "$heaptrack" ] || modes=("${modes[@]/heaptrack/}")
+read -r -a wls <<<"${WORKLOADS:-python3 sqlite3 cc1}"
+echo "| workload | mode | median wall s | slowdown | median cpu s | cpu slowdown | bytes/event | mean frames |"
+echo "|---|---|---|---|---|---|---|---|"
+for wl in "${wls[@]}"; do
+	declare -A walls=() cpus=()
 	for ((r = 0; r < runs; r++)); do
 		for m in "${modes[@]}"; do
-			times[$m]+="$(run "$m" "$wl") "
+			[ -n "$m" ] || continue
+			read -r w c < <(run "$m" "$wl")
+			walls[$m]+="$w "
+			cpus[$m]+="$c "
 		done
 	done
-	nat=$(echo "${times[native]}" | tr ' ' '\n' | grep . | median)
+	nat=$(echo "${walls[native]}" | tr ' ' '\n' | grep . | median)
+	natc=$(echo "${cpus[native]}" | tr ' ' '\n' | grep . | median)
 	for m in "${modes[@]}"; do
-		med=$(echo "${times[$m]}" | tr ' ' '\n' | grep . | median)
+		[ -n "$m" ] || continue
+		med=$(echo "${walls[$m]}" | tr ' ' '\n' | grep . | median)
+		medc=$(echo "${cpus[$m]}" | tr ' ' '\n' | grep . | median)
 		bpe=n/a depth=n/a
 		if [ -f "$tmp/$wl-$m.atr" ]; then
 			bpe=$("$allocrr" info --json "$tmp/$wl-$m.atr" | "$python" -c 'import json,sys; print(json.loads(sys.stdin.readline())["bytes_per_event"])')
@@ -87,12 +115,14 @@ for wl in python3 sqlite3; do
 import json, sys
 n = d = 0
 for line in sys.stdin:
-    e = json.loads(line); n += 1; d += len(e.get("stack", []))
+    e = json.loads(line)
+    if e.get("stack"):
+        n += 1; d += len(e["stack"])
 print("%.1f" % (d / max(n, 1)))')
 			fi
 		fi
-		awk -v w="$wl" -v m="$m" -v t="$med" -v n="$nat" -v b="$bpe" -v d="$depth" \
-			'BEGIN { printf "| %s | %s | %.3f | x%.2f | %s | %s |\n", w, m, t / 1e9, t / n, b, d }'
+		awk -v w="$wl" -v m="$m" -v t="$med" -v n="$nat" -v c="$medc" -v nc="$natc" -v b="$bpe" -v d="$depth" \
+			'BEGIN { printf "| %s | %s | %.3f | x%.2f | %.3f | x%.2f | %s | %s |\n", w, m, t / 1e9, t / n, c / 1e9, c / (nc ? nc : 1), b, d }'
 	done
-	unset times
+	unset walls cpus
 done

@@ -106,7 +106,7 @@ static void print_stack(const struct arr_trace *tr, struct arr_symbolizer *sy, c
 		n = 128;
 	int k = 0; /* source frames: an address stands for several when calls were inlined */
 	for (int i = 0; i < n; i++) {
-		for (const struct arr_frame_info *fi = arr_symbolize(sy, fr[i]); fi; fi = fi->caller, k++) {
+		for (const struct arr_frame_info *fi = arr_symbolize_at(sy, fr[i], arr_trace_stack_epoch(tr, ev->stack)); fi; fi = fi->caller, k++) {
 			if (json) {
 				printf("%s{\"addr\":\"0x%llx\",\"func\":", k ? "," : "", (unsigned long long)fr[i]);
 				arr_json_fputs(stdout, fi->func);

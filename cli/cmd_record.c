@@ -24,7 +24,7 @@
 static const struct cli_usage usage = {
 	"record",
 	"usage: allocrr record [-o FILE] [--rss-interval MS] [--no-children] [--stacks[=DEPTH]]\n"
-	"                      [--] CMD [ARG...]\n",
+	"                      [--stack-sample BYTES] [--] CMD [ARG...]\n",
 	"Run CMD with liballocrr-record.so preloaded and record every allocation call\n"
 	"(malloc, calloc, realloc, free, posix_memalign, aligned_alloc, memalign,\n"
 	"valloc, pvalloc, reallocarray) of CMD and of the processes it starts.\n"
@@ -236,6 +236,7 @@ static void warn_unrecordable(const char *cmd)
 struct record_args {
 	const char *output;
 	long rss_ms, stacks;
+	uint64_t sample; /* --stack-sample: mean bytes between stacks; 0: every allocation */
 	int no_children, quiet;
 	char **cmd; /* CMD [ARG...], NULL-terminated */
 	char abs_out[PATH_MAX * 2]; /* the output, absolute: the program may chdir */
@@ -261,7 +262,14 @@ static int parse_args(struct record_args *a, int argc, char **argv)
 		CLI_CALLBACK(0, "stacks", CLI_ARG_OPTIONAL, "DEPTH", &a->stacks, parse_stacks,
 			     "record the call stack (return addresses, at most DEPTH\n"
 			     "frames, 1 to 120, default 64) of every allocating call,\n"
-			     "by frame pointers (ALLOCRR_STACKS=DEPTH without the CLI)"),
+			     "whole, through code without frame pointers (ALLOCRR_STACKS=DEPTH\n"
+			     "without the CLI; ALLOCRR_UNWIND=fp: frame pointers only)"),
+		CLI_SIZE(0, "stack-sample", "BYTES", &a->sample, 1, 1ll << 40,
+			 "with stacks (implies --stacks): every call is still\n"
+			 "recorded, but only a Poisson sample of the allocations,\n"
+			 "one per BYTES allocated on average (512K is tcmalloc's\n"
+			 "default; K, M, G suffixes), carries its stack; analyses\n"
+			 "scale the sampled figures back up (ALLOCRR_STACK_SAMPLE=BYTES)"),
 		CLI_FLAG('q', "quiet", &a->quiet,
 			 "do not show the traces written (by default: the\n"
 			 "family as a process tree, the largest marked)"),
@@ -273,6 +281,8 @@ static int parse_args(struct record_args *a, int argc, char **argv)
 	if (first >= argc)
 		return cli_usage_error("record", "no command to record");
 	a->cmd = argv + first;
+	if (a->sample && !a->stacks)
+		a->stacks = 64;
 	return -1;
 }
 
@@ -318,6 +328,13 @@ static void exec_recorded(const struct record_args *a)
 		setenv("ALLOCRR_STACKS", depth, 1);
 	} else {
 		unsetenv("ALLOCRR_STACKS");
+	}
+	if (a->sample) {
+		char b[24];
+		snprintf(b, sizeof b, "%llu", (unsigned long long)a->sample);
+		setenv("ALLOCRR_STACK_SAMPLE", b, 1);
+	} else {
+		unsetenv("ALLOCRR_STACK_SAMPLE");
 	}
 	if (a->no_children)
 		setenv("ALLOCRR_NO_CHILDREN", "1", 1);

@@ -517,6 +517,8 @@ long arr__encode_header(const struct arr_header_info *info, uint8_t *out, size_t
 	p = put_tlv_str(p, end, ARR_META_LIBC, info->libc);
 	p = put_tlv_str(p, end, ARR_META_RECORDER, info->recorder);
 	p = put_tlv_str(p, end, ARR_META_PARENT_TRACE, info->parent_trace);
+	if (info->stack_sample_bytes)
+		p = put_tlv_u64(p, end, ARR_META_STACK_SAMPLE, info->stack_sample_bytes);
 	if (!p)
 		return ARR_ERANGE;
 	struct arr__file_hdr h = {.major = ARR_TRACE_MAJOR, .minor = ARR_TRACE_MINOR_WRITTEN(info->features),

@@ -122,6 +122,7 @@ enum arr_meta_key {
 	ARR_META_LIBC = 9,          /* string */
 	ARR_META_RECORDER = 10,     /* string */
 	ARR_META_PARENT_TRACE = 11, /* string */
+	ARR_META_STACK_SAMPLE = 12, /* u64: mean bytes between stacked allocations (1.2, sampled) */
 };
 
 /* Chunk prefix: u32 sync, u16 type, u16 flags, u32 body_size, then the body. */

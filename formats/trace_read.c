@@ -64,6 +64,10 @@ struct arr_trace {
 	struct arr_module *mods;
 	size_t nmods, modcap;
 	uint64_t mods_next_off;
+	uint64_t stack_sample; /* ARR_META_STACK_SAMPLE; 0: every allocation has its stack */
+	uint32_t *epoch_first; /* per module epoch from 1: its first stack id (unloads, stacks.h) */
+	unsigned nepochs, epochcap;
+	uint32_t max_id;
 };
 
 static int fail(struct arr_trace *tr, int code, uint64_t off, const char *fmt, ...)
@@ -222,6 +226,7 @@ static int parse_header(struct arr_trace *tr)
 		case ARR_META_LIBC: slot = &tr->meta_strings[2]; break;
 		case ARR_META_RECORDER: slot = &tr->meta_strings[3]; break;
 		case ARR_META_PARENT_TRACE: slot = &tr->meta_strings[4]; break;
+		case ARR_META_STACK_SAMPLE: tr->stack_sample = u; break;
 		default: break; /* unknown keys are for newer readers */
 		}
 		if (slot) {
@@ -316,6 +321,7 @@ void arr_trace_close(struct arr_trace *tr)
 	for (size_t i = 0; i < tr->nmods; i++)
 		free((char *)tr->mods[i].path);
 	free(tr->mods);
+	free(tr->epoch_first);
 	free(tr);
 }
 
@@ -353,6 +359,7 @@ int arr_trace_stack(const struct arr_trace *tr, uint32_t id, uint64_t *frames, s
 }
 
 uint64_t arr_trace_stack_nodes(const struct arr_trace *tr) { return tr->nnodes; }
+uint64_t arr_trace_stack_sample_bytes(const struct arr_trace *tr) { return tr->stack_sample; }
 
 size_t arr_trace_modules(const struct arr_trace *tr, const struct arr_module **mods)
 {
@@ -387,6 +394,35 @@ static int grow_nodes(struct arr_trace *tr, uint64_t id)
 /* A stacks or modules chunk: remembered, not delivered. A node must name a
  * parent defined before it (so every stack is finite); defining an id again
  * with the same content is allowed (a rewound reader passes it twice). */
+/* The module epoch of entry m: an unloaded entry starts a new one at the
+ * stack id it names (or after every id defined so far). */
+static int module_epoch(struct arr_trace *tr, struct arr_module *m)
+{
+	if (m->kind == ARR_MODULE_UNLOADED) {
+		uint32_t first = m->build_id_len == 4 ? arr__get_u32(m->build_id) : tr->max_id + 1;
+		if (!tr->nepochs || tr->epoch_first[tr->nepochs - 1] != first) {
+			if (tr->nepochs == tr->epochcap) {
+				unsigned cap = tr->epochcap ? tr->epochcap * 2 : 4;
+				uint32_t *e = realloc(tr->epoch_first, cap * sizeof *e);
+				if (!e)
+					return ARR_ENOMEM;
+				tr->epoch_first = e, tr->epochcap = cap;
+			}
+			tr->epoch_first[tr->nepochs++] = first;
+		}
+	}
+	m->epoch = tr->nepochs;
+	return 0;
+}
+
+unsigned arr_trace_stack_epoch(const struct arr_trace *tr, uint32_t id)
+{
+	unsigned e = 0;
+	while (e < tr->nepochs && tr->epoch_first[e] <= id)
+		e++;
+	return e;
+}
+
 static int parse_stack_chunk(struct arr_trace *tr, unsigned type, uint64_t off, uint32_t body)
 {
 	uint8_t *b = malloc(body ? body : 1);
@@ -423,6 +459,8 @@ static int parse_stack_chunk(struct arr_trace *tr, unsigned type, uint64_t off, 
 				goto out;
 			if (!nd->depth)
 				tr->nnodes++;
+			if (id > tr->max_id)
+				tr->max_id = (uint32_t)id;
 			*nd = (struct arr__stack_node){addr, (uint32_t)parent, pd + 1};
 		}
 		rc = p == end ? 2 : fail(tr, ARR_ECORRUPT, off, "bad stacks chunk");
@@ -464,6 +502,11 @@ static int parse_stack_chunk(struct arr_trace *tr, unsigned type, uint64_t off, 
 				goto out;
 			}
 			m.path = path;
+			if (module_epoch(tr, &m) < 0) {
+				free(path);
+				rc = ARR_ENOMEM;
+				goto out;
+			}
 			tr->mods[tr->nmods++] = m;
 		}
 		rc = p == end ? 2 : fail(tr, ARR_ECORRUPT, off, "bad modules chunk");

@@ -133,6 +133,7 @@ struct arr_header_info {
 	const char *exe, *libc, *recorder, *parent_trace;
 	const char *argv; /* NUL-separated, argv_len bytes */
 	size_t argv_len;
+	uint64_t stack_sample_bytes; /* --stack-sample: written when not 0 */
 };
 /* Write the file header into out. Returns its size or ARR_ERANGE. */
 long arr__encode_header(const struct arr_header_info *info, uint8_t *out, size_t cap);

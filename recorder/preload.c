@@ -583,6 +583,22 @@ __asm__(".text\n"
 	"	ret\n"
 	".size dlopen, .-dlopen\n");
 
+/* dlclose: with stacks, the modules and every cached unwind rule and stack
+ * node must be looked at again (another library may come to the same
+ * addresses). Nothing else changes. */
+EXPORT int dlclose(void *handle)
+{
+	static int (*next)(void *);
+	if (!next)
+		next = (int (*)(void *))next_symbol("dlclose");
+	if (!next)
+		return -1;
+	int rc = next(handle);
+	if (arr__hot.stacks)
+		arr__stacks_dlclosed();
+	return rc;
+}
+
 /* The execl family is variadic: gather the arguments, then use the above. */
 #define GATHER_ARGS(arg0, ap, argv, extra)                                    \
 	size_t argc = 1;                                                      \

@@ -410,6 +410,7 @@ static int open_output(void)
 		.parent_trace = g.is_fork_child && g.parent_trace[0] ? g.parent_trace : NULL,
 		.argv = argv,
 		.argv_len = argv_len,
+		.stack_sample_bytes = arr__hot.stacks ? arr__stacks_sample_bytes() : 0,
 	};
 	long n = arr__encode_header(&info, g.out, g.out_cap);
 	if (argv)

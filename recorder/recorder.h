@@ -188,8 +188,17 @@ ARR_HIDDEN void arr__rec_event(unsigned op, uint64_t t, unsigned failed, int err
 ARR_HIDDEN void arr__rec_stacked(unsigned op, uint64_t t, unsigned failed, int err, unsigned nargs,
 				 uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3);
 ARR_HIDDEN void arr__stacks_init(void);
+ARR_HIDDEN uint64_t arr__stacks_sample_bytes(void); /* ALLOCRR_STACK_SAMPLE; 0: every call */
 ARR_HIDDEN void arr__stacks_fork_child(void);
 ARR_HIDDEN void arr__stacks_thread_exit(void);
+ARR_HIDDEN void arr__stacks_dlclosed(void); /* after a dlclose: modules, rules and nodes anew */
+/* Whole stacks by cached CFA rules (unwind.c): from the frame returning to ip
+ * with rsp = sp and rbp = bp, inside the thread's stack [lo, hi). */
+ARR_HIDDEN int arr__unwind_cfi(uintptr_t ip, uintptr_t sp, uintptr_t bp, uintptr_t lo, uintptr_t hi,
+			       uint64_t *out, int max, int *trunc);
+ARR_HIDDEN void arr__unwind_reset(void);       /* a module went away: forget every rule */
+ARR_HIDDEN void arr__unwind_thread_exit(void);
+ARR_HIDDEN void arr__unwind_fork_child(void);
 
 /*
  * Append the record of a call that succeeded: with a constant nargs this

@@ -1,8 +1,10 @@
 /*
  * stacks.c - call stacks for `allocrr record --stacks` (ALLOCRR_STACKS=DEPTH).
  *
- * Each allocating call walks the frame-pointer chain of its thread, then
- * turns the return addresses into a node of the thread's trie of stacks
+ * Each allocating call walks its stack: through the recorder's own frames
+ * by frame pointers, then from the hook's caller by cached CFA rules
+ * (unwind.c; ALLOCRR_UNWIND=fp keeps to frame pointers, =libunwind asks
+ * libunwind), then turns the return addresses into a node of the thread's trie of stacks
  * ((parent, address) -> id, ids unique in the process), so a trace stores
  * each distinct stack once: new nodes go into the thread's buffer as one
  * ARR_RAW_STACKS record just before the event that first uses them, and
@@ -10,11 +12,26 @@
  * share their outer frames, so only the frames below the last common one
  * are looked up.
  *
- * Safety: the walk only reads words between the current frame and the top
+ * Safety: the walks only read words between the current frame and the top
  * of the thread's stack, aligned, each frame above the one before; anything
- * else ends it, and the stack is marked truncated (its outermost node is
- * ARR_STACK_TRUNCATED). Code built without frame pointers (Debian's sqlite3,
- * most of libc) ends the walk early that way; it never faults.
+ * else ends them, and the stack is marked truncated (its outermost node is
+ * ARR_STACK_TRUNCATED). With ALLOCRR_UNWIND=fp, code built without frame
+ * pointers (Debian's sqlite3, most of libc) ends the walk early that way; it
+ * never faults.
+ *
+ * dlclose (hooked in preload.c) bumps the generation: every thread's trie
+ * starts again, so an address reused by another library is another node,
+ * and the next look at the modules writes unloaded entries naming the
+ * first id of the new nodes (docs/trace-format.md, module epochs).
+ *
+ * Sampling (ALLOCRR_STACK_SAMPLE=BYTES, `record --stack-sample`): as
+ * tcmalloc and jemalloc sample, each thread counts down the bytes it
+ * allocates from a draw of an exponential distribution of mean BYTES, and
+ * only the call that reaches zero walks its stack (then a new draw). That
+ * makes the sampled bytes a Poisson process: a call of n bytes is sampled
+ * with probability 1 - exp(-n / BYTES), whatever came before, which is
+ * what the analysis divides by. The others carry stack id 0. The draws
+ * come from a per-thread xorshift generator, not rand (locks) nor libm.
  *
  * Loaded modules (dl_iterate_phdr: path, build id, bias, size) are written
  * as ARR_RAW_MODULE records when stacks start and again whenever the loader's
@@ -45,7 +62,10 @@ struct stk_ent {
 	uint32_t parent, id; /* id 0: empty */
 };
 
+#define STK_FRONT 4096 /* the front cache of recently used nodes: 64 KiB */
+
 struct stk_tab {
+	struct stk_ent front[STK_FRONT]; /* direct-mapped, before the table: hot stacks stay in cache */
 	struct stk_ent *e;
 	size_t mask, count;
 	unsigned gen;
@@ -66,13 +86,22 @@ static char exe_path[ARR_MODULE_PATH_MAX];
  * means a library was loaded since (dlopen), so the modules are looked at
  * again before the node is written. Races only cost an extra look. */
 #define STK_MAX_RANGES 512
-static struct { uintptr_t lo, hi; } ranges[STK_MAX_RANGES];
+struct stk_range {
+	uintptr_t lo, hi;
+	uint64_t ident; /* a hash of the path and build id: another object at the same place differs */
+};
+static struct stk_range ranges[STK_MAX_RANGES];
 static unsigned nranges;
 extern void *__libc_stack_end;
-/* ALLOCRR_UNWIND=libunwind: DWARF unwinding by libunwind's unw_backtrace
- * (loaded on first use) instead of frame pointers; for measurements. */
-static int use_libunwind;
+/* ALLOCRR_UNWIND: cfi (the default: the cached CFA rules of unwind.c),
+ * fp (frame pointers only), libunwind (libunwind's unw_backtrace, loaded
+ * on first use; for comparison). */
+enum { UNWIND_CFI, UNWIND_FP, UNWIND_LIBUNWIND };
+static int unwind_mode;
 static int (*unw_bt)(void **, int);
+static uint64_t sample_mean; /* ALLOCRR_STACK_SAMPLE; 0: every call */
+static __thread int64_t smp_left __attribute__((tls_model("initial-exec")));
+static __thread uint64_t smp_rng __attribute__((tls_model("initial-exec")));
 
 static void *stk_map(size_t size)
 {
@@ -102,7 +131,66 @@ void arr__stacks_init(void)
 	ssize_t n = readlink("/proc/self/exe", exe_path, sizeof exe_path - 1);
 	exe_path[n > 0 ? n : 0] = 0;
 	const char *u = getenv("ALLOCRR_UNWIND");
-	use_libunwind = u && !strcmp(u, "libunwind");
+	unwind_mode = !u || !*u || !strcmp(u, "cfi") ? UNWIND_CFI : !strcmp(u, "libunwind") ? UNWIND_LIBUNWIND : UNWIND_FP;
+	const char *sm = getenv("ALLOCRR_STACK_SAMPLE");
+	char *end;
+	unsigned long long v = sm && *sm ? strtoull(sm, &end, 10) : 0;
+	sample_mean = sm && *sm && !*end && v < (1ull << 40) ? v : 0;
+}
+
+uint64_t arr__stacks_sample_bytes(void) { return sample_mean; }
+
+/* -ln(u) for u in (0, 1]: u = m * 2^e with m in [1, 2), ln m by the atanh
+ * series (z < 1/3: seven terms are good to 1e-8). */
+static double neg_ln(double u)
+{
+	union { double d; uint64_t b; } x = {u};
+	int e = (int)((x.b >> 52) & 0x7ff) - 1023;
+	x.b = (x.b & ((1ull << 52) - 1)) | (1023ull << 52);
+	double z = (x.d - 1) / (x.d + 1), z2 = z * z;
+	double s = z * (1 + z2 * (1. / 3 + z2 * (1. / 5 + z2 * (1. / 7 + z2 * (1. / 9 + z2 * (1. / 11 + z2 / 13))))));
+	return -(e * 0.69314718055994531 + 2 * s);
+}
+
+/* The next countdown: an exponential draw of mean sample_mean, at least 1. */
+static int64_t sample_draw(void)
+{
+	uint64_t r = smp_rng;
+	if (!r) /* first draw of the thread: seed from the clock and the thread */
+		r = (rec_now() ^ (uint64_t)syscall(SYS_gettid) * 0x9E3779B97F4A7C15ull) | 1;
+	r ^= r >> 12, r ^= r << 25, r ^= r >> 27;
+	smp_rng = r;
+	double u = ((r * 0x2545F4914F6CDD1Dull >> 11) + 1) * (1.0 / 9007199254740992.0); /* (0, 1] */
+	double d = neg_ln(u) * (double)sample_mean;
+	return d < 1 ? 1 : d > 4e18 ? (int64_t)4e18 : (int64_t)d;
+}
+
+/* Is this call of n bytes one of the sample? */
+static int sampled(uint64_t n)
+{
+	if (!sample_mean)
+		return 1;
+	if (unlikely(!smp_rng))
+		smp_left = sample_draw();
+	if (n > (uint64_t)INT64_MAX / 2)
+		n = (uint64_t)INT64_MAX / 2;
+	if ((smp_left -= (int64_t)n) > 0)
+		return 0;
+	smp_left = sample_draw();
+	return 1;
+}
+
+/* The bytes a raw record's call asks for (its arguments as the hooks pass them). */
+static uint64_t call_bytes(unsigned op, unsigned nargs, const uint64_t *a)
+{
+	unsigned f = arr_op_facts(op);
+	struct arr_event ev = {.op = op};
+	if (nargs < 2)
+		return 0;
+	ev.size = a[nargs - 2];
+	if ((f & ARR_OPF_NMEMB) && nargs >= 3)
+		ev.nmemb = a[nargs - 3];
+	return arr_event_bytes(&ev, 4096);
 }
 
 /* Return addresses by libunwind, the recorder's frames skipped. */
@@ -114,7 +202,7 @@ static int walk_libunwind(uint64_t *out, int max, int *trunc)
 		unw_bt = h ? (int (*)(void **, int))dlsym(h, "unw_backtrace") : NULL;
 		arr__ts.internal = 0;
 		if (!unw_bt) {
-			use_libunwind = 0;
+			unwind_mode = UNWIND_FP;
 			*trunc = 1;
 			return 0;
 		}
@@ -136,6 +224,7 @@ void arr__stacks_fork_child(void)
 	__atomic_store_n(&next_id, 1, __ATOMIC_RELAXED);
 	gen++;
 	mod_adds = mod_subs = ~0ull; /* the child's trace needs its own modules */
+	arr__unwind_fork_child();
 }
 
 void arr__stacks_thread_exit(void)
@@ -147,6 +236,7 @@ void arr__stacks_thread_exit(void)
 	if (tb->e)
 		munmap(tb->e, (tb->mask + 1) * sizeof *tb->e);
 	munmap(tb, sizeof *tb);
+	arr__unwind_thread_exit();
 }
 
 /* --- modules ----------------------------------------------------------- */
@@ -185,10 +275,28 @@ static size_t build_id(const struct dl_phdr_info *info, uint8_t *out)
 	return 0;
 }
 
+static uint64_t mod_ident(const char *path, size_t pl, const uint8_t *bid, size_t bl)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (size_t i = 0; i < pl; i++)
+		h = (h ^ (uint8_t)path[i]) * 0x100000001b3ull;
+	for (size_t i = 0; i < bl; i++)
+		h = (h ^ bid[i]) * 0x100000001b3ull;
+	return h;
+}
+
+struct mod_walk {
+	uint64_t t;
+	int collect; /* only gather the ranges (into found) */
+	struct stk_range *found;
+	unsigned nfound;
+};
+
 static int emit_mod(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	(void)size;
-	uint64_t t = *(uint64_t *)arg;
+	struct mod_walk *mw = arg;
+	uint64_t t = mw->t;
 	uint64_t hi = 0;
 	int loads = 0;
 	for (int i = 0; i < info->dlpi_phnum; i++) {
@@ -205,14 +313,19 @@ static int emit_mod(struct dl_phdr_info *info, size_t size, void *arg)
 	size_t pl = strnlen(path, ARR_MODULE_PATH_MAX);
 	uint8_t bid[64];
 	size_t bl = build_id(info, bid);
+	struct stk_range rg = {info->dlpi_addr, info->dlpi_addr + hi, mod_ident(path, pl, bid, bl)};
+	if (mw->collect) {
+		if (mw->nfound < STK_MAX_RANGES)
+			mw->found[mw->nfound++] = rg;
+		return 0;
+	}
 	unsigned words = 4 + (unsigned)((bl + pl + 7) / 8);
 	uint64_t *w = rec_begin(words);
 	if (!w)
 		return 1;
 	unsigned r = __atomic_load_n(&nranges, __ATOMIC_RELAXED);
 	if (r < STK_MAX_RANGES) {
-		ranges[r].lo = info->dlpi_addr;
-		ranges[r].hi = info->dlpi_addr + hi;
+		ranges[r] = rg;
 		__atomic_store_n(&nranges, r + 1, __ATOMIC_RELEASE);
 	}
 	w[0] = ARR_RAW_W0(ARR_RAW_MODULE, 0, t);
@@ -234,11 +347,47 @@ static void check_modules(void)
 	if (c[0] == __atomic_load_n(&mod_adds, __ATOMIC_RELAXED) &&
 	    c[1] == __atomic_load_n(&mod_subs, __ATOMIC_RELAXED))
 		return;
+	int unloaded = c[1] != __atomic_load_n(&mod_subs, __ATOMIC_RELAXED) &&
+		       __atomic_load_n(&mod_subs, __ATOMIC_RELAXED) != ~0ull;
 	__atomic_store_n(&mod_adds, c[0], __ATOMIC_RELAXED);
 	__atomic_store_n(&mod_subs, c[1], __ATOMIC_RELAXED);
-	uint64_t t = rec_now();
+	struct mod_walk mw = {.t = rec_now()};
+	if (unloaded) { /* the objects of the last snapshot that are gone: kind 2 entries first */
+		struct stk_range now[STK_MAX_RANGES];
+		mw.collect = 1, mw.found = now;
+		dl_iterate_phdr(emit_mod, &mw);
+		mw.collect = 0;
+		unsigned n = __atomic_load_n(&nranges, __ATOMIC_ACQUIRE);
+		uint32_t first = __atomic_load_n(&next_id, __ATOMIC_RELAXED);
+		for (unsigned i = 0; i < n; i++) {
+			unsigned j = 0;
+			while (j < mw.nfound && (now[j].lo != ranges[i].lo || now[j].ident != ranges[i].ident))
+				j++;
+			if (j < mw.nfound)
+				continue;
+			uint64_t *w = rec_begin(5);
+			if (!w)
+				break;
+			/* no path; the build id field holds the first stack id defined after the unload */
+			w[0] = ARR_RAW_W0(ARR_RAW_MODULE, 0, mw.t);
+			w[1] = ranges[i].lo;
+			w[2] = ranges[i].hi - ranges[i].lo;
+			w[3] = 4 | (uint64_t)ARR_MODULE_UNLOADED << 24;
+			w[4] = first;
+			rec_commit(5);
+		}
+	}
 	__atomic_store_n(&nranges, 0, __ATOMIC_RELAXED);
-	dl_iterate_phdr(emit_mod, &t);
+	dl_iterate_phdr(emit_mod, &mw);
+}
+
+/* After a dlclose: new modules snapshot (with what went away) at the next
+ * stacked call, new stack nodes (their addresses may mean another object
+ * now), new unwind rules. */
+void arr__stacks_dlclosed(void)
+{
+	__atomic_add_fetch(&gen, 1, __ATOMIC_RELAXED);
+	arr__unwind_reset();
 }
 
 static int in_known_module(uintptr_t addr)
@@ -321,12 +470,15 @@ static int tab_grow(struct stk_tab *tb)
 static uint32_t tab_node(struct stk_tab *tb, uint32_t parent, uint64_t addr, uint64_t *nodes, unsigned *nn)
 {
 	size_t h = (addr * 0x9E3779B97F4A7C15ull ^ parent * 0xC2B2AE3D27D4EB4Full) >> 20;
+	struct stk_ent *f = &tb->front[h & (STK_FRONT - 1)];
+	if (f->id && f->addr == addr && f->parent == parent)
+		return f->id;
 	for (;; h++) {
 		struct stk_ent *e = &tb->e[h & tb->mask];
 		if (!e->id)
 			break;
 		if (e->addr == addr && e->parent == parent)
-			return e->id;
+			return (*f = *e).id;
 	}
 	if ((tb->count + 1) * 2 > tb->mask + 1) {
 		if (tab_grow(tb) < 0)
@@ -338,7 +490,7 @@ static uint32_t tab_node(struct stk_tab *tb, uint32_t parent, uint64_t addr, uin
 	uint32_t id = __atomic_fetch_add(&next_id, 1, __ATOMIC_RELAXED);
 	if (!id)
 		return 0;
-	tb->e[h & tb->mask] = (struct stk_ent){addr, parent, id};
+	tb->e[h & tb->mask] = *f = (struct stk_ent){addr, parent, id};
 	tb->count++;
 	nodes[2 * *nn] = id | (uint64_t)parent << 32;
 	nodes[2 * *nn + 1] = addr;
@@ -362,6 +514,10 @@ static __attribute__((noinline)) int walk(const struct stk_tab *tb, uint64_t *ou
 			break;
 		if (skipping && ret >= self_lo && ret < self_hi) {
 			/* the recorder's own frames */
+		} else if (skipping && unwind_mode == UNWIND_CFI) {
+			/* fp is the hook's frame: its caller returns to ret with rsp just above it
+			 * and the rbp the hook saved; from there on by the CFI (unwind.c) */
+			return arr__unwind_cfi(ret, fp + 16, next, tb->lo, hi, out, max, trunc);
 		} else {
 			skipping = 0;
 			if (n == max)
@@ -390,7 +546,8 @@ static uint32_t capture(void)
 		check_modules();
 	}
 	uint64_t fr[STK_MAX_DEPTH];
-	int trunc, n = use_libunwind ? walk_libunwind(fr, arr__hot.stacks, &trunc) : walk(tb, fr, arr__hot.stacks, &trunc);
+	int trunc, n = unwind_mode == UNWIND_LIBUNWIND ? walk_libunwind(fr, arr__hot.stacks, &trunc)
+							: walk(tb, fr, arr__hot.stacks, &trunc);
 	/* Outermost first, the truncation marker before all. */
 	uint64_t seq[STK_MAX_DEPTH + 1];
 	int m = 0;
@@ -432,14 +589,14 @@ void arr__rec_stacked(unsigned op, uint64_t t, unsigned failed, int err, unsigne
 {
 	if (!rec_enter())
 		return;
-	uint32_t sid = capture();
+	uint64_t a[4] = {a0, a1, a2, a3};
+	uint32_t sid = sampled(call_bytes(op, nargs, a)) ? capture() : 0;
 	unsigned n = 2 + nargs + failed;
 	uint64_t *w = rec_begin(n);
 	if (!w) {
 		rec_leave();
 		return;
 	}
-	uint64_t a[4] = {a0, a1, a2, a3};
 	w[0] = ARR_RAW_W0(op, failed, t) | ARR_RAW_HAS_STACK;
 	for (unsigned i = 0; i < nargs; i++)
 		w[1 + i] = a[i];

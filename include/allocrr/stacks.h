@@ -9,6 +9,8 @@
  *   truncated   the recorder could not walk the whole stack (depth limit,
  *               or a frame without a frame pointer): the outermost node
  *               then has address ARR_STACK_TRUNCATED, which is no frame.
+ *   sampled     recorded with --stack-sample: only some calls carry a stack
+ *               (arr_trace_stack_sample_bytes()), the others stack id 0.
  *   module      a mapped ELF object (path, build id, load address, size)
  *               as the recorder saw it: enough to symbolize elsewhere.
  *
@@ -32,7 +34,7 @@ struct arr_trace;
 
 /* Module entry kinds. */
 #define ARR_MODULE_LOADED 1   /* mapped at t (or earlier: at the recorder's first look) */
-#define ARR_MODULE_UNLOADED 2 /* no longer mapped at t */
+#define ARR_MODULE_UNLOADED 2 /* no longer mapped at t: [base, base + size) is free */
 
 struct arr_module {
 	uint64_t t;    /* ns since start when the recorder saw it */
@@ -42,6 +44,7 @@ struct arr_module {
 	uint8_t build_id[64];
 	unsigned build_id_len;
 	unsigned kind; /* ARR_MODULE_* */
+	unsigned epoch; /* the unloads before it: it names the addresses of stacks of that epoch and later */
 };
 
 /*
@@ -56,6 +59,20 @@ int arr_trace_stack(const struct arr_trace *tr, uint32_t id, uint64_t *frames, s
 int arr_trace_stack_node(const struct arr_trace *tr, uint32_t id, uint32_t *parent, uint64_t *addr);
 /* Distinct stack nodes seen so far. */
 uint64_t arr_trace_stack_nodes(const struct arr_trace *tr);
+/*
+ * The mean of the Poisson sample of stacks (`record --stack-sample BYTES`):
+ * each allocating call of n bytes carries its stack with probability
+ * 1 - exp(-n / mean), the others stack id 0. 0: every call has its stack.
+ */
+uint64_t arr_trace_stack_sample_bytes(const struct arr_trace *tr);
+/*
+ * Module epochs: a dlclose makes a new epoch (an ARR_MODULE_UNLOADED entry),
+ * after which the same address may belong to another object. A stack's
+ * addresses belong to the modules of its epoch: the latest entry with
+ * epoch <= the stack's that holds the address, unless that entry is an
+ * unload (then none). 0 for every stack of a trace without unloads.
+ */
+unsigned arr_trace_stack_epoch(const struct arr_trace *tr, uint32_t id);
 /* The modules seen so far, in file order. */
 size_t arr_trace_modules(const struct arr_trace *tr, const struct arr_module **mods);
 

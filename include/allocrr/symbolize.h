@@ -41,7 +41,11 @@ struct arr_frame_info {
 int arr_symbolizer_open(struct arr_symbolizer **out, const struct arr_trace *tr);
 void arr_symbolizer_close(struct arr_symbolizer *s);
 /* The innermost frame of return address addr (the call before it is what
- * is named); follow ->caller for the frames it was inlined into. */
+ * is named), in the modules of the trace's last epoch; follow ->caller for
+ * the frames it was inlined into. */
 const struct arr_frame_info *arr_symbolize(struct arr_symbolizer *s, uint64_t addr);
+/* The same in the modules of a module epoch (arr_trace_stack_epoch() of the
+ * stack it comes from): right across a dlclose and a dlopen at the same place. */
+const struct arr_frame_info *arr_symbolize_at(struct arr_symbolizer *s, uint64_t addr, unsigned epoch);
 
 #endif
