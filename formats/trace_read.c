@@ -399,7 +399,7 @@ static int grow_nodes(struct arr_trace *tr, uint64_t id)
 static int module_epoch(struct arr_trace *tr, struct arr_module *m)
 {
 	if (m->kind == ARR_MODULE_UNLOADED) {
-		uint32_t first = m->build_id_len == 4 ? arr__get_u32(m->build_id) : tr->max_id + 1;
+		uint32_t first = m->build_id_len == 4 ? arr_le32_read(m->build_id) : tr->max_id + 1;
 		if (!tr->nepochs || tr->epoch_first[tr->nepochs - 1] != first) {
 			if (tr->nepochs == tr->epochcap) {
 				unsigned cap = tr->epochcap ? tr->epochcap * 2 : 4;

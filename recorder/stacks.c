@@ -170,7 +170,7 @@ static int sampled(uint64_t n)
 {
 	if (!sample_mean)
 		return 1;
-	if (unlikely(!smp_rng))
+	if (ARR_UNLIKELY(!smp_rng))
 		smp_left = sample_draw();
 	if (n > (uint64_t)INT64_MAX / 2)
 		n = (uint64_t)INT64_MAX / 2;

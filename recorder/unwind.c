@@ -290,7 +290,7 @@ out:
 static struct uw_cache *cache_get(unsigned gen)
 {
 	struct uw_cache *c = uw_tls;
-	if (likely(c && c->gen == gen))
+	if (ARR_LIKELY(c && c->gen == gen))
 		return c;
 	if (c) {
 		/* hand the pages back, keep the mapping */
