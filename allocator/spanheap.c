@@ -675,11 +675,6 @@ bool arr__spanheap_is_valid_locked(void)
 				nfree++;
 				if (t & T_DIRTY)
 					dirty += len;
-				/* in its bin */
-				const struct arr__span_node *n = bins[bin_of(len)];
-				while (n && n != &s->node[u])
-					n = n->next;
-				ARR__CHECK(n == &s->node[u]);
 			} else {
 				ARR__CHECK(st == T_BUSY);
 				busy++;
@@ -689,7 +684,9 @@ bool arr__spanheap_is_valid_locked(void)
 		}
 		ARR__CHECK(u == UNITS);
 	}
-	/* bins: every node a free span of the bin's length; the mask says which are not empty */
+	/* bins: every node the start of a free span of the bin's length, as
+	 * many as there are free spans (so each is in its bin); the mask says
+	 * which bins are not empty */
 	uint64_t inbins = 0;
 	for (unsigned b = 0; b < NBINS; b++) {
 		ARR__CHECK((bins[b] != NULL) == (bin_mask[b / 64] >> (b % 64) & 1));
