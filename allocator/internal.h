@@ -538,20 +538,32 @@ void arr__segmap_set(const void *seg, bool on);
 #define ARR__SP_T_STATE (3u << 13)
 #define ARR__SP_T_START (1u << 15)     /* first unit of a block in use */
 #define ARR__SP_T_DIRTY (1u << 16)     /* free and on the lru list */
-#define ARR__SP_T_SLACK_SHIFT 17       /* usable - requested bytes (< 1 KiB) */
+#define ARR__SP_T_SLACK_SHIFT 17       /* in use: usable - requested bytes (< 1 KiB) */
+#define ARR__SP_T_SLOT_SHIFT 17        /* free: its node's slot (< 2048) */
+#define ARR__SP_T_SLOT_MASK 0x7ffu
+/* Free spans are never adjacent, so a segment has fewer than this. */
+#define ARR__SP_SLOTS 2048
 
+/* A free span's node, out of line (a purged span is never touched). Slots
+ * are reused LIFO, so the resident part of the node array grows with the
+ * number of free spans, not with the segment. */
 struct arr__span_node {
-	struct arr__span_node *next, *prev;   /* bin */
+	struct arr__span_node *next, *prev;   /* bin; `next` links free slots */
 	struct arr__span_node *lnext, *lprev; /* lru (dirty free spans) */
-	uint64_t stamp;             /* op count when freed */
+	uint64_t stamp;             /* op clock when freed */
+	uint32_t unit;              /* the span's first unit */
+	uint32_t pad_;
 };
 
 struct arr__spanseg {
 	struct arr__segment seg;    /* kind 2; every descriptor ARR__PF_SPAN */
 	struct arr__spanseg *next;
+	struct arr__span_node *slot_free; /* released slots */
+	uint32_t slots_used;        /* slots ever handed out */
+	uint32_t pad_;
 	uint64_t clean[ARR__SP_OSPAGES / 64];
 	uint32_t tag[ARR__SP_UNITS];
-	struct arr__span_node node[ARR__SP_UNITS];
+	struct arr__span_node node[ARR__SP_SLOTS];
 };
 
 #define ARR__SP_HDR_UNITS ((sizeof(struct arr__spanseg) + ARR__SP_UNIT - 1) >> ARR__SP_UNIT_SHIFT)

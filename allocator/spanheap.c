@@ -60,6 +60,9 @@
 #define T_START ARR__SP_T_START
 #define T_DIRTY ARR__SP_T_DIRTY
 #define T_SLACK_SHIFT ARR__SP_T_SLACK_SHIFT
+#define T_SLOT_SHIFT ARR__SP_T_SLOT_SHIFT
+#define T_SLOT_MASK ARR__SP_T_SLOT_MASK
+#define SLOTS ARR__SP_SLOTS
 #define HDR_UNITS ARR__SP_HDR_UNITS
 #define FIRST_UNIT ARR__SP_FIRST_UNIT
 #define DATA_UNITS ARR__SP_DATA_UNITS
@@ -94,9 +97,33 @@ static inline struct arr__spanseg *seg_of_node(const struct arr__span_node *n)
 	return (struct arr__spanseg *)arr__segment_of(n);
 }
 
-static inline unsigned unit_of_node(const struct arr__spanseg *s, const struct arr__span_node *n)
+/* The node of the free span starting at u. */
+static inline struct arr__span_node *node_at(struct arr__spanseg *s, unsigned u)
 {
-	return (unsigned)(n - s->node);
+	return &s->node[s->tag[u] >> T_SLOT_SHIFT & T_SLOT_MASK];
+}
+
+static inline uint32_t slot_bits(const struct arr__spanseg *s, const struct arr__span_node *n)
+{
+	return (uint32_t)(n - s->node) << T_SLOT_SHIFT;
+}
+
+static struct arr__span_node *node_new(struct arr__spanseg *s, unsigned u)
+{
+	struct arr__span_node *n = s->slot_free;
+	if (n != NULL)
+		s->slot_free = n->next;
+	else
+		n = &s->node[s->slots_used++];
+	ARR__ASSERT(s->slots_used <= SLOTS);
+	n->unit = u;
+	return n;
+}
+
+static void node_release(struct arr__spanseg *s, struct arr__span_node *n)
+{
+	n->next = s->slot_free;
+	s->slot_free = n;
 }
 
 static inline uint8_t *unit_addr(struct arr__spanseg *s, unsigned u)
@@ -117,9 +144,8 @@ static void set_tags(struct arr__spanseg *s, unsigned u, unsigned len, uint32_t 
 	s->tag[u] = len | state;
 }
 
-static void bin_insert(struct arr__spanseg *s, unsigned u, unsigned len)
+static void bin_insert(struct arr__span_node *n, unsigned len)
 {
-	struct arr__span_node *n = &s->node[u];
 	unsigned b = bin_of(len);
 	n->prev = NULL;
 	n->next = bins[b];
@@ -129,9 +155,8 @@ static void bin_insert(struct arr__spanseg *s, unsigned u, unsigned len)
 	bin_mask[b / 64] |= (uint64_t)1 << (b % 64);
 }
 
-static void bin_remove(struct arr__spanseg *s, unsigned u, unsigned len)
+static void bin_remove(struct arr__span_node *n, unsigned len)
 {
-	struct arr__span_node *n = &s->node[u];
 	unsigned b = bin_of(len);
 	if (n->prev)
 		n->prev->next = n->next;
@@ -168,31 +193,15 @@ static void lru_remove(struct arr__span_node *n, unsigned len)
 	lru_units -= len;
 }
 
-/* The lru entry `from` now describes a span starting elsewhere (`to`): same
- * place in the list, same stamp. */
-static void lru_move(struct arr__span_node *from, struct arr__span_node *to)
-{
-	if (from == to)
-		return;
-	to->stamp = from->stamp;
-	to->lprev = from->lprev;
-	to->lnext = from->lnext;
-	if (to->lprev)
-		to->lprev->lnext = to;
-	else
-		lru_head = to;
-	if (to->lnext)
-		to->lnext->lprev = to;
-	else
-		lru_tail = to;
-}
-
-/* Take the free span at u (len units) out of the bins and the lru. */
+/* Take the free span at u (len units) out of the bins and the lru; its
+ * node goes back to the free slots. */
 static void free_unlink(struct arr__spanseg *s, unsigned u, unsigned len)
 {
-	bin_remove(s, u, len);
+	struct arr__span_node *n = node_at(s, u);
+	bin_remove(n, len);
 	if (s->tag[u] & T_DIRTY)
-		lru_remove(&s->node[u], len);
+		lru_remove(n, len);
+	node_release(s, n);
 }
 
 /* OS pages wholly inside units [u, u + len): [*lo, *hi). */
@@ -242,8 +251,9 @@ static struct arr__spanseg *seg_new(void)
 	}
 	for (unsigned k = FIRST_UNIT / UNITS_PER_OSPAGE; k < OSPAGES; k++)
 		s->clean[k / 64] |= (uint64_t)1 << (k % 64);
-	set_tags(s, FIRST_UNIT, DATA_UNITS, T_FREE);
-	bin_insert(s, FIRST_UNIT, DATA_UNITS);
+	struct arr__span_node *n = node_new(s, FIRST_UNIT);
+	set_tags(s, FIRST_UNIT, DATA_UNITS, T_FREE | slot_bits(s, n));
+	bin_insert(n, DATA_UNITS);
 	s->next = segs;
 	segs = s;
 	nsegs++;
@@ -254,7 +264,7 @@ static struct arr__spanseg *seg_new(void)
 /* Under the lock: the segment s is wholly free and clean; unmap it. */
 static void seg_drop(struct arr__spanseg *s)
 {
-	bin_remove(s, FIRST_UNIT, DATA_UNITS);
+	bin_remove(node_at(s, FIRST_UNIT), DATA_UNITS);
 	for (struct arr__spanseg **pp = &segs; *pp; pp = &(*pp)->next)
 		if (*pp == s) {
 			*pp = s->next;
@@ -296,7 +306,7 @@ static unsigned purge_collect(bool all, struct busy *out, struct iovec *iov, uns
 		if (!all && (lru_units <= (decay == 0 ? 0 : CACHE_UNITS) || now - nd->stamp < (uint64_t)decay))
 			break;
 		struct arr__spanseg *s = seg_of_node(nd);
-		unsigned u = unit_of_node(s, nd), len = s->tag[u] & T_LEN;
+		unsigned u = nd->unit, len = s->tag[u] & T_LEN;
 		free_unlink(s, u, len);
 		set_tags(s, u, len, T_BUSY);
 		unsigned lo, hi;
@@ -322,74 +332,57 @@ static unsigned purge_collect(bool all, struct busy *out, struct iovec *iov, uns
 	return n;
 }
 
-/* Under the lock: insert the free span [u, u + len) (dirty: freed now, with
- * stamp `now`), merged with its free neighbours. Returns the merged start. */
+/* Under the lock: insert the free span [u, u + len), merged with its free
+ * neighbours. `dirty`: freed now (resident; on the lru with the clock's
+ * stamp). Not dirty (just purged): merged into a dirty neighbour, it takes
+ * that one's place and stamp on the lru (the younger one's if both are).
+ * Returns the merged span's start. */
 static unsigned free_insert(struct arr__spanseg *s, unsigned u, unsigned len, bool dirty)
 {
-	struct arr__span_node *keep = NULL; /* a clean span merged into a dirty neighbour keeps its lru place */
+	struct arr__span_node *keep = NULL;
 	bool was_dirty = dirty;
-	if (u > FIRST_UNIT) {
-		uint32_t lt = s->tag[u - 1];
-		if ((lt & T_STATE) == T_FREE) {
-			unsigned ll = lt & T_LEN, lu = u - ll;
-			if (s->tag[lu] & T_DIRTY) {
-				if (!dirty && keep == NULL) {
-					keep = &s->node[lu];
-					bin_remove(s, lu, ll);
-					lru_units -= ll;
-				} else {
-					free_unlink(s, lu, ll);
-				}
-				was_dirty = true;
-			} else {
-				bin_remove(s, lu, ll);
+	unsigned ends[2] = { u > FIRST_UNIT ? u - 1 : UNITS, u + len };
+	for (int side = 0; side < 2; side++) {
+		unsigned e = ends[side];
+		if (e >= UNITS || (s->tag[e] & T_STATE) != T_FREE)
+			continue;
+		unsigned nl = s->tag[e] & T_LEN, nu = side == 0 ? e + 1 - nl : e;
+		struct arr__span_node *n = node_at(s, nu);
+		bool nd = s->tag[nu] & T_DIRTY;
+		bin_remove(n, nl);
+		if (nd && !dirty && (keep == NULL || n->stamp > keep->stamp)) {
+			if (keep != NULL) {
+				lru_remove(keep, 0);
+				node_release(s, keep);
 			}
-			s->tag[u - 1] = 0;
-			s->tag[u] = 0;
-			s->tag[lu + ll - 1] = 0;
-			u = lu;
-			len += ll;
-		}
-	}
-	if (u + len < UNITS) {
-		unsigned r = u + len;
-		uint32_t rt = s->tag[r];
-		if ((rt & T_STATE) == T_FREE) {
-			unsigned rl = rt & T_LEN;
-			if (rt & T_DIRTY) {
-				if (!dirty && keep == NULL) {
-					keep = &s->node[r];
-					bin_remove(s, r, rl);
-					lru_units -= rl;
-				} else if (!dirty && s->node[r].stamp > keep->stamp) {
-					/* both neighbours dirty: the younger place */
-					lru_remove(keep, 0);
-					keep = &s->node[r];
-					bin_remove(s, r, rl);
-					lru_units -= rl;
-				} else {
-					free_unlink(s, r, rl);
-				}
-				was_dirty = true;
-			} else {
-				bin_remove(s, r, rl);
-			}
-			s->tag[r] = 0;
-			s->tag[r - 1] = 0;
-			len += rl;
-		}
-	}
-	set_tags(s, u, len, T_FREE | (was_dirty ? T_DIRTY : 0));
-	bin_insert(s, u, len);
-	if (was_dirty) {
-		struct arr__span_node *n = &s->node[u];
-		if (keep != NULL) {
-			lru_move(keep, n);
-			lru_units += len;
+			keep = n;
+			lru_units -= nl; /* in its place; counted again below */
 		} else {
-			n->stamp = arr__pool_clock();
-			lru_append(n, len);
+			if (nd)
+				lru_remove(n, nl);
+			node_release(s, n);
 		}
+		was_dirty |= nd;
+		/* the boundaries merged away */
+		s->tag[nu] = 0;
+		s->tag[nu + nl - 1] = 0;
+		if (side == 0) {
+			u = nu;
+			len += nl;
+			ends[1] = u + len;
+		} else {
+			len += nl;
+		}
+	}
+	struct arr__span_node *n = keep ? keep : node_new(s, u);
+	n->unit = u;
+	set_tags(s, u, len, T_FREE | (was_dirty ? T_DIRTY : 0) | slot_bits(s, n));
+	bin_insert(n, len);
+	if (keep != NULL) {
+		lru_units += len;
+	} else if (was_dirty) {
+		n->stamp = arr__pool_clock();
+		lru_append(n, len);
 	}
 	return u;
 }
@@ -424,8 +417,8 @@ static void purge_finish(struct busy *b, unsigned n, struct iovec *iov, unsigned
 			/* not all purged (batch full): waits on the lru again */
 			s->tag[u] |= T_DIRTY;
 			s->tag[u + (s->tag[u] & T_LEN) - 1] |= T_DIRTY;
-			s->node[u].stamp = arr__pool_clock();
-			lru_append(&s->node[u], s->tag[u] & T_LEN);
+			node_at(s, u)->stamp = arr__pool_clock();
+			lru_append(node_at(s, u), s->tag[u] & T_LEN);
 		}
 		busy_spans--;
 		if (u == FIRST_UNIT && (s->tag[u] & T_LEN) == DATA_UNITS && !(s->tag[u] & T_DIRTY) && nsegs > 1)
@@ -490,12 +483,11 @@ void *arr__span_alloc(size_t size, bool zero, bool *zeroed)
 		if (b == MAX_UNITS + 1) {
 			/* longer spans: the shortest (there are few) */
 			for (struct arr__span_node *q = n->next; q; q = q->next)
-				if ((seg_of_node(q)->tag[unit_of_node(seg_of_node(q), q)] & T_LEN) <
-				    (seg_of_node(n)->tag[unit_of_node(seg_of_node(n), n)] & T_LEN))
+				if ((seg_of_node(q)->tag[q->unit] & T_LEN) < (seg_of_node(n)->tag[n->unit] & T_LEN))
 					n = q;
 		}
 		s = seg_of_node(n);
-		u = unit_of_node(s, n);
+		u = n->unit;
 	} else {
 		s = seg_new();
 		if (s == NULL) {
@@ -507,22 +499,20 @@ void *arr__span_alloc(size_t size, bool zero, bool *zeroed)
 	len = s->tag[u] & T_LEN;
 	ARR__ASSERT((s->tag[u] & T_STATE) == T_FREE && len >= need);
 	bool dirty = s->tag[u] & T_DIRTY;
-	struct arr__span_node *old = &s->node[u];
-	bin_remove(s, u, len);
-	if (dirty)
-		lru_units -= len;
-	/* the rest stays free, in its lru place */
+	struct arr__span_node *n = node_at(s, u);
+	bin_remove(n, len);
 	if (len > need) {
+		/* the rest stays free, with the node: same lru place and stamp */
 		unsigned r = u + need, rl = len - need;
-		set_tags(s, r, rl, T_FREE | (dirty ? T_DIRTY : 0));
-		bin_insert(s, r, rl);
-		if (dirty) {
-			lru_move(old, &s->node[r]);
-			lru_units += rl;
-		}
-	} else if (dirty) {
-		lru_units += len;
-		lru_remove(old, len);
+		n->unit = r;
+		set_tags(s, r, rl, T_FREE | (dirty ? T_DIRTY : 0) | slot_bits(s, n));
+		bin_insert(n, rl);
+		if (dirty)
+			lru_units -= need;
+	} else {
+		if (dirty)
+			lru_remove(n, len);
+		node_release(s, n);
 	}
 	unsigned npages = (u + need + UNITS_PER_OSPAGE - 1) / UNITS_PER_OSPAGE - u / UNITS_PER_OSPAGE;
 	unsigned fresh = range_clean(s, u, need);
@@ -670,8 +660,10 @@ bool arr__spanheap_is_valid_locked(void)
 				nused++;
 				req += ((uint64_t)len << UNIT_SHIFT) - (t >> T_SLACK_SHIFT);
 			} else if (st == T_FREE) {
-				ARR__CHECK(!(t & T_START) && (t & T_DIRTY) == (e & T_DIRTY));
 				ARR__CHECK(prev_state != T_FREE); /* coalesced */
+				ARR__CHECK(!(t & T_START) && (t & T_DIRTY) == (e & T_DIRTY));
+				ARR__CHECK((t >> T_SLOT_SHIFT & T_SLOT_MASK) < s->slots_used);
+				ARR__CHECK(node_at((struct arr__spanseg *)s, u)->unit == u);
 				nfree++;
 				if (t & T_DIRTY)
 					dirty += len;
@@ -693,8 +685,10 @@ bool arr__spanheap_is_valid_locked(void)
 		const struct arr__span_node *prev = NULL;
 		for (const struct arr__span_node *n = bins[b]; n; prev = n, n = n->next) {
 			const struct arr__spanseg *s = seg_of_node(n);
-			uint32_t t = s->tag[unit_of_node(s, n)];
+			ARR__CHECK(n->unit >= FIRST_UNIT && n->unit < UNITS);
+			uint32_t t = s->tag[n->unit];
 			ARR__CHECK((t & T_STATE) == T_FREE && bin_of(t & T_LEN) == b);
+			ARR__CHECK(&s->node[t >> T_SLOT_SHIFT & T_SLOT_MASK] == n);
 			ARR__CHECK(n->prev == prev);
 			ARR__CHECK(++inbins <= nfree);
 		}
@@ -705,7 +699,7 @@ bool arr__spanheap_is_valid_locked(void)
 	const struct arr__span_node *prev = NULL;
 	for (const struct arr__span_node *n = lru_head; n; prev = n, n = n->lnext) {
 		const struct arr__spanseg *s = seg_of_node(n);
-		uint32_t t = s->tag[unit_of_node(s, n)];
+		uint32_t t = s->tag[n->unit];
 		ARR__CHECK((t & T_STATE) == T_FREE && (t & T_DIRTY));
 		ARR__CHECK(n->lprev == prev && (prev == NULL || prev->stamp <= n->stamp));
 		lu += t & T_LEN;

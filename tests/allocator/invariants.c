@@ -243,8 +243,8 @@ static void span_uncoalesced(bool corrupt)
 	struct arr__spanseg *s = (struct arr__spanseg *)arr__segment_of(b);
 	unsigned u = span_unit(b), len = s->tag[u] & ARR__SP_T_LEN;
 	if (corrupt) { /* the free span cut in two free halves, the second in no bin */
-		uint32_t d = s->tag[u] & ARR__SP_T_DIRTY;
-		s->tag[u] = 1 | ARR__SP_T_FREE | d;
+		uint32_t d = s->tag[u] & ARR__SP_T_DIRTY, slot = s->tag[u] & (ARR__SP_T_SLOT_MASK << ARR__SP_T_SLOT_SHIFT);
+		s->tag[u] = 1 | ARR__SP_T_FREE | d | slot;
 		s->tag[u + 1] = (len - 1) | ARR__SP_T_FREE | d;
 		s->tag[u + len - 1] = (len - 1) | ARR__SP_T_FREE | d;
 	}
