@@ -513,7 +513,7 @@ extern _Atomic int64_t arr__huge_live, arr__huge_req_live, arr__huge_count;
 void arr__segmap_set(const void *seg, bool on);
 
 /* ---- spanheap.c (callers hold no lock; it takes its own) ---- */
-#define ARR__SPAN_UNIT_SHIFT 10 /* 1 KiB */
+#define ARR__SPAN_UNIT_SHIFT 8 /* 256 bytes */
 /*
  * A span-heap segment, its units (1 KiB) and tags. Invariants
  * (arr__spanheap_is_valid): from ARR__SP_FIRST_UNIT to ARR__SP_UNITS the spans tile the
@@ -531,18 +531,23 @@ void arr__segmap_set(const void *seg, bool on);
 #define ARR__SP_BIN_WORDS  ((ARR__SP_NBINS + 63) / 64)
 
 /* tag bits */
-#define ARR__SP_T_LEN   0x1fffu        /* length in units */
-#define ARR__SP_T_FREE  (1u << 13)
-#define ARR__SP_T_USED  (2u << 13)
-#define ARR__SP_T_BUSY  (3u << 13)     /* being purged */
-#define ARR__SP_T_STATE (3u << 13)
-#define ARR__SP_T_START (1u << 15)     /* first unit of a block in use */
-#define ARR__SP_T_DIRTY (1u << 16)     /* free and on the lru list */
-#define ARR__SP_T_SLACK_SHIFT 17       /* in use: usable - requested bytes (< 1 KiB) */
-#define ARR__SP_T_SLOT_SHIFT 17        /* free: its node's slot (< 2048) */
-#define ARR__SP_T_SLOT_MASK 0x7ffu
-/* Free spans are never adjacent, so a segment has fewer than this. */
-#define ARR__SP_SLOTS 2048
+/* tag bits: the length (up to ARR__SP_UNITS, LEN_BITS bits), the state,
+ * START, DIRTY, then the slack (in use, < 1 unit) or the node's slot (free) */
+#define ARR__SP_LEN_BITS (ARR__SEG_SHIFT - ARR__SP_UNIT_SHIFT + 1)
+#define ARR__SP_T_LEN   ((1u << ARR__SP_LEN_BITS) - 1) /* length in units */
+#define ARR__SP_T_FREE  (1u << ARR__SP_LEN_BITS)
+#define ARR__SP_T_USED  (2u << ARR__SP_LEN_BITS)
+#define ARR__SP_T_BUSY  (3u << ARR__SP_LEN_BITS)   /* being purged */
+#define ARR__SP_T_STATE (3u << ARR__SP_LEN_BITS)
+#define ARR__SP_T_START (1u << (ARR__SP_LEN_BITS + 2)) /* first unit of a block in use */
+#define ARR__SP_T_DIRTY (1u << (ARR__SP_LEN_BITS + 3)) /* free and on the lru list */
+#define ARR__SP_T_SLACK_SHIFT (ARR__SP_LEN_BITS + 4)   /* in use: usable - requested bytes */
+#define ARR__SP_T_SLOT_SHIFT (ARR__SP_LEN_BITS + 4)    /* free: its node's slot */
+/* Free spans are never adjacent, so a segment has fewer than UNITS / 2. */
+#define ARR__SP_SLOTS (ARR__SP_UNITS / 2)
+#define ARR__SP_T_SLOT_MASK (ARR__SP_SLOTS - 1u)
+_Static_assert(ARR__SP_T_SLACK_SHIFT + ARR__SPAN_UNIT_SHIFT <= 32 &&
+	       ARR__SP_T_SLOT_SHIFT + ARR__SEG_SHIFT - ARR__SPAN_UNIT_SHIFT - 1 <= 32, "span tags fit 32 bits");
 
 /* A free span's node, out of line (a purged span is never touched). Slots
  * are reused LIFO, so the resident part of the node array grows with the
