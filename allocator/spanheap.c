@@ -70,8 +70,8 @@
 /* Purge batches: a tick looks every TICK_OPS operations. */
 #define TICK_OPS    64
 #define PURGE_BATCH 16
-/* Free resident units kept whatever their age (128 KiB). */
-#define CACHE_UNITS 128
+/* Free resident memory kept whatever its age. */
+#define CACHE_UNITS (((size_t)128 << 10) >> UNIT_SHIFT)
 
 static pthread_mutex_t span_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct arr__spanseg *segs;
