@@ -15,7 +15,7 @@ struct arr__options arr__opt = {
 	.purge_delay = 100000,
 	.mmap_threshold = ARR__MAX_SMALL,
 	.idle_ratio = 0, /* off: see pool.c idle_budget */
-	.span_min = (size_t)16 << 10,
+	.span_min = (size_t)8 << 10,
 
 };
 
