@@ -253,6 +253,8 @@ EXPORT size_t arr_malloc_usable_size(const void *p)
 	if (ARR__MISUSE(!arr__segment_known(p)))
 		arr__fatal("malloc_usable_size(): invalid pointer", p);
 	struct arr__page *page = arr__page_of(p);
+	if (page->flags & ARR__PF_SPAN)
+		return arr__span_usable(p);
 	if (page->flags & ARR__PF_HUGE)
 		return page->huge_map - (size_t)((const uint8_t *)p - (const uint8_t *)arr__segment_of(p));
 	if (ARR_LIKELY(!(page->flags & ARR__PF_ALIGNED)))
@@ -277,7 +279,9 @@ static void *alloc_aligned(size_t align, size_t size)
 			return heap_alloc_flags(sz, ARR__ALLOC_EXACT);
 		size_t need = size + align - 16;
 		if (need <= ARR__MAX_SMALL && need <= arr__opt.mmap_threshold) {
-			uint8_t *p = heap_alloc(need);
+			/* a block of a class (a span-heap block's descriptor is
+			 * not its own, it cannot carry the flag) */
+			uint8_t *p = heap_alloc_flags(need, ARR__ALLOC_EXACT);
 			if (p == NULL || ((uintptr_t)p & (align - 1)) == 0)
 				return p;
 			arr__page_of(p)->flags |= ARR__PF_ALIGNED;
@@ -383,7 +387,7 @@ EXPORT size_t arr_alloc_purge(void)
 {
 	arr__ensure_init();
 	arr__heap_release_cached(arr__tl_heap);
-	return arr__pool_purge_all();
+	return arr__pool_purge_all() + arr__span_purge_all();
 }
 
 EXPORT int arr_alloc_stats_get(struct arr_alloc_stats *out)
@@ -418,6 +422,14 @@ EXPORT int arr_alloc_stats_get(struct arr_alloc_stats *out)
 	}
 	live_req += (int64_t)out->live_usable;
 	pthread_mutex_unlock(&arr__lock);
+	struct arr__span_stats ss;
+	arr__span_stats(&ss);
+	out->mapped += ss.mapped;
+	out->resident += ss.resident;
+	out->pages_purged += ss.purged_pages;
+	out->live_blocks += ss.live_blocks;
+	out->live_usable += ss.live_usable;
+	live_req += (int64_t)ss.live_req;
 	out->live_blocks += ps.huge_count;
 	out->huge_blocks = ps.huge_count;
 	out->live_usable += ps.huge_live;

@@ -543,6 +543,12 @@ static struct arr__block *checked_block(struct arr__page *page, void *p)
 
 void arr__free_generic(struct arr__heap *h, struct arr__page *page, void *p, size_t req)
 {
+	if (page->flags & ARR__PF_SPAN) {
+		arr__span_free(p);
+		if (h != &arr__heap_empty && ++h->free_count >= h->tick_at)
+			arr__heap_tick(h);
+		return;
+	}
 	if (page->flags & ARR__PF_HUGE) {
 		if (ARR__MISUSE(p != page->start))
 			arr__fatal("free(): invalid pointer (inside a huge block)", p);
@@ -1072,6 +1078,22 @@ void *arr__malloc_slow(struct arr__heap *h, size_t size, unsigned flags)
 		}
 		return p;
 	}
+	if (size > arr__opt.span_min && arr__opt.span_min != 0 && !(flags & ARR__ALLOC_EXACT)) {
+		bool clean = false;
+		uint8_t *p = arr__span_alloc(size, zero, &clean);
+		h->alloc_count += p != NULL;
+		if (p && zero) {
+			if (clean) { /* as a known-zero block of a class: each OS page written once */
+				*(volatile uint8_t *)p = 0;
+				arr__calloc_prefault(p, size);
+				h->calloc_skipped += size;
+			} else {
+				memset(p, 0, size);
+				h->calloc_zeroed += size;
+			}
+		}
+		return p;
+	}
 	unsigned cls = arr__size_class(size);
 	struct arr__page *page = find_page(h, cls, flags & ARR__ALLOC_EXACT);
 	if (page == NULL)
@@ -1103,10 +1125,12 @@ void *arr__malloc_slow(struct arr__heap *h, size_t size, unsigned flags)
 static void fork_prepare(void)
 {
 	pthread_mutex_lock(&arr__lock);
+	arr__span_fork_prepare();
 }
 
 static void fork_parent(void)
 {
+	arr__span_fork_parent();
 	pthread_mutex_unlock(&arr__lock);
 }
 
@@ -1132,6 +1156,7 @@ static void heap_fork_reset(struct arr__heap *h)
 static void fork_child(void)
 {
 	pthread_mutex_init(&arr__lock, NULL);
+	arr__span_fork_child();
 	in_fork_child = true;
 	struct arr__heap *self = arr__tl_heap;
 	if (self != &arr__heap_empty)

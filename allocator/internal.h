@@ -27,6 +27,9 @@
  *            and empty pages go back to it, so memory freed in one size class
  *            serves another. Free dirty slices are purged (MADV_DONTNEED) once
  *            `purge_delay` allocator operations have passed.
+ *   span heap  blocks above span_min bytes (to the largest class): carved
+ *            at 1 KiB granularity from segments of their own shared by all
+ *            sizes and threads, free neighbours coalesced (spanheap.c).
  *   huge     a block above the largest class (or mmap_threshold): its own
  *            4 MiB-aligned mapping with a one-page header, resized with mremap.
  *
@@ -106,6 +109,7 @@ __attribute__((noreturn, cold)) void arr__fatal(const char *what, const void *p)
 #define ARR__PF_FULL      1u /* in the heap's full list */
 #define ARR__PF_ALIGNED   2u /* may hold interior (aligned) pointers */
 #define ARR__PF_HUGE      4u /* a huge block's page */
+#define ARR__PF_SPAN      8u /* a descriptor of a span-heap segment (spanheap.c) */
 
 /* States kept in the low bits of page->thread_free. */
 enum {
@@ -340,6 +344,7 @@ struct arr__options {
 	long long purge_delay;   /* ops; 0 = immediately, < 0 = never */
 	size_t mmap_threshold;   /* larger requests are mapped directly */
 	unsigned idle_ratio;     /* free dirty slices kept ≤ used slices / this (0, default: no bound) */
+	size_t span_min;         /* larger requests (to ARR__MAX_SMALL) go to the span heap; 0: none */
 };
 extern struct arr__options arr__opt;
 
@@ -470,6 +475,12 @@ void arr__pool_give(struct arr__heap *h, struct arr__page *page);
 void arr__page_init(struct arr__page *page, struct arr__heap *h, unsigned cls, size_t zero_from);
 /* Advance the op clock by the heap's unsynced ops and purge what has expired. */
 void arr__pool_tick(struct arr__heap *h);
+/* The op clock (summed malloc+free counts of the heaps, folded in at ticks
+ * and pool calls); read without the lock. */
+uint64_t arr__pool_clock(void);
+/* Another part (the span heap) is about to make `bytes` of fresh memory
+ * resident: give back as much of the pool's idle memory first. */
+void arr__pool_grow(size_t bytes);
 /* Purge every free dirty slice now; returns bytes purged. */
 size_t arr__pool_purge_all(void);
 /* A huge block; with `zeroed`, a zero one, and *zeroed = the bytes cleared
@@ -496,6 +507,90 @@ void arr__pool_purge_range(void *p, size_t size);
 /* Count bytes purged from spans in use elsewhere (statistics). */
 void arr__pool_count_purged(size_t bytes);
 extern _Atomic int64_t arr__huge_live, arr__huge_req_live, arr__huge_count;
+
+/* The segment map's bit for seg (pool.c). */
+void arr__segmap_set(const void *seg, bool on);
+
+/* ---- spanheap.c (callers hold no lock; it takes its own) ---- */
+#define ARR__SPAN_UNIT_SHIFT 8 /* 256 bytes */
+/*
+ * A span-heap segment, its units (1 KiB) and tags. Invariants
+ * (arr__spanheap_is_valid): from ARR__SP_FIRST_UNIT to ARR__SP_UNITS the spans tile the
+ * segment; tag[] is nonzero only at a span's first and last unit, both with
+ * its length and state (START, the slack, only on the first); no two FREE
+ * spans adjacent; DIRTY equal at both ends.
+ */
+#define ARR__SP_UNIT_SHIFT ARR__SPAN_UNIT_SHIFT
+#define ARR__SP_UNIT       ((size_t)1 << ARR__SP_UNIT_SHIFT)
+#define ARR__SP_UNITS      (ARR__SEG_SIZE >> ARR__SP_UNIT_SHIFT)             /* 4096 */
+#define ARR__SP_OSPAGES    (ARR__SEG_SIZE / ARR__OS_PAGE)             /* 1024 */
+#define ARR__SP_UNITS_PER_OSPAGE (ARR__OS_PAGE >> ARR__SP_UNIT_SHIFT)         /* 4 */
+#define ARR__SP_MAX_UNITS  (ARR__MAX_SMALL >> ARR__SP_UNIT_SHIFT)             /* 1024 */
+#define ARR__SP_NBINS      (ARR__SP_MAX_UNITS + 2)                            /* 1..1024, then "longer" */
+#define ARR__SP_BIN_WORDS  ((ARR__SP_NBINS + 63) / 64)
+
+/* tag bits */
+/* tag bits: the length (up to ARR__SP_UNITS, LEN_BITS bits), the state,
+ * START, DIRTY, then the slack (in use, < 1 unit) or the node's slot (free) */
+#define ARR__SP_LEN_BITS (ARR__SEG_SHIFT - ARR__SP_UNIT_SHIFT + 1)
+#define ARR__SP_T_LEN   ((1u << ARR__SP_LEN_BITS) - 1) /* length in units */
+#define ARR__SP_T_FREE  (1u << ARR__SP_LEN_BITS)
+#define ARR__SP_T_USED  (2u << ARR__SP_LEN_BITS)
+#define ARR__SP_T_BUSY  (3u << ARR__SP_LEN_BITS)   /* being purged */
+#define ARR__SP_T_STATE (3u << ARR__SP_LEN_BITS)
+#define ARR__SP_T_START (1u << (ARR__SP_LEN_BITS + 2)) /* first unit of a block in use */
+#define ARR__SP_T_DIRTY (1u << (ARR__SP_LEN_BITS + 3)) /* free and on the lru list */
+#define ARR__SP_T_SLACK_SHIFT (ARR__SP_LEN_BITS + 4)   /* in use: usable - requested bytes */
+#define ARR__SP_T_SLOT_SHIFT (ARR__SP_LEN_BITS + 4)    /* free: its node's slot */
+/* Free spans are never adjacent, so a segment has fewer than UNITS / 2. */
+#define ARR__SP_SLOTS (ARR__SP_UNITS / 2)
+#define ARR__SP_T_SLOT_MASK (ARR__SP_SLOTS - 1u)
+_Static_assert(ARR__SP_T_SLACK_SHIFT + ARR__SPAN_UNIT_SHIFT <= 32 &&
+	       ARR__SP_T_SLOT_SHIFT + ARR__SEG_SHIFT - ARR__SPAN_UNIT_SHIFT - 1 <= 32, "span tags fit 32 bits");
+
+/* A free span's node, out of line (a purged span is never touched). Slots
+ * are reused LIFO, so the resident part of the node array grows with the
+ * number of free spans, not with the segment. */
+struct arr__span_node {
+	struct arr__span_node *next, *prev;   /* bin; `next` links free slots */
+	struct arr__span_node *lnext, *lprev; /* lru (dirty free spans) */
+	uint64_t stamp;             /* op clock when freed */
+	uint32_t unit;              /* the span's first unit */
+	uint32_t pad_;
+};
+
+struct arr__spanseg {
+	struct arr__segment seg;    /* kind 2; every descriptor ARR__PF_SPAN */
+	struct arr__spanseg *next;
+	struct arr__span_node *slot_free; /* released slots */
+	uint32_t slots_used;        /* slots ever handed out */
+	uint32_t pad_;
+	uint64_t clean[ARR__SP_OSPAGES / 64];
+	uint32_t tag[ARR__SP_UNITS];
+	struct arr__span_node node[ARR__SP_SLOTS];
+};
+
+#define ARR__SP_HDR_UNITS ((sizeof(struct arr__spanseg) + ARR__SP_UNIT - 1) >> ARR__SP_UNIT_SHIFT)
+/* the data starts on an OS page: header pages are never purged or counted */
+#define ARR__SP_FIRST_UNIT (((ARR__SP_HDR_UNITS + ARR__SP_UNITS_PER_OSPAGE - 1) / ARR__SP_UNITS_PER_OSPAGE) * ARR__SP_UNITS_PER_OSPAGE)
+#define ARR__SP_DATA_UNITS (ARR__SP_UNITS - ARR__SP_FIRST_UNIT)
+_Static_assert(ARR__SP_DATA_UNITS >= ARR__SP_MAX_UNITS, "a span segment holds the largest block");
+
+/* A block of size bytes (span_min < size <= ARR__MAX_SMALL), aligned to
+ * 1 KiB; *zeroed (if asked): known zero. NULL if out of memory. */
+void *arr__span_alloc(size_t size, bool zero, bool *zeroed);
+void arr__span_free(void *p);           /* p in a span segment; aborts on misuse */
+size_t arr__span_usable(const void *p);
+size_t arr__span_purge_all(void);       /* bytes given back */
+void arr__span_tick(void);              /* purge the spans whose decay has passed */
+struct arr__span_stats {
+	uint64_t mapped, resident, live_blocks, live_usable, live_req, mallocs, frees;
+	uint64_t purged_pages, free_resident_units;
+};
+void arr__span_stats(struct arr__span_stats *out);
+void arr__span_fork_prepare(void);
+void arr__span_fork_parent(void);
+void arr__span_fork_child(void);
 
 /* ---- heap.c ---- */
 struct arr__heap *arr__heap_thread_init(void);
@@ -539,6 +634,15 @@ bool arr__page_is_valid(const struct arr__page *page);
 bool arr__heap_is_valid(const struct arr__heap *h);
 bool arr__pool_is_valid(void);          /* takes arr__lock */
 bool arr__pool_is_valid_locked(void);   /* caller holds arr__lock */
+/*
+ * The span heap (spanheap.c): the spans tile each segment's data units (tags
+ * only at both ends of a span, equal); no two free spans adjacent
+ * (coalesced); every free span in the bin of its length, and on the lru iff
+ * dirty, the lru's stamps non-decreasing and its units == lru_units; the
+ * used spans' units, count and requested bytes == the live counters.
+ */
+bool arr__spanheap_is_valid(void);
+bool arr__spanheap_is_valid_locked(void);
 /* Checks that abort even at ARR_DEBUG 0 (arr__page_is_valid & co. use it). */
 #define ARR__CHECK(c) (ARR_LIKELY(c) ? (void)0 : arr__assert_fail(__FILE__, __LINE__, #c))
 

@@ -15,6 +15,8 @@ struct arr__options arr__opt = {
 	.purge_delay = 100000,
 	.mmap_threshold = ARR__MAX_SMALL,
 	.idle_ratio = 0, /* off: see pool.c idle_budget */
+	.span_min = (size_t)8 << 10,
+
 };
 
 int arr_alloc_set_option(const char *name, long long value)
@@ -37,6 +39,12 @@ int arr_alloc_set_option(const char *name, long long value)
 		arr__opt.idle_ratio = (unsigned)value;
 		return 0;
 	}
+	if (strcmp(name, "span_min") == 0) {
+		if (value < 0)
+			return ARR_ERANGE;
+		arr__opt.span_min = (size_t)value;
+		return 0;
+	}
 	return ARR_ENOTFOUND;
 }
 
@@ -50,6 +58,9 @@ int arr_alloc_get_option(const char *name, long long *value)
 		*value = (long long)arr__opt.mmap_threshold;
 	else if (strcmp(name, "idle_ratio") == 0)
 		*value = arr__opt.idle_ratio;
+	else if (strcmp(name, "span_min") == 0)
+		*value = (long long)arr__opt.span_min;
+
 	else
 		return ARR_ENOTFOUND;
 	return 0;

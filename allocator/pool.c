@@ -32,7 +32,7 @@ static uint64_t seg_count;
 _Atomic int64_t arr__huge_live, arr__huge_req_live, arr__huge_count;
 uint64_t arr__segmap[ARR__SEGMAP_SEGS / 64];
 
-static void segmap_set(const void *seg, bool on)
+void arr__segmap_set(const void *seg, bool on)
 {
 	uintptr_t i = (uintptr_t)seg >> ARR__SEG_SHIFT;
 	if (i >= ARR__SEGMAP_SEGS)
@@ -137,7 +137,7 @@ static struct huge_cached huge_cache_remove(unsigned k)
 static void huge_cache_unmap(const struct huge_cached *e, unsigned n)
 {
 	for (unsigned k = 0; k < n; k++) {
-		segmap_set(e[k].seg, false);
+		arr__segmap_set(e[k].seg, false);
 		arr__os_unmap(e[k].seg, e[k].map);
 		atomic_fetch_sub(&huge_mapped, (int64_t)e[k].map);
 	}
@@ -147,7 +147,8 @@ static void clock_sync(struct arr__heap *h)
 {
 	if (h != NULL && h != &arr__heap_empty) {
 		uint64_t ops = arr__heap_ops(h);
-		op_clock += ops - h->ops_synced;
+		/* read without the lock by the span heap */
+		__atomic_store_n(&op_clock, op_clock + (ops - h->ops_synced), __ATOMIC_RELAXED);
 		h->ops_synced = ops;
 	}
 }
@@ -166,7 +167,7 @@ static struct arr__segment *segment_new(struct arr__heap *owner)
 	struct arr__segment *seg = arr__os_map_aligned(ARR__SEG_SIZE, ARR__SEG_SIZE);
 	if (seg == NULL)
 		return NULL;
-	segmap_set(seg, true);
+	arr__segmap_set(seg, true);
 	seg->kind = 0;
 	seg->owner = owner;
 	seg->free_mask = USABLE_MASK;
@@ -343,7 +344,7 @@ static void purge_finish(struct purge_run *runs, unsigned nr, bool keep_segments
 		if (seg->free_mask == USABLE_MASK && seg->clean_mask == USABLE_MASK && seg_count > 1) {
 			*pp = seg->next;
 			seg_count--;
-			segmap_set(seg, false);
+			arr__segmap_set(seg, false);
 			arr__os_unmap(seg, ARR__SEG_SIZE);
 			continue;
 		}
@@ -617,6 +618,19 @@ void arr__pool_tick(struct arr__heap *h)
 	pthread_mutex_lock(&arr__lock);
 	clock_sync(h);
 	unlock_and_purge();
+	arr__span_tick();
+}
+
+uint64_t arr__pool_clock(void)
+{
+	return __atomic_load_n(&op_clock, __ATOMIC_RELAXED);
+}
+
+void arr__pool_grow(size_t bytes)
+{
+	pthread_mutex_lock(&arr__lock);
+	purge_for_growth(bytes);
+	pthread_mutex_unlock(&arr__lock);
 }
 
 void arr__pool_count_purged(size_t bytes)
@@ -856,7 +870,7 @@ void *arr__huge_alloc(size_t size, size_t align, size_t *zeroed)
 		if (seg == NULL)
 			return NULL;
 		atomic_fetch_add(&huge_mapped, (int64_t)map);
-		segmap_set(seg, true);
+		arr__segmap_set(seg, true);
 	}
 	/* a fresh mapping has every descriptor's head_off zero; the one of the
 	 * block's slice (past 0 when aligned to 64 KiB or more) leads to pages[0] */
@@ -888,7 +902,7 @@ void arr__huge_free(struct arr__page *page)
 	page->flags = 0;
 	page->heap = NULL;
 	if (arr__opt.purge_delay == 0 || map > HUGE_CACHE_BLOCK) {
-		segmap_set(seg, false);
+		arr__segmap_set(seg, false);
 		arr__os_unmap(seg, map);
 		atomic_fetch_sub(&huge_mapped, (int64_t)map);
 		return;
@@ -925,9 +939,9 @@ void *arr__huge_realloc(struct arr__page *page, void *p, size_t size)
 	if (!arr__os_resize_in_place(seg, map, nmap)) {
 		/* cleared first: once moved, the old range may be mapped by anyone */
 		struct arr__segment *old = seg;
-		segmap_set(old, false);
+		arr__segmap_set(old, false);
 		seg = arr__os_remap_aligned(seg, map, nmap, ARR__SEG_SIZE);
-		segmap_set(seg ? seg : old, true);
+		arr__segmap_set(seg ? seg : old, true);
 		if (seg == NULL)
 			return NULL;
 	}

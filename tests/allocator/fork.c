@@ -130,6 +130,11 @@ static int test_no_hang_on_freeing(void)
 {
 	static void *kept[PAIRS];
 	pthread_t t;
+	/* pages of a class (28000 bytes would come from the span heap, which
+	 * has no full pages) */
+	long long span_min = 0;
+	arr_alloc_get_option("span_min", &span_min);
+	arr_alloc_set_option("span_min", 0);
 	pthread_create(&t, NULL, freer, NULL);
 	int failures = 0;
 	for (int f = 0; f < HANG_FORKS && !failures; f++) {
@@ -171,6 +176,7 @@ static int test_no_hang_on_freeing(void)
 	}
 	atomic_store(&freer_stop, 1);
 	pthread_join(t, NULL);
+	arr_alloc_set_option("span_min", span_min);
 	if (failures)
 		return 1;
 	printf("fork: %d forks during remote frees into full pages ok\n", HANG_FORKS);

@@ -142,6 +142,22 @@ static void huge_interior_free(bool misuse)
 	arr_free(misuse ? p + 8192 : p);
 }
 
+/* Blocks of the span heap (above span_min, 16 KiB and up here) */
+static void double_free_span(bool misuse)
+{
+	void *p = must(arr_malloc(40000)), *q = must(arr_malloc(40000));
+	arr_free(p);
+	if (misuse)
+		arr_free(p);
+	arr_free(q);
+}
+
+static void span_interior_free(bool misuse)
+{
+	char *p = must(arr_malloc(40000));
+	arr_free(misuse ? p + 1024 : p);
+}
+
 static void realloc_stack(bool misuse)
 {
 	char buf[32];
@@ -171,6 +187,8 @@ static const struct tcase cases[] = {
 	{ "uncarved free", uncarved_free, "free(): invalid pointer", true },
 	{ "huge interior free", huge_interior_free, "inside a huge block", false },
 	{ "realloc of stack", realloc_stack, "realloc(): invalid pointer", false },
+	{ "double free, span", double_free_span, "no span block in use there", false },
+	{ "span interior free", span_interior_free, "no span block in use there", false },
 };
 
 static int run_child(const struct tcase *c, bool misuse, char *err, size_t errsz)

@@ -91,6 +91,7 @@ static void *span_cache_thread(void *arg)
 {
 	bool corrupt = *(bool *)arg;
 	/* a span into the cache: one block of a one-block class (64 KiB), freed */
+	arr_alloc_set_option("span_min", 0); /* a class, not the span heap */
 	void *p = fresh_block(65000);
 	arr_free(p);
 	struct arr__heap *h = arr__tl_heap;
@@ -144,6 +145,7 @@ static void segment_free_mask(bool corrupt)
 static void span_head_off(bool corrupt)
 {
 	/* 200 KiB blocks: a span of several slices */
+	arr_alloc_set_option("span_min", 0);
 	void *p = fresh_block(200 << 10);
 	struct arr__page *page = arr__page_of(p);
 	if (page->slices < 2) {
@@ -163,6 +165,7 @@ static void segment_clean_mask(bool corrupt)
 	if (corrupt) /* a used slice marked clean (zero) */
 		seg->clean_mask |= (uint64_t)1 << (page - seg->pages);
 	/* the next span given back to the pool checks the pool */
+	arr_alloc_set_option("span_min", 0);
 	void *q = fresh_block(300 << 10);
 	arr_free(q);
 	arr__pool_is_valid();
@@ -196,6 +199,58 @@ static void block_size(bool corrupt)
 	arr__page_is_valid(page);
 }
 
+/* The span heap (allocator/spanheap.c): a 40 000-byte block and its
+ * neighbours, one tag broken, then the walk. */
+static unsigned span_unit(const void *p)
+{
+	return (unsigned)(((uintptr_t)p & (ARR__SEG_SIZE - 1)) >> ARR__SPAN_UNIT_SHIFT);
+}
+
+static void span_interior_tag(bool corrupt)
+{
+	void *p = fresh_block(40000);
+	struct arr__spanseg *s = (struct arr__spanseg *)arr__segment_of(p);
+	if (corrupt) /* a boundary inside a block: the spans no longer tile */
+		s->tag[span_unit(p) + 3] = 2 | ARR__SP_T_USED;
+	arr__spanheap_is_valid();
+}
+
+static void span_dirty_ends(bool corrupt)
+{
+	void *a = fresh_block(40000), *b = fresh_block(40000), *c = fresh_block(40000);
+	(void)a, (void)c;
+	arr_free(b); /* a free dirty span between two blocks in use */
+	struct arr__spanseg *s = (struct arr__spanseg *)arr__segment_of(b);
+	if (corrupt)
+		s->tag[span_unit(b)] &= ~ARR__SP_T_DIRTY;
+	arr__spanheap_is_valid();
+}
+
+static void span_slack(bool corrupt)
+{
+	void *p = fresh_block(40000);
+	struct arr__spanseg *s = (struct arr__spanseg *)arr__segment_of(p);
+	if (corrupt) /* requested bytes no longer add up to the live count */
+		s->tag[span_unit(p)] ^= 1u << ARR__SP_T_SLACK_SHIFT;
+	arr__spanheap_is_valid();
+}
+
+static void span_uncoalesced(bool corrupt)
+{
+	void *a = fresh_block(40000), *b = fresh_block(40000), *c = fresh_block(40000);
+	(void)a, (void)c;
+	arr_free(b);
+	struct arr__spanseg *s = (struct arr__spanseg *)arr__segment_of(b);
+	unsigned u = span_unit(b), len = s->tag[u] & ARR__SP_T_LEN;
+	if (corrupt) { /* the free span cut in two free halves, the second in no bin */
+		uint32_t d = s->tag[u] & ARR__SP_T_DIRTY, slot = s->tag[u] & (ARR__SP_T_SLOT_MASK << ARR__SP_T_SLOT_SHIFT);
+		s->tag[u] = 1 | ARR__SP_T_FREE | d | slot;
+		s->tag[u + 1] = (len - 1) | ARR__SP_T_FREE | d;
+		s->tag[u + len - 1] = (len - 1) | ARR__SP_T_FREE | d;
+	}
+	arr__spanheap_is_valid();
+}
+
 struct tcase {
 	const char *name;
 	void (*run)(bool corrupt);
@@ -215,6 +270,10 @@ static const struct tcase cases[] = {
 	{ "huge cache entry", huge_cache_entry, "seg->pages[0].flags == 0" },
 	{ "huge descriptor", huge_descriptor, "page->huge_req <= page->huge_map - off" },
 	{ "block size", block_size, "page->block_size == arr__class_size[page->cls]" },
+	{ "span interior tag", span_interior_tag, "s->tag[k] == 0" },
+	{ "span dirty ends", span_dirty_ends, "(t & T_DIRTY) == (e & T_DIRTY)" },
+	{ "span slack", span_slack, "req == live_req" },
+	{ "span coalesced", span_uncoalesced, "prev_state != T_FREE" },
 };
 
 /* Run c in a child; returns its wait status and its stderr in err. */

@@ -1,0 +1,722 @@
+/*
+ * allocator/spanheap.c - the span heap: blocks above span_min bytes (and up
+ * to the largest class), carved at 1 KiB granularity from segments shared by
+ * every such size and every thread, with coalescing and best fit.
+ *
+ * Why: a segregated fit holds, for each class, pages for the most blocks it
+ * ever held at once, so a program holds the sum of the classes' peaks where a
+ * coalescing heap (glibc) holds the peak of their sum. Above ~8 KiB a page
+ * holds a handful of blocks, and ~50 classes of a handful each was the bulk
+ * of the builtin's excess over glibc's peak RSS (docs/notes/
+ * 2026-12-01-allocator-rss.md). Here a freed block's bytes serve any size at
+ * once: tcmalloc's page heap, glibc's coalescing of free neighbours.
+ *
+ * Layout (struct arr__spanseg, a 4 MiB segment of kind 2): the segment header
+ * with its 64 page descriptors, all flagged ARR__PF_SPAN so that free() and
+ * friends leave their fast paths and come here; then, per 1 KiB unit, a tag
+ * (nonzero only at a span's first and last unit: length, state, START on the
+ * first unit of a block in use, and the request's slack for the statistics)
+ * and a node (bin and decay-list links of a free span, kept out of line so a
+ * purged span is never touched); per OS page a clean bit (known zero, not
+ * resident). Blocks carry no header.
+ *
+ * Free spans: one bin per length up to 1024 units (the largest block, 1 MiB),
+ * one for longer ones, LIFO within a bin (the last freed is the most likely
+ * resident); malloc takes the best fit and carves from its low end. A freed
+ * block is merged with free neighbours at once.
+ *
+ * Purging (a decay): a free span that may be resident sits on the `lru` list
+ * (oldest first) with the span-heap op count of its last free. Every
+ * TICK_OPS operations, spans free for more than `span_decay` operations are
+ * given back (MADV_DONTNEED of their resident OS pages, up to PURGE_BATCH in
+ * one system call where the kernel allows), oldest first, unless what waits
+ * is no more than a small cache (CACHE_UNITS). Memory the program takes back
+ * within the decay is never purged: the idle budget's fault storm on the
+ * `large` working set (a freed block purged, faulted in by the next malloc)
+ * cannot happen. Purges run outside the lock: the spans are marked BUSY
+ * (neither allocated nor merged) meanwhile.
+ *
+ * Everything here runs under span_lock (not arr__lock: the pool's users
+ * never wait for it).
+ */
+#include <string.h>
+#include <sys/uio.h>
+#include "internal.h"
+
+/* short names for internal.h's ARR__SP_* */
+#define UNIT_SHIFT ARR__SP_UNIT_SHIFT
+#define UNITS_PER_OSPAGE ARR__SP_UNITS_PER_OSPAGE
+#define UNITS ARR__SP_UNITS
+#define UNIT ARR__SP_UNIT
+#define OSPAGES ARR__SP_OSPAGES
+#define MAX_UNITS ARR__SP_MAX_UNITS
+#define NBINS ARR__SP_NBINS
+#define BIN_WORDS ARR__SP_BIN_WORDS
+#define T_LEN ARR__SP_T_LEN
+#define T_FREE ARR__SP_T_FREE
+#define T_USED ARR__SP_T_USED
+#define T_BUSY ARR__SP_T_BUSY
+#define T_STATE ARR__SP_T_STATE
+#define T_START ARR__SP_T_START
+#define T_DIRTY ARR__SP_T_DIRTY
+#define T_SLACK_SHIFT ARR__SP_T_SLACK_SHIFT
+#define T_SLOT_SHIFT ARR__SP_T_SLOT_SHIFT
+#define T_SLOT_MASK ARR__SP_T_SLOT_MASK
+#define SLOTS ARR__SP_SLOTS
+#define HDR_UNITS ARR__SP_HDR_UNITS
+#define FIRST_UNIT ARR__SP_FIRST_UNIT
+#define DATA_UNITS ARR__SP_DATA_UNITS
+
+/* Purge batches: a tick looks every TICK_OPS operations. */
+#define TICK_OPS    64
+#define PURGE_BATCH 16
+/* Free resident memory kept whatever its age. */
+#define CACHE_UNITS (((size_t)128 << 10) >> UNIT_SHIFT)
+
+static pthread_mutex_t span_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct arr__spanseg *segs;
+static unsigned nsegs;
+static struct arr__span_node *bins[NBINS];
+static uint64_t bin_mask[BIN_WORDS];
+static struct arr__span_node *lru_head, *lru_tail;
+static uint64_t lru_units;     /* units of spans on the lru */
+static uint64_t ops, tick_at = TICK_OPS; /* span-heap operations, for the ticks */
+static unsigned busy_spans;    /* purges in flight */
+/* statistics */
+static uint64_t live_blocks, live_units, live_req, nmallocs, nfrees, purged_pages;
+
+/* ---- units, tags, nodes ---- */
+
+static inline struct arr__spanseg *seg_of(const void *p)
+{
+	return (struct arr__spanseg *)arr__segment_of(p);
+}
+
+static inline struct arr__spanseg *seg_of_node(const struct arr__span_node *n)
+{
+	return (struct arr__spanseg *)arr__segment_of(n);
+}
+
+/* The node of the free span starting at u. */
+static inline struct arr__span_node *node_at(struct arr__spanseg *s, unsigned u)
+{
+	return &s->node[s->tag[u] >> T_SLOT_SHIFT & T_SLOT_MASK];
+}
+
+static inline uint32_t slot_bits(const struct arr__spanseg *s, const struct arr__span_node *n)
+{
+	return (uint32_t)(n - s->node) << T_SLOT_SHIFT;
+}
+
+static struct arr__span_node *node_new(struct arr__spanseg *s, unsigned u)
+{
+	struct arr__span_node *n = s->slot_free;
+	if (n != NULL)
+		s->slot_free = n->next;
+	else
+		n = &s->node[s->slots_used++];
+	ARR__ASSERT(s->slots_used <= SLOTS);
+	n->unit = u;
+	return n;
+}
+
+static void node_release(struct arr__spanseg *s, struct arr__span_node *n)
+{
+	n->next = s->slot_free;
+	s->slot_free = n;
+}
+
+static inline uint8_t *unit_addr(struct arr__spanseg *s, unsigned u)
+{
+	return (uint8_t *)s + ((size_t)u << UNIT_SHIFT);
+}
+
+static inline unsigned bin_of(unsigned len)
+{
+	return len <= MAX_UNITS ? len : MAX_UNITS + 1;
+}
+
+/* A span's two boundary tags; the last carries only its length, state and
+ * dirty bit (START and the slack are the first's). */
+static void set_tags(struct arr__spanseg *s, unsigned u, unsigned len, uint32_t state)
+{
+	s->tag[u + len - 1] = len | (state & (T_STATE | T_DIRTY));
+	s->tag[u] = len | state;
+}
+
+static void bin_insert(struct arr__span_node *n, unsigned len)
+{
+	unsigned b = bin_of(len);
+	n->prev = NULL;
+	n->next = bins[b];
+	if (n->next)
+		n->next->prev = n;
+	bins[b] = n;
+	bin_mask[b / 64] |= (uint64_t)1 << (b % 64);
+}
+
+static void bin_remove(struct arr__span_node *n, unsigned len)
+{
+	unsigned b = bin_of(len);
+	if (n->prev)
+		n->prev->next = n->next;
+	else
+		bins[b] = n->next;
+	if (n->next)
+		n->next->prev = n->prev;
+	if (bins[b] == NULL)
+		bin_mask[b / 64] &= ~((uint64_t)1 << (b % 64));
+}
+
+static void lru_append(struct arr__span_node *n, unsigned len)
+{
+	n->lnext = NULL;
+	n->lprev = lru_tail;
+	if (lru_tail)
+		lru_tail->lnext = n;
+	else
+		lru_head = n;
+	lru_tail = n;
+	lru_units += len;
+}
+
+static void lru_remove(struct arr__span_node *n, unsigned len)
+{
+	if (n->lprev)
+		n->lprev->lnext = n->lnext;
+	else
+		lru_head = n->lnext;
+	if (n->lnext)
+		n->lnext->lprev = n->lprev;
+	else
+		lru_tail = n->lprev;
+	lru_units -= len;
+}
+
+/* Take the free span at u (len units) out of the bins and the lru; its
+ * node goes back to the free slots. */
+static void free_unlink(struct arr__spanseg *s, unsigned u, unsigned len)
+{
+	struct arr__span_node *n = node_at(s, u);
+	bin_remove(n, len);
+	if (s->tag[u] & T_DIRTY)
+		lru_remove(n, len);
+	node_release(s, n);
+}
+
+/* OS pages wholly inside units [u, u + len): [*lo, *hi). */
+static void inner_pages(unsigned u, unsigned len, unsigned *lo, unsigned *hi)
+{
+	*lo = (u + UNITS_PER_OSPAGE - 1) / UNITS_PER_OSPAGE;
+	*hi = (u + len) / UNITS_PER_OSPAGE;
+	if (*hi < *lo)
+		*hi = *lo;
+}
+
+/* How many OS pages touched by units [u, u + len) are known zero. */
+static unsigned range_clean(const struct arr__spanseg *s, unsigned u, unsigned len)
+{
+	unsigned lo = u / UNITS_PER_OSPAGE, hi = (u + len + UNITS_PER_OSPAGE - 1) / UNITS_PER_OSPAGE, n = 0;
+	for (unsigned k = lo; k < hi; k++)
+		n += s->clean[k / 64] >> (k % 64) & 1;
+	return n;
+}
+
+static void range_dirty(struct arr__spanseg *s, unsigned u, unsigned len)
+{
+	unsigned lo = u / UNITS_PER_OSPAGE, hi = (u + len + UNITS_PER_OSPAGE - 1) / UNITS_PER_OSPAGE;
+	for (unsigned k = lo; k < hi; k++)
+		s->clean[k / 64] &= ~((uint64_t)1 << (k % 64));
+}
+
+static unsigned dirty_pages(const struct arr__spanseg *s, unsigned lo, unsigned hi)
+{
+	unsigned n = 0;
+	for (unsigned k = lo; k < hi; k++)
+		n += !(s->clean[k / 64] >> (k % 64) & 1);
+	return n;
+}
+
+/* ---- segments ---- */
+
+static struct arr__spanseg *seg_new(void)
+{
+	struct arr__spanseg *s = arr__os_map_aligned(ARR__SEG_SIZE, ARR__SEG_SIZE);
+	if (s == NULL)
+		return NULL;
+	s->seg.kind = 2;
+	for (unsigned k = 0; k < ARR__SLICES; k++) {
+		s->seg.pages[k].flags = ARR__PF_SPAN;
+		s->seg.pages[k].cls = ARR__NCLASSES;
+	}
+	for (unsigned k = FIRST_UNIT / UNITS_PER_OSPAGE; k < OSPAGES; k++)
+		s->clean[k / 64] |= (uint64_t)1 << (k % 64);
+	struct arr__span_node *n = node_new(s, FIRST_UNIT);
+	set_tags(s, FIRST_UNIT, DATA_UNITS, T_FREE | slot_bits(s, n));
+	bin_insert(n, DATA_UNITS);
+	s->next = segs;
+	segs = s;
+	nsegs++;
+	arr__segmap_set(s, true);
+	return s;
+}
+
+/* Under the lock: the segment s is wholly free and clean; unmap it. */
+static void seg_drop(struct arr__spanseg *s)
+{
+	bin_remove(node_at(s, FIRST_UNIT), DATA_UNITS);
+	for (struct arr__spanseg **pp = &segs; *pp; pp = &(*pp)->next)
+		if (*pp == s) {
+			*pp = s->next;
+			break;
+		}
+	nsegs--;
+	arr__segmap_set(s, false);
+	arr__os_unmap(s, ARR__SEG_SIZE);
+}
+
+/* ---- decay ---- */
+
+/* Op-clock ticks a free span stays resident: purge_delay for each thread
+ * holding a heap (the clock sums their operations); < 0: never. */
+static long long decay_ops(void)
+{
+	long long d = arr__opt.purge_delay;
+	return d > 0 ? d * arr__purge_scale() : d;
+}
+
+struct busy {
+	struct arr__spanseg *s;
+	unsigned u, len;
+};
+
+/* Under the lock: mark up to PURGE_BATCH expired spans (all: every dirty
+ * one) BUSY, out of the bins and the lru, and their resident page runs in
+ * iov. Returns the number of spans. */
+static unsigned purge_collect(bool all, struct busy *out, struct iovec *iov, unsigned *niov)
+{
+	long long decay = decay_ops();
+	uint64_t now = arr__pool_clock();
+	unsigned n = 0;
+	*niov = 0;
+	if (decay < 0 && !all)
+		return 0;
+	while (lru_head && n < PURGE_BATCH && *niov < PURGE_BATCH) {
+		struct arr__span_node *nd = lru_head;
+		if (!all && (lru_units <= (decay == 0 ? 0 : CACHE_UNITS) || now - nd->stamp < (uint64_t)decay))
+			break;
+		struct arr__spanseg *s = seg_of_node(nd);
+		unsigned u = nd->unit, len = s->tag[u] & T_LEN;
+		free_unlink(s, u, len);
+		set_tags(s, u, len, T_BUSY);
+		unsigned lo, hi;
+		inner_pages(u, len, &lo, &hi);
+		/* only the runs not known clean: madvise of absent pages still
+		 * walks the page tables */
+		for (unsigned k = lo; k < hi && *niov < PURGE_BATCH;) {
+			if (s->clean[k / 64] >> (k % 64) & 1) {
+				k++;
+				continue;
+			}
+			unsigned j = k;
+			while (j < hi && !(s->clean[j / 64] >> (j % 64) & 1))
+				j++;
+			iov[(*niov)++] = (struct iovec){ (uint8_t *)s + (size_t)k * ARR__OS_PAGE,
+							 (size_t)(j - k) * ARR__OS_PAGE };
+			purged_pages += j - k;
+			k = j;
+		}
+		out[n++] = (struct busy){ s, u, len };
+		busy_spans++;
+	}
+	return n;
+}
+
+/* Under the lock: insert the free span [u, u + len), merged with its free
+ * neighbours. `dirty`: freed now (resident; on the lru with the clock's
+ * stamp). Not dirty (just purged): merged into a dirty neighbour, it takes
+ * that one's place and stamp on the lru (the younger one's if both are).
+ * Returns the merged span's start. */
+static unsigned free_insert(struct arr__spanseg *s, unsigned u, unsigned len, bool dirty)
+{
+	struct arr__span_node *keep = NULL;
+	bool was_dirty = dirty;
+	unsigned ends[2] = { u > FIRST_UNIT ? u - 1 : UNITS, u + len };
+	for (int side = 0; side < 2; side++) {
+		unsigned e = ends[side];
+		if (e >= UNITS || (s->tag[e] & T_STATE) != T_FREE)
+			continue;
+		unsigned nl = s->tag[e] & T_LEN, nu = side == 0 ? e + 1 - nl : e;
+		struct arr__span_node *n = node_at(s, nu);
+		bool nd = s->tag[nu] & T_DIRTY;
+		bin_remove(n, nl);
+		if (nd && !dirty && (keep == NULL || n->stamp > keep->stamp)) {
+			if (keep != NULL) {
+				lru_remove(keep, 0);
+				node_release(s, keep);
+			}
+			keep = n;
+			lru_units -= nl; /* in its place; counted again below */
+		} else {
+			if (nd)
+				lru_remove(n, nl);
+			node_release(s, n);
+		}
+		was_dirty |= nd;
+		/* the boundaries merged away */
+		s->tag[nu] = 0;
+		s->tag[nu + nl - 1] = 0;
+		if (side == 0) {
+			u = nu;
+			len += nl;
+			ends[1] = u + len;
+		} else {
+			len += nl;
+		}
+	}
+	struct arr__span_node *n = keep ? keep : node_new(s, u);
+	n->unit = u;
+	set_tags(s, u, len, T_FREE | (was_dirty ? T_DIRTY : 0) | slot_bits(s, n));
+	bin_insert(n, len);
+	if (keep != NULL) {
+		lru_units += len;
+	} else if (was_dirty) {
+		n->stamp = arr__pool_clock();
+		lru_append(n, len);
+	}
+	return u;
+}
+
+/* Without the lock: purge, then put the spans back free and clean. */
+static void purge_finish(struct busy *b, unsigned n, struct iovec *iov, unsigned niov)
+{
+	arr__os_purge_many(iov, niov);
+	pthread_mutex_lock(&span_lock);
+	for (unsigned k = 0; k < n; k++) {
+		struct arr__spanseg *s = b[k].s;
+		unsigned lo, hi;
+		inner_pages(b[k].u, b[k].len, &lo, &hi);
+		/* the batch may have stopped inside this span: mark only what the
+		 * iovecs covered */
+		for (unsigned i = 0; i < niov; i++) {
+			uint8_t *p = iov[i].iov_base;
+			if (seg_of(p) != s)
+				continue;
+			unsigned a = (unsigned)((p - (uint8_t *)s) / ARR__OS_PAGE);
+			unsigned e = a + (unsigned)(iov[i].iov_len / ARR__OS_PAGE);
+			if (a < lo || e > hi)
+				continue;
+			for (unsigned j = a; j < e; j++)
+				s->clean[j / 64] |= (uint64_t)1 << (j % 64);
+		}
+		bool still_dirty = dirty_pages(s, lo, hi) != 0;
+		s->tag[b[k].u] = 0;
+		s->tag[b[k].u + b[k].len - 1] = 0;
+		unsigned u = free_insert(s, b[k].u, b[k].len, false);
+		if (still_dirty && !(s->tag[u] & T_DIRTY)) {
+			/* not all purged (batch full): waits on the lru again */
+			s->tag[u] |= T_DIRTY;
+			s->tag[u + (s->tag[u] & T_LEN) - 1] |= T_DIRTY;
+			node_at(s, u)->stamp = arr__pool_clock();
+			lru_append(node_at(s, u), s->tag[u] & T_LEN);
+		}
+		busy_spans--;
+		if (u == FIRST_UNIT && (s->tag[u] & T_LEN) == DATA_UNITS && !(s->tag[u] & T_DIRTY) && nsegs > 1)
+			seg_drop(s);
+	}
+	ARR__ASSERT_EXPENSIVE(arr__spanheap_is_valid_locked());
+	pthread_mutex_unlock(&span_lock);
+}
+
+/* Called with the lock held; releases it. */
+static void unlock_and_purge(void)
+{
+	struct busy b[PURGE_BATCH];
+	struct iovec iov[PURGE_BATCH];
+	unsigned niov, n = purge_collect(false, b, iov, &niov);
+	pthread_mutex_unlock(&span_lock);
+	if (n)
+		purge_finish(b, n, iov, niov);
+}
+
+/* Called with the lock held; releases it. Every TICK_OPS operations of
+ * the span heap, and at every heap tick (arr__span_tick), not more often:
+ * purges come in batches. */
+static void unlock_and_tick(void)
+{
+	if (ops < tick_at) {
+		pthread_mutex_unlock(&span_lock);
+		return;
+	}
+	tick_at = ops + TICK_OPS;
+	/* the walk is O(segments x units): every 16th tick, not every operation */
+	if (ARR_DEBUG >= 2 && ops % (16 * TICK_OPS) < TICK_OPS)
+		ARR__ASSERT_EXPENSIVE(arr__spanheap_is_valid_locked());
+	unlock_and_purge();
+}
+
+void arr__span_tick(void)
+{
+	if (lru_head == NULL) /* racy: a miss waits for the next tick */
+		return;
+	pthread_mutex_lock(&span_lock);
+	unlock_and_purge();
+}
+
+/* ---- the entry points ---- */
+
+void *arr__span_alloc(size_t size, bool zero, bool *zeroed)
+{
+	unsigned need = (unsigned)((size + UNIT - 1) >> UNIT_SHIFT);
+	if (need == 0)
+		need = 1;
+	pthread_mutex_lock(&span_lock);
+	/* best fit: the first non-empty bin from need on */
+	unsigned b = need, w = b / 64;
+	uint64_t m = bin_mask[w] & (~(uint64_t)0 << (b % 64));
+	while (m == 0 && ++w < BIN_WORDS)
+		m = bin_mask[w];
+	struct arr__spanseg *s;
+	unsigned u, len;
+	if (m != 0) {
+		b = w * 64 + (unsigned)__builtin_ctzll(m);
+		struct arr__span_node *n = bins[b];
+		if (b == MAX_UNITS + 1) {
+			/* longer spans: the shortest (there are few) */
+			for (struct arr__span_node *q = n->next; q; q = q->next)
+				if ((seg_of_node(q)->tag[q->unit] & T_LEN) < (seg_of_node(n)->tag[n->unit] & T_LEN))
+					n = q;
+		}
+		s = seg_of_node(n);
+		u = n->unit;
+	} else {
+		s = seg_new();
+		if (s == NULL) {
+			pthread_mutex_unlock(&span_lock);
+			return NULL;
+		}
+		u = FIRST_UNIT;
+	}
+	len = s->tag[u] & T_LEN;
+	ARR__ASSERT((s->tag[u] & T_STATE) == T_FREE && len >= need);
+	bool dirty = s->tag[u] & T_DIRTY;
+	struct arr__span_node *n = node_at(s, u);
+	bin_remove(n, len);
+	if (len > need) {
+		/* the rest stays free, with the node: same lru place and stamp */
+		unsigned r = u + need, rl = len - need;
+		n->unit = r;
+		set_tags(s, r, rl, T_FREE | (dirty ? T_DIRTY : 0) | slot_bits(s, n));
+		bin_insert(n, rl);
+		if (dirty)
+			lru_units -= need;
+	} else {
+		if (dirty)
+			lru_remove(n, len);
+		node_release(s, n);
+	}
+	unsigned npages = (u + need + UNITS_PER_OSPAGE - 1) / UNITS_PER_OSPAGE - u / UNITS_PER_OSPAGE;
+	unsigned fresh = range_clean(s, u, need);
+	range_dirty(s, u, need);
+	size_t usable = (size_t)need << UNIT_SHIFT;
+	set_tags(s, u, need, T_USED | T_START | ((uint32_t)(usable - size) << T_SLACK_SHIFT));
+	live_blocks++;
+	live_units += need;
+	live_req += size;
+	nmallocs++;
+	ops++;
+	unlock_and_tick();
+	/* Growth: the pool's idle memory (kept huge mappings, dirty slices)
+	 * cannot serve this; give back as much (as the pool does for its own). */
+	if (fresh)
+		arr__pool_grow((size_t)fresh * ARR__OS_PAGE);
+	if (zeroed)
+		*zeroed = fresh == npages;
+	return unit_addr(s, u);
+}
+
+static unsigned checked_unit(struct arr__spanseg *s, const void *p, const char *what)
+{
+	uintptr_t off = (uintptr_t)p - (uintptr_t)s;
+	unsigned u = (unsigned)(off >> UNIT_SHIFT);
+	if (ARR__MISUSE((off & (UNIT - 1)) != 0 || u < FIRST_UNIT))
+		arr__fatal(what, p);
+	uint32_t t = __atomic_load_n(&s->tag[u], __ATOMIC_RELAXED);
+	if (ARR__MISUSE((t & (T_STATE | T_START)) != (T_USED | T_START)))
+		arr__fatal(what, p);
+	return u;
+}
+
+void arr__span_free(void *p)
+{
+	struct arr__spanseg *s = seg_of(p);
+	pthread_mutex_lock(&span_lock);
+	unsigned u = checked_unit(s, p, "free(): invalid pointer (no span block in use there: freed already?)");
+	uint32_t t = s->tag[u];
+	unsigned len = t & T_LEN;
+	live_blocks--;
+	live_units -= len;
+	live_req -= ((size_t)len << UNIT_SHIFT) - (t >> T_SLACK_SHIFT);
+	nfrees++;
+	ops++;
+	s->tag[u] = 0;
+	s->tag[u + len - 1] = 0;
+	free_insert(s, u, len, true);
+	if (decay_ops() == 0)
+		tick_at = ops; /* purge_delay 0: at once, nothing kept */
+	unlock_and_tick();
+}
+
+size_t arr__span_usable(const void *p)
+{
+	struct arr__spanseg *s = seg_of(p);
+	unsigned u = checked_unit(s, p, "malloc_usable_size(): invalid pointer");
+	return (size_t)(s->tag[u] & T_LEN) << UNIT_SHIFT;
+}
+
+size_t arr__span_purge_all(void)
+{
+	size_t bytes = 0;
+	for (;;) {
+		struct busy b[PURGE_BATCH];
+		struct iovec iov[PURGE_BATCH];
+		unsigned niov;
+		pthread_mutex_lock(&span_lock);
+		unsigned n = purge_collect(true, b, iov, &niov);
+		pthread_mutex_unlock(&span_lock);
+		if (n == 0)
+			return bytes;
+		for (unsigned i = 0; i < niov; i++)
+			bytes += iov[i].iov_len;
+		purge_finish(b, n, iov, niov);
+	}
+}
+
+void arr__span_stats(struct arr__span_stats *out)
+{
+	memset(out, 0, sizeof *out);
+	pthread_mutex_lock(&span_lock);
+	for (struct arr__spanseg *s = segs; s; s = s->next) {
+		out->mapped += ARR__SEG_SIZE;
+		unsigned clean = 0;
+		for (unsigned k = 0; k < OSPAGES / 64; k++)
+			clean += (unsigned)__builtin_popcountll(s->clean[k]);
+		out->resident += (size_t)FIRST_UNIT * UNIT + ((size_t)(OSPAGES - FIRST_UNIT / UNITS_PER_OSPAGE) - clean) * ARR__OS_PAGE;
+	}
+	out->live_blocks = live_blocks;
+	out->live_usable = live_units << UNIT_SHIFT;
+	out->live_req = live_req;
+	out->mallocs = nmallocs;
+	out->frees = nfrees;
+	out->purged_pages = purged_pages;
+	out->free_resident_units = lru_units;
+	pthread_mutex_unlock(&span_lock);
+}
+
+/* ---- fork ---- */
+
+void arr__span_fork_prepare(void)
+{
+	pthread_mutex_lock(&span_lock);
+}
+
+void arr__span_fork_parent(void)
+{
+	pthread_mutex_unlock(&span_lock);
+}
+
+/* Spans a vanished thread was purging stay BUSY: address space, not memory. */
+void arr__span_fork_child(void)
+{
+	pthread_mutex_init(&span_lock, NULL);
+}
+
+/* ---- invariants (beside struct arr__spanseg above; internal.h) ---- */
+
+bool arr__spanheap_is_valid_locked(void)
+{
+	uint64_t used = 0, nused = 0, req = 0, dirty = 0, nfree = 0, busy = 0;
+	for (struct arr__spanseg *s = segs; s; s = s->next) {
+		ARR__CHECK(s->seg.kind == 2 && arr__segment_known(s));
+		for (unsigned k = 0; k < ARR__SLICES; k++)
+			ARR__CHECK(s->seg.pages[k].flags == ARR__PF_SPAN && s->seg.pages[k].head_off == 0);
+		for (unsigned u = 0; u < FIRST_UNIT; u++)
+			ARR__CHECK(s->tag[u] == 0);
+		/* spans tile the data units; tags only at their ends */
+		uint32_t prev_state = 0;
+		unsigned u = FIRST_UNIT;
+		while (u < UNITS) {
+			uint32_t t = s->tag[u], st = t & T_STATE;
+			unsigned len = t & T_LEN;
+			ARR__CHECK(st != 0 && len >= 1 && u + len <= UNITS);
+			uint32_t e = s->tag[u + len - 1];
+			ARR__CHECK((e & T_LEN) == len && (e & T_STATE) == st);
+			ARR__CHECK(len == 1 || !(e & T_START));
+			for (unsigned k = u + 1; k + 1 < u + len; k++)
+				ARR__CHECK(s->tag[k] == 0);
+			if (st == T_USED) {
+				ARR__CHECK(t & T_START);
+				ARR__CHECK(len <= MAX_UNITS);
+				used += len;
+				nused++;
+				req += ((uint64_t)len << UNIT_SHIFT) - (t >> T_SLACK_SHIFT);
+			} else if (st == T_FREE) {
+				ARR__CHECK(prev_state != T_FREE); /* coalesced */
+				ARR__CHECK(!(t & T_START) && (t & T_DIRTY) == (e & T_DIRTY));
+				ARR__CHECK((t >> T_SLOT_SHIFT & T_SLOT_MASK) < s->slots_used);
+				ARR__CHECK(node_at((struct arr__spanseg *)s, u)->unit == u);
+				nfree++;
+				if (t & T_DIRTY)
+					dirty += len;
+			} else {
+				ARR__CHECK(st == T_BUSY);
+				busy++;
+			}
+			prev_state = st;
+			u += len;
+		}
+		ARR__CHECK(u == UNITS);
+	}
+	/* bins: every node the start of a free span of the bin's length, as
+	 * many as there are free spans (so each is in its bin); the mask says
+	 * which bins are not empty */
+	uint64_t inbins = 0;
+	for (unsigned b = 0; b < NBINS; b++) {
+		ARR__CHECK((bins[b] != NULL) == (bin_mask[b / 64] >> (b % 64) & 1));
+		const struct arr__span_node *prev = NULL;
+		for (const struct arr__span_node *n = bins[b]; n; prev = n, n = n->next) {
+			const struct arr__spanseg *s = seg_of_node(n);
+			ARR__CHECK(n->unit >= FIRST_UNIT && n->unit < UNITS);
+			uint32_t t = s->tag[n->unit];
+			ARR__CHECK((t & T_STATE) == T_FREE && bin_of(t & T_LEN) == b);
+			ARR__CHECK(&s->node[t >> T_SLOT_SHIFT & T_SLOT_MASK] == n);
+			ARR__CHECK(n->prev == prev);
+			ARR__CHECK(++inbins <= nfree);
+		}
+	}
+	ARR__CHECK(inbins == nfree);
+	/* the lru: the dirty free spans, oldest first */
+	uint64_t lu = 0;
+	const struct arr__span_node *prev = NULL;
+	for (const struct arr__span_node *n = lru_head; n; prev = n, n = n->lnext) {
+		const struct arr__spanseg *s = seg_of_node(n);
+		uint32_t t = s->tag[n->unit];
+		ARR__CHECK((t & T_STATE) == T_FREE && (t & T_DIRTY));
+		ARR__CHECK(n->lprev == prev && (prev == NULL || prev->stamp <= n->stamp));
+		lu += t & T_LEN;
+		ARR__CHECK(lu <= dirty);
+	}
+	ARR__CHECK(lru_tail == prev);
+	ARR__CHECK(lu == dirty && lu == lru_units);
+	ARR__CHECK(used == live_units && nused == live_blocks && req == live_req);
+	ARR__CHECK(busy == busy_spans);
+	return true;
+}
+
+bool arr__spanheap_is_valid(void)
+{
+	pthread_mutex_lock(&span_lock);
+	arr__spanheap_is_valid_locked();
+	pthread_mutex_unlock(&span_lock);
+	return true;
+}
