@@ -151,7 +151,8 @@ def test():
     # the report of the stripped trace names the same offset as the leak's site
     p = t.run([t.ALLOCRR, "analyze", "--json", "--what", "sites", out2])
     st = [s for s in json.loads(p.stdout.decode())["traces"][0]["sites"]["by_leaked"]
-          if s["function"].startswith("stacks-copy+0x")]
+          if s["function"].startswith("stacks-copy+0x") and s["bytes"] == 4321]
+    # (libc's own leaks -- stdio's buffer, a thread's TLS -- are charged to main's calls: other sites)
     t.expect(len(st) == 1 and st[0]["function"] == name and st[0]["leaked_bytes"] == 4321 and "file" not in st[0],
              "stripped leak site: %s, want %s" % (st, name))
 
