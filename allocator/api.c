@@ -35,7 +35,7 @@ static inline void *zero_block(void *p, size_t size)
 		*(uint64_t *)p = 0;
 		return p;
 	}
-	u64x2 z = { 0, 0 }, *q = p, *e = (u64x2 *)((uint8_t *)p + ((size + 15) & ~(size_t)15));
+	u64x2 z = {0, 0}, *q = p, *e = (u64x2 *)((uint8_t *)p + ((size + 15) & ~(size_t)15));
 	q[0] = z;
 	e[-1] = z;
 	if (size > 32) {
@@ -100,15 +100,9 @@ static inline void *heap_alloc_flags(size_t size, unsigned flags)
 	return alloc_slow(h, size, flags);
 }
 
-static inline void *heap_alloc(size_t size)
-{
-	return heap_alloc_flags(size, 0);
-}
+static inline void *heap_alloc(size_t size) { return heap_alloc_flags(size, 0); }
 
-EXPORT void *arr_malloc(size_t size)
-{
-	return heap_alloc(size);
-}
+EXPORT void *arr_malloc(size_t size) { return heap_alloc(size); }
 
 static __attribute__((noinline)) void *calloc_slow(size_t total)
 {
@@ -188,8 +182,8 @@ static inline void free_push(struct arr__heap *h, struct arr__page *page, struct
 /* A freed block whose first word decodes to a block of its own segment (or
  * to the end of a list) may be free already: look, then free it. Out of
  * line and reached by a tail call, so the fast path keeps no frame. */
-static __attribute__((noinline)) void free_suspect(struct arr__heap *h, struct arr__page *page,
-						   struct arr__block *b, size_t req)
+static __attribute__((noinline)) void free_suspect(struct arr__heap *h, struct arr__page *page, struct arr__block *b,
+						   size_t req)
 {
 	arr__free_check_double(page, b);
 	free_push(h, page, b, req);
@@ -219,7 +213,7 @@ static inline void heap_free(void *p, size_t req)
 		uint32_t off = (uint32_t)((uintptr_t)p & (ARR__SLICE_SIZE - 1)) + (head_off << ARR__SLICE_SHIFT);
 		uint64_t magic = arr__class_magic[page->cls];
 		if (ARR__MISUSE_IF(ARR__HARDEN_GRID, ((uint64_t)off * magic > magic - 1) |
-				(off >= (uint32_t)page->capacity * page->block_size)))
+							     (off >= (uint32_t)page->capacity * page->block_size)))
 			arr__fatal("free(): invalid pointer (not the start of a block)", p);
 		/* Double free: a free block's link decodes to another block of
 		 * the segment, or to NULL at a list's end; a live block's first
@@ -236,15 +230,9 @@ static inline void heap_free(void *p, size_t req)
 	arr__free_generic(h, page, p, req);
 }
 
-EXPORT void arr_free(void *p)
-{
-	heap_free(p, 0);
-}
+EXPORT void arr_free(void *p) { heap_free(p, 0); }
 
-EXPORT void arr_free_sized(void *p, size_t size)
-{
-	heap_free(p, size ? size : 1);
-}
+EXPORT void arr_free_sized(void *p, size_t size) { heap_free(p, size ? size : 1); }
 
 EXPORT size_t arr_malloc_usable_size(const void *p)
 {
@@ -308,10 +296,7 @@ EXPORT void *arr_memalign(size_t align, size_t size)
 	return alloc_aligned(align, size);
 }
 
-EXPORT void *arr_aligned_alloc(size_t align, size_t size)
-{
-	return arr_memalign(align, size);
-}
+EXPORT void *arr_aligned_alloc(size_t align, size_t size) { return arr_memalign(align, size); }
 
 EXPORT int arr_posix_memalign(void **out, size_t align, size_t size)
 {
@@ -326,10 +311,7 @@ EXPORT int arr_posix_memalign(void **out, size_t align, size_t size)
 	return 0;
 }
 
-EXPORT void *arr_valloc(size_t size)
-{
-	return alloc_aligned(ARR__OS_PAGE, size);
-}
+EXPORT void *arr_valloc(size_t size) { return alloc_aligned(ARR__OS_PAGE, size); }
 
 EXPORT void *arr_pvalloc(size_t size)
 {

@@ -54,7 +54,7 @@ static __attribute__((noreturn)) void emit_and_abort(struct msg *m)
 
 void arr__assert_fail(const char *file, int line, const char *cond)
 {
-	struct msg m = { .n = 0 };
+	struct msg m = {.n = 0};
 	put(&m, "allocrr malloc: ");
 	put(&m, file);
 	put(&m, ":");
@@ -66,7 +66,7 @@ void arr__assert_fail(const char *file, int line, const char *cond)
 
 void arr__fatal(const char *what, const void *p)
 {
-	struct msg m = { .n = 0 };
+	struct msg m = {.n = 0};
 	put(&m, "allocrr malloc: ");
 	put(&m, what);
 	put(&m, ": ");

@@ -41,7 +41,7 @@ static size_t class_size_of(unsigned c)
 	unsigned k = 10 + (c - ARR__FINE_FIRST) / 11, r = (c - ARR__FINE_FIRST) % 11;
 	if (r == 2)
 		return arr__split3(k);
-	static const uint8_t num[4] = { 1, 2, 0, 8 }; /* 64ths above 2^k (r = 2: above) */
+	static const uint8_t num[4] = {1, 2, 0, 8}; /* 64ths above 2^k (r = 2: above) */
 	if (r < 4)
 		return ((size_t)1 << k) + (size_t)num[r] * ((size_t)1 << (k - 6));
 	return ((size_t)1 << k) + (size_t)(r - 2) * ((size_t)1 << (k - 3));

@@ -20,7 +20,7 @@
 
 struct arr__page arr__page_empty;
 struct arr__heap arr__heap_empty = {
-	.pages = { [0 ... ARR__NCLASSES - 1] = &arr__page_empty },
+	.pages = {[0 ... ARR__NCLASSES - 1] = &arr__page_empty},
 	.state = ARR__HEAP_EMPTY,
 };
 __thread struct arr__heap *arr__tl_heap __attribute__((tls_model("initial-exec"))) = &arr__heap_empty;
@@ -168,8 +168,8 @@ static void page_collect(struct arr__page *page)
 	uintptr_t tf = atomic_load_explicit(&page->thread_free, memory_order_relaxed);
 	if ((tf & ~ARR__TF_MASK) == 0)
 		return;
-	while (!atomic_compare_exchange_weak_explicit(&page->thread_free, &tf, tf & ARR__TF_MASK,
-						      memory_order_acquire, memory_order_relaxed))
+	while (!atomic_compare_exchange_weak_explicit(&page->thread_free, &tf, tf & ARR__TF_MASK, memory_order_acquire,
+						      memory_order_relaxed))
 		;
 	struct arr__block *head = (struct arr__block *)(tf & ~ARR__TF_MASK), *tail = head, *next;
 	uint32_t n = 1;
@@ -280,8 +280,7 @@ static void page_trim(struct arr__page *page, bool all)
 
 static void span_cache_put(struct arr__heap *h, struct arr__page *page)
 {
-	if (h->span_cached + page->slices <= SPAN_CACHE_SLICES && arr__purge_scale() > 1 &&
-	    arr__opt.purge_delay != 0) {
+	if (h->span_cached + page->slices <= SPAN_CACHE_SLICES && arr__purge_scale() > 1 && arr__opt.purge_delay != 0) {
 		page->idle = 0;
 		page->next = h->span_cache;
 		h->span_cache = page;
@@ -407,8 +406,7 @@ void arr__heap_release_cached(struct arr__heap *h)
 #define TRIM_NOW_MIN ((size_t)2 * ARR__OS_PAGE)
 void arr__page_emptied_current(struct arr__page *page)
 {
-	if (page->trimmed || arr__purge_scale() > 1 ||
-	    (size_t)page->capacity * page->block_size <= TRIM_NOW_MIN)
+	if (page->trimmed || arr__purge_scale() > 1 || (size_t)page->capacity * page->block_size <= TRIM_NOW_MIN)
 		return;
 	page->trimmed = 1;
 	page_trim(page, false);
@@ -485,8 +483,8 @@ static void remote_free(struct arr__page *page, struct arr__block *b)
 			arr__block_set_next(b, (struct arr__block *)(tf & ~ARR__TF_MASK));
 			ntf = (uintptr_t)b | (tf & ARR__TF_MASK);
 		}
-	} while (!atomic_compare_exchange_weak_explicit(&page->thread_free, &tf, ntf,
-							memory_order_acq_rel, memory_order_relaxed));
+	} while (!atomic_compare_exchange_weak_explicit(&page->thread_free, &tf, ntf, memory_order_acq_rel,
+							memory_order_relaxed));
 	if (!delayed)
 		return;
 	/* While FREEING, the owner cannot change page->heap or reuse the page. */
@@ -494,11 +492,10 @@ static void remote_free(struct arr__page *page, struct arr__block *b)
 	struct arr__block *d = atomic_load_explicit(&owner->delayed, memory_order_relaxed);
 	do {
 		arr__block_set_next(b, d);
-	} while (!atomic_compare_exchange_weak_explicit(&owner->delayed, &d, b,
-							memory_order_release, memory_order_relaxed));
+	} while (!atomic_compare_exchange_weak_explicit(&owner->delayed, &d, b, memory_order_release,
+							memory_order_relaxed));
 	tf = atomic_load_explicit(&page->thread_free, memory_order_relaxed);
-	while (!atomic_compare_exchange_weak_explicit(&page->thread_free, &tf,
-						      (tf & ~ARR__TF_MASK) | ARR__TF_NORMAL,
+	while (!atomic_compare_exchange_weak_explicit(&page->thread_free, &tf, (tf & ~ARR__TF_MASK) | ARR__TF_NORMAL,
 						      memory_order_release, memory_order_relaxed))
 		;
 }
@@ -825,7 +822,8 @@ static unsigned page_punch(struct arr__page *page, struct iovec *iov, unsigned n
 		unsigned j = k;
 		while (j + 1 < npages && (punch >> (j + 1) & 1))
 			j++;
-		iov[niov++] = (struct iovec){ page->start + (size_t)k * ARR__OS_PAGE, (size_t)(j - k + 1) * ARR__OS_PAGE };
+		iov[niov++] =
+			(struct iovec){page->start + (size_t)k * ARR__OS_PAGE, (size_t)(j - k + 1) * ARR__OS_PAGE};
 		k = j;
 	}
 	return niov;
@@ -947,7 +945,7 @@ void arr__heap_tick(struct arr__heap *h)
  * page's first carve is one OS page of many blocks, and borrowing would only
  * send the class to the slow path more often.
  */
-#define BORROW_UP  4
+#define BORROW_UP 4
 #define BORROW_MIN 256
 
 static struct arr__page *borrow(struct arr__heap *h, unsigned cls)
@@ -1021,8 +1019,8 @@ retry:;
 		 * half full looks at the next (same peak, one load fewer most
 		 * of the time). Single-threaded, cc1's peak rose 150 KB with
 		 * it: not there. */
-		if (page->free && next != NULL && page->used * 2 < page->capacity &&
-		    arr__purge_scale() > 1 && next->free && next->used > page->used) {
+		if (page->free && next != NULL && page->used * 2 < page->capacity && arr__purge_scale() > 1 &&
+		    next->free && next->used > page->used) {
 			page = next;
 			ARR__ASSERT_EXPENSIVE(arr__page_is_valid(page));
 		}
@@ -1193,7 +1191,7 @@ void arr__heaps_sum(struct arr__heap *out)
 		for (unsigned c = 0; c < ARR__NCLASSES; c++)
 			out->live_adj[c] += __atomic_load_n(&h->live_adj[c], __ATOMIC_RELAXED);
 		out->waste += __atomic_load_n(&h->waste, __ATOMIC_RELAXED);
-				out->calloc_zeroed += __atomic_load_n(&h->calloc_zeroed, __ATOMIC_RELAXED);
+		out->calloc_zeroed += __atomic_load_n(&h->calloc_zeroed, __ATOMIC_RELAXED);
 		out->calloc_skipped += __atomic_load_n(&h->calloc_skipped, __ATOMIC_RELAXED);
 		out->alloc_count += __atomic_load_n(&h->alloc_count, __ATOMIC_RELAXED);
 		out->free_count += __atomic_load_n(&h->free_count, __ATOMIC_RELAXED);

@@ -89,34 +89,34 @@ extern bool arr__fork_tore;
  */
 __attribute__((noreturn, cold)) void arr__fatal(const char *what, const void *p);
 
-#define ARR__SEG_SHIFT    22
-#define ARR__SEG_SIZE     ((size_t)1 << ARR__SEG_SHIFT)     /* 4 MiB */
-#define ARR__SLICE_SHIFT  16
-#define ARR__SLICE_SIZE   ((size_t)1 << ARR__SLICE_SHIFT)   /* 64 KiB */
-#define ARR__SLICES       (ARR__SEG_SIZE / ARR__SLICE_SIZE) /* 64 */
-#define ARR__OS_PAGE      ((size_t)4096)
+#define ARR__SEG_SHIFT 22
+#define ARR__SEG_SIZE ((size_t)1 << ARR__SEG_SHIFT) /* 4 MiB */
+#define ARR__SLICE_SHIFT 16
+#define ARR__SLICE_SIZE ((size_t)1 << ARR__SLICE_SHIFT) /* 64 KiB */
+#define ARR__SLICES (ARR__SEG_SIZE / ARR__SLICE_SIZE)   /* 64 */
+#define ARR__OS_PAGE ((size_t)4096)
 
 /* Size classes: 8, 16..128 step 16, then 8 classes per doubling up to 1 MiB,
  * the first eighth above 1, 2, 4 and 8 KiB split at 1/64, 1/32, 17/256 (see
  * classes.c): 11 classes for each of those doublings. */
-#define ARR__NCLASSES     126
-#define ARR__FINE_FIRST   34 /* first class above 1 KiB */
-#define ARR__FINE_END     78 /* first class above 16 KiB */
-#define ARR__MAX_SMALL    ((size_t)1 << 20)
-#define ARR__SMALL_TAB    1024 /* sizes <= this are classed by table lookup */
+#define ARR__NCLASSES 126
+#define ARR__FINE_FIRST 34 /* first class above 1 KiB */
+#define ARR__FINE_END 78   /* first class above 16 KiB */
+#define ARR__MAX_SMALL ((size_t)1 << 20)
+#define ARR__SMALL_TAB 1024 /* sizes <= this are classed by table lookup */
 
 /* Page flags: any set bit sends free() to the generic path. */
-#define ARR__PF_FULL      1u /* in the heap's full list */
-#define ARR__PF_ALIGNED   2u /* may hold interior (aligned) pointers */
-#define ARR__PF_HUGE      4u /* a huge block's page */
-#define ARR__PF_SPAN      8u /* a descriptor of a span-heap segment (spanheap.c) */
+#define ARR__PF_FULL 1u    /* in the heap's full list */
+#define ARR__PF_ALIGNED 2u /* may hold interior (aligned) pointers */
+#define ARR__PF_HUGE 4u    /* a huge block's page */
+#define ARR__PF_SPAN 8u    /* a descriptor of a span-heap segment (spanheap.c) */
 
 /* States kept in the low bits of page->thread_free. */
 enum {
-	ARR__TF_NORMAL = 0,   /* remote frees push onto thread_free */
-	ARR__TF_DELAYED = 1,  /* page is full: remote frees go to heap->delayed */
-	ARR__TF_FREEING = 2,  /* a remote thread is pushing to heap->delayed */
-	ARR__TF_NEVER = 3,    /* heap abandoned: always push onto thread_free */
+	ARR__TF_NORMAL = 0,  /* remote frees push onto thread_free */
+	ARR__TF_DELAYED = 1, /* page is full: remote frees go to heap->delayed */
+	ARR__TF_FREEING = 2, /* a remote thread is pushing to heap->delayed */
+	ARR__TF_NEVER = 3,   /* heap abandoned: always push onto thread_free */
 };
 #define ARR__TF_MASK ((uintptr_t)3)
 
@@ -147,10 +147,10 @@ struct arr__block {
  * page with no block out, and the generic path checks everything. Default:
  * LINKS | FOREIGN (~2 % of a replay, docs/allocator.md); 15 is all; 0 the
  * variant that measures the cost. */
-#define ARR__HARDEN_LINKS   1
+#define ARR__HARDEN_LINKS 1
 #define ARR__HARDEN_FOREIGN 2
-#define ARR__HARDEN_GRID    4
-#define ARR__HARDEN_DOUBLE  8
+#define ARR__HARDEN_GRID 4
+#define ARR__HARDEN_DOUBLE 8
 #ifndef ARR_ALLOC_HARDEN
 #define ARR_ALLOC_HARDEN (ARR__HARDEN_LINKS | ARR__HARDEN_FOREIGN)
 #endif
@@ -230,11 +230,11 @@ struct arr__page {
 	/* hot: the fields the malloc/free fast paths touch, in the first 32
 	 * bytes (descriptors are 96 bytes from a 32-byte boundary, so these
 	 * never straddle two cache lines) */
-	struct arr__block *free;       /* blocks ready for malloc */
-	struct arr__heap *heap;        /* owner; NULL for huge */
-	uint32_t used;                 /* blocks out (incl. remote-freed, uncollected) */
-	uint8_t flags;                 /* ARR__PF_* */
-	uint8_t free_is_zero;          /* every block on `free` is zero past word 0 */
+	struct arr__block *free; /* blocks ready for malloc */
+	struct arr__heap *heap;  /* owner; NULL for huge */
+	uint32_t used;           /* blocks out (incl. remote-freed, uncollected) */
+	uint8_t flags;           /* ARR__PF_* */
+	uint8_t free_is_zero;    /* every block on `free` is zero past word 0 */
 	uint16_t cls;
 	uint32_t block_size;
 	uint16_t capacity;             /* blocks carved so far (a span holds at most 8192) */
@@ -251,11 +251,11 @@ struct arr__page {
 	uint8_t *start;
 	struct arr__page *next, *prev; /* heap list links */
 	union {
-		struct { /* huge blocks only */
-			size_t huge_map;       /* bytes mapped, header included */
-			size_t huge_req;       /* bytes requested */
+		struct {                 /* huge blocks only */
+			size_t huge_map; /* bytes mapped, header included */
+			size_t huge_req; /* bytes requested */
 		};
-		struct { /* pages of a size class: holes (heap.c page_punch) */
+		struct {                              /* pages of a size class: holes (heap.c page_punch) */
 			struct arr__block *seen_free; /* `free` and `used` at the last tick, */
 			uint32_t seen_used;           /* to tell an idle page */
 			uint8_t seen_ticks;           /* ticks the page has been idle */
@@ -280,14 +280,14 @@ struct arr__segment {
 	uint32_t kind; /* 0 small, 1 huge */
 	uint32_t pad_;
 	struct arr__heap *owner; /* the heap it was mapped for (pool.c: spans stay near their thread's) */
-	uint64_t free_mask;  /* free slices */
-	uint64_t clean_mask; /* free slices known to be zero (not resident) */
+	uint64_t free_mask;      /* free slices */
+	uint64_t clean_mask;     /* free slices known to be zero (not resident) */
 	struct arr__segment *next;
-	uint8_t res[ARR__SLICES];        /* free dirty slice: OS pages from its start that may be resident */
+	uint8_t res[ARR__SLICES]; /* free dirty slice: OS pages from its start that may be resident */
 	/* 96-byte descriptors from a 32-byte boundary: the first 32 bytes of each
 	 * (the fast paths' fields) lie in one cache line */
 	struct arr__page pages[ARR__SLICES] __attribute__((aligned(32)));
-	uint64_t stamp[ARR__SLICES];     /* op clock when the slice was freed */
+	uint64_t stamp[ARR__SLICES]; /* op clock when the slice was freed */
 };
 
 /*
@@ -313,18 +313,18 @@ struct arr__heap {
 	 * (from the pages) minus the sum of these (arr_alloc_stats_get). A
 	 * plain free stores nothing for it. */
 	int64_t waste;
-	uint64_t ops_synced;         /* alloc_count + free_count already folded into the op clock */
+	uint64_t ops_synced; /* alloc_count + free_count already folded into the op clock */
 	uint64_t calloc_zeroed, calloc_skipped;
 	uint64_t alloc_count, free_count; /* their sum drives the purge clock */
-	uint64_t tick_at;            /* free_count at which the free fast path ticks */
-	unsigned punch_cls;          /* where the next tick's look for idle pages starts (heap.c) */
-	struct arr__page *full;      /* full pages */
-	struct arr__page *span_cache;/* empty spans kept for the next take (see heap.c) */
-	unsigned span_cached;        /* slices in span_cache */
+	uint64_t tick_at;                 /* free_count at which the free fast path ticks */
+	unsigned punch_cls;               /* where the next tick's look for idle pages starts (heap.c) */
+	struct arr__page *full;           /* full pages */
+	struct arr__page *span_cache;     /* empty spans kept for the next take (see heap.c) */
+	unsigned span_cached;             /* slices in span_cache */
 	_Atomic(struct arr__block *) delayed;
-	int state;                   /* ARR__HEAP_* */
-	struct arr__heap *next_all;  /* every heap ever made (never unmapped) */
-	struct arr__heap *next_state;/* abandoned or free list */
+	int state;                    /* ARR__HEAP_* */
+	struct arr__heap *next_all;   /* every heap ever made (never unmapped) */
+	struct arr__heap *next_state; /* abandoned or free list */
 };
 
 enum { ARR__HEAP_ACTIVE, ARR__HEAP_ABANDONED, ARR__HEAP_FREE, ARR__HEAP_EMPTY };
@@ -341,10 +341,10 @@ extern uint8_t arr__class_slices[ARR__NCLASSES];
 extern uint64_t arr__class_magic[ARR__NCLASSES];
 
 struct arr__options {
-	long long purge_delay;   /* ops; 0 = immediately, < 0 = never */
-	size_t mmap_threshold;   /* larger requests are mapped directly */
-	unsigned idle_ratio;     /* free dirty slices kept ≤ used slices / this (0, default: no bound) */
-	size_t span_min;         /* larger requests (to ARR__MAX_SMALL) go to the span heap; 0: none */
+	long long purge_delay; /* ops; 0 = immediately, < 0 = never */
+	size_t mmap_threshold; /* larger requests are mapped directly */
+	unsigned idle_ratio;   /* free dirty slices kept ≤ used slices / this (0, default: no bound) */
+	size_t span_min;       /* larger requests (to ARR__MAX_SMALL) go to the span heap; 0: none */
 };
 extern struct arr__options arr__opt;
 
@@ -426,10 +426,7 @@ static inline struct arr__block *arr__block_start(const struct arr__page *page, 
 	return (struct arr__block *)(page->start + off - off % page->block_size);
 }
 
-static inline uint64_t arr__heap_ops(const struct arr__heap *h)
-{
-	return h->alloc_count + h->free_count;
-}
+static inline uint64_t arr__heap_ops(const struct arr__heap *h) { return h->alloc_count + h->free_count; }
 
 /*
  * calloc of a block of a size class that is known zero skips the memset but
@@ -489,10 +486,7 @@ void *arr__huge_alloc(size_t size, size_t align, size_t *zeroed);
 void arr__huge_free(struct arr__page *page);
 void *arr__huge_realloc(struct arr__page *page, void *p, size_t size);
 /* Blocks aligned to ARR__SEG_SIZE or more: p is segment-aligned (and not NULL). */
-static inline bool arr__is_big_aligned(const void *p)
-{
-	return ((uintptr_t)p & (ARR__SEG_SIZE - 1)) == 0;
-}
+static inline bool arr__is_big_aligned(const void *p) { return ((uintptr_t)p & (ARR__SEG_SIZE - 1)) == 0; }
 size_t arr__big_aligned_size(const void *p); /* 0 if p is not such a block */
 void arr__big_aligned_free(void *p);
 
@@ -521,22 +515,22 @@ void arr__segmap_set(const void *seg, bool on);
  * spans adjacent; DIRTY equal at both ends.
  */
 #define ARR__SP_UNIT_SHIFT ARR__SPAN_UNIT_SHIFT
-#define ARR__SP_UNIT       ((size_t)1 << ARR__SP_UNIT_SHIFT)
-#define ARR__SP_UNITS      (ARR__SEG_SIZE >> ARR__SP_UNIT_SHIFT)             /* 4096 */
-#define ARR__SP_OSPAGES    (ARR__SEG_SIZE / ARR__OS_PAGE)             /* 1024 */
-#define ARR__SP_UNITS_PER_OSPAGE (ARR__OS_PAGE >> ARR__SP_UNIT_SHIFT)         /* 4 */
-#define ARR__SP_MAX_UNITS  (ARR__MAX_SMALL >> ARR__SP_UNIT_SHIFT)             /* 1024 */
-#define ARR__SP_NBINS      (ARR__SP_MAX_UNITS + 2)                            /* 1..1024, then "longer" */
-#define ARR__SP_BIN_WORDS  ((ARR__SP_NBINS + 63) / 64)
+#define ARR__SP_UNIT ((size_t)1 << ARR__SP_UNIT_SHIFT)
+#define ARR__SP_UNITS (ARR__SEG_SIZE >> ARR__SP_UNIT_SHIFT)           /* 4096 */
+#define ARR__SP_OSPAGES (ARR__SEG_SIZE / ARR__OS_PAGE)                /* 1024 */
+#define ARR__SP_UNITS_PER_OSPAGE (ARR__OS_PAGE >> ARR__SP_UNIT_SHIFT) /* 4 */
+#define ARR__SP_MAX_UNITS (ARR__MAX_SMALL >> ARR__SP_UNIT_SHIFT)      /* 1024 */
+#define ARR__SP_NBINS (ARR__SP_MAX_UNITS + 2)                         /* 1..1024, then "longer" */
+#define ARR__SP_BIN_WORDS ((ARR__SP_NBINS + 63) / 64)
 
 /* tag bits */
 /* tag bits: the length (up to ARR__SP_UNITS, LEN_BITS bits), the state,
  * START, DIRTY, then the slack (in use, < 1 unit) or the node's slot (free) */
 #define ARR__SP_LEN_BITS (ARR__SEG_SHIFT - ARR__SP_UNIT_SHIFT + 1)
-#define ARR__SP_T_LEN   ((1u << ARR__SP_LEN_BITS) - 1) /* length in units */
-#define ARR__SP_T_FREE  (1u << ARR__SP_LEN_BITS)
-#define ARR__SP_T_USED  (2u << ARR__SP_LEN_BITS)
-#define ARR__SP_T_BUSY  (3u << ARR__SP_LEN_BITS)   /* being purged */
+#define ARR__SP_T_LEN ((1u << ARR__SP_LEN_BITS) - 1) /* length in units */
+#define ARR__SP_T_FREE (1u << ARR__SP_LEN_BITS)
+#define ARR__SP_T_USED (2u << ARR__SP_LEN_BITS)
+#define ARR__SP_T_BUSY (3u << ARR__SP_LEN_BITS) /* being purged */
 #define ARR__SP_T_STATE (3u << ARR__SP_LEN_BITS)
 #define ARR__SP_T_START (1u << (ARR__SP_LEN_BITS + 2)) /* first unit of a block in use */
 #define ARR__SP_T_DIRTY (1u << (ARR__SP_LEN_BITS + 3)) /* free and on the lru list */
@@ -546,7 +540,8 @@ void arr__segmap_set(const void *seg, bool on);
 #define ARR__SP_SLOTS (ARR__SP_UNITS / 2)
 #define ARR__SP_T_SLOT_MASK (ARR__SP_SLOTS - 1u)
 _Static_assert(ARR__SP_T_SLACK_SHIFT + ARR__SPAN_UNIT_SHIFT <= 32 &&
-	       ARR__SP_T_SLOT_SHIFT + ARR__SEG_SHIFT - ARR__SPAN_UNIT_SHIFT - 1 <= 32, "span tags fit 32 bits");
+		       ARR__SP_T_SLOT_SHIFT + ARR__SEG_SHIFT - ARR__SPAN_UNIT_SHIFT - 1 <= 32,
+	       "span tags fit 32 bits");
 
 /* A free span's node, out of line (a purged span is never touched). Slots
  * are reused LIFO, so the resident part of the node array grows with the
@@ -554,16 +549,16 @@ _Static_assert(ARR__SP_T_SLACK_SHIFT + ARR__SPAN_UNIT_SHIFT <= 32 &&
 struct arr__span_node {
 	struct arr__span_node *next, *prev;   /* bin; `next` links free slots */
 	struct arr__span_node *lnext, *lprev; /* lru (dirty free spans) */
-	uint64_t stamp;             /* op clock when freed */
-	uint32_t unit;              /* the span's first unit */
+	uint64_t stamp;                       /* op clock when freed */
+	uint32_t unit;                        /* the span's first unit */
 	uint32_t pad_;
 };
 
 struct arr__spanseg {
-	struct arr__segment seg;    /* kind 2; every descriptor ARR__PF_SPAN */
+	struct arr__segment seg; /* kind 2; every descriptor ARR__PF_SPAN */
 	struct arr__spanseg *next;
 	struct arr__span_node *slot_free; /* released slots */
-	uint32_t slots_used;        /* slots ever handed out */
+	uint32_t slots_used;              /* slots ever handed out */
 	uint32_t pad_;
 	uint64_t clean[ARR__SP_OSPAGES / 64];
 	uint32_t tag[ARR__SP_UNITS];
@@ -572,17 +567,18 @@ struct arr__spanseg {
 
 #define ARR__SP_HDR_UNITS ((sizeof(struct arr__spanseg) + ARR__SP_UNIT - 1) >> ARR__SP_UNIT_SHIFT)
 /* the data starts on an OS page: header pages are never purged or counted */
-#define ARR__SP_FIRST_UNIT (((ARR__SP_HDR_UNITS + ARR__SP_UNITS_PER_OSPAGE - 1) / ARR__SP_UNITS_PER_OSPAGE) * ARR__SP_UNITS_PER_OSPAGE)
+#define ARR__SP_FIRST_UNIT \
+	(((ARR__SP_HDR_UNITS + ARR__SP_UNITS_PER_OSPAGE - 1) / ARR__SP_UNITS_PER_OSPAGE) * ARR__SP_UNITS_PER_OSPAGE)
 #define ARR__SP_DATA_UNITS (ARR__SP_UNITS - ARR__SP_FIRST_UNIT)
 _Static_assert(ARR__SP_DATA_UNITS >= ARR__SP_MAX_UNITS, "a span segment holds the largest block");
 
 /* A block of size bytes (span_min < size <= ARR__MAX_SMALL), aligned to
  * 1 KiB; *zeroed (if asked): known zero. NULL if out of memory. */
 void *arr__span_alloc(size_t size, bool zero, bool *zeroed);
-void arr__span_free(void *p);           /* p in a span segment; aborts on misuse */
+void arr__span_free(void *p); /* p in a span segment; aborts on misuse */
 size_t arr__span_usable(const void *p);
-size_t arr__span_purge_all(void);       /* bytes given back */
-void arr__span_tick(void);              /* purge the spans whose decay has passed */
+size_t arr__span_purge_all(void); /* bytes given back */
+void arr__span_tick(void);        /* purge the spans whose decay has passed */
 struct arr__span_stats {
 	uint64_t mapped, resident, live_blocks, live_usable, live_req, mallocs, frees;
 	uint64_t purged_pages, free_resident_units;
@@ -594,7 +590,7 @@ void arr__span_fork_child(void);
 
 /* ---- heap.c ---- */
 struct arr__heap *arr__heap_thread_init(void);
-#define ARR__ALLOC_ZERO  1u /* calloc */
+#define ARR__ALLOC_ZERO 1u  /* calloc */
 #define ARR__ALLOC_EXACT 2u /* a block of size's own class (its alignment is relied on) */
 void *arr__malloc_slow(struct arr__heap *h, size_t size, unsigned flags);
 /* Free through the non-fast path; `req`: the size freed by arr_free_sized, or 0. */
@@ -632,8 +628,8 @@ void arr__options_from_env(void);
 /* Each returns true or fails an assertion naming the broken formula. */
 bool arr__page_is_valid(const struct arr__page *page);
 bool arr__heap_is_valid(const struct arr__heap *h);
-bool arr__pool_is_valid(void);          /* takes arr__lock */
-bool arr__pool_is_valid_locked(void);   /* caller holds arr__lock */
+bool arr__pool_is_valid(void);        /* takes arr__lock */
+bool arr__pool_is_valid_locked(void); /* caller holds arr__lock */
 /*
  * The span heap (spanheap.c): the spans tile each segment's data units (tags
  * only at both ends of a span, equal); no two free spans adjacent

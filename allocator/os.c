@@ -46,10 +46,7 @@ void *arr__os_map_aligned(size_t size, size_t align)
 	return raw ? trim_to_align(raw, size, align) : NULL;
 }
 
-void arr__os_purge(void *p, size_t size)
-{
-	madvise(p, size, MADV_DONTNEED);
-}
+void arr__os_purge(void *p, size_t size) { madvise(p, size, MADV_DONTNEED); }
 
 /*
  * Several ranges at once: process_madvise() on the calling process (Linux
@@ -122,8 +119,7 @@ void *arr__os_remap_aligned(void *p, size_t old_size, size_t new_size, size_t al
 {
 	if (new_size > SIZE_MAX - align)
 		return NULL;
-	uint8_t *raw = mmap(NULL, new_size + align, PROT_NONE,
-			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	uint8_t *raw = mmap(NULL, new_size + align, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (raw == MAP_FAILED)
 		return NULL;
 	void *base = trim_to_align(raw, new_size, align);

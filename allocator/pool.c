@@ -21,13 +21,12 @@
 
 static struct arr__segment *segments;
 static uint64_t op_clock;
-static uint64_t dirty_slices;     /* free, not yet purged */
-static uint64_t used_slices;      /* in spans of pages (taken, not given back) */
+static uint64_t dirty_slices; /* free, not yet purged */
+static uint64_t used_slices;  /* in spans of pages (taken, not given back) */
 static uint64_t oldest_dirty = UINT64_MAX;
-static uint64_t purged_pages;     /* OS pages returned */
+static uint64_t purged_pages;            /* OS pages returned */
 static _Atomic uint64_t purged_in_pages; /* OS pages returned from spans in use (no lock) */
 static uint64_t seg_count;
-
 
 _Atomic int64_t arr__huge_live, arr__huge_req_live, arr__huge_count;
 uint64_t arr__segmap[ARR__SEGMAP_SEGS / 64];
@@ -59,8 +58,8 @@ static _Atomic int64_t huge_mapped; /* huge mappings, the cached ones included *
  * the best fit, trimmed to size. glibc never keeps more than its mmap
  * threshold's maximum (32 MiB) either.
  */
-#define HUGE_CACHE_N     8
-#define HUGE_CACHE_BLOCK ((size_t)32 << 20)  /* larger ones are unmapped at once */
+#define HUGE_CACHE_N 8
+#define HUGE_CACHE_BLOCK ((size_t)32 << 20) /* larger ones are unmapped at once */
 #define HUGE_CACHE_BYTES ((size_t)64 << 20)
 struct huge_cached {
 	struct arr__segment *seg;
@@ -300,7 +299,7 @@ again:;
 			dirty_slices -= j - i;
 			slices_in_flight += j - i;
 			purged_pages += (uint64_t)(j - i) * (ARR__SLICE_SIZE / ARR__OS_PAGE);
-			runs[nr++] = (struct purge_run){ seg, i, j - i };
+			runs[nr++] = (struct purge_run){seg, i, j - i};
 			want -= j - i;
 			if (want == 0) {
 				oldest = 0; /* not all seen */
@@ -327,10 +326,10 @@ done:
  * (no munmap and mmap, no new page tables). */
 static void purge_finish(struct purge_run *runs, unsigned nr, bool keep_segments)
 {
-	struct iovec iov[PURGE_BATCH] = { { 0 } };
+	struct iovec iov[PURGE_BATCH] = {{0}};
 	for (unsigned r = 0; r < nr; r++)
-		iov[r] = (struct iovec){ (uint8_t *)runs[r].seg + (size_t)runs[r].i * ARR__SLICE_SIZE,
-					 (size_t)runs[r].n * ARR__SLICE_SIZE };
+		iov[r] = (struct iovec){(uint8_t *)runs[r].seg + (size_t)runs[r].i * ARR__SLICE_SIZE,
+					(size_t)runs[r].n * ARR__SLICE_SIZE};
 	arr__os_purge_many(iov, nr);
 	pthread_mutex_lock(&arr__lock);
 	for (unsigned r = 0; r < nr; r++) {
@@ -361,8 +360,7 @@ static unsigned huge_cache_expired(bool all, struct huge_cached *out)
 	if (huge_cache_n == 0)
 		return 0;
 	long long delay = purge_delay_ops();
-	while (huge_cache_n > 0 &&
-	       (all || (delay >= 0 && op_clock >= huge_cache[0].stamp + (uint64_t)delay)))
+	while (huge_cache_n > 0 && (all || (delay >= 0 && op_clock >= huge_cache[0].stamp + (uint64_t)delay)))
 		out[n++] = huge_cache_remove(0);
 	return n;
 }
@@ -621,10 +619,7 @@ void arr__pool_tick(struct arr__heap *h)
 	arr__span_tick();
 }
 
-uint64_t arr__pool_clock(void)
-{
-	return __atomic_load_n(&op_clock, __ATOMIC_RELAXED);
-}
+uint64_t arr__pool_clock(void) { return __atomic_load_n(&op_clock, __ATOMIC_RELAXED); }
 
 void arr__pool_grow(size_t bytes)
 {
@@ -647,7 +642,7 @@ void arr__pool_purge_range(void *p, size_t size)
 size_t arr__pool_purge_all(void)
 {
 	struct purge_run runs[PURGE_BATCH];
-	struct huge_cached old[HUGE_CACHE_N] = { { 0 } }; /* (gcc -O2 -Wmaybe-uninitialized) */
+	struct huge_cached old[HUGE_CACHE_N] = {{0}}; /* (gcc -O2 -Wmaybe-uninitialized) */
 	size_t bytes = 0;
 	pthread_mutex_lock(&arr__lock);
 	unsigned nh = huge_cache_expired(true, old);
@@ -913,7 +908,7 @@ void arr__huge_free(struct arr__page *page)
 	pthread_mutex_lock(&arr__lock);
 	while (huge_cache_n == HUGE_CACHE_N || (huge_cache_n > 0 && huge_cache_bytes + map > HUGE_CACHE_BYTES))
 		old[n++] = huge_cache_remove(0);
-	huge_cache[huge_cache_n++] = (struct huge_cached){ seg, map, op_clock };
+	huge_cache[huge_cache_n++] = (struct huge_cached){seg, map, op_clock};
 	huge_cache_bytes += map;
 	ARR__ASSERT_EXPENSIVE(arr__pool_is_valid_locked());
 	pthread_mutex_unlock(&arr__lock);

@@ -72,9 +72,9 @@ EXPORT int malloc_info(int options, FILE *fp)
 		return -1;
 	static struct arr_alloc_stats st;
 	arr_alloc_stats_get(&st);
-	fprintf(fp, "<malloc version=\"allocrr-1\">\n<total type=\"mmap\" count=\"%llu\" size=\"%llu\"/>\n"
+	fprintf(fp,
+		"<malloc version=\"allocrr-1\">\n<total type=\"mmap\" count=\"%llu\" size=\"%llu\"/>\n"
 		"<system type=\"current\" size=\"%llu\"/>\n</malloc>\n",
-		(unsigned long long)st.huge_blocks, (unsigned long long)st.mapped,
-		(unsigned long long)st.mapped);
+		(unsigned long long)st.huge_blocks, (unsigned long long)st.mapped, (unsigned long long)st.mapped);
 	return 0;
 }

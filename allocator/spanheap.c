@@ -68,7 +68,7 @@
 #define DATA_UNITS ARR__SP_DATA_UNITS
 
 /* Purge batches: a tick looks every TICK_OPS operations. */
-#define TICK_OPS    64
+#define TICK_OPS 64
 #define PURGE_BATCH 16
 /* Free resident memory kept whatever its age. */
 #define CACHE_UNITS (((size_t)128 << 10) >> UNIT_SHIFT)
@@ -79,18 +79,15 @@ static unsigned nsegs;
 static struct arr__span_node *bins[NBINS];
 static uint64_t bin_mask[BIN_WORDS];
 static struct arr__span_node *lru_head, *lru_tail;
-static uint64_t lru_units;     /* units of spans on the lru */
+static uint64_t lru_units;               /* units of spans on the lru */
 static uint64_t ops, tick_at = TICK_OPS; /* span-heap operations, for the ticks */
-static unsigned busy_spans;    /* purges in flight */
+static unsigned busy_spans;              /* purges in flight */
 /* statistics */
 static uint64_t live_blocks, live_units, live_req, nmallocs, nfrees, purged_pages;
 
 /* ---- units, tags, nodes ---- */
 
-static inline struct arr__spanseg *seg_of(const void *p)
-{
-	return (struct arr__spanseg *)arr__segment_of(p);
-}
+static inline struct arr__spanseg *seg_of(const void *p) { return (struct arr__spanseg *)arr__segment_of(p); }
 
 static inline struct arr__spanseg *seg_of_node(const struct arr__span_node *n)
 {
@@ -131,10 +128,7 @@ static inline uint8_t *unit_addr(struct arr__spanseg *s, unsigned u)
 	return (uint8_t *)s + ((size_t)u << UNIT_SHIFT);
 }
 
-static inline unsigned bin_of(unsigned len)
-{
-	return len <= MAX_UNITS ? len : MAX_UNITS + 1;
-}
+static inline unsigned bin_of(unsigned len) { return len <= MAX_UNITS ? len : MAX_UNITS + 1; }
 
 /* A span's two boundary tags; the last carries only its length, state and
  * dirty bit (START and the slack are the first's). */
@@ -321,12 +315,12 @@ static unsigned purge_collect(bool all, struct busy *out, struct iovec *iov, uns
 			unsigned j = k;
 			while (j < hi && !(s->clean[j / 64] >> (j % 64) & 1))
 				j++;
-			iov[(*niov)++] = (struct iovec){ (uint8_t *)s + (size_t)k * ARR__OS_PAGE,
-							 (size_t)(j - k) * ARR__OS_PAGE };
+			iov[(*niov)++] =
+				(struct iovec){(uint8_t *)s + (size_t)k * ARR__OS_PAGE, (size_t)(j - k) * ARR__OS_PAGE};
 			purged_pages += j - k;
 			k = j;
 		}
-		out[n++] = (struct busy){ s, u, len };
+		out[n++] = (struct busy){s, u, len};
 		busy_spans++;
 	}
 	return n;
@@ -341,7 +335,7 @@ static unsigned free_insert(struct arr__spanseg *s, unsigned u, unsigned len, bo
 {
 	struct arr__span_node *keep = NULL;
 	bool was_dirty = dirty;
-	unsigned ends[2] = { u > FIRST_UNIT ? u - 1 : UNITS, u + len };
+	unsigned ends[2] = {u > FIRST_UNIT ? u - 1 : UNITS, u + len};
 	for (int side = 0; side < 2; side++) {
 		unsigned e = ends[side];
 		if (e >= UNITS || (s->tag[e] & T_STATE) != T_FREE)
@@ -601,7 +595,8 @@ void arr__span_stats(struct arr__span_stats *out)
 		unsigned clean = 0;
 		for (unsigned k = 0; k < OSPAGES / 64; k++)
 			clean += (unsigned)__builtin_popcountll(s->clean[k]);
-		out->resident += (size_t)FIRST_UNIT * UNIT + ((size_t)(OSPAGES - FIRST_UNIT / UNITS_PER_OSPAGE) - clean) * ARR__OS_PAGE;
+		out->resident += (size_t)FIRST_UNIT * UNIT +
+				 ((size_t)(OSPAGES - FIRST_UNIT / UNITS_PER_OSPAGE) - clean) * ARR__OS_PAGE;
 	}
 	out->live_blocks = live_blocks;
 	out->live_usable = live_units << UNIT_SHIFT;
@@ -615,21 +610,12 @@ void arr__span_stats(struct arr__span_stats *out)
 
 /* ---- fork ---- */
 
-void arr__span_fork_prepare(void)
-{
-	pthread_mutex_lock(&span_lock);
-}
+void arr__span_fork_prepare(void) { pthread_mutex_lock(&span_lock); }
 
-void arr__span_fork_parent(void)
-{
-	pthread_mutex_unlock(&span_lock);
-}
+void arr__span_fork_parent(void) { pthread_mutex_unlock(&span_lock); }
 
 /* Spans a vanished thread was purging stay BUSY: address space, not memory. */
-void arr__span_fork_child(void)
-{
-	pthread_mutex_init(&span_lock, NULL);
-}
+void arr__span_fork_child(void) { pthread_mutex_init(&span_lock, NULL); }
 
 /* ---- invariants (beside struct arr__spanseg above; internal.h) ---- */
 

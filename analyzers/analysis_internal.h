@@ -56,12 +56,12 @@
 /* 32 bytes with its key: two slots a cache line. Limits: times up to 2^51
  * ns (26 days), 2^40 events, 2^24 threads (later ones share the last). */
 struct an_block {
-	uint64_t size;           /* requested bytes */
-	uint64_t t : 51;         /* allocation time, ns */
-	uint64_t op : 5;         /* the call that made it */
-	uint64_t flags : 8;      /* ARR__BLK_* */
-	uint64_t evno : 40;      /* allocation event number */
-	uint64_t thread : 24;    /* index in core->threads */
+	uint64_t size;        /* requested bytes */
+	uint64_t t : 51;      /* allocation time, ns */
+	uint64_t op : 5;      /* the call that made it */
+	uint64_t flags : 8;   /* ARR__BLK_* */
+	uint64_t evno : 40;   /* allocation event number */
+	uint64_t thread : 24; /* index in core->threads */
 };
 #define ARR__MAX_THREADS (1u << 24)
 #define ARR__MAX_T ((1ull << 51) - 1)
@@ -95,14 +95,14 @@ struct an_core;
 #define ARR__CB_OTHER 0x40
 
 struct an_ops {
-	unsigned id;     /* ARR_AN_* */
+	unsigned id; /* ARR_AN_* */
 	size_t state_size;
 	int (*begin)(struct an_core *c, void *st);
 	unsigned (*wants)(struct an_core *c, void *st);
 	void (*call)(struct an_core *c, void *st, const struct arr_event *ev);
 	void (*failed)(struct an_core *c, void *st, const struct arr_event *ev, struct an_block *old);
-	void (*release)(struct an_core *c, void *st, uint64_t addr, struct an_block *b,
-			const struct arr_event *ev, int temporary);
+	void (*release)(struct an_core *c, void *st, uint64_t addr, struct an_block *b, const struct arr_event *ev,
+			int temporary);
 	void (*resize)(struct an_core *c, void *st, uint64_t addr, struct an_block *b, const struct arr_event *ev);
 	void (*cross_free)(struct an_core *c, void *st, struct an_block *b, uint32_t free_thread);
 	void (*alloc)(struct an_core *c, void *st, uint64_t addr, struct an_block *b, const struct arr_event *ev);
@@ -116,9 +116,9 @@ struct an_core {
 	const struct arr_trace_meta *meta;
 	struct arr_trace *tr; /* for its stacks and modules (sites) */
 	unsigned points, top;
-	uint64_t end_t;     /* the END record's time, 0 if unknown */
-	uint64_t evno;      /* number of the event being handled */
-	uint64_t t;         /* its time */
+	uint64_t end_t; /* the END record's time, 0 if unknown */
+	uint64_t evno;  /* number of the event being handled */
+	uint64_t t;     /* its time */
 	uint64_t page_size;
 	int oom;
 	/* shared counters */
@@ -139,12 +139,11 @@ struct an_core {
 };
 
 /* The analyzers (one per file). */
-extern const struct an_ops arr__an_summary, arr__an_sizes, arr__an_lifetimes, arr__an_live,
-	arr__an_leaks, arr__an_threads, arr__an_rss, arr__an_zeroing, arr__an_phases, arr__an_sites;
+extern const struct an_ops arr__an_summary, arr__an_sizes, arr__an_lifetimes, arr__an_live, arr__an_leaks,
+	arr__an_threads, arr__an_rss, arr__an_zeroing, arr__an_phases, arr__an_sites;
 
 /* Live set iteration, for end(): calls fn on every live block. */
-void arr__live_each(const struct an_core *c, void (*fn)(void *ctx, uint64_t addr, const struct an_block *b),
-		    void *ctx);
+void arr__live_each(const struct an_core *c, void (*fn)(void *ctx, uint64_t addr, const struct an_block *b), void *ctx);
 /* Duration of the trace: the END record's time, or the last event's. */
 uint64_t arr__duration(const struct an_core *c);
 
@@ -194,8 +193,8 @@ static inline void arr__timeline_add(struct an_timeline *tl, uint64_t t, uint64_
 		arr__timeline_add_slow(tl, t, v0, v1);
 }
 /* Columns t, name0_min (NULL: left out), name0_max, name1 of the used buckets. */
-void arr__timeline_doc(const struct an_timeline *tl, struct arr_doc *obj, const char *name0_min,
-		       const char *name0_max, const char *name1);
+void arr__timeline_doc(const struct an_timeline *tl, struct arr_doc *obj, const char *name0_min, const char *name0_max,
+		       const char *name1);
 
 /* Least-squares slope accumulator (y per second over t in ns). */
 struct an_slope {

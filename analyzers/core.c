@@ -116,8 +116,7 @@ static inline struct an_block *live_insert(struct an_live *m, uint64_t key, int 
 	return &m->slots[s].b;
 }
 
-void arr__live_each(const struct an_core *c, void (*fn)(void *ctx, uint64_t addr, const struct an_block *b),
-		    void *ctx)
+void arr__live_each(const struct an_core *c, void (*fn)(void *ctx, uint64_t addr, const struct an_block *b), void *ctx)
 {
 	if (c->live.mask)
 		for (size_t i = 0; i <= c->live.mask; i++)
@@ -235,8 +234,8 @@ void arr__timeline_add_slow(struct an_timeline *tl, uint64_t t, uint64_t v0, uin
 	arr__bucket_put(&tl->b[i], v0, v1);
 }
 
-void arr__timeline_doc(const struct an_timeline *tl, struct arr_doc *obj, const char *name0_min,
-		       const char *name0_max, const char *name1)
+void arr__timeline_doc(const struct an_timeline *tl, struct arr_doc *obj, const char *name0_min, const char *name0_max,
+		       const char *name1)
 {
 	struct arr_doc *t = arr_doc_set_arr(obj, "t");
 	struct arr_doc *mn = name0_min ? arr_doc_set_arr(obj, name0_min) : NULL;
@@ -341,8 +340,8 @@ struct ev_view {
 };
 
 /* hot: the HOT_* bits of p->hot, a constant where the loop is specialised */
-static ALWAYS_INLINE void do_release(struct pass *p, const struct arr_event *ev, const struct ev_view *v,
-				     uint32_t th, struct an_thread *t, unsigned hot)
+static ALWAYS_INLINE void do_release(struct pass *p, const struct arr_event *ev, const struct ev_view *v, uint32_t th,
+				     struct an_thread *t, unsigned hot)
 {
 	struct an_core *c = &p->c;
 	size_t slot;
@@ -379,8 +378,8 @@ static ALWAYS_INLINE void do_release(struct pass *p, const struct arr_event *ev,
 	live_remove_slot(&c->live, slot);
 }
 
-static ALWAYS_INLINE void do_alloc(struct pass *p, const struct arr_event *ev, const struct ev_view *v,
-				   uint32_t th, struct an_thread *t, unsigned hot)
+static ALWAYS_INLINE void do_alloc(struct pass *p, const struct arr_event *ev, const struct ev_view *v, uint32_t th,
+				   struct an_thread *t, unsigned hot)
 {
 	struct an_core *c = &p->c;
 	int fresh;
@@ -398,8 +397,8 @@ static ALWAYS_INLINE void do_alloc(struct pass *p, const struct arr_event *ev, c
 	t->alloc_bytes += req;
 	t->last_alloc = v->ret;
 	c->allocs++;
-	*b = (struct an_block){.size = req, .t = v->t < ARR__MAX_T ? v->t : ARR__MAX_T, .evno = c->evno,
-			       .op = v->op, .thread = th};
+	*b = (struct an_block){
+		.size = req, .t = v->t < ARR__MAX_T ? v->t : ARR__MAX_T, .evno = c->evno, .op = v->op, .thread = th};
 	c->bytes_requested += req;
 	c->live_bytes += req;
 	c->live_blocks++;
@@ -429,8 +428,12 @@ static ALWAYS_INLINE void do_alloc(struct pass *p, const struct arr_event *ev, c
 static ALWAYS_INLINE void handle(struct pass *p, const struct arr_event *ev, unsigned hot)
 {
 	struct an_core *c = &p->c;
-	const struct ev_view v = {.t = ev->t, .ptr = ev->ptr, .ret = ev->ret, .op = ev->op,
-				  .req = arr_event_bytes(ev, c->page_size), .releases = arr_event_releases(ev),
+	const struct ev_view v = {.t = ev->t,
+				  .ptr = ev->ptr,
+				  .ret = ev->ret,
+				  .op = ev->op,
+				  .req = arr_event_bytes(ev, c->page_size),
+				  .releases = arr_event_releases(ev),
 				  .allocates = arr_event_allocates(ev)};
 	const uint32_t tid = ev->tid;
 	const int failed = ev->failed;
@@ -508,11 +511,16 @@ static void run_none(struct pass *p, const struct arr_event *evs, size_t n) { ru
 static void run_some(struct pass *p, const struct arr_event *evs, size_t n) { run(p, evs, n, p->hot); }
 
 static const struct an_ops *const all_ops[ARR_AN_COUNT_] = {
-	[ARR_AN_SUMMARY] = &arr__an_summary, [ARR_AN_SIZES] = &arr__an_sizes,
-	[ARR_AN_LIFETIMES] = &arr__an_lifetimes, [ARR_AN_LIVE] = &arr__an_live,
-	[ARR_AN_LEAKS] = &arr__an_leaks, [ARR_AN_THREADS] = &arr__an_threads,
-	[ARR_AN_RSS] = &arr__an_rss, [ARR_AN_ZEROING] = &arr__an_zeroing,
-	[ARR_AN_PHASES] = &arr__an_phases, [ARR_AN_SITES] = &arr__an_sites,
+	[ARR_AN_SUMMARY] = &arr__an_summary,
+	[ARR_AN_SIZES] = &arr__an_sizes,
+	[ARR_AN_LIFETIMES] = &arr__an_lifetimes,
+	[ARR_AN_LIVE] = &arr__an_live,
+	[ARR_AN_LEAKS] = &arr__an_leaks,
+	[ARR_AN_THREADS] = &arr__an_threads,
+	[ARR_AN_RSS] = &arr__an_rss,
+	[ARR_AN_ZEROING] = &arr__an_zeroing,
+	[ARR_AN_PHASES] = &arr__an_phases,
+	[ARR_AN_SITES] = &arr__an_sites,
 };
 
 static void trace_section(struct an_core *c, struct arr_trace *tr, struct arr_doc *out, int rc)
@@ -541,8 +549,8 @@ static void trace_section(struct an_core *c, struct arr_trace *tr, struct arr_do
 /* The schema's rss.phases: the RSS columns of each phase, beside the rest of the RSS figures. */
 static void rss_phases(struct arr_doc *out)
 {
-	static const char *const keys[] = {"name", "by", "from_ns", "to_ns", "rss_samples", "rss_peak",
-					   "rss_growth_bytes_per_s"};
+	static const char *const keys[] = {
+		"name", "by", "from_ns", "to_ns", "rss_samples", "rss_peak", "rss_growth_bytes_per_s"};
 	struct arr_doc *rss = arr_doc_get(out, "rss"), *phases = arr_doc_get(out, "phases");
 	if (!rss || !phases || phases->type != ARR_DOC_ARRAY)
 		return;
@@ -617,12 +625,12 @@ int arr_analyze_trace(struct arr_trace *tr, const struct arr_analysis_options *o
 			p->hot |= HOT_ZEROING;
 		}
 		unsigned w = o->wants ? o->wants(c, st) : ~0u;
-#define ADD_CB(list, field, bit)                                                      \
-	do {                                                                          \
-		if (o->field && (w & (bit))) {                                        \
-			p->list[p->n##list].fn = o->field;                            \
-			p->list[p->n##list++].st = st;                                \
-		}                                                                     \
+#define ADD_CB(list, field, bit)                           \
+	do {                                               \
+		if (o->field && (w & (bit))) {             \
+			p->list[p->n##list].fn = o->field; \
+			p->list[p->n##list++].st = st;     \
+		}                                          \
 	} while (0)
 		ADD_CB(call, call, ARR__CB_CALL);
 		ADD_CB(failed, failed, ARR__CB_FAILED);
@@ -653,8 +661,9 @@ int arr_analyze_trace(struct arr_trace *tr, const struct arr_analysis_options *o
 			rc = c->oom;
 		if (opt->progress && c->evno >= next_progress) {
 			next_progress = c->evno + (1u << 20);
-			uint64_t done = total_events ? (uint64_t)((double)c->evno / (double)total_events *
-								  (double)file_size) : 0;
+			uint64_t done = total_events
+						? (uint64_t)((double)c->evno / (double)total_events * (double)file_size)
+						: 0;
 			opt->progress(opt->progress_ctx, c->evno, done > file_size ? file_size : done, file_size);
 		}
 	}
@@ -668,8 +677,9 @@ int arr_analyze_trace(struct arr_trace *tr, const struct arr_analysis_options *o
 		for (unsigned i = 0; i < p->nan; i++) {
 			if (p->an[i].hidden)
 				continue;
-			struct arr_doc *sec = p->an[i].ops->id == ARR_AN_PHASES ? arr_doc_set_arr(out, "phases")
-										 : arr_doc_set_obj(out, arr_analysis_name(p->an[i].ops->id));
+			struct arr_doc *sec = p->an[i].ops->id == ARR_AN_PHASES
+						      ? arr_doc_set_arr(out, "phases")
+						      : arr_doc_set_obj(out, arr_analysis_name(p->an[i].ops->id));
 			int erc = p->an[i].ops->end(c, p->an[i].st, sec);
 			if (erc && !trc)
 				trc = erc;

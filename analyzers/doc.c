@@ -136,9 +136,18 @@ struct arr_doc *arr_doc_set(struct arr_doc *obj, const char *key, struct arr_doc
 	return adopt(obj, key, val);
 }
 
-struct arr_doc *arr_doc_set_int(struct arr_doc *o, const char *k, int64_t v) { return arr_doc_set(o, k, arr_doc_int(v)); }
-struct arr_doc *arr_doc_set_num(struct arr_doc *o, const char *k, double v) { return arr_doc_set(o, k, arr_doc_num(v)); }
-struct arr_doc *arr_doc_set_str(struct arr_doc *o, const char *k, const char *s) { return arr_doc_set(o, k, arr_doc_str(s)); }
+struct arr_doc *arr_doc_set_int(struct arr_doc *o, const char *k, int64_t v)
+{
+	return arr_doc_set(o, k, arr_doc_int(v));
+}
+struct arr_doc *arr_doc_set_num(struct arr_doc *o, const char *k, double v)
+{
+	return arr_doc_set(o, k, arr_doc_num(v));
+}
+struct arr_doc *arr_doc_set_str(struct arr_doc *o, const char *k, const char *s)
+{
+	return arr_doc_set(o, k, arr_doc_str(s));
+}
 struct arr_doc *arr_doc_set_bool(struct arr_doc *o, const char *k, int v) { return arr_doc_set(o, k, arr_doc_bool(v)); }
 struct arr_doc *arr_doc_set_obj(struct arr_doc *o, const char *k) { return arr_doc_set(o, k, arr_doc_object()); }
 struct arr_doc *arr_doc_set_arr(struct arr_doc *o, const char *k) { return arr_doc_set(o, k, arr_doc_array()); }
@@ -244,10 +253,7 @@ int arr_doc_as_num(const struct arr_doc *d, double *out)
 	return 0;
 }
 
-const char *arr_doc_as_str(const struct arr_doc *d)
-{
-	return d && d->type == ARR_DOC_STR ? d->v.s : NULL;
-}
+const char *arr_doc_as_str(const struct arr_doc *d) { return d && d->type == ARR_DOC_STR ? d->v.s : NULL; }
 
 struct arr_doc *arr_doc_clone(const struct arr_doc *d)
 {
@@ -309,11 +315,21 @@ static void write_str(FILE *f, const char *str)
 		}
 		i++;
 		switch (c) {
-		case '"': fputs("\\\"", f); break;
-		case '\\': fputs("\\\\", f); break;
-		case '\n': fputs("\\n", f); break;
-		case '\t': fputs("\\t", f); break;
-		case '\r': fputs("\\r", f); break;
+		case '"':
+			fputs("\\\"", f);
+			break;
+		case '\\':
+			fputs("\\\\", f);
+			break;
+		case '\n':
+			fputs("\\n", f);
+			break;
+		case '\t':
+			fputs("\\t", f);
+			break;
+		case '\r':
+			fputs("\\r", f);
+			break;
 		default:
 			if (c < 0x20 || c == 0x7f)
 				fprintf(f, "\\u%04x", c);
@@ -350,11 +366,21 @@ static void newline(FILE *f, int indent, int level)
 static void write_json(FILE *f, const struct arr_doc *d, int indent, int level)
 {
 	switch (d->type) {
-	case ARR_DOC_NULL: fputs("null", f); return;
-	case ARR_DOC_BOOL: fputs(d->v.b ? "true" : "false", f); return;
-	case ARR_DOC_INT: fprintf(f, "%lld", (long long)d->v.i); return;
-	case ARR_DOC_NUM: write_num(f, d->v.n); return;
-	case ARR_DOC_STR: write_str(f, d->v.s); return;
+	case ARR_DOC_NULL:
+		fputs("null", f);
+		return;
+	case ARR_DOC_BOOL:
+		fputs(d->v.b ? "true" : "false", f);
+		return;
+	case ARR_DOC_INT:
+		fprintf(f, "%lld", (long long)d->v.i);
+		return;
+	case ARR_DOC_NUM:
+		write_num(f, d->v.n);
+		return;
+	case ARR_DOC_STR:
+		write_str(f, d->v.s);
+		return;
 	case ARR_DOC_ARRAY:
 	case ARR_DOC_OBJECT:
 		break;
@@ -480,14 +506,30 @@ static char *parse_str(struct parser *ps)
 		}
 		ps->p = p;
 		switch (p[1]) {
-		case '"': out[o++] = '"'; break;
-		case '\\': out[o++] = '\\'; break;
-		case '/': out[o++] = '/'; break;
-		case 'b': out[o++] = '\b'; break;
-		case 'f': out[o++] = '\f'; break;
-		case 'n': out[o++] = '\n'; break;
-		case 'r': out[o++] = '\r'; break;
-		case 't': out[o++] = '\t'; break;
+		case '"':
+			out[o++] = '"';
+			break;
+		case '\\':
+			out[o++] = '\\';
+			break;
+		case '/':
+			out[o++] = '/';
+			break;
+		case 'b':
+			out[o++] = '\b';
+			break;
+		case 'f':
+			out[o++] = '\f';
+			break;
+		case 'n':
+			out[o++] = '\n';
+			break;
+		case 'r':
+			out[o++] = '\r';
+			break;
+		case 't':
+			out[o++] = '\t';
+			break;
 		case 'u': {
 			unsigned cp, lo;
 			if (q - p < 6 || hex4(p + 2, &cp))
@@ -628,8 +670,10 @@ static struct arr_doc *parse_value(struct parser *ps)
 	}
 	struct arr_doc *d = NULL;
 	switch (*ps->p) {
-	case '{': return parse_container(ps, 1);
-	case '[': return parse_container(ps, 0);
+	case '{':
+		return parse_container(ps, 1);
+	case '[':
+		return parse_container(ps, 0);
 	case '"': {
 		char *s = parse_str(ps);
 		if (!s)
@@ -641,10 +685,26 @@ static struct arr_doc *parse_value(struct parser *ps)
 			free(s);
 		break;
 	}
-	case 't': if (lit(ps, "true")) d = arr_doc_bool(1); else goto bad; break;
-	case 'f': if (lit(ps, "false")) d = arr_doc_bool(0); else goto bad; break;
-	case 'n': if (lit(ps, "null")) d = arr_doc_null(); else goto bad; break;
-	default: return parse_number(ps);
+	case 't':
+		if (lit(ps, "true"))
+			d = arr_doc_bool(1);
+		else
+			goto bad;
+		break;
+	case 'f':
+		if (lit(ps, "false"))
+			d = arr_doc_bool(0);
+		else
+			goto bad;
+		break;
+	case 'n':
+		if (lit(ps, "null"))
+			d = arr_doc_null();
+		else
+			goto bad;
+		break;
+	default:
+		return parse_number(ps);
 	}
 	if (!d)
 		ps->err = ARR_ENOMEM;

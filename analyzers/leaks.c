@@ -44,7 +44,7 @@ struct acc {
 	struct big {
 		uint64_t addr;
 		const struct an_block *b;
-	} *largest;
+	} * largest;
 	size_t nlargest, cap;
 	uint64_t lost, lost_bytes;
 	int oom;

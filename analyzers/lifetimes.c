@@ -35,7 +35,8 @@ static int lt_end(struct an_core *c, void *st, struct arr_doc *sec)
 		arr_doc_set_int(o, "short_lived", (int64_t)s->c_short[k]);
 		arr_doc_set_int(o, "short_lived_bytes", (int64_t)s->c_short_bytes[k]);
 		arr_doc_set_int(o, "temporary", (int64_t)s->c_temp[k]);
-		arr_doc_set_num(o, "short_fraction", s->c_allocs[k] ? (double)s->c_short[k] / (double)s->c_allocs[k] : 0.0);
+		arr_doc_set_num(o, "short_fraction",
+				s->c_allocs[k] ? (double)s->c_short[k] / (double)s->c_allocs[k] : 0.0);
 	}
 	return 0;
 }

@@ -36,7 +36,7 @@ struct ph_hist {
 struct phase {
 	char name[64];
 	int by_events, active, done, marked;
-	uint64_t from, to;               /* the spec (user phases) */
+	uint64_t from, to;                       /* the spec (user phases) */
 	uint64_t from_ns, to_ns, from_ev, to_ev; /* what was seen */
 	struct snap {
 		uint64_t calls, failed, bytes, allocs, frees, temporary;
@@ -76,8 +76,12 @@ static struct phase *add(struct an_core *c, struct phases *s)
  * core has counted already; its effects come after the callbacks). */
 static struct snap snap(const struct an_core *c, const struct arr_event *ev, int in_call)
 {
-	return (struct snap){c->calls - (in_call ? 1 : 0), c->failed - (in_call ? ev->failed : 0), c->bytes_requested,
-			     c->allocs, c->frees, c->temporaries};
+	return (struct snap){c->calls - (in_call ? 1 : 0),
+			     c->failed - (in_call ? ev->failed : 0),
+			     c->bytes_requested,
+			     c->allocs,
+			     c->frees,
+			     c->temporaries};
 }
 
 /* the running histograms now (zero when the core keeps none) */
@@ -118,8 +122,8 @@ static void open_phase(struct an_core *c, struct phase *ph, struct snap now)
 static void close_phase(struct an_core *c, struct phase *ph, struct snap now)
 {
 	struct snap *o = &ph->at_open;
-	ph->n = (struct snap){now.calls - o->calls, now.failed - o->failed, now.bytes - o->bytes,
-			      now.allocs - o->allocs, now.frees - o->frees, now.temporary - o->temporary};
+	ph->n = (struct snap){now.calls - o->calls,   now.failed - o->failed, now.bytes - o->bytes,
+			      now.allocs - o->allocs, now.frees - o->frees,   now.temporary - o->temporary};
 	if (ph->marked && c->win_peak > ph->peak_live) {
 		ph->peak_live = c->win_peak;
 		ph->peak_t = c->win_peak_t;
@@ -188,10 +192,7 @@ static unsigned ph_wants(struct an_core *c, void *st)
 }
 
 /* user phases only (see ph_wants) */
-static void ph_call(struct an_core *c, void *st, const struct arr_event *ev)
-{
-	ph_step(c, st, ev, 1);
-}
+static void ph_call(struct an_core *c, void *st, const struct arr_event *ev) { ph_step(c, st, ev, 1); }
 
 static void ph_alloc(struct an_core *c, void *st, uint64_t addr, struct an_block *b, const struct arr_event *ev)
 {

@@ -166,10 +166,7 @@ void arr_replay_put_phases(struct arr_doc *arr, const struct arr_replay_result *
 	}
 }
 
-static double jw(uint64_t mem, uint64_t live)
-{
-	return live ? ((double)mem - (double)live) / (double)live : 0.0;
-}
+static double jw(uint64_t mem, uint64_t live) { return live ? ((double)mem - (double)live) / (double)live : 0.0; }
 
 static void put_moment(struct arr_doc *o, const struct arr_replay_moment *m, int has_mapped)
 {

@@ -49,12 +49,12 @@
 
 struct site_acc {
 	double allocs, bytes, live, peak, temps, temp_bytes;
-	double at_peak, frag;                     /* at the trace's peak of live bytes */
+	double at_peak, frag; /* at the trace's peak of live bytes */
 	double calloc_bytes, calloc_fresh, calloc_reused;
 };
 
 struct site {
-	uint64_t addr; /* return address of the site frame; 0: unknown */
+	uint64_t addr;  /* return address of the site frame; 0: unknown */
 	unsigned epoch; /* its module epoch: after a dlclose the same address is another site */
 	struct site_acc a;
 	uint32_t top_stack; /* the stack id with the most bytes */
@@ -83,7 +83,7 @@ struct sites {
 	size_t nmods;
 	int *mod_alloc; /* per module: 1 = the allocator's own (skipped), -1 unknown */
 	size_t mod_cap;
-	int zeroing; /* the zeroing analyzer runs: blocks carry ARR__BLK_REUSED */
+	int zeroing;          /* the zeroing analyzer runs: blocks carry ARR__BLK_REUSED */
 	struct pblock *freed; /* live at the current peak, freed since */
 	size_t nfreed, freed_cap;
 	double sample; /* arr_trace_stack_sample_bytes(); 0: every allocation has its stack */
@@ -243,8 +243,8 @@ static void sites_alloc(struct an_core *c, void *st, uint64_t addr, struct an_bl
 		c->oom = ARR_ENOMEM;
 }
 
-static void sites_release(struct an_core *c, void *st, uint64_t addr, struct an_block *b,
-			  const struct arr_event *ev, int temporary)
+static void sites_release(struct an_core *c, void *st, uint64_t addr, struct an_block *b, const struct arr_event *ev,
+			  int temporary)
 {
 	(void)ev;
 	struct sites *s = st;
@@ -317,23 +317,30 @@ static void put_stack(struct arr_doc *arr, const struct an_core *c, struct arr_s
 }
 
 enum { K_BYTES, K_ALLOCS, K_PEAK, K_LEAKED, K_TEMPS, K_AT_PEAK, K_FRAG, K_CALLOC, K_COUNT };
-static const char *const table_names[K_COUNT] = {"by_bytes", "by_allocs", "by_peak", "by_leaked",
-						 "by_temporaries", "by_live_at_peak", "by_fragmentation",
-						 "by_calloc"};
+static const char *const table_names[K_COUNT] = {"by_bytes",       "by_allocs",       "by_peak",          "by_leaked",
+						 "by_temporaries", "by_live_at_peak", "by_fragmentation", "by_calloc"};
 
 static const struct sites *sort_ctx;
 static int sort_key;
 static double key_of(const struct site_acc *a, int key)
 {
 	switch (key) {
-	case K_BYTES: return a->bytes;
-	case K_ALLOCS: return a->allocs;
-	case K_PEAK: return a->peak;
-	case K_LEAKED: return a->live;
-	case K_TEMPS: return a->temps;
-	case K_AT_PEAK: return a->at_peak;
-	case K_FRAG: return a->frag;
-	default: return a->calloc_bytes;
+	case K_BYTES:
+		return a->bytes;
+	case K_ALLOCS:
+		return a->allocs;
+	case K_PEAK:
+		return a->peak;
+	case K_LEAKED:
+		return a->live;
+	case K_TEMPS:
+		return a->temps;
+	case K_AT_PEAK:
+		return a->at_peak;
+	case K_FRAG:
+		return a->frag;
+	default:
+		return a->calloc_bytes;
 	}
 }
 static int by_key(const void *x, const void *y)

@@ -55,7 +55,14 @@ void arr__sizes_on_resize(struct an_core *c, struct an_sizes *s, uint64_t addr, 
 		s->r_moved_bytes += old < nw ? old : nw;
 	}
 	double f = old ? (double)nw / (double)old : 1e300;
-	unsigned i = nw == old ? 2 : f < 0.5 ? 0 : f < 1 ? 1 : f <= 1.25 ? 3 : f <= 1.5 ? 4 : f <= 2 ? 5 : f <= 4 ? 6 : 7;
+	unsigned i = nw == old   ? 2
+		     : f < 0.5   ? 0
+		     : f < 1     ? 1
+		     : f <= 1.25 ? 3
+		     : f <= 1.5  ? 4
+		     : f <= 2    ? 5
+		     : f <= 4    ? 6
+				 : 7;
 	s->r_factor[i]++;
 }
 

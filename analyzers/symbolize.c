@@ -22,7 +22,7 @@
 #define MAX_INLINE 16 /* inlined frames kept per address (deeper nests are cut) */
 
 struct sym_ent {
-	uint64_t addr; /* address + (epoch << 48); 0: empty */
+	uint64_t addr;             /* address + (epoch << 48); 0: empty */
 	struct arr_frame_info *fi; /* chain, innermost first, one allocation */
 };
 

@@ -22,13 +22,13 @@
 
 #include "allocrr/analysis.h"
 
-#define LABEL_W 13     /* headline labels */
-#define BAR_W 20       /* histogram bars */
-#define MAX_LINES 72   /* lines of one side-by-side block */
+#define LABEL_W 13   /* headline labels */
+#define BAR_W 20     /* histogram bars */
+#define MAX_LINES 72 /* lines of one side-by-side block */
 #define LINE_CAP 160
-#define TOP_ROWS 8     /* rows of the top sizes and leaks tables */
-#define MAX_ALLOCS 12  /* allocator columns (more: the first ones, and a note) */
-#define MAX_CHECKS 20  /* broken checks listed one by one */
+#define TOP_ROWS 8    /* rows of the top sizes and leaks tables */
+#define MAX_ALLOCS 12 /* allocator columns (more: the first ones, and a note) */
+#define MAX_CHECKS 20 /* broken checks listed one by one */
 #define MAX_PHASES 10
 
 /* ---- values ---- */
@@ -45,7 +45,10 @@ static double num_or(const struct arr_doc *d, const char *path, double dflt)
 	return get_num(d, path, &v) ? v : dflt;
 }
 
-static const char *str_at(const struct arr_doc *d, const char *path) { return d ? arr_doc_as_str(arr_doc_path(d, path)) : NULL; }
+static const char *str_at(const struct arr_doc *d, const char *path)
+{
+	return d ? arr_doc_as_str(arr_doc_path(d, path)) : NULL;
+}
 
 static size_t arr_len(const struct arr_doc *d, const char *path)
 {
@@ -216,10 +219,12 @@ static void trace_headlines(FILE *f, const struct arr_doc *tr)
 		const struct arr_doc *ops = arr_doc_get(sum, "ops");
 		int col = 0;
 		for (size_t i = 0; ops && i < ops->len; i++) {
-			if (ops->items[i]->type != ARR_DOC_INT || !ops->items[i]->v.i || !arr_op_is_call(arr_op_from_name(ops->keys[i])))
+			if (ops->items[i]->type != ARR_DOC_INT || !ops->items[i]->v.i ||
+			    !arr_op_is_call(arr_op_from_name(ops->keys[i])))
 				continue;
 			char item[64];
-			int n = snprintf(item, sizeof item, "%s %s", ops->keys[i], fmt_count(b, sizeof b, (double)ops->items[i]->v.i));
+			int n = snprintf(item, sizeof item, "%s %s", ops->keys[i],
+					 fmt_count(b, sizeof b, (double)ops->items[i]->v.i));
 			if (col && col + n + 2 > 100) {
 				fputc('\n', f);
 				col = 0;
@@ -239,7 +244,8 @@ static void trace_headlines(FILE *f, const struct arr_doc *tr)
 	const struct arr_doc *live = arr_doc_get(tr, "live");
 	if (get_num(live, "peak_bytes", &v)) {
 		fprintf(f, "%-*s%s at %s (most blocks at once: %s)", LABEL_W, "peak live", fmt_bytes(a, sizeof a, v),
-			fmt_ns(c, sizeof c, num_or(live, "peak_t", 0)), fmt_count(b, sizeof b, num_or(live, "peak_blocks", 0)));
+			fmt_ns(c, sizeof c, num_or(live, "peak_t", 0)),
+			fmt_count(b, sizeof b, num_or(live, "peak_blocks", 0)));
 		if (get_num(live, "final_bytes", &w))
 			fprintf(f, "; at the end %s in %s %s", fmt_bytes(d, sizeof d, w),
 				fmt_count(e, sizeof e, num_or(live, "final_blocks", 0)),
@@ -252,13 +258,15 @@ static void trace_headlines(FILE *f, const struct arr_doc *tr)
 		fprintf(f, "%-*s%s in %s %s", LABEL_W, "leaks", fmt_bytes(a, sizeof a, v),
 			fmt_count(b, sizeof b, num_or(lk, "blocks", 0)), pl(num_or(lk, "blocks", 0), "block"));
 		if (num_or(lk, "lost_by_failed_realloc.count", 0) > 0)
-			fprintf(f, "; %s lost by %.0f failed realloc", fmt_bytes(c, sizeof c, num_or(lk, "lost_by_failed_realloc.bytes", 0)),
+			fprintf(f, "; %s lost by %.0f failed realloc",
+				fmt_bytes(c, sizeof c, num_or(lk, "lost_by_failed_realloc.bytes", 0)),
 				num_or(lk, "lost_by_failed_realloc.count", 0));
 		double fc = num_or(lk, "failed_calls.total", 0);
 		if (fc > 0)
 			fprintf(f, "; failed calls %.0f (overflow %.0f, out of memory %.0f, other %.0f)", fc,
 				num_or(lk, "failed_calls.overflow", 0), num_or(lk, "failed_calls.out_of_memory", 0),
-				fc - num_or(lk, "failed_calls.overflow", 0) - num_or(lk, "failed_calls.out_of_memory", 0));
+				fc - num_or(lk, "failed_calls.overflow", 0) -
+					num_or(lk, "failed_calls.out_of_memory", 0));
 		fputc('\n', f);
 	}
 
@@ -270,8 +278,9 @@ static void trace_headlines(FILE *f, const struct arr_doc *tr)
 
 	const struct arr_doc *z = arr_doc_get(tr, "zeroing");
 	if (get_num(z, "calloc_calls", &v)) {
-		fprintf(f, "%-*s%s %s, %s: fresh %s, reused %s", LABEL_W, "calloc", fmt_count(a, sizeof a, v), pl(v, "call"),
-			fmt_bytes(b, sizeof b, num_or(z, "calloc_bytes", 0)), fmt_bytes(c, sizeof c, num_or(z, "fresh_bytes", 0)),
+		fprintf(f, "%-*s%s %s, %s: fresh %s, reused %s", LABEL_W, "calloc", fmt_count(a, sizeof a, v),
+			pl(v, "call"), fmt_bytes(b, sizeof b, num_or(z, "calloc_bytes", 0)),
+			fmt_bytes(c, sizeof c, num_or(z, "fresh_bytes", 0)),
 			fmt_bytes(d, sizeof d, num_or(z, "reused_bytes", 0)));
 		if (num_or(z, "mmap_calls", 0) > 0)
 			fprintf(f, ", mmapped %s", fmt_bytes(e, sizeof e, num_or(z, "mmap_bytes", 0)));
@@ -289,8 +298,9 @@ static void trace_headlines(FILE *f, const struct arr_doc *tr)
 	const struct arr_doc *th = arr_doc_get(tr, "threads");
 	if (get_num(th, "cross_frees.count", &v))
 		headline(f, "cross-thread", "%s %s of another thread's blocks, %s (%.0f thread %s)",
-			 fmt_count(a, sizeof a, v), pl(v, "free"), fmt_bytes(b, sizeof b, num_or(th, "cross_frees.bytes", 0)),
-			 num_or(th, "cross_frees.pairs", 0), pl(num_or(th, "cross_frees.pairs", 0), "pair"));
+			 fmt_count(a, sizeof a, v), pl(v, "free"),
+			 fmt_bytes(b, sizeof b, num_or(th, "cross_frees.bytes", 0)), num_or(th, "cross_frees.pairs", 0),
+			 pl(num_or(th, "cross_frees.pairs", 0), "pair"));
 
 	const struct arr_doc *rss = arr_doc_path(tr, "rss.recorded");
 	if (get_num(rss, "samples", &v)) {
@@ -301,10 +311,12 @@ static void trace_headlines(FILE *f, const struct arr_doc *tr)
 				fmt_ns(b, sizeof b, num_or(rss, "peak_t", 0)));
 			if (get_num(rss, "live_at_peak", &w))
 				fprintf(f, " (live %s)", fmt_bytes(c, sizeof c, w));
-			fprintf(f, ", final %s, growth %s/s, %.0f samples\n", fmt_bytes(d, sizeof d, num_or(rss, "final", 0)),
+			fprintf(f, ", final %s, growth %s/s, %.0f samples\n",
+				fmt_bytes(d, sizeof d, num_or(rss, "final", 0)),
 				fmt_bytes(e, sizeof e, num_or(rss, "growth_bytes_per_s", 0)), v);
 			if (get_num(rss, "unexplained_peak", &w) && w > 0)
-				headline(f, "", "RSS the live heap does not explain: up to %s at %s", fmt_bytes(a, sizeof a, w),
+				headline(f, "", "RSS the live heap does not explain: up to %s at %s",
+					 fmt_bytes(a, sizeof a, w),
 					 fmt_ns(b, sizeof b, num_or(rss, "unexplained_peak_t", 0)));
 		}
 	}
@@ -370,7 +382,8 @@ static void leak_tables(struct block *by_size, struct block *largest, const stru
 		char s[32], t[32];
 		const char *op = str_at(lg->items[i], "op");
 		block_add(largest, "  %9s %-7s %7.0f %9s", fmt_bytes(s, sizeof s, num_or(lg->items[i], "size", 0)),
-			  op ? op : "-", num_or(lg->items[i], "tid", 0), fmt_ns(t, sizeof t, num_or(lg->items[i], "t", 0)));
+			  op ? op : "-", num_or(lg->items[i], "tid", 0),
+			  fmt_ns(t, sizeof t, num_or(lg->items[i], "t", 0)));
 	}
 }
 
@@ -381,8 +394,8 @@ static void sites_table(FILE *f, const struct arr_doc *tr, const char *key, cons
 	const struct arr_doc *rows = t ? arr_doc_get(t, key) : NULL;
 	if (!rows || rows->type != ARR_DOC_ARRAY || !rows->len)
 		return;
-	fprintf(f, "\ncall sites by %s\n  %-40s %-24s %9s %9s %9s %9s %9s\n", title, "function", "where",
-		"at peak", "leaked", "allocated", "calls", "frag.");
+	fprintf(f, "\ncall sites by %s\n  %-40s %-24s %9s %9s %9s %9s %9s\n", title, "function", "where", "at peak",
+		"leaked", "allocated", "calls", "frag.");
 	for (size_t i = 0; i < rows->len && i < TOP_ROWS; i++) {
 		const struct arr_doc *r = rows->items[i];
 		const char *fn = str_at(r, "function"), *file = str_at(r, "file"), *into = str_at(r, "inlined_into");
@@ -395,8 +408,8 @@ static void sites_table(FILE *f, const struct arr_doc *tr, const char *key, cons
 			snprintf(where, sizeof where, "%s", "-");
 		fprintf(f, "  %-40.40s %-24.24s %9s %9s %9s %9s %9s\n", name, where,
 			fmt_bytes(a, sizeof a, num_or(r, "live_at_peak_bytes", 0)),
-			fmt_bytes(b, sizeof b, num_or(r, "leaked_bytes", 0)), fmt_bytes(c, sizeof c, num_or(r, "bytes", 0)),
-			fmt_count(d, sizeof d, num_or(r, "allocs", 0)),
+			fmt_bytes(b, sizeof b, num_or(r, "leaked_bytes", 0)),
+			fmt_bytes(c, sizeof c, num_or(r, "bytes", 0)), fmt_count(d, sizeof d, num_or(r, "allocs", 0)),
 			fmt_bytes(e, sizeof e, num_or(r, "fragmentation_bytes", 0)));
 	}
 }
@@ -415,8 +428,8 @@ static void phases_table(FILE *f, const struct arr_doc *ph)
 		strncat(e, "/s", sizeof e - strlen(e) - 1);
 		fprintf(f, "  %-20.20s %10s %10s %12s %10s %12s\n", name ? name : "-",
 			fmt_ns(a, sizeof a, num_or(p, "from_ns", 0)), fmt_ns(b, sizeof b, num_or(p, "to_ns", 0)),
-			fmt_count(c, sizeof c, num_or(p, "calls", 0)), fmt_bytes(d, sizeof d, num_or(p, "peak_live", 0)),
-			num_or(p, "rss_samples", 0) > 1 ? e : "-");
+			fmt_count(c, sizeof c, num_or(p, "calls", 0)),
+			fmt_bytes(d, sizeof d, num_or(p, "peak_live", 0)), num_or(p, "rss_samples", 0) > 1 ? e : "-");
 	}
 	if (ph->len > MAX_PHASES)
 		fprintf(f, "  ... %zu more\n", ph->len - MAX_PHASES);
@@ -522,24 +535,24 @@ static void allocators_table(FILE *f, const struct arr_doc *al)
 	static struct row rows[64];
 	int nr = 0;
 	/* one row from a numeric key of every allocator */
-#define ROW(lbl, path, kind, mk)                                                                  \
-	do {                                                                                      \
-		struct row *r_ = &rows[nr];                                                       \
-		int any_ = 0;                                                                     \
-		snprintf(r_->label, sizeof r_->label, "%s", lbl);                                 \
-		r_->mark = mk;                                                                    \
-		for (int a = 0; a < na; a++) {                                                    \
-			double v_;                                                                \
-			if (get_num(al->items[a], path, &v_)) {                                   \
-				cell_value(&r_->c[a], kind, v_);                                  \
-				any_ = 1;                                                         \
-			} else {                                                                  \
-				strcpy(r_->c[a].s, "-");                                          \
-				r_->c[a].key = NAN;                                               \
-			}                                                                         \
-		}                                                                                 \
-		if (any_ && nr < 63)                                                              \
-			nr++;                                                                     \
+#define ROW(lbl, path, kind, mk)                                  \
+	do {                                                      \
+		struct row *r_ = &rows[nr];                       \
+		int any_ = 0;                                     \
+		snprintf(r_->label, sizeof r_->label, "%s", lbl); \
+		r_->mark = mk;                                    \
+		for (int a = 0; a < na; a++) {                    \
+			double v_;                                \
+			if (get_num(al->items[a], path, &v_)) {   \
+				cell_value(&r_->c[a], kind, v_);  \
+				any_ = 1;                         \
+			} else {                                  \
+				strcpy(r_->c[a].s, "-");          \
+				r_->c[a].key = NAN;               \
+			}                                         \
+		}                                                 \
+		if (any_ && nr < 63)                              \
+			nr++;                                     \
 	} while (0)
 	ROW("wall time", "time.wall_ns", K_NS, 1);
 	{ /* min-max over the runs */
@@ -550,7 +563,8 @@ static void allocators_table(FILE *f, const struct arr_doc *al)
 		for (int a = 0; a < na; a++) {
 			double lo, hi;
 			r->c[a].key = NAN;
-			if (get_num(al->items[a], "time.wall_ns_min", &lo) && get_num(al->items[a], "time.wall_ns_max", &hi)) {
+			if (get_num(al->items[a], "time.wall_ns_min", &lo) &&
+			    get_num(al->items[a], "time.wall_ns_max", &hi)) {
 				char x[24], y[24];
 				fmt_ns(x, sizeof x, lo);
 				fmt_ns(y, sizeof y, hi);
@@ -594,7 +608,8 @@ static void allocators_table(FILE *f, const struct arr_doc *al)
 				continue;
 			snprintf(key, sizeof key, "zeroing.%s_minor_faults", zmode[m][1]);
 			if (get_num(al->items[a], key, &flt))
-				snprintf(r->c[a].s, sizeof r->c[a].s, "%s, %s pf", fmt_ns(t, sizeof t, ns), fmt_count(pf, sizeof pf, flt));
+				snprintf(r->c[a].s, sizeof r->c[a].s, "%s, %s pf", fmt_ns(t, sizeof t, ns),
+					 fmt_count(pf, sizeof pf, flt));
 			else
 				fmt_ns(r->c[a].s, sizeof r->c[a].s, ns);
 			r->c[a].key = ns;

@@ -30,7 +30,8 @@ static const struct cli_usage usage = {
 	"usage: allocrr [--help] [--version] COMMAND [ARGS]\n",
 	"Record every heap allocation of a program, replay it into allocators,\n"
 	"and analyse it.\n",
-	NULL, list_commands,
+	NULL,
+	list_commands,
 	1, /* what follows COMMAND is the command's */
 };
 

@@ -53,17 +53,17 @@ const char *cli_exe_dir(void);
 
 /* What to replay, how often and how to talk about it. */
 struct cli_replay_plan {
-	const char *cmd;               /* for usage errors: "try 'allocrr CMD --help'" */
-	unsigned runs;                 /* timed replays per allocator, >= 1: medians and min-max */
-	int zeroing;                   /* also replay calloc as malloc, and as malloc + memset */
-	int fragmentation;             /* one more replay that tracks live and usable bytes */
-	struct arr_replay_options opt; /* threads, touch, samples, latency sampling */
-	int touch_set;                 /* opt.touch was asked for: no automatic choice */
-	const char *cache_dir;         /* workload cache; NULL: TRACE.wl */
-	int partial, rebuild;          /* replay a truncated trace; prepare even if cached */
-	int quiet;                     /* no notes on stderr */
-	int progress;                  /* a progress line on stderr (when it is a terminal) */
-	unsigned points;               /* timeline points in the document, at most */
+	const char *cmd;                       /* for usage errors: "try 'allocrr CMD --help'" */
+	unsigned runs;                         /* timed replays per allocator, >= 1: medians and min-max */
+	int zeroing;                           /* also replay calloc as malloc, and as malloc + memset */
+	int fragmentation;                     /* one more replay that tracks live and usable bytes */
+	struct arr_replay_options opt;         /* threads, touch, samples, latency sampling */
+	int touch_set;                         /* opt.touch was asked for: no automatic choice */
+	const char *cache_dir;                 /* workload cache; NULL: TRACE.wl */
+	int partial, rebuild;                  /* replay a truncated trace; prepare even if cached */
+	int quiet;                             /* no notes on stderr */
+	int progress;                          /* a progress line on stderr (when it is a terminal) */
+	unsigned points;                       /* timeline points in the document, at most */
 	const struct arr_replay_phase *phases; /* RSS growth per phase (call ranges) */
 	size_t nphases;
 	/* When not NULL: timed[i] gets spec i's timed run of median wall time (the
@@ -71,7 +71,10 @@ struct cli_replay_plan {
 	struct arr_replay_result *timed;
 	int *timed_ok;
 };
-#define CLI_REPLAY_PLAN_INIT {"replay", 1, 1, 1, ARR_REPLAY_OPTIONS_INIT, 0, NULL, 0, 0, 0, 0, 2000, NULL, 0, NULL, NULL}
+#define CLI_REPLAY_PLAN_INIT                                                                               \
+	{                                                                                                  \
+		"replay", 1, 1, 1, ARR_REPLAY_OPTIONS_INIT, 0, NULL, 0, 0, 0, 0, 2000, NULL, 0, NULL, NULL \
+	}
 
 /* Where the engine and the built-in allocator are. */
 struct cli_replay_env {
@@ -83,8 +86,7 @@ int cli_replay_env_find(struct cli_replay_env *env);
 /* The default allocators (glibc, and builtin if built) into specs[2]; returns how many. */
 size_t cli_replay_default_specs(const struct cli_replay_env *env, const char **specs);
 /* Resolve one spec: 0, EXIT_USAGE (unknown, bad tunables) or EXIT_BAD_INPUT, error printed. */
-int cli_replay_resolve(const char *cmd, const struct cli_replay_env *env, const char *spec,
-		       struct arr_allocator *out);
+int cli_replay_resolve(const char *cmd, const struct cli_replay_env *env, const char *spec, struct arr_allocator *out);
 /* Make sure trace's workload exists (prepare it if absent or stale): 0 and wl_path,
  * *info, or an exit code with the error printed (trace errors name the offset). */
 int cli_replay_workload(const char *trace, const struct cli_replay_plan *plan, char *wl_path, size_t cap,
@@ -115,19 +117,19 @@ struct cli_family_member {
 	const char *program; /* last component of exe */
 	char *exe, *argv;
 	int64_t pid, ppid;
-	uint64_t start_ns;    /* CLOCK_REALTIME at the trace's start */
-	uint64_t events;      /* events of the process's threads (not RSS samples) */
+	uint64_t start_ns; /* CLOCK_REALTIME at the trace's start */
+	uint64_t events;   /* events of the process's threads (not RSS samples) */
 	uint64_t duration_ns;
 	uint64_t file_size;
-	int clean;            /* ended with an END chunk */
-	unsigned end_reason;  /* enum arr_end_reason; ARR_END_NONE when truncated */
-	int parent;           /* index of the parent member, -1 for a top one */
-	int by_exec;          /* the parent is the image this process exec'd from */
-	int head, next;       /* the process's first image; its next (exec), or -1 */
-	int marked;           /* among the largest traces that hold most events */
+	int clean;           /* ended with an END chunk */
+	unsigned end_reason; /* enum arr_end_reason; ARR_END_NONE when truncated */
+	int parent;          /* index of the parent member, -1 for a top one */
+	int by_exec;         /* the parent is the image this process exec'd from */
+	int head, next;      /* the process's first image; its next (exec), or -1 */
+	int marked;          /* among the largest traces that hold most events */
 };
 struct cli_family {
-	char *base; /* FILE */
+	char *base;                  /* FILE */
 	struct cli_family_member *m; /* by start time */
 	size_t n;
 	uint64_t events;

@@ -34,7 +34,8 @@ static const struct cli_usage usage = {
 	"against live bytes, calloc on fresh or reused memory, and phases.\n",
 	"Progress (events, rate, time left) goes to stderr when it is a terminal.\n"
 	"Exit status: 0, 1 for an unreadable or damaged trace, 2 for bad usage.\n",
-	NULL, 0,
+	NULL,
+	0,
 };
 
 struct progress {
@@ -303,7 +304,8 @@ static int analyze_all(const struct analyze_args *a, struct arr_doc *root)
 		plan.progress = 1;
 		if (a->opt.timeline_points)
 			plan.points = a->opt.timeline_points;
-		if ((rc = cli_replays_analyze(chosen, a->allocators, a->nalloc, &plan, arr_doc_set_arr(tdoc, "allocators"))))
+		if ((rc = cli_replays_analyze(chosen, a->allocators, a->nalloc, &plan,
+					      arr_doc_set_arr(tdoc, "allocators"))))
 			status = rc;
 	}
 	return status;

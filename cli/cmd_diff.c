@@ -28,7 +28,8 @@ static const struct cli_usage usage = {
 	"analysed on the fly; with -a they are also replayed into ALLOCATOR.\n",
 	"Colours (on a terminal only; NO_COLOR turns them off): red where B uses\n"
 	"more than A, green where it uses less.\n",
-	NULL, 0,
+	NULL,
+	0,
 };
 
 /* The main rows: label, path in a trace (or an allocator entry), unit. */

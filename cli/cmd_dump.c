@@ -18,13 +18,15 @@ static const struct cli_usage usage = {
 	"Print one event a line, in time order across threads.\n"
 	"With --json, one object per line: t (ns since start), tid, op, and where the\n"
 	"call has them size, nmemb, align, ptr, ret (hex strings, \"0x0\" for NULL), err.\n",
-	NULL, NULL, 0,
+	NULL,
+	NULL,
+	0,
 };
 
 struct filter {
 	uint32_t tids[64];
 	unsigned ntids;
-	uint64_t ops;     /* bit per op; 0 = every op */
+	uint64_t ops;      /* bit per op; 0 = every op */
 	uint64_t from, to; /* ns; to == UINT64_MAX: no end */
 	uint64_t limit;    /* 0 = no limit */
 };
@@ -106,7 +108,9 @@ static void print_stack(const struct arr_trace *tr, struct arr_symbolizer *sy, c
 		n = 128;
 	int k = 0; /* source frames: an address stands for several when calls were inlined */
 	for (int i = 0; i < n; i++) {
-		for (const struct arr_frame_info *fi = arr_symbolize_at(sy, fr[i], arr_trace_stack_epoch(tr, ev->stack)); fi; fi = fi->caller, k++) {
+		for (const struct arr_frame_info *fi =
+			     arr_symbolize_at(sy, fr[i], arr_trace_stack_epoch(tr, ev->stack));
+		     fi; fi = fi->caller, k++) {
 			if (json) {
 				printf("%s{\"addr\":\"0x%llx\",\"func\":", k ? "," : "", (unsigned long long)fr[i]);
 				arr_json_fputs(stdout, fi->func);
@@ -119,8 +123,8 @@ static void print_stack(const struct arr_trace *tr, struct arr_symbolizer *sy, c
 					fputs(",\"inlined\":true", stdout);
 				putchar('}');
 			} else if (fi->file) {
-				printf("\n    #%-2d 0x%llx %s %s:%d%s", k, (unsigned long long)fr[i], fi->func, fi->file, fi->line,
-				       fi->inlined ? " (inlined)" : "");
+				printf("\n    #%-2d 0x%llx %s %s:%d%s", k, (unsigned long long)fr[i], fi->func,
+				       fi->file, fi->line, fi->inlined ? " (inlined)" : "");
 			} else {
 				printf("\n    #%-2d 0x%llx %s", k, (unsigned long long)fr[i], fi->func);
 			}

@@ -16,7 +16,9 @@ static const struct cli_usage usage = {
 	"For each trace: the recorded process, duration, events by operation,\n"
 	"threads, bytes requested, peak live bytes, trace bytes per event, and\n"
 	"whether the trace ended cleanly or was truncated.\n",
-	NULL, NULL, 0,
+	NULL,
+	NULL,
+	0,
 };
 
 static int info_one(const char *path, int json)
@@ -48,8 +50,8 @@ static int info_one(const char *path, int json)
 	if (json) {
 		printf("{\"file\":");
 		arr_json_fputs(stdout, path);
-		printf(",\"format\":\"%u.%u\",\"pid\":%" PRId64 ",\"ppid\":%" PRId64 ",\"exe\":",
-		       meta->major, meta->minor, meta->pid, meta->ppid);
+		printf(",\"format\":\"%u.%u\",\"pid\":%" PRId64 ",\"ppid\":%" PRId64 ",\"exe\":", meta->major,
+		       meta->minor, meta->pid, meta->ppid);
 		arr_json_fputs(stdout, meta->exe);
 		printf(",\"argv\":");
 		arr_json_fputs(stdout, meta->argv);
@@ -75,9 +77,8 @@ static int info_one(const char *path, int json)
 		       ",\"live_bytes_at_end\":%" PRIu64 ",\"live_blocks_at_end\":%" PRIu64
 		       ",\"unknown_frees\":%" PRIu64 ",\"peak_rss\":%" PRIu64 ",\"file_size\":%" PRIu64
 		       ",\"bytes_per_event\":%.3f,\"clean\":%s,\"ending\":\"%s\"",
-		       s.failed, s.threads, s.bytes_requested, s.peak_live_bytes, s.peak_live_blocks,
-		       s.live_bytes, s.live_blocks, s.unknown_frees, s.peak_rss, size, bpe,
-		       clean ? "true" : "false", ending);
+		       s.failed, s.threads, s.bytes_requested, s.peak_live_bytes, s.peak_live_blocks, s.live_bytes,
+		       s.live_blocks, s.unknown_frees, s.peak_rss, size, bpe, clean ? "true" : "false", ending);
 		if (clean)
 			printf(",\"status\":%d", end->status);
 		printf(",\"skipped_chunks\":%" PRIu64 "}\n", arr_trace_skipped_chunks(tr));
@@ -92,11 +93,10 @@ static int info_one(const char *path, int json)
 		printf("  command      %s\n", meta->argv);
 		if (meta->parent_trace)
 			printf("  forked from  %s\n", meta->parent_trace);
-		printf("  recorded by  %s, %s, format %u.%u\n", meta->recorder, meta->libc, meta->major,
-		       meta->minor);
+		printf("  recorded by  %s, %s, format %u.%u\n", meta->recorder, meta->libc, meta->major, meta->minor);
 		printf("  duration     %.3f s\n", (double)duration / 1e9);
-		printf("  events       %" PRIu64 " calls (%" PRIu64 " failed), %" PRIu64 " threads\n",
-		       s.calls, s.failed, s.threads);
+		printf("  events       %" PRIu64 " calls (%" PRIu64 " failed), %" PRIu64 " threads\n", s.calls,
+		       s.failed, s.threads);
 		for (unsigned op = 1; op < ARR_OP_MAX_; op++)
 			if (arr_op_name(op) && s.ops[op])
 				printf("    %-16s %" PRIu64 "\n", arr_op_name(op), s.ops[op]);

@@ -101,10 +101,7 @@ static enum old_file classify(const char *path)
 	return same && n > 0 && arr_trace_has_magic(head, (size_t)n) ? OLD_TRACE : OLD_OTHER;
 }
 
-static int by_version(const void *a, const void *b)
-{
-	return strverscmp(*(char *const *)a, *(char *const *)b);
-}
+static int by_version(const void *a, const void *b) { return strverscmp(*(char *const *)a, *(char *const *)b); }
 
 /* Remove the traces of an earlier run to FILE: FILE and FILE.<pid>[.<n>]
  * that are traces, and say which. Anything else stays; the output itself
@@ -123,7 +120,8 @@ static int remove_old_traces(const char *output, const char *shown, int quiet)
 		return EXIT_USAGE;
 	case OLD_OTHER:
 		cli_error("'%s' exists and is not an allocrr trace; not replacing it (remove it or choose "
-			  "another -o)", shown);
+			  "another -o)",
+			  shown);
 		return EXIT_USAGE;
 	}
 	char **gone = NULL;
@@ -206,7 +204,8 @@ static void warn_unrecordable(const char *cmd)
 		return;
 	if (((st.st_mode & S_ISUID) && st.st_uid != geteuid()) || ((st.st_mode & S_ISGID) && st.st_gid != getegid())) {
 		cli_error("'%s' is set-user-ID or set-group-ID: the loader ignores LD_PRELOAD for it, so it "
-			  "cannot be recorded (it runs unrecorded)", file);
+			  "cannot be recorded (it runs unrecorded)",
+			  file);
 		return;
 	}
 	int fd = open(file, O_RDONLY | O_CLOEXEC);
@@ -229,7 +228,8 @@ static void warn_unrecordable(const char *cmd)
 	close(fd);
 	if (is_static)
 		cli_error("'%s' is statically linked: no loader runs to preload the recorder into it, so it "
-			  "cannot be recorded (it runs unrecorded)", file);
+			  "cannot be recorded (it runs unrecorded)",
+			  file);
 }
 
 /* The command line of one `allocrr record`, and what load() derives from it. */
@@ -238,7 +238,7 @@ struct record_args {
 	long rss_ms, stacks;
 	uint64_t sample; /* --stack-sample: mean bytes between stacks; 0: every allocation */
 	int no_children, quiet;
-	char **cmd; /* CMD [ARG...], NULL-terminated */
+	char **cmd;                 /* CMD [ARG...], NULL-terminated */
 	char abs_out[PATH_MAX * 2]; /* the output, absolute: the program may chdir */
 	char preload[PATH_MAX * 2]; /* LD_PRELOAD for it */
 };
@@ -377,7 +377,8 @@ static int render(const struct record_args *a, int status)
 {
 	if (!a->quiet && show_family(a->output) == 0 && !(WIFEXITED(status) && WEXITSTATUS(status) >= 126))
 		cli_error("no trace was written: '%s' never loaded the recorder "
-			  "(statically linked, or setuid?)", a->cmd[0]);
+			  "(statically linked, or setuid?)",
+			  a->cmd[0]);
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status);
 	if (WIFSIGNALED(status)) {

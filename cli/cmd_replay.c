@@ -30,7 +30,9 @@ static const struct cli_usage usage = {
 	"Replay every allocation call of TRACE, with the same functions, arguments\n"
 	"and order, into each allocator in its own fresh process, and compare time,\n"
 	"latency, page faults and resident memory.\n",
-	NULL, NULL, 0,
+	NULL,
+	NULL,
+	0,
 };
 
 static int parse_threads(const char *cmd, const char *opt, const char *arg, void *target)
@@ -96,7 +98,6 @@ static int parse_phase(char *s, struct arr_replay_phase *ph)
 
 static enum arr_replay_touch touch_used; /* after arr_replay_choose_touch() */
 
-
 /* The driver's sections of entry e, after the flat keys of a result. */
 static void print_sections(const struct arr_doc *e)
 {
@@ -144,8 +145,8 @@ static void print_json(const char *trace, const char *wl_path, const struct arr_
 		       ",\"divergence\":{\"failed_now\":%" PRIu64 ",\"succeeded_now\":%" PRIu64
 		       ",\"sync_mismatch\":%" PRIu64 ",\"substituted_functions\":%" PRIu64 "}"
 		       ",\"timer_overhead_ns\":%.2f,\"latency\":{",
-		       r->threads_used, r->wall_ns, r->cpu_ns, r->ops, r->ops ? (double)r->wall_ns / (double)r->ops : 0.0,
-		       r->peak_rss, r->final_rss, r->ideal_rss,
+		       r->threads_used, r->wall_ns, r->cpu_ns, r->ops,
+		       r->ops ? (double)r->wall_ns / (double)r->ops : 0.0, r->peak_rss, r->final_rss, r->ideal_rss,
 		       r->ideal_rss ? (double)r->peak_rss / (double)r->ideal_rss : 0.0, r->baseline_rss,
 		       r->minor_faults, r->major_faults, r->sync_wait_ns, r->anomalies, r->div.failed_now,
 		       r->div.succeeded_now, r->div.sync_mismatch, r->div.substituted,
@@ -155,8 +156,9 @@ static void print_json(const char *trace, const char *wl_path, const struct arr_
 			const struct arr_latency *l = &r->latency[op];
 			if (!l->count)
 				continue;
-			printf("%s\"%s\":{\"count\":%" PRIu64 ",\"p50\":%" PRIu64 ",\"p90\":%" PRIu64 ",\"p99\":%" PRIu64
-			       ",\"p999\":%" PRIu64 ",\"max\":%" PRIu64 ",\"resolution_ns\":%" PRIu64 "}",
+			printf("%s\"%s\":{\"count\":%" PRIu64 ",\"p50\":%" PRIu64 ",\"p90\":%" PRIu64
+			       ",\"p99\":%" PRIu64 ",\"p999\":%" PRIu64 ",\"max\":%" PRIu64
+			       ",\"resolution_ns\":%" PRIu64 "}",
 			       lf ? "" : ",", arr_op_name(op), l->count, l->p50, l->p90, l->p99, l->p999, l->max,
 			       arr_replay_resolution_ns(r));
 			lf = 0;
@@ -199,11 +201,8 @@ static void row(const char *label, cell_fn fn, const struct arr_replay_result *r
 	putchar('\n');
 }
 
-#define CELL(name, ...)                                                       \
-	static void name(char *b, size_t cap, const struct arr_replay_result *r) \
-	{                                                                     \
-		snprintf(b, cap, __VA_ARGS__);                                 \
-	}
+#define CELL(name, ...) \
+	static void name(char *b, size_t cap, const struct arr_replay_result *r) { snprintf(b, cap, __VA_ARGS__); }
 CELL(c_threads, "%u", r->threads_used)
 CELL(c_wall, "%.3f ms", (double)r->wall_ns / 1e6)
 CELL(c_cpu, "%.3f ms", (double)r->cpu_ns / 1e6)
@@ -339,7 +338,8 @@ static void print_table(const char *trace, const struct arr_workload_info *info,
 			if (!ok[i])
 				continue;
 			const struct arr_latency *l = &res[i].latency[op];
-			uint64_t rn = arr_replay_resolution_ns(&res[i]), v[5] = {l->p50, l->p90, l->p99, l->p999, l->max};
+			uint64_t rn = arr_replay_resolution_ns(&res[i]),
+				 v[5] = {l->p50, l->p90, l->p99, l->p999, l->max};
 			char buf[128];
 			int len = 0;
 			for (int k = 0; k < 5; k++) {

@@ -36,7 +36,8 @@ static const struct cli_usage usage = {
 	"HTML page. The config's schema: docs/report-config.md.\n",
 	"Exit status: 0 all checks pass; 1 bad input (a trace, a replay, a missing\n"
 	"result); 2 bad usage or config (file:line:column named); 3 a check is broken.\n",
-	NULL, 0,
+	NULL,
+	0,
 };
 
 struct paths {
@@ -205,8 +206,8 @@ static void print_broken(const struct arr_doc *checks)
 		const char *alloc = arr_doc_as_str(arr_doc_get(c, "allocator"));
 		const char *err = arr_doc_as_str(arr_doc_get(c, "error"));
 		char where[1024];
-		snprintf(where, sizeof where, "'%s'%s%s%s", trace ? trace : "", alloc ? " into '" : "", alloc ? alloc : "",
-			 alloc ? "'" : "");
+		snprintf(where, sizeof where, "'%s'%s%s%s", trace ? trace : "", alloc ? " into '" : "",
+			 alloc ? alloc : "", alloc ? "'" : "");
 		if (err) {
 			cli_error("check '%s' broken for %s: %s", check, where, err);
 			continue;
@@ -352,7 +353,8 @@ static int assemble(struct job *j, struct unit_result *res, size_t nunits, const
 					if (!quiet)
 						fprintf(stderr, "allocrr: no HTML: this allocrr was built without "
 								"libjs-dygraphs and libjs-chart.js\n");
-				} else if ((rc = write_file(dir, cfg->html, arr_report_write_html, doc, title, quiet))) {
+				} else if ((rc = write_file(dir, cfg->html, arr_report_write_html, doc, title,
+							    quiet))) {
 					status = rc;
 				}
 			}
@@ -427,8 +429,9 @@ static int run_unit(struct job *j, size_t k, struct unit_result *r)
 		struct arr_allocator res;
 		if (arr_allocator_resolve(al->spec, j->env.builtin_lib, &res) == ARR_ENOTFOUND) {
 			if (!j->quiet)
-				fprintf(stderr, "allocrr: skipping optional allocator '%s': %s not found%s%s\n", al->spec,
-					res.lib, res.package ? "; install " : "", res.package ? res.package : "");
+				fprintf(stderr, "allocrr: skipping optional allocator '%s': %s not found%s%s\n",
+					al->spec, res.lib, res.package ? "; install " : "",
+					res.package ? res.package : "");
 			r->skipped = 1;
 			return 0;
 		}
@@ -516,8 +519,8 @@ static int read_unit(const struct job *j, const char *dir, size_t k, struct unit
 	double st = 0;
 	if (!tr || strcmp(tr, j->traces.v[unit_trace(j, k)]) || (a >= 0) != (al != NULL) ||
 	    (al && strcmp(al, j->cfg.allocators[a].spec)) || arr_doc_as_num(arr_doc_get(d, "status"), &st)) {
-		cli_error("'%s' is not unit %zu of this plan (trace '%s', allocator '%s'); make the plan again", path, k,
-			  j->traces.v[unit_trace(j, k)], a >= 0 ? j->cfg.allocators[a].spec : "-");
+		cli_error("'%s' is not unit %zu of this plan (trace '%s', allocator '%s'); make the plan again", path,
+			  k, j->traces.v[unit_trace(j, k)], a >= 0 ? j->cfg.allocators[a].spec : "-");
 		arr_doc_free(d);
 		return EXIT_BAD_INPUT;
 	}
@@ -571,8 +574,9 @@ static int print_plan(const struct job *j, const char *config, const char *resul
 		putchar('\n');
 	}
 	if (!j->quiet)
-		fprintf(stderr, "allocrr: %zu units (%zu traces x (analyses + %zu allocator variants)); when they are done: "
-				"allocrr report --results %s %s\n",
+		fprintf(stderr,
+			"allocrr: %zu units (%zu traces x (analyses + %zu allocator variants)); when they are done: "
+			"allocrr report --results %s %s\n",
 			n, j->traces.n, j->cfg.nallocators, res, config);
 	return 0;
 }
@@ -749,18 +753,19 @@ static int run_in_children(struct job *j, const struct report_args *a, size_t nu
 
 /* Every unit's result into res: read from the directory from (--results, or
  * the children's), or run here one after another. */
-static void gather(struct job *j, const struct report_args *a, const char *from, struct unit_result *res,
-		   size_t nunits)
+static void gather(struct job *j, const struct report_args *a, const char *from, struct unit_result *res, size_t nunits)
 {
 	for (size_t k = 0; k < nunits; k++) {
 		if (from) {
 			int rc = read_unit(j, from, k, &res[k]);
 			if (rc < 0) {
-				cli_error("unit %zu (trace '%s', %s%s) has no result in '%s'; run: allocrr report --results %s "
-					  "--unit %zu %s",
-					  k, j->traces.v[unit_trace(j, k)], unit_alloc(j, k) >= 0 ? "allocator " : "analyses",
-					  unit_alloc(j, k) >= 0 ? j->cfg.allocators[unit_alloc(j, k)].spec : "", from, from, k,
-					  a->config);
+				cli_error(
+					"unit %zu (trace '%s', %s%s) has no result in '%s'; run: allocrr report --results %s "
+					"--unit %zu %s",
+					k, j->traces.v[unit_trace(j, k)],
+					unit_alloc(j, k) >= 0 ? "allocator " : "analyses",
+					unit_alloc(j, k) >= 0 ? j->cfg.allocators[unit_alloc(j, k)].spec : "", from,
+					from, k, a->config);
 				res[k].status = EXIT_BAD_INPUT;
 			} else if (rc) {
 				res[k].status = rc;

@@ -100,10 +100,7 @@ static void family_base(const char *path, char *base, size_t cap)
 		snprintf(base, cap, "%s", b1);
 }
 
-static char *xstrdup(const char *s)
-{
-	return strdup(s ? s : "");
-}
+static char *xstrdup(const char *s) { return strdup(s ? s : ""); }
 
 /* Header and chunk headers of one trace. */
 static int read_member(struct cli_family_member *m)
@@ -379,7 +376,8 @@ int cli_family_resolve(const char *arg, const char *select, int quiet, char *out
 	const struct cli_family_member *m = &f.m[i];
 	snprintf(out, cap, "%s", (select && *select) || f.n > 1 ? m->path : path);
 	if (!quiet && f.n > 1)
-		fprintf(stderr, "allocrr: using %s (%s, pid %" PRId64 ", %" PRIu64 " of the family's %" PRIu64
+		fprintf(stderr,
+			"allocrr: using %s (%s, pid %" PRId64 ", %" PRIu64 " of the family's %" PRIu64
 			" events in %zu traces%s)\n",
 			m->path, m->program, m->pid, m->events, f.events, f.n,
 			select && *select ? "" : "; the largest: choose with --select NAME or FILE@NAME");
@@ -407,11 +405,11 @@ static void commas(char *buf, size_t cap, uint64_t v)
 #define TREE_LABEL_MAX 56
 
 struct tree_ctx {
-	FILE *out;                 /* NULL: only measure the widest label */
+	FILE *out; /* NULL: only measure the widest label */
 	const struct cli_family *f;
-	const char *shown;         /* per member */
-	int width;                 /* of the program column */
-	int dir_len;               /* chars of the family's directory to drop from paths */
+	const char *shown; /* per member */
+	int width;         /* of the program column */
+	int dir_len;       /* chars of the family's directory to drop from paths */
 };
 
 static void tree_line(struct tree_ctx *c, int i, const char *prefix, const char *conn)

@@ -74,8 +74,7 @@ size_t cli_replay_default_specs(const struct cli_replay_env *env, const char **s
 	return n;
 }
 
-int cli_replay_resolve(const char *cmd, const struct cli_replay_env *env, const char *spec,
-		       struct arr_allocator *out)
+int cli_replay_resolve(const char *cmd, const struct cli_replay_env *env, const char *spec, struct arr_allocator *out)
 {
 	int rc = arr_allocator_resolve(spec, env->builtin_lib, out);
 	if (rc == ARR_EINVAL)
@@ -197,8 +196,8 @@ static void progress_step(struct progress *p, const char *alloc, const char *wha
 	char eta[32] = "";
 	if (p->done)
 		snprintf(eta, sizeof eta, ", ETA %.0f s", el / p->done * (p->total - p->done));
-	fprintf(stderr, "\r\033[Kallocrr: replay %u/%u: %s, %s (%.0f s%s)", p->done + 1, p->total, alloc, what,
-		el, eta);
+	fprintf(stderr, "\r\033[Kallocrr: replay %u/%u: %s, %s (%.0f s%s)", p->done + 1, p->total, alloc, what, el,
+		eta);
 	fflush(stderr);
 }
 
@@ -419,8 +418,7 @@ static int run_set(struct replays *x, size_t i, unsigned k, struct arr_replay_re
 }
 
 /* Every replay of allocator i, and its entry appended to allocators. Returns 0 or EXIT_BAD_INPUT. */
-static int replay_allocator(struct replays *x, size_t i, const struct cli_replay_plan *plan,
-			    struct arr_doc *allocators)
+static int replay_allocator(struct replays *x, size_t i, const struct cli_replay_plan *plan, struct arr_doc *allocators)
 {
 	struct arr_replay_result *z[S_N];
 	int have[S_N] = {0}, failed = 0;

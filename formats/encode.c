@@ -36,8 +36,8 @@ static void zfree(void *opaque, void *addr)
 	mem->free(p, size + 16, mem->ctx);
 }
 
-int arr__encoder_init(struct arr_encoder *enc, const struct arr_mem *mem, size_t max_words,
-		      int level, uint32_t time_unit)
+int arr__encoder_init(struct arr_encoder *enc, const struct arr_mem *mem, size_t max_words, int level,
+		      uint32_t time_unit)
 {
 	memset(enc, 0, sizeof *enc);
 	enc->mem = *mem;
@@ -107,10 +107,7 @@ size_t arr__encoder_bound(const struct arr_encoder *enc)
 	       ARR_MODULES_HDR + enc->col_cap;
 }
 
-static inline uint32_t hash_ptr(uint64_t p)
-{
-	return (uint32_t)((p >> 4) * 0x9E3779B97F4A7C15ull >> 32);
-}
+static inline uint32_t hash_ptr(uint64_t p) { return (uint32_t)((p >> 4) * 0x9E3779B97F4A7C15ull >> 32); }
 
 /* Map values: an allocation number, or a free number with MAP_FREED; a
  * slot packs one under the address's low 48 bits. A hit only needs to name
@@ -157,11 +154,11 @@ struct run {
 	uint8_t *c[ARR_NCOLS_MAX]; /* each column's end */
 	uint8_t *sn, *mo;          /* ends of the stack nodes and module entries */
 	uint32_t nnodes, nmods;
-	uint64_t prev_addr;        /* the previous stack node's address */
-	uint64_t prev_sid;         /* the previous stack id */
+	uint64_t prev_addr; /* the previous stack node's address */
+	uint64_t prev_sid;  /* the previous stack id */
 	uint64_t first_t, last_t, prev_q;
-	uint64_t prev_ret;         /* the previous returned pointer */
-	uint64_t prev_miss;        /* the previous pointer argument coded as a delta */
+	uint64_t prev_ret;  /* the previous returned pointer */
+	uint64_t prev_miss; /* the previous pointer argument coded as a delta */
 	uint32_t nallocs, nfrees, nevents;
 };
 
@@ -236,13 +233,13 @@ HOT void encode_stack(struct run *r, uint64_t sid)
  */
 enum { S_NONE, S_SIZE_RET, S_AUX_SIZE_RET, S_PTR_SIZE_RET, S_PTR_AUX_SIZE_RET, S_PTR, S_PID, S_AMOUNT, S_STR };
 #define AUX_F (ARR_OPF_NMEMB | ARR_OPF_ALIGN)
-#define SHAPE(f)                                                                                        \
-	((f) & ARR_OPF_STR      ? S_STR                                                                 \
-	 : (f) & ARR_OPF_PID    ? S_PID                                                                 \
-	 : (f) & ARR_OPF_AMOUNT ? S_AMOUNT                                                              \
-	 : !((f) & ARR_OPF_RET) ? ((f) & ARR_OPF_PTR ? S_PTR : S_NONE)                                  \
-	 : (f) & ARR_OPF_PTR    ? ((f) & AUX_F ? S_PTR_AUX_SIZE_RET : S_PTR_SIZE_RET)                   \
-				: ((f) & AUX_F ? S_AUX_SIZE_RET : S_SIZE_RET))
+#define SHAPE(f)                                                                  \
+	((f)&ARR_OPF_STR      ? S_STR                                             \
+	 : (f)&ARR_OPF_PID    ? S_PID                                             \
+	 : (f)&ARR_OPF_AMOUNT ? S_AMOUNT                                          \
+	 : !((f)&ARR_OPF_RET) ? ((f)&ARR_OPF_PTR ? S_PTR : S_NONE)                \
+	 : (f)&ARR_OPF_PTR    ? ((f)&AUX_F ? S_PTR_AUX_SIZE_RET : S_PTR_SIZE_RET) \
+			      : ((f)&AUX_F ? S_AUX_SIZE_RET : S_SIZE_RET))
 static const uint8_t op_shape[ARR_OP_MAX_] = {
 #define OP_SHAPE(name, val, str, args, facts) [val] = SHAPE(facts),
 	ARR_OP_MAP(OP_SHAPE)
@@ -250,7 +247,7 @@ static const uint8_t op_shape[ARR_OP_MAX_] = {
 };
 /* The shapes assume what every allocating call has: a size. */
 #define OP_SHAPE_OK(name, val, str, args, facts) \
-	_Static_assert(!((facts) & ARR_OPF_RET) || ((facts) & ARR_OPF_SIZE), #name " returns a block of no size");
+	_Static_assert(!((facts)&ARR_OPF_RET) || ((facts)&ARR_OPF_SIZE), #name " returns a block of no size");
 ARR_OP_MAP(OP_SHAPE_OK)
 #undef OP_SHAPE_OK
 
@@ -394,8 +391,7 @@ static size_t write_stack_chunks(const struct arr_encoder *enc, const struct run
 
 /* The events chunk: column lengths, then the columns, compressed. Returns
  * its size or a negative code. */
-static long write_events_chunk(struct arr_encoder *enc, const struct run *r, uint32_t tid, uint8_t *out,
-			       size_t out_cap)
+static long write_events_chunk(struct arr_encoder *enc, const struct run *r, uint32_t tid, uint8_t *out, size_t out_cap)
 {
 	const int ncols = enc->stacks ? ARR_NCOLS_MAX : ARR_NCOLS;
 	uint8_t *p = enc->payload;
@@ -415,7 +411,9 @@ static long write_events_chunk(struct arr_encoder *enc, const struct run *r, uin
 		return ARR_ECOMPRESS;
 	size_t body_size = ARR_EVENTS_HDR + z;
 	arr__chunk_prefix_write(out, ARR_CHUNK_EVENTS, enc->stacks ? ARR_EVF_STACKS : 0, (uint32_t)body_size);
-	struct arr__events_hdr eh = {.tid = tid, .nevents = r->nevents, .first_t = r->first_t,
+	struct arr__events_hdr eh = {.tid = tid,
+				     .nevents = r->nevents,
+				     .first_t = r->first_t,
 				     .last_t = r->last_t >> enc->time_shift << enc->time_shift,
 				     .raw_size = (uint32_t)raw};
 	arr__events_hdr_write(body, &eh);
@@ -452,16 +450,22 @@ static int encode_records(struct run *out, const uint64_t *w, size_t nwords)
 	return rc;
 }
 
-long arr__encode_events(struct arr_encoder *enc, uint32_t tid, const uint64_t *w, size_t nwords,
-			uint8_t *out, size_t out_cap)
+long arr__encode_events(struct arr_encoder *enc, uint32_t tid, const uint64_t *w, size_t nwords, uint8_t *out,
+			size_t out_cap)
 {
 	if (nwords > enc->max_words)
 		return ARR_ERANGE;
 	if (out_cap < arr__encoder_bound(enc))
 		return ARR_ERANGE;
 	memset(enc->map, 0, ((size_t)enc->hmask + 1) * sizeof *enc->map);
-	struct run r = {.map = enc->map, .hmask = enc->hmask, .shift = enc->time_shift, .t_base = enc->t_base,
-			.t_mult = enc->t_mult, .stacks = enc->stacks, .sn = enc->aux[0], .mo = enc->aux[1]};
+	struct run r = {.map = enc->map,
+			.hmask = enc->hmask,
+			.shift = enc->time_shift,
+			.t_base = enc->t_base,
+			.t_mult = enc->t_mult,
+			.stacks = enc->stacks,
+			.sn = enc->aux[0],
+			.mo = enc->aux[1]};
 	for (int k = 0; k < ARR_NCOLS_MAX; k++)
 		r.c[k] = enc->col[k];
 	int rc = encode_records(&r, w, nwords);
@@ -521,8 +525,10 @@ long arr__encode_header(const struct arr_header_info *info, uint8_t *out, size_t
 		p = put_tlv_u64(p, end, ARR_META_STACK_SAMPLE, info->stack_sample_bytes);
 	if (!p)
 		return ARR_ERANGE;
-	struct arr__file_hdr h = {.major = ARR_TRACE_MAJOR, .minor = ARR_TRACE_MINOR_WRITTEN(info->features),
-				  .hdr_size = (uint32_t)(p - out), .features = info->features};
+	struct arr__file_hdr h = {.major = ARR_TRACE_MAJOR,
+				  .minor = ARR_TRACE_MINOR_WRITTEN(info->features),
+				  .hdr_size = (uint32_t)(p - out),
+				  .features = info->features};
 	arr__file_hdr_write(out, &h);
 	return p - out;
 }

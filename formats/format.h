@@ -63,7 +63,9 @@ static inline void arr_le64_write(void *p, uint64_t v)
  * File header: magic, the fixed fields below, then metadata TLVs up to
  * hdr_size. Offsets are from the start of the file.
  */
-#define ARR_MAGIC "\x89" "ATRACE\n" /* 8 bytes: high bit, name, newline */
+#define ARR_MAGIC \
+	"\x89"    \
+	"ATRACE\n" /* 8 bytes: high bit, name, newline */
 #define ARR_MAGIC_LEN 8
 enum {
 	ARR_FH_MAJOR = 8,     /* u16 */
@@ -106,7 +108,7 @@ static inline void arr__file_hdr_read(const uint8_t *p, struct arr__file_hdr *h)
 /* The minor version this writer puts in headers: 1.1 added mark events,
  * 1.2 stacks (stack and module chunks, the stack column). A trace without
  * stacks is a 1.1 trace, byte for byte what a 1.1 writer made. */
-#define ARR_TRACE_MINOR_WRITTEN(features) ((features) & ARR_FEAT_STACKS ? ARR_TRACE_MINOR : 1)
+#define ARR_TRACE_MINOR_WRITTEN(features) ((features)&ARR_FEAT_STACKS ? ARR_TRACE_MINOR : 1)
 
 /* Metadata TLV: u16 key, u32 len, len bytes. Unknown keys are skipped. */
 enum { ARR_TLV_KEY = 0, ARR_TLV_LEN = 2, ARR_TLV_HDR = 6 };
@@ -151,9 +153,9 @@ static inline void arr__chunk_prefix_read(const uint8_t *p, struct arr__chunk_pr
 }
 
 enum arr_chunk_type {
-	ARR_CHUNK_EVENTS = 1, /* events of one thread, zstd-compressed columns */
-	ARR_CHUNK_END = 2,    /* clean end of the trace */
-	ARR_CHUNK_STACKS = 3, /* new call-stack nodes (1.2) */
+	ARR_CHUNK_EVENTS = 1,  /* events of one thread, zstd-compressed columns */
+	ARR_CHUNK_END = 2,     /* clean end of the trace */
+	ARR_CHUNK_STACKS = 3,  /* new call-stack nodes (1.2) */
 	ARR_CHUNK_MODULES = 4, /* loaded modules (1.2) */
 };
 /* Events chunk flags: the payload has a ninth column, stack ids (1.2). */
@@ -168,12 +170,12 @@ enum { ARR_SH_TID = 0, ARR_SH_COUNT = 4, ARR_STACKS_HDR = 8 };
  * path. Entry offsets are from the entry's start. */
 enum { ARR_MH_COUNT = 0, ARR_MH_RESERVED = 4, ARR_MODULES_HDR = 8 };
 enum {
-	ARR_ME_KIND = 0,       /* u8 */
-	ARR_ME_T = 1,          /* u64 */
-	ARR_ME_BASE = 9,       /* u64 */
-	ARR_ME_SIZE = 17,      /* u64 */
+	ARR_ME_KIND = 0,          /* u8 */
+	ARR_ME_T = 1,             /* u64 */
+	ARR_ME_BASE = 9,          /* u64 */
+	ARR_ME_SIZE = 17,         /* u64 */
 	ARR_ME_BUILD_ID_LEN = 25, /* u8, then the build id */
-	ARR_ME_FIXED = 26,     /* then u16 path length and the path */
+	ARR_ME_FIXED = 26,        /* then u16 path length and the path */
 	ARR_ME_PATH_LEN = 2
 };
 #define ARR_MODULE_BUILD_ID_MAX 64

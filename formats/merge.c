@@ -58,20 +58,20 @@ struct ahead {
 		int rc;
 		struct cursor *c; /* rc == 0: the decoded chunk */
 	} q[AHEAD_DEPTH];
-	size_t head, count;   /* the queue: q[head], ... in index order */
+	size_t head, count; /* the queue: q[head], ... in index order */
 	uint64_t queued_events;
 	struct cursor *spare; /* buffers for the worker */
 };
 
 struct arr_merge {
 	struct arr_trace *tr;
-	struct ahead *ahead;  /* NULL: no read-ahead (small trace, or it failed) */
+	struct ahead *ahead; /* NULL: no read-ahead (small trace, or it failed) */
 	struct idx *idx;
 	size_t nidx, next;
 	int index_rc; /* error that cut the index pass short, delivered at the end */
 	struct cursor **heap;
 	size_t nheap, heapcap;
-	struct cursor *last; /* popped cursor whose event the caller holds */
+	struct cursor *last;  /* popped cursor whose event the caller holds */
 	struct cursor *spare; /* finished cursors, buffers kept for reuse */
 	uint64_t open_events; /* in the heap and last: what the memory limit counts */
 };
@@ -364,7 +364,8 @@ static int open_next(struct arr_merge *m)
 		ahead_stop(m);
 		return arr__trace_fail(m->tr, ARR_ECORRUPT, x->offset,
 				       "more than %llu MiB of events in chunks that overlap in time (the merge's "
-				       "memory limit)", (unsigned long long)(ARR_MERGE_MAX_BYTES >> 20));
+				       "memory limit)",
+				       (unsigned long long)(ARR_MERGE_MAX_BYTES >> 20));
 	}
 	struct cursor *c;
 	if (!ahead_take(m, i, &c)) {
@@ -393,8 +394,7 @@ static __attribute__((noinline)) int merge_next_slow(struct arr_merge *m, struct
 		}
 	}
 	/* Open every chunk that starts no later than the earliest pending event. */
-	while (m->next < m->nidx &&
-	       (m->nheap == 0 || m->idx[m->next].first_t <= m->heap[0]->ev[m->heap[0]->pos].t)) {
+	while (m->next < m->nidx && (m->nheap == 0 || m->idx[m->next].first_t <= m->heap[0]->ev[m->heap[0]->pos].t)) {
 		int rc = open_next(m);
 		if (rc)
 			return rc;

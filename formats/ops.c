@@ -11,10 +11,7 @@ static const char *const op_names[ARR_OP_MAX_] = {
 #undef ARR_OP_NAME
 };
 
-const char *arr_op_name(unsigned op)
-{
-	return op < ARR_OP_MAX_ ? op_names[op] : NULL;
-}
+const char *arr_op_name(unsigned op) { return op < ARR_OP_MAX_ ? op_names[op] : NULL; }
 
 unsigned arr_op_from_name(const char *name)
 {
@@ -27,7 +24,9 @@ unsigned arr_op_from_name(const char *name)
 const char *arr_end_name(unsigned reason)
 {
 	switch (reason) {
-#define ARR_END_CASE(name, val, str) case val: return str;
+#define ARR_END_CASE(name, val, str) \
+	case val:                    \
+		return str;
 		ARR_END_MAP(ARR_END_CASE)
 #undef ARR_END_CASE
 	}

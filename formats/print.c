@@ -16,10 +16,14 @@ static int utf8_len(const unsigned char *s)
 	if (c >= 0xf5 || n < 2)
 		return 0;
 	unsigned lo = 0x80, hi = 0xbf; /* range of the second byte */
-	if (c == 0xe0) lo = 0xa0;
-	else if (c == 0xed) hi = 0x9f;
-	else if (c == 0xf0) lo = 0x90;
-	else if (c == 0xf4) hi = 0x8f;
+	if (c == 0xe0)
+		lo = 0xa0;
+	else if (c == 0xed)
+		hi = 0x9f;
+	else if (c == 0xf0)
+		lo = 0x90;
+	else if (c == 0xf4)
+		hi = 0x8f;
 	if (s[1] < lo || s[1] > hi)
 		return 0;
 	for (int i = 2; i < n; i++)
@@ -210,14 +214,18 @@ int arr_event_fprint_text(FILE *f, const struct arr_event *ev)
 		*p++ = ')';
 	}
 	switch (ev->op) { /* the events that are no calls */
-	case ARR_OP_FORK: p = put_i64(put_str(p, "child "), (int64_t)ev->ptr); break;
+	case ARR_OP_FORK:
+		p = put_i64(put_str(p, "child "), (int64_t)ev->ptr);
+		break;
 	case ARR_OP_EXEC:
 	case ARR_OP_MARK:
 		fwrite(buf, 1, (size_t)(p - buf), f);
 		fputs(ev->str ? ev->str : "", f);
 		p = buf;
 		break;
-	case ARR_OP_RSS: p = put_str(put_u64(p, ev->size), " bytes"); break;
+	case ARR_OP_RSS:
+		p = put_str(put_u64(p, ev->size), " bytes");
+		break;
 	}
 	if (fl & ARR_OPF_RET)
 		p = put_hex(put_str(p, " = "), ev->ret);

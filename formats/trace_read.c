@@ -58,7 +58,7 @@ struct arr_trace {
 		uint64_t addr;
 		uint32_t parent;
 		uint32_t depth; /* 0: no such node */
-	} *nodes;
+	} * nodes;
 	size_t nodecap;
 	uint64_t nnodes;
 	struct arr_module *mods;
@@ -144,9 +144,8 @@ static int bad_magic(struct arr_trace *tr, const uint8_t *p)
 {
 	char shown[ARR_MAGIC_LEN * 4 + 1], *o = shown;
 	for (int i = 0; i < ARR_MAGIC_LEN; i++)
-		o += p[i] >= 0x20 && p[i] < 0x7f && p[i] != '\\'
-			     ? snprintf(o, 5, "%c", p[i])
-			     : snprintf(o, 5, "\\x%02x", p[i]);
+		o += p[i] >= 0x20 && p[i] < 0x7f && p[i] != '\\' ? snprintf(o, 5, "%c", p[i])
+								 : snprintf(o, 5, "\\x%02x", p[i]);
 	return fail(tr, ARR_EBADMAGIC, 0, "it starts with \"%s\"", shown);
 }
 
@@ -177,8 +176,8 @@ static int parse_header(struct arr_trace *tr)
 	m->features = fh.features;
 	uint32_t hdr_size = fh.hdr_size;
 	if (m->major != ARR_TRACE_MAJOR)
-		return fail(tr, ARR_EVERSION, ARR_FH_MAJOR, "format version %u.%u, this reader reads %u.x",
-			    m->major, m->minor, ARR_TRACE_MAJOR);
+		return fail(tr, ARR_EVERSION, ARR_FH_MAJOR, "format version %u.%u, this reader reads %u.x", m->major,
+			    m->minor, ARR_TRACE_MAJOR);
 	if (hdr_size < ARR_FILE_HDR_FIXED || hdr_size > ARR_HDR_MAX)
 		return fail(tr, ARR_ECORRUPT, ARR_FH_SIZE, "bad header size %u", hdr_size);
 	if (hdr_size > tr->file_size)
@@ -209,11 +208,21 @@ static int parse_header(struct arr_trace *tr)
 		uint64_t u = len == 8 ? arr_le64_read(v) : 0;
 		char **slot = NULL;
 		switch (key) {
-		case ARR_META_PID: m->pid = (int64_t)u; break;
-		case ARR_META_PPID: m->ppid = (int64_t)u; break;
-		case ARR_META_REALTIME_NS: m->start_realtime_ns = u; break;
-		case ARR_META_MONOTONIC_NS: m->start_monotonic_ns = u; break;
-		case ARR_META_PAGE_SIZE: m->page_size = u; break;
+		case ARR_META_PID:
+			m->pid = (int64_t)u;
+			break;
+		case ARR_META_PPID:
+			m->ppid = (int64_t)u;
+			break;
+		case ARR_META_REALTIME_NS:
+			m->start_realtime_ns = u;
+			break;
+		case ARR_META_MONOTONIC_NS:
+			m->start_monotonic_ns = u;
+			break;
+		case ARR_META_PAGE_SIZE:
+			m->page_size = u;
+			break;
 		case ARR_META_TIME_UNIT_NS:
 			if (u == 0 || u > (1u << 20)) {
 				rc = fail(tr, ARR_ECORRUPT, off, "bad time unit %llu", (unsigned long long)u);
@@ -221,13 +230,26 @@ static int parse_header(struct arr_trace *tr)
 			}
 			m->time_unit_ns = (uint32_t)u;
 			break;
-		case ARR_META_EXE: slot = &tr->meta_strings[0]; break;
-		case ARR_META_ARGV: slot = &tr->meta_strings[1]; break;
-		case ARR_META_LIBC: slot = &tr->meta_strings[2]; break;
-		case ARR_META_RECORDER: slot = &tr->meta_strings[3]; break;
-		case ARR_META_PARENT_TRACE: slot = &tr->meta_strings[4]; break;
-		case ARR_META_STACK_SAMPLE: tr->stack_sample = u; break;
-		default: break; /* unknown keys are for newer readers */
+		case ARR_META_EXE:
+			slot = &tr->meta_strings[0];
+			break;
+		case ARR_META_ARGV:
+			slot = &tr->meta_strings[1];
+			break;
+		case ARR_META_LIBC:
+			slot = &tr->meta_strings[2];
+			break;
+		case ARR_META_RECORDER:
+			slot = &tr->meta_strings[3];
+			break;
+		case ARR_META_PARENT_TRACE:
+			slot = &tr->meta_strings[4];
+			break;
+		case ARR_META_STACK_SAMPLE:
+			tr->stack_sample = u;
+			break;
+		default:
+			break; /* unknown keys are for newer readers */
 		}
 		if (slot) {
 			free(*slot);
@@ -479,7 +501,8 @@ static int parse_stack_chunk(struct arr_trace *tr, unsigned type, uint64_t off, 
 			    (size_t)(end - p) < (size_t)ARR_ME_FIXED + p[ARR_ME_BUILD_ID_LEN] + ARR_ME_PATH_LEN ||
 			    p[ARR_ME_BUILD_ID_LEN] > ARR_MODULE_BUILD_ID_MAX)
 				goto out;
-			struct arr_module m = {.kind = p[ARR_ME_KIND], .t = arr_le64_read(p + ARR_ME_T),
+			struct arr_module m = {.kind = p[ARR_ME_KIND],
+					       .t = arr_le64_read(p + ARR_ME_T),
 					       .base = arr_le64_read(p + ARR_ME_BASE),
 					       .size = arr_le64_read(p + ARR_ME_SIZE),
 					       .build_id_len = p[ARR_ME_BUILD_ID_LEN]};
@@ -559,8 +582,8 @@ static int parse_chunk(struct arr_trace *tr)
 		ci->body_size = body;
 		tr->cur_flags = cp.flags;
 		tr->cur_raw_size = eh.raw_size;
-		if (ci->nevents == 0 || ci->nevents > ARR_CHUNK_EVENTS_MAX ||
-		    tr->cur_raw_size > ARR_CHUNK_RAW_MAX || ci->first_t > ci->last_t)
+		if (ci->nevents == 0 || ci->nevents > ARR_CHUNK_EVENTS_MAX || tr->cur_raw_size > ARR_CHUNK_RAW_MAX ||
+		    ci->first_t > ci->last_t)
 			return fail(tr, ARR_ECORRUPT, off, "bad events chunk header");
 		tr->have_cur = 1;
 		return 1;
@@ -602,7 +625,8 @@ int arr_trace_next_chunk(struct arr_trace *tr, struct arr_chunk_info *info)
 		if (rc == 1 && info)
 			*info = tr->cur;
 		if (rc == 0 && !tr->end.present) /* killed, or still being written */
-			return fail(tr, ARR_ETRUNCATED, tr->pos, "no end record (the program was killed, "
+			return fail(tr, ARR_ETRUNCATED, tr->pos,
+				    "no end record (the program was killed, "
 				    "or is still running)");
 		if (rc == 0)
 			tr->err_off = tr->pos;
@@ -642,10 +666,10 @@ int arr_trace_rewind(struct arr_trace *tr)
  * an unknown operation. The order of reads below matches the writer
  * (formats/encode.c). */
 enum { C_OK = 1, C_SIZE = 2, C_NMEMB = 4, C_ALIGN = 8, C_PID = 16, C_PTR = 32, C_RET = 64, C_BLOB = 128 };
-#define OP_COLS(f)                                                                                        \
-	(C_OK | ((f) & (ARR_OPF_SIZE | ARR_OPF_AMOUNT) ? C_SIZE : 0) | ((f) & ARR_OPF_NMEMB ? C_NMEMB : 0) | \
-	 ((f) & ARR_OPF_ALIGN ? C_ALIGN : 0) | ((f) & ARR_OPF_PID ? C_PID : 0) | ((f) & ARR_OPF_PTR ? C_PTR : 0) | \
-	 ((f) & ARR_OPF_RET ? C_RET : 0) | ((f) & ARR_OPF_STR ? C_BLOB : 0))
+#define OP_COLS(f)                                                                                           \
+	(C_OK | ((f) & (ARR_OPF_SIZE | ARR_OPF_AMOUNT) ? C_SIZE : 0) | ((f)&ARR_OPF_NMEMB ? C_NMEMB : 0) |   \
+	 ((f)&ARR_OPF_ALIGN ? C_ALIGN : 0) | ((f)&ARR_OPF_PID ? C_PID : 0) | ((f)&ARR_OPF_PTR ? C_PTR : 0) | \
+	 ((f)&ARR_OPF_RET ? C_RET : 0) | ((f)&ARR_OPF_STR ? C_BLOB : 0))
 static const uint8_t op_cols[ARR_OP_MAX_] = {
 #define OP_COLS_ENTRY(name, val, str, args, facts) [val] = OP_COLS(facts),
 	ARR_OP_MAP(OP_COLS_ENTRY)
@@ -662,7 +686,7 @@ static const uint8_t op_cols[ARR_OP_MAX_] = {
 
 struct dec {
 	const uint8_t *cp[ARR_NCOLS_MAX], *ce[ARR_NCOLS_MAX]; /* each column's cursor and end */
-	uint64_t *allocs, *frees; /* pointers returned and passed so far in the chunk */
+	uint64_t *allocs, *frees;                             /* pointers returned and passed so far in the chunk */
 	uint64_t nallocs, nfrees;
 	uint64_t q;         /* time / unit of the previous event */
 	uint64_t prev_ret;  /* the previous returned pointer */
@@ -679,10 +703,10 @@ HOT int dec_bad(struct dec *d, const char *why)
 }
 
 /* Read one uvarint of column col into out, or return -1 from the caller. */
-#define GET_OR_RETURN(d, col, out)                                                 \
-	do {                                                                       \
+#define GET_OR_RETURN(d, col, out)                                                          \
+	do {                                                                                \
 		if (!((d)->cp[col] = arr__get_uvarint((d)->cp[col], (d)->ce[col], &(out)))) \
-			return dec_bad(d, "column cut short");                     \
+			return dec_bad(d, "column cut short");                              \
 	} while (0)
 
 HOT int decode_time(struct dec *d, uint64_t *q)
@@ -794,8 +818,7 @@ HOT int decode_ret(struct dec *d, struct arr_event *ev)
 }
 
 /* Decode n events of thread tid into ev. Returns 0 or -1 with d->why. */
-static int decode_events(struct dec *d, struct arr_event *ev, uint32_t n, uint32_t tid, uint64_t unit,
-			 int stacks)
+static int decode_events(struct dec *d, struct arr_event *ev, uint32_t n, uint32_t tid, uint64_t unit, int stacks)
 {
 	for (uint32_t i = 0; i < n; i++, ev++) {
 		uint8_t opb = *d->cp[ARR_COL_OP]++;
@@ -806,8 +829,8 @@ static int decode_events(struct dec *d, struct arr_event *ev, uint32_t n, uint32
 		uint64_t q;
 		if (decode_time(d, &q))
 			return -1;
-		*ev = (struct arr_event){.t = q * unit, .tid = tid, .op = (uint8_t)op,
-					 .failed = (opb & ARR_OPF_FAILED) != 0};
+		*ev = (struct arr_event){
+			.t = q * unit, .tid = tid, .op = (uint8_t)op, .failed = (opb & ARR_OPF_FAILED) != 0};
 		if ((ev->failed && decode_err(d, ev)) || (stacks && (f & C_RET) && decode_stack(d, ev)) ||
 		    ((f & (C_NMEMB | C_ALIGN | C_PID)) && decode_aux(d, ev, f)) ||
 		    ((f & C_SIZE) && decode_size(d, ev)) || ((f & C_BLOB) && decode_blob(d, ev)) ||
@@ -858,10 +881,10 @@ static const char *split_columns(struct dec *d, const uint8_t *p, const uint8_t 
 	return NULL;
 }
 
-#define RETURN_CORRUPT(what)                                                              \
-	do {                                                                              \
-		rc = fail(tr, ARR_ECORRUPT, ci->offset, "bad event data: %s", what);      \
-		goto out;                                                                 \
+#define RETURN_CORRUPT(what)                                                         \
+	do {                                                                         \
+		rc = fail(tr, ARR_ECORRUPT, ci->offset, "bad event data: %s", what); \
+		goto out;                                                            \
 	} while (0)
 
 /*

@@ -22,15 +22,9 @@ static inline uint8_t *arr__put_uvarint(uint8_t *p, uint64_t v)
 	return p;
 }
 
-static inline uint64_t arr__zigzag(int64_t v)
-{
-	return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
-}
+static inline uint64_t arr__zigzag(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
 
-static inline int64_t arr__unzigzag(uint64_t v)
-{
-	return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
-}
+static inline int64_t arr__unzigzag(uint64_t v) { return (int64_t)(v >> 1) ^ -(int64_t)(v & 1); }
 
 static inline const uint8_t *arr__get_uvarint(const uint8_t *p, const uint8_t *end, uint64_t *out)
 {

@@ -40,11 +40,10 @@
  * A malloc is three words, a free two: the hot path stores little.
  */
 #define ARR_RAW_TMASK ((1ull << 56) - 1)
-#define ARR_RAW_W0(op, failed, t)                                             \
-	(((uint64_t)(t) & ARR_RAW_TMASK) | (uint64_t)(op) << 56 | (uint64_t)(failed) << 61)
+#define ARR_RAW_W0(op, failed, t) (((uint64_t)(t)&ARR_RAW_TMASK) | (uint64_t)(op) << 56 | (uint64_t)(failed) << 61)
 #define ARR_RAW_OP(w0) ((unsigned)((w0) >> 56) & 0x1f)
 #define ARR_RAW_FAILED(w0) ((unsigned)((w0) >> 61) & 1)
-#define ARR_RAW_T(w0) ((w0) & ARR_RAW_TMASK)
+#define ARR_RAW_T(w0) ((w0)&ARR_RAW_TMASK)
 #define ARR_RAW_MAX_WORDS 256
 /*
  * Stacks (format 1.2). A record whose w0 has ARR_RAW_HAS_STACK carries one
@@ -101,15 +100,15 @@ struct arr_encoder {
 	size_t payload_cap;
 	uint64_t *map;
 	uint32_t hmask;
-	int stacks;          /* write the stack column (a trace recorded with stacks) */
+	int stacks;            /* write the stack column (a trace recorded with stacks) */
 	uint32_t last_nevents; /* events in the chunk arr__encode_events wrote last */
-	uint8_t *aux[2];     /* stack nodes, module entries of the run being encoded */
+	uint8_t *aux[2];       /* stack nodes, module entries of the run being encoded */
 };
 
 /* Prepare an encoder for runs of at most max_words raw words; time_unit
  * (ns) must be a power of two. */
-int arr__encoder_init(struct arr_encoder *enc, const struct arr_mem *mem, size_t max_words,
-		      int level, uint32_t time_unit);
+int arr__encoder_init(struct arr_encoder *enc, const struct arr_mem *mem, size_t max_words, int level,
+		      uint32_t time_unit);
 void arr__encoder_release(struct arr_encoder *enc);
 /* Room needed in `out` for a chunk made from max_words raw words. */
 size_t arr__encoder_bound(const struct arr_encoder *enc);
@@ -121,8 +120,8 @@ size_t arr__encoder_bound(const struct arr_encoder *enc);
  * its predecessor is raised to it. Returns the chunk's size in bytes, or a
  * negative code.
  */
-long arr__encode_events(struct arr_encoder *enc, uint32_t tid, const uint64_t *words,
-			size_t nwords, uint8_t *out, size_t out_cap);
+long arr__encode_events(struct arr_encoder *enc, uint32_t tid, const uint64_t *words, size_t nwords, uint8_t *out,
+			size_t out_cap);
 
 /* Metadata to put in the file header. */
 struct arr_header_info {

@@ -293,7 +293,7 @@ EXPORT void allocrr_mark_impl(const char *name)
 static struct {
 	char lib[PATH_MAX];
 	size_t lib_len;
-	char vars[4096];     /* "NAME=value\0" of each ALLOCRR_* variable */
+	char vars[4096]; /* "NAME=value\0" of each ALLOCRR_* variable */
 	const char *var[ENV_KEEP_MAX];
 	size_t name_len[ENV_KEEP_MAX];
 	int nvars;
@@ -398,23 +398,23 @@ static char *const *env_build(char *const envp[], char **v, char *s)
 }
 
 /* Run stmt with `env`: envp, or the copy with the recorder put back. */
-#define WITH_RECORDER_ENV(envp, stmt)                                         \
-	do {                                                                  \
-		size_t n_ = 0, b_ = 0;                                        \
-		if (env_plan((envp), &n_, &b_)) {                             \
-			char *v_[n_];                                         \
-			char s_[b_];                                          \
-			char *const *env = env_build((envp), v_, s_);         \
-			stmt;                                                 \
-		} else {                                                      \
-			char *const *env = (envp);                            \
-			stmt;                                                 \
-		}                                                             \
+#define WITH_RECORDER_ENV(envp, stmt)                                 \
+	do {                                                          \
+		size_t n_ = 0, b_ = 0;                                \
+		if (env_plan((envp), &n_, &b_)) {                     \
+			char *v_[n_];                                 \
+			char s_[b_];                                  \
+			char *const *env = env_build((envp), v_, s_); \
+			stmt;                                         \
+		} else {                                              \
+			char *const *env = (envp);                    \
+			stmt;                                         \
+		}                                                     \
 	} while (0)
 
-#define NEXT(type, name, ...)                                                 \
-	static type (*next_##name)(__VA_ARGS__);                              \
-	if (!next_##name)                                                     \
+#define NEXT(type, name, ...)                    \
+	static type (*next_##name)(__VA_ARGS__); \
+	if (!next_##name)                        \
 		next_##name = (type(*)(__VA_ARGS__))next_symbol(#name);
 
 static void *next_symbol(const char *name)
@@ -515,10 +515,10 @@ EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 }
 
 EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
-			const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+		       const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
-	NEXT(int, posix_spawn, pid_t *, const char *, const posix_spawn_file_actions_t *,
-	     const posix_spawnattr_t *, char *const *, char *const *);
+	NEXT(int, posix_spawn, pid_t *, const char *, const posix_spawn_file_actions_t *, const posix_spawnattr_t *,
+	     char *const *, char *const *);
 	int rc;
 	WITH_RECORDER_ENV(envp, rc = next_posix_spawn(pid, path, fa, attr, argv, env));
 	return rc;
@@ -527,8 +527,8 @@ EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_acti
 EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
 			const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
-	NEXT(int, posix_spawnp, pid_t *, const char *, const posix_spawn_file_actions_t *,
-	     const posix_spawnattr_t *, char *const *, char *const *);
+	NEXT(int, posix_spawnp, pid_t *, const char *, const posix_spawn_file_actions_t *, const posix_spawnattr_t *,
+	     char *const *, char *const *);
 	int rc;
 	WITH_RECORDER_ENV(envp, rc = next_posix_spawnp(pid, file, fa, attr, argv, env));
 	return rc;
@@ -551,8 +551,8 @@ ARR_HIDDEN __attribute__((used)) void *arr__dlopen_check(const char *file, int m
 	int saved = errno;
 	if (!next)
 		next = (void *(*)(const char *, int))next_symbol("dlopen");
-	if ((mode & RTLD_DEEPBIND) && !__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED) &&
-	    arr__rec_owns_process() && envk.lib_len) {
+	if ((mode & RTLD_DEEPBIND) && !__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED) && arr__rec_owns_process() &&
+	    envk.lib_len) {
 		char line[PATH_MAX + 200];
 		int n = snprintf(line, sizeof line,
 				 "allocrr: %s is opened with RTLD_DEEPBIND: its own allocation calls bypass the "
@@ -600,18 +600,18 @@ EXPORT int dlclose(void *handle)
 }
 
 /* The execl family is variadic: gather the arguments, then use the above. */
-#define GATHER_ARGS(arg0, ap, argv, extra)                                    \
-	size_t argc = 1;                                                      \
-	va_start(ap, arg0);                                                   \
-	while (va_arg(ap, char *))                                            \
-		argc++;                                                       \
-	va_end(ap);                                                           \
-	char *argv[argc + 1];                                                 \
-	argv[0] = (char *)arg0;                                               \
-	va_start(ap, arg0);                                                   \
-	for (size_t i = 1; i <= argc; i++)                                    \
-		argv[i] = va_arg(ap, char *);                                 \
-	extra;                                                                \
+#define GATHER_ARGS(arg0, ap, argv, extra)    \
+	size_t argc = 1;                      \
+	va_start(ap, arg0);                   \
+	while (va_arg(ap, char *))            \
+		argc++;                       \
+	va_end(ap);                           \
+	char *argv[argc + 1];                 \
+	argv[0] = (char *)arg0;               \
+	va_start(ap, arg0);                   \
+	for (size_t i = 1; i <= argc; i++)    \
+		argv[i] = va_arg(ap, char *); \
+	extra;                                \
 	va_end(ap)
 
 EXPORT int execl(const char *path, const char *arg0, ...)

@@ -83,10 +83,9 @@ int arr__raw_thread_start(struct arr_raw_thread *t, int (*fn)(void *), void *arg
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old); /* the new thread inherits this mask */
-	int tid = clone(fn, stack_top,
-			CLONE_VM | CLONE_FS | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM |
-				CLONE_SETTLS,
-			arg, NULL, tcb, NULL);
+	int tid =
+		clone(fn, stack_top, CLONE_VM | CLONE_FS | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM | CLONE_SETTLS,
+		      arg, NULL, tcb, NULL);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (tid < 0) {
 		munmap(base, size);

@@ -99,7 +99,6 @@ static struct {
 	.sfd = {-1, -1},
 };
 
-
 static uint64_t mono_ns(void)
 {
 	struct timespec ts;
@@ -258,10 +257,7 @@ static void calibrate(void)
 }
 
 /* ns since the start for ticks since the start (rec_now()). */
-static uint64_t tsc_to_ns(uint64_t ticks)
-{
-	return (uint64_t)((double)ticks * g.ns_per_tick);
-}
+static uint64_t tsc_to_ns(uint64_t ticks) { return (uint64_t)((double)ticks * g.ns_per_tick); }
 
 /* --- output -------------------------------------------------------------- */
 
@@ -701,11 +697,12 @@ static int flusher_main(void *arg)
 	uint64_t next_reap = mono_ns() + 10000000u;
 	xlock(&g.lock);
 	int active = 0; /* the last wakeup found buffers queued */
-	for (;;) { /* until the process ends */
+	for (;;) {      /* until the process ends */
 		if (!g.qhead) {
 			uint64_t now = mono_ns(), wake = now + 100000000u;
 			if (g.rss_interval_ns) {
-				uint64_t t = rec_now(), due = __atomic_load_n(&g.rss_last, __ATOMIC_RELAXED) + g.rss_ticks;
+				uint64_t t = rec_now(),
+					 due = __atomic_load_n(&g.rss_last, __ATOMIC_RELAXED) + g.rss_ticks;
 				wake = now + (due > t ? (uint64_t)((double)(due - t) * g.ns_per_tick) : 0);
 			}
 			if (active && now + FLUSH_POLL_NS < wake)
@@ -923,10 +920,7 @@ static void dangling_start(void)
 	ts_set(MODE_ACTIVE);
 }
 
-void arr__rec_dropped(void)
-{
-	__atomic_fetch_add(&g.dropped, 1, __ATOMIC_RELAXED);
-}
+void arr__rec_dropped(void) { __atomic_fetch_add(&g.dropped, 1, __ATOMIC_RELAXED); }
 
 uint64_t *arr__rec_slow(unsigned words)
 {
@@ -1000,13 +994,11 @@ static void fatal_signal(int sig)
 
 static void install_signal_handlers(void)
 {
-	static const int sigs[] = {SIGHUP,  SIGINT,  SIGQUIT, SIGILL,  SIGTRAP, SIGABRT,
-				   SIGBUS,  SIGFPE,  SIGUSR1, SIGSEGV, SIGUSR2, SIGPIPE,
-				   SIGALRM, SIGTERM, SIGXCPU, SIGXFSZ, SIGSYS};
+	static const int sigs[] = {SIGHUP,  SIGINT,  SIGQUIT, SIGILL,  SIGTRAP, SIGABRT, SIGBUS,  SIGFPE, SIGUSR1,
+				   SIGSEGV, SIGUSR2, SIGPIPE, SIGALRM, SIGTERM, SIGXCPU, SIGXFSZ, SIGSYS};
 	for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
 		struct sigaction old, sa;
-		if (sigaction(sigs[i], NULL, &old) < 0 || old.sa_handler != SIG_DFL ||
-		    (old.sa_flags & SA_SIGINFO))
+		if (sigaction(sigs[i], NULL, &old) < 0 || old.sa_handler != SIG_DFL || (old.sa_flags & SA_SIGINFO))
 			continue;
 		memset(&sa, 0, sizeof sa);
 		sa.sa_handler = fatal_signal;
@@ -1167,8 +1159,10 @@ void arr__final_flush(unsigned reason, int status)
 		if (dropped) {
 			char msg[64];
 			snprintf(msg, sizeof msg, "%llu", (unsigned long long)dropped);
-			say(msg, " calls made in signal handlers while the recorder was busy in the same "
-				 "thread were not recorded in ", g.path);
+			say(msg,
+			    " calls made in signal handlers while the recorder was busy in the same "
+			    "thread were not recorded in ",
+			    g.path);
 		}
 	}
 unlock:
@@ -1180,8 +1174,8 @@ out:
 	ts_set(mode);
 }
 
-void arr__rec_event(unsigned op, uint64_t t, unsigned failed, int err, unsigned nargs, uint64_t a0,
-		    uint64_t a1, uint64_t a2, uint64_t a3)
+void arr__rec_event(unsigned op, uint64_t t, unsigned failed, int err, unsigned nargs, uint64_t a0, uint64_t a1,
+		    uint64_t a2, uint64_t a3)
 {
 	if ((arr_op_facts(op) & ARR_OPF_RET) && arr__hot.stacks) {
 		arr__rec_stacked(op, t, failed, err, nargs, a0, a1, a2, a3);

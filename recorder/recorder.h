@@ -38,7 +38,7 @@ struct tbuf {
 	uint32_t tid;
 	uint8_t dangling; /* belongs to a thread past its exit hook */
 	uint8_t registered;
-	struct tbuf *next;               /* queue or free list */
+	struct tbuf *next;                /* queue or free list */
 	struct tbuf *reg_next, *reg_prev; /* buffers still being filled */
 };
 
@@ -62,10 +62,10 @@ struct tstate {
 	uint32_t tid;
 	uint8_t mode;
 	uint8_t exit_rounds;
-	uint8_t skip; /* calls left that reuse last_t */
-	uint8_t flusher; /* this is the flusher: its fds are in a table of its own */
-	uint8_t busy; /* recording: a hook entered now records nothing (see rec_enter) */
-	uint8_t internal; /* the recorder's own calls into libc, which may allocate */
+	uint8_t skip;           /* calls left that reuse last_t */
+	uint8_t flusher;        /* this is the flusher: its fds are in a table of its own */
+	uint8_t busy;           /* recording: a hook entered now records nothing (see rec_enter) */
+	uint8_t internal;       /* the recorder's own calls into libc, which may allocate */
 } __attribute__((aligned(64))); /* one cache line, whatever the TLS layout */
 
 extern __thread struct tstate arr__ts __attribute__((tls_model("initial-exec")));
@@ -181,12 +181,12 @@ static inline uint64_t rec_stamp(void)
 
 /* Append one record of any kind (failed calls, process events): out of
  * line, so the hooks' fast paths stay small. */
-ARR_HIDDEN void arr__rec_event(unsigned op, uint64_t t, unsigned failed, int err, unsigned nargs,
-			       uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3);
+ARR_HIDDEN void arr__rec_event(unsigned op, uint64_t t, unsigned failed, int err, unsigned nargs, uint64_t a0,
+			       uint64_t a1, uint64_t a2, uint64_t a3);
 
 /* The same with the call's stack (stacks.c). */
-ARR_HIDDEN void arr__rec_stacked(unsigned op, uint64_t t, unsigned failed, int err, unsigned nargs,
-				 uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3);
+ARR_HIDDEN void arr__rec_stacked(unsigned op, uint64_t t, unsigned failed, int err, unsigned nargs, uint64_t a0,
+				 uint64_t a1, uint64_t a2, uint64_t a3);
 ARR_HIDDEN void arr__stacks_init(void);
 ARR_HIDDEN uint64_t arr__stacks_sample_bytes(void); /* ALLOCRR_STACK_SAMPLE; 0: every call */
 ARR_HIDDEN void arr__stacks_fork_child(void);
@@ -194,9 +194,9 @@ ARR_HIDDEN void arr__stacks_thread_exit(void);
 ARR_HIDDEN void arr__stacks_dlclosed(void); /* after a dlclose: modules, rules and nodes anew */
 /* Whole stacks by cached CFA rules (unwind.c): from the frame returning to ip
  * with rsp = sp and rbp = bp, inside the thread's stack [lo, hi). */
-ARR_HIDDEN int arr__unwind_cfi(uintptr_t ip, uintptr_t sp, uintptr_t bp, uintptr_t lo, uintptr_t hi,
-			       uint64_t *out, int max, int *trunc);
-ARR_HIDDEN void arr__unwind_reset(void);       /* a module went away: forget every rule */
+ARR_HIDDEN int arr__unwind_cfi(uintptr_t ip, uintptr_t sp, uintptr_t bp, uintptr_t lo, uintptr_t hi, uint64_t *out,
+			       int max, int *trunc);
+ARR_HIDDEN void arr__unwind_reset(void); /* a module went away: forget every rule */
 ARR_HIDDEN void arr__unwind_thread_exit(void);
 ARR_HIDDEN void arr__unwind_fork_child(void);
 
@@ -205,8 +205,7 @@ ARR_HIDDEN void arr__unwind_fork_child(void);
  * inlines to a bounds check and nargs + 1 stores; anything unusual (buffer
  * full, not recording) goes to arr__rec_event().
  */
-static inline void rec_ok(unsigned op, uint64_t t, unsigned nargs, uint64_t a0, uint64_t a1,
-			  uint64_t a2, uint64_t a3)
+static inline void rec_ok(unsigned op, uint64_t t, unsigned nargs, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3)
 {
 	if ((arr_op_facts(op) & ARR_OPF_RET) && ARR_UNLIKELY(arr__hot.stacks)) {
 		arr__rec_stacked(op, t, 0, 0, nargs, a0, a1, a2, a3);

@@ -131,7 +131,9 @@ void arr__stacks_init(void)
 	ssize_t n = readlink("/proc/self/exe", exe_path, sizeof exe_path - 1);
 	exe_path[n > 0 ? n : 0] = 0;
 	const char *u = getenv("ALLOCRR_UNWIND");
-	unwind_mode = !u || !*u || !strcmp(u, "cfi") ? UNWIND_CFI : !strcmp(u, "libunwind") ? UNWIND_LIBUNWIND : UNWIND_FP;
+	unwind_mode = !u || !*u || !strcmp(u, "cfi") ? UNWIND_CFI
+		      : !strcmp(u, "libunwind")      ? UNWIND_LIBUNWIND
+						     : UNWIND_FP;
 	const char *sm = getenv("ALLOCRR_STACK_SAMPLE");
 	char *end;
 	unsigned long long v = sm && *sm ? strtoull(sm, &end, 10) : 0;
@@ -144,7 +146,10 @@ uint64_t arr__stacks_sample_bytes(void) { return sample_mean; }
  * series (z < 1/3: seven terms are good to 1e-8). */
 static double neg_ln(double u)
 {
-	union { double d; uint64_t b; } x = {u};
+	union {
+		double d;
+		uint64_t b;
+	} x = {u};
 	int e = (int)((x.b >> 52) & 0x7ff) - 1023;
 	x.b = (x.b & ((1ull << 52) - 1)) | (1023ull << 52);
 	double z = (x.d - 1) / (x.d + 1), z2 = z * z;
@@ -423,8 +428,8 @@ static struct stk_tab *tab_get(void)
 	uintptr_t here = (uintptr_t)__builtin_frame_address(0);
 	if (syscall(SYS_gettid) == getpid()) { /* the main thread: its stack grows down from there */
 		struct rlimit rl;
-		uint64_t lim = getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY ? rl.rlim_cur
-											   : (1ull << 30);
+		uint64_t lim =
+			getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY ? rl.rlim_cur : (1ull << 30);
 		tb->hi = (uintptr_t)__libc_stack_end;
 		tb->lo = tb->hi - lim;
 	} else {
@@ -547,7 +552,7 @@ static uint32_t capture(void)
 	}
 	uint64_t fr[STK_MAX_DEPTH];
 	int trunc, n = unwind_mode == UNWIND_LIBUNWIND ? walk_libunwind(fr, arr__hot.stacks, &trunc)
-							: walk(tb, fr, arr__hot.stacks, &trunc);
+						       : walk(tb, fr, arr__hot.stacks, &trunc);
 	/* Outermost first, the truncation marker before all. */
 	uint64_t seq[STK_MAX_DEPTH + 1];
 	int m = 0;
@@ -584,8 +589,8 @@ static uint32_t capture(void)
 	return m ? tb->last_id[m - 1] : 0;
 }
 
-void arr__rec_stacked(unsigned op, uint64_t t, unsigned failed, int err, unsigned nargs, uint64_t a0,
-		      uint64_t a1, uint64_t a2, uint64_t a3)
+void arr__rec_stacked(unsigned op, uint64_t t, unsigned failed, int err, unsigned nargs, uint64_t a0, uint64_t a1,
+		      uint64_t a2, uint64_t a3)
 {
 	if (!rec_enter())
 		return;

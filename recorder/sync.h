@@ -18,8 +18,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 
-static inline long arr__futex(uint32_t *uaddr, int op, uint32_t val, const struct timespec *ts,
-			      uint32_t val3)
+static inline long arr__futex(uint32_t *uaddr, int op, uint32_t val, const struct timespec *ts, uint32_t val3)
 {
 	register long r10 __asm__("r10") = (long)ts;
 	register long r8 __asm__("r8") = 0;
@@ -27,8 +26,7 @@ static inline long arr__futex(uint32_t *uaddr, int op, uint32_t val, const struc
 	long ret;
 	__asm__ volatile("syscall"
 			 : "=a"(ret)
-			 : "0"((long)SYS_futex), "D"(uaddr), "S"((long)op), "d"((long)val), "r"(r10),
-			   "r"(r8), "r"(r9)
+			 : "0"((long)SYS_futex), "D"(uaddr), "S"((long)op), "d"((long)val), "r"(r10), "r"(r8), "r"(r9)
 			 : "rcx", "r11", "memory");
 	return ret;
 }

@@ -47,7 +47,7 @@
 
 struct uw_rule {
 	uint8_t kind;
-	uint8_t cfa_bp; /* CFA from rbp (1) or rsp (0) */
+	uint8_t cfa_bp;   /* CFA from rbp (1) or rsp (0) */
 	uint8_t bp_saved; /* the caller's rbp is at CFA + bp_off; else unchanged */
 	int8_t pad;
 	int16_t bp_off;
@@ -121,10 +121,11 @@ static int uw_load(void)
 	if (!h)
 		return -1;
 #define SYM(p, name) (*(void **)&p = dlsym(h, name))
-	if (!SYM(p_elf_version, "elf_version") || !SYM(p_elf_begin, "elf_begin") || !SYM(p_elf_end, "elf_end") || !SYM(p_elf_cntl, "elf_cntl") ||
-	    !SYM(p_getcfi_elf, "dwarf_getcfi_elf") || !SYM(p_cfi_end, "dwarf_cfi_end") ||
-	    !SYM(p_addrframe, "dwarf_cfi_addrframe") || !SYM(p_frame_cfa, "dwarf_frame_cfa") ||
-	    !SYM(p_frame_register, "dwarf_frame_register") || !SYM(p_frame_info, "dwarf_frame_info"))
+	if (!SYM(p_elf_version, "elf_version") || !SYM(p_elf_begin, "elf_begin") || !SYM(p_elf_end, "elf_end") ||
+	    !SYM(p_elf_cntl, "elf_cntl") || !SYM(p_getcfi_elf, "dwarf_getcfi_elf") ||
+	    !SYM(p_cfi_end, "dwarf_cfi_end") || !SYM(p_addrframe, "dwarf_cfi_addrframe") ||
+	    !SYM(p_frame_cfa, "dwarf_frame_cfa") || !SYM(p_frame_register, "dwarf_frame_register") ||
+	    !SYM(p_frame_info, "dwarf_frame_info"))
 		return -1;
 #undef SYM
 	p_elf_version(EV_CURRENT);
@@ -280,8 +281,12 @@ static struct uw_rule rule_of(uintptr_t ra, unsigned gen)
 	int br = reg_rule(fr, 6, &bp_off);
 	if (br < 0 || bp_off < INT16_MIN || bp_off > INT16_MAX)
 		goto out;
-	r = (struct uw_rule){.kind = UW_OK, .cfa_bp = reg == 6, .bp_saved = br == 1, .bp_off = (int16_t)bp_off,
-			     .ra_off = (int16_t)ra_off, .cfa_off = (int32_t)off};
+	r = (struct uw_rule){.kind = UW_OK,
+			     .cfa_bp = reg == 6,
+			     .bp_saved = br == 1,
+			     .bp_off = (int16_t)bp_off,
+			     .ra_off = (int16_t)ra_off,
+			     .cfa_off = (int32_t)off};
 out:
 	free(fr); /* malloc'd by libdw: the recorder's own call (internal) */
 	return r;

@@ -34,7 +34,10 @@ struct addrmap {
 	size_t count;
 	unsigned shift; /* 64 - log2(capacity) */
 };
-#define ADDRMAP_INIT {0, 0, 0, 0}
+#define ADDRMAP_INIT       \
+	{                  \
+		0, 0, 0, 0 \
+	}
 
 static inline size_t am_home(const struct addrmap *m, uint64_t key)
 {

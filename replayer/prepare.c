@@ -69,7 +69,7 @@ struct pthr {
 struct prep {
 	int fd;
 	uint64_t page_size; /* the trace's, for pvalloc's rounding */
-	uint64_t off; /* file offset of the next block */
+	uint64_t off;       /* file offset of the next block */
 	struct addrmap live, displaced;
 	struct addrmap tids; /* tid + 1 -> thread index */
 	struct pslot *slots;
@@ -85,7 +85,7 @@ struct prep {
 	uint64_t *recent;
 	uint32_t last_tid, last_ti; /* last_ti + 1, 0 = none */
 	uint32_t nblocked;
-	int err; /* sticky error of a helper that cannot return one */
+	int err;           /* sticky error of a helper that cannot return one */
 	XXH3_state_t *sum; /* of everything after the header, written in order */
 	struct wl_header h;
 };
@@ -306,8 +306,7 @@ static inline int block_on(struct pthr *t, int kind, uint64_t addr)
 /* What try_call does with each call, from the operation table: one load,
  * where arr_op_facts() would cost a bounds check and a load per test. */
 enum { K_FREE = 1, K_RESIZE, K_ALLOC };
-#define CALL_KIND(f)                                                                                    \
-	(!((f) & ARR_OPF_CALL) ? 0 : !((f) & ARR_OPF_RET) ? K_FREE : ((f) & ARR_OPF_PTR) ? K_RESIZE : K_ALLOC)
+#define CALL_KIND(f) (!((f)&ARR_OPF_CALL) ? 0 : !((f)&ARR_OPF_RET) ? K_FREE : ((f)&ARR_OPF_PTR) ? K_RESIZE : K_ALLOC)
 static const uint8_t call_kind[256] = {
 #define CALL_KIND_ENTRY(name, val, str, args, facts) [val] = CALL_KIND(facts),
 	ARR_OP_MAP(CALL_KIND_ENTRY)
@@ -320,8 +319,8 @@ static const uint8_t call_kind[256] = {
  * (the other allocating calls but the resizes), probed once here and used
  * when the call is applied: nothing changes the live map in between.
  */
-static ARR_ALWAYS_INLINE int check_order(struct prep *pp, struct pthr *t, const struct arr_event *ev,
-					 unsigned kind, int force, struct am_entry **ep)
+static ARR_ALWAYS_INLINE int check_order(struct prep *pp, struct pthr *t, const struct arr_event *ev, unsigned kind,
+					 int force, struct am_entry **ep)
 {
 	int takes = kind != K_ALLOC && ev->ptr, rc;
 	*ep = NULL;
@@ -353,7 +352,7 @@ static ARR_ALWAYS_INLINE int check_order(struct prep *pp, struct pthr *t, const 
 
 /* free: the object's id, or a repair when no live object is there. */
 static ARR_ALWAYS_INLINE uint8_t *emit_free(struct prep *pp, struct pthr *t, uint32_t ti, const struct arr_event *ev,
-				       struct am_entry *e, uint8_t *p, int *rcp)
+					    struct am_entry *e, uint8_t *p, int *rcp)
 {
 	uint64_t id;
 	if (!ev->ptr) {
@@ -380,7 +379,7 @@ static ARR_ALWAYS_INLINE uint8_t *emit_free(struct prep *pp, struct pthr *t, uin
 
 /* realloc, reallocarray: of a live object (WL_F_SRC), or of none (a new one). */
 static ARR_ALWAYS_INLINE uint8_t *emit_resize(struct prep *pp, struct pthr *t, uint32_t ti, const struct arr_event *ev,
-					 uint8_t *p, int *rcp)
+					      uint8_t *p, int *rcp)
 {
 	unsigned op = ev->op;
 	uint64_t id = 0, bytes = arr_event_bytes(ev, pp->page_size);
@@ -437,7 +436,7 @@ static ARR_ALWAYS_INLINE uint8_t *emit_resize(struct prep *pp, struct pthr *t, u
 
 /* The other allocating calls: a new object, its arguments as the table says. */
 static ARR_ALWAYS_INLINE uint8_t *emit_alloc(struct prep *pp, struct pthr *t, uint32_t ti, const struct arr_event *ev,
-					struct am_entry *e, uint8_t *p, int *rcp)
+					     struct am_entry *e, uint8_t *p, int *rcp)
 {
 	unsigned f = arr_op_facts(ev->op);
 	uint64_t id;
@@ -574,8 +573,7 @@ static int add_event(struct prep *pp, const struct arr_event *ev)
 	if (!arr_op_is_call(ev->op)) {
 		if (ev->op == ARR_OP_RSS && ev->size > pp->h.recorded_peak_rss)
 			pp->h.recorded_peak_rss = ev->size;
-		if (ev->op == ARR_OP_FORK || ev->op == ARR_OP_EXEC || ev->op == ARR_OP_RSS ||
-		    ev->op == ARR_OP_MARK)
+		if (ev->op == ARR_OP_FORK || ev->op == ARR_OP_EXEC || ev->op == ARR_OP_RSS || ev->op == ARR_OP_MARK)
 			pp->h.repairs[ARR_REPAIR_ignored_event]++;
 		return 0;
 	}
@@ -758,8 +756,7 @@ static void info_from_header(const struct wl_header *h, struct arr_workload_info
 	info->recorded_peak_rss = h->recorded_peak_rss;
 }
 
-int arr_workload_build(struct arr_trace *tr, const char *out_path, int allow_truncated,
-		       struct arr_workload_info *info)
+int arr_workload_build(struct arr_trace *tr, const char *out_path, int allow_truncated, struct arr_workload_info *info)
 {
 	struct prep pp;
 	memset(&pp, 0, sizeof pp);
@@ -767,8 +764,7 @@ int arr_workload_build(struct arr_trace *tr, const char *out_path, int allow_tru
 	pp.displaced = (struct addrmap)ADDRMAP_INIT;
 	pp.tids = (struct addrmap)ADDRMAP_INIT;
 	pp.page_size = arr_trace_meta(tr)->page_size;
-	int rc = arr__wl_trace_identity(arr_trace_path(tr), &pp.h.trace_size, &pp.h.trace_mtime_ns,
-					&pp.h.trace_hash);
+	int rc = arr__wl_trace_identity(arr_trace_path(tr), &pp.h.trace_size, &pp.h.trace_mtime_ns, &pp.h.trace_hash);
 	if (rc)
 		return rc;
 	/* A fresh name beside the target, created O_EXCL|O_NOFOLLOW: a file or
@@ -907,12 +903,6 @@ static const char *const repair_descs[] = {
 #undef ARR_REPAIR_DESC
 };
 
-const char *arr_repair_name(unsigned r)
-{
-	return r < ARR_REPAIR_COUNT_ ? repair_names[r] : NULL;
-}
+const char *arr_repair_name(unsigned r) { return r < ARR_REPAIR_COUNT_ ? repair_names[r] : NULL; }
 
-const char *arr_repair_desc(unsigned r)
-{
-	return r < ARR_REPAIR_COUNT_ ? repair_descs[r] : NULL;
-}
+const char *arr_repair_desc(unsigned r) { return r < ARR_REPAIR_COUNT_ ? repair_descs[r] : NULL; }

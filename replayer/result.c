@@ -91,19 +91,19 @@ static int name_index(const char *const *names, size_t n, const char *s)
 	return -1;
 }
 
-#define ARR__ENUM_FUNCS(type, map)                                                          \
-	static const char *const type##_names[] = {map(ARR__ENUM_NAME)};                     \
-	const char *arr_replay_##type##_name(enum arr_replay_##type v)                        \
-	{                                                                                    \
+#define ARR__ENUM_FUNCS(type, map)                                                                       \
+	static const char *const type##_names[] = {map(ARR__ENUM_NAME)};                                 \
+	const char *arr_replay_##type##_name(enum arr_replay_##type v)                                   \
+	{                                                                                                \
 		return (unsigned)v < sizeof type##_names / sizeof *type##_names ? type##_names[v] : "?"; \
-	}                                                                                    \
-	int arr_replay_##type##_parse(const char *s, enum arr_replay_##type *v)               \
-	{                                                                                    \
-		int i = name_index(type##_names, sizeof type##_names / sizeof *type##_names, s); \
-		if (i < 0)                                                                   \
-			return ARR_EINVAL;                                                   \
-		*v = (enum arr_replay_##type)i;                                              \
-		return 0;                                                                    \
+	}                                                                                                \
+	int arr_replay_##type##_parse(const char *s, enum arr_replay_##type *v)                          \
+	{                                                                                                \
+		int i = name_index(type##_names, sizeof type##_names / sizeof *type##_names, s);         \
+		if (i < 0)                                                                               \
+			return ARR_EINVAL;                                                               \
+		*v = (enum arr_replay_##type)i;                                                          \
+		return 0;                                                                                \
 	}
 ARR__ENUM_FUNCS(threads, ARR_REPLAY_THREADS_MAP)
 ARR__ENUM_FUNCS(touch, ARR_REPLAY_TOUCH_MAP)

@@ -182,8 +182,8 @@ static void *calloc_as_malloc_memset(size_t k, size_t n)
  */
 static int resolve_fns(uint64_t *substituted)
 {
-	static const char *names[] = {"malloc", "calloc", "realloc", "free", "posix_memalign",
-				      "aligned_alloc", "memalign", "valloc", "pvalloc", "reallocarray"};
+	static const char *names[] = {"malloc",        "calloc",   "realloc", "free",    "posix_memalign",
+				      "aligned_alloc", "memalign", "valloc",  "pvalloc", "reallocarray"};
 	void **slots = (void **)&F;
 	Dl_info base, di;
 	*substituted = 0;
@@ -192,8 +192,16 @@ static int resolve_fns(uint64_t *substituted)
 			return ARR_ENOTFOUND;
 	if (!dladdr((void *)F.malloc, &base))
 		return 0;
-	void *subs[] = {0, 0, 0, 0, (void *)sub_posix_memalign, (void *)sub_aligned_alloc,
-			(void *)sub_memalign, (void *)sub_valloc, (void *)sub_pvalloc, (void *)sub_reallocarray};
+	void *subs[] = {0,
+			0,
+			0,
+			0,
+			(void *)sub_posix_memalign,
+			(void *)sub_aligned_alloc,
+			(void *)sub_memalign,
+			(void *)sub_valloc,
+			(void *)sub_pvalloc,
+			(void *)sub_reallocarray};
 	int missing[10] = {0};
 	for (int i = 4; i < 10; i++)
 		if (dladdr(slots[i], &di) && di.dli_fbase != base.dli_fbase)
@@ -386,35 +394,34 @@ static inline uint32_t lat_next(struct rthr *c)
 
 /* Run expr, timing about one call in c->lat_every when `on`; `left` counts
  * down to the next timed call. */
-#define TIMED_CALL(opcode, on, left, expr)                                    \
-	do {                                                                  \
-		if ((on) && --(left) == 0) {                                  \
-			(left) = lat_next(c);                                  \
-			uint64_t t0_ = tsc();                                  \
-			expr;                                                  \
-			uint64_t d_ = tsc() - t0_;                             \
-			c->hist[opcode][bucket(d_)]++;                         \
-			if (d_ > c->maxc[opcode])                              \
-				c->maxc[opcode] = d_;                          \
-		} else {                                                      \
-			expr;                                                  \
-		}                                                             \
+#define TIMED_CALL(opcode, on, left, expr)             \
+	do {                                           \
+		if ((on) && --(left) == 0) {           \
+			(left) = lat_next(c);          \
+			uint64_t t0_ = tsc();          \
+			expr;                          \
+			uint64_t d_ = tsc() - t0_;     \
+			c->hist[opcode][bucket(d_)]++; \
+			if (d_ > c->maxc[opcode])      \
+				c->maxc[opcode] = d_;  \
+		} else {                               \
+			expr;                          \
+		}                                      \
 	} while (0)
 #define CALL(opcode, expr) TIMED_CALL(opcode, c->lat_every, c->lat_left, expr)
 
 /* Reads may run past end into the buffer's slack (WL_ENTRY_MAX): harmless,
  * and caught here before the value is used. Returns from the caller. */
-#define GET_OR_RETURN(v)                                                      \
-	do {                                                                  \
-		p = wl_get(p, &(v));                                          \
-		if (p > end)                                                  \
-			return ARR_ECORRUPT;                                   \
+#define GET_OR_RETURN(v)                     \
+	do {                                 \
+		p = wl_get(p, &(v));         \
+		if (p > end)                 \
+			return ARR_ECORRUPT; \
 	} while (0)
 
 static inline void bump(struct slot *s)
 {
-	atomic_store_explicit(&s->ver, atomic_load_explicit(&s->ver, memory_order_relaxed) + 1,
-			      memory_order_release);
+	atomic_store_explicit(&s->ver, atomic_load_explicit(&s->ver, memory_order_relaxed) + 1, memory_order_release);
 }
 
 /* Slot id now holds r (NULL: nothing) of `bytes` bytes: touch it, note it
@@ -532,8 +539,12 @@ static int exec_alloc(struct rthr *c, uint8_t b, unsigned op, const uint8_t *p, 
 	c->s.p = p;
 	void *r = NULL;
 	switch (op) { /* the one place each function is called by name */
-	case ARR_OP_MALLOC: CALL(ARR_OP_MALLOC, r = F.malloc(size)); break;
-	case ARR_OP_CALLOC: CALL(ARR_OP_CALLOC, r = F.calloc(arg, size)); break;
+	case ARR_OP_MALLOC:
+		CALL(ARR_OP_MALLOC, r = F.malloc(size));
+		break;
+	case ARR_OP_CALLOC:
+		CALL(ARR_OP_CALLOC, r = F.calloc(arg, size));
+		break;
 	case ARR_OP_POSIX_MEMALIGN: {
 		int e;
 		CALL(ARR_OP_POSIX_MEMALIGN, e = F.posix_memalign(&r, arg, size));
@@ -541,10 +552,18 @@ static int exec_alloc(struct rthr *c, uint8_t b, unsigned op, const uint8_t *p, 
 			r = NULL;
 		break;
 	}
-	case ARR_OP_ALIGNED_ALLOC: CALL(ARR_OP_ALIGNED_ALLOC, r = F.aligned_alloc(arg, size)); break;
-	case ARR_OP_MEMALIGN: CALL(ARR_OP_MEMALIGN, r = F.memalign(arg, size)); break;
-	case ARR_OP_VALLOC: CALL(ARR_OP_VALLOC, r = F.valloc(size)); break;
-	case ARR_OP_PVALLOC: CALL(ARR_OP_PVALLOC, r = F.pvalloc(size)); break;
+	case ARR_OP_ALIGNED_ALLOC:
+		CALL(ARR_OP_ALIGNED_ALLOC, r = F.aligned_alloc(arg, size));
+		break;
+	case ARR_OP_MEMALIGN:
+		CALL(ARR_OP_MEMALIGN, r = F.memalign(arg, size));
+		break;
+	case ARR_OP_VALLOC:
+		CALL(ARR_OP_VALLOC, r = F.valloc(size));
+		break;
+	case ARR_OP_PVALLOC:
+		CALL(ARR_OP_PVALLOC, r = F.pvalloc(size));
+		break;
 	}
 	c->ops++;
 	if (b & WL_F_FAILED) {
@@ -589,16 +608,16 @@ static __attribute__((noinline)) int exec_entry(struct rthr *c)
  */
 #define FAST_CALL(opcode, expr) TIMED_CALL(opcode, timed, lat_left, expr)
 
+/* clang-format off: the labels of the computed gotos keep their block's indentation */
 static int64_t run_block(struct rthr *c, uint64_t n)
 {
 	/* one indexed jump per entry, not a tree of compares */
-	_Static_assert(ARR_OP_MALLOC == 1 && ARR_OP_CALLOC == 2 && WL_SYNC == 11 &&
-			       (ARR_OP_REALLOC | WL_F_SRC) == 67 && (ARR_OP_FREE | WL_F_SRC) == 68,
+	_Static_assert(ARR_OP_MALLOC == 1 && ARR_OP_CALLOC == 2 && WL_SYNC == 11 && (ARR_OP_REALLOC | WL_F_SRC) == 67 &&
+			       (ARR_OP_FREE | WL_F_SRC) == 68,
 		       "dispatch table layout");
 	static const void *const dispatch[256] = {
-		[0] = &&other,		[1] = &&op_malloc,    [2] = &&op_calloc,	 [3 ... 10] = &&other,
-		[11] = &&op_sync,	[12 ... 66] = &&other, [67] = &&op_realloc, [68] = &&op_free,
-		[69 ... 255] = &&other,
+		[0] = &&other,         [1] = &&op_malloc,   [2] = &&op_calloc, [3 ... 10] = &&other,   [11] = &&op_sync,
+		[12 ... 66] = &&other, [67] = &&op_realloc, [68] = &&op_free,  [69 ... 255] = &&other,
 	};
 	const uint8_t *p = c->s.p, *q, *const end = c->s.end;
 	struct slot *const slots = c->slots;
@@ -611,86 +630,86 @@ static int64_t run_block(struct rthr *c, uint64_t n)
 
 	/* Each handler ends with its own dispatch (threaded code), so the
 	 * indirect jump of each is predicted from what follows that op. */
-#define NEXT                                                                  \
-	do {                                                                  \
-		p = q;                                                        \
-		if (done >= n || p >= end)                                    \
-			goto out;                                             \
-		q = p + 1;                                                    \
-		done++;                                                       \
-		goto *dispatch[*p];                                           \
+#define NEXT                               \
+	do {                               \
+		p = q;                     \
+		if (done >= n || p >= end) \
+			goto out;          \
+		q = p + 1;                 \
+		done++;                    \
+		goto *dispatch[*p];        \
 	} while (0)
 	q = p;
 	NEXT;
-	op_malloc:
-		q = wl_get(q, &id);
-		q = wl_get(q, &size);
-		if (q > end || id >= nslots)
-			goto corrupt;
-		FAST_CALL(ARR_OP_MALLOC, r = F.malloc(size));
-		bytes = size;
-		goto allocated;
-	op_calloc:
-		q = wl_get(q, &id);
-		q = wl_get(q, &nmemb);
-		q = wl_get(q, &size);
-		if (q > end || id >= nslots)
-			goto corrupt;
-		FAST_CALL(ARR_OP_CALLOC, r = F.calloc(nmemb, size));
-		if (__builtin_mul_overflow(nmemb, size, &bytes))
-			bytes = 0;
-	allocated:
-		ops++;
+op_malloc:
+	q = wl_get(q, &id);
+	q = wl_get(q, &size);
+	if (q > end || id >= nslots)
+		goto corrupt;
+	FAST_CALL(ARR_OP_MALLOC, r = F.malloc(size));
+	bytes = size;
+	goto allocated;
+op_calloc:
+	q = wl_get(q, &id);
+	q = wl_get(q, &nmemb);
+	q = wl_get(q, &size);
+	if (q > end || id >= nslots)
+		goto corrupt;
+	FAST_CALL(ARR_OP_CALLOC, r = F.calloc(nmemb, size));
+	if (__builtin_mul_overflow(nmemb, size, &bytes))
+		bytes = 0;
+allocated:
+	ops++;
+	slots[id].p = r;
+	if (r)
+		touch_block(touch, r, bytes);
+	else
+		failed++;
+	bump(&slots[id]);
+	NEXT;
+op_free:
+	q = wl_get(q, &id);
+	if (q > end || id >= nslots)
+		goto corrupt;
+	FAST_CALL(ARR_OP_FREE, F.free(slots[id].p));
+	ops++;
+	slots[id].p = NULL;
+	bump(&slots[id]);
+	NEXT;
+op_realloc:
+	q = wl_get(q, &id);
+	q = wl_get(q, &size);
+	if (q > end || id >= nslots)
+		goto corrupt;
+	FAST_CALL(ARR_OP_REALLOC, r = F.realloc(slots[id].p, size));
+	ops++;
+	if (r) {
 		slots[id].p = r;
-		if (r)
-			touch_block(touch, r, bytes);
-		else
-			failed++;
-		bump(&slots[id]);
-		NEXT;
-	op_free:
-		q = wl_get(q, &id);
-		if (q > end || id >= nslots)
-			goto corrupt;
-		FAST_CALL(ARR_OP_FREE, F.free(slots[id].p));
-		ops++;
-		slots[id].p = NULL;
-		bump(&slots[id]);
-		NEXT;
-	op_realloc:
-		q = wl_get(q, &id);
-		q = wl_get(q, &size);
-		if (q > end || id >= nslots)
-			goto corrupt;
-		FAST_CALL(ARR_OP_REALLOC, r = F.realloc(slots[id].p, size));
-		ops++;
-		if (r) {
-			slots[id].p = r;
-			touch_block(touch, r, size);
-		} else {
-			failed++;
-			if (!size) /* realloc(p, 0) freed it here but not when recorded */
-				slots[id].p = NULL;
-		}
-		bump(&slots[id]);
-		NEXT;
-	op_sync:
-		q = wl_get(q, &id);
-		q = wl_get(q, &v);
-		if (q > end || id >= nslots)
-			goto corrupt;
-		if (atomic_load_explicit(&slots[id].ver, memory_order_acquire) != (uint32_t)v &&
-		    (rc = wait_version(c, &slots[id], (uint32_t)v)))
-			goto out;
-		NEXT;
-	other:
-		c->s.p = p;
-		c->lat_left = lat_left;
-		if ((rc = exec_entry(c)))
-			goto out;
-		q = c->s.p;
-		lat_left = c->lat_left;
-		NEXT;
+		touch_block(touch, r, size);
+	} else {
+		failed++;
+		if (!size) /* realloc(p, 0) freed it here but not when recorded */
+			slots[id].p = NULL;
+	}
+	bump(&slots[id]);
+	NEXT;
+op_sync:
+	q = wl_get(q, &id);
+	q = wl_get(q, &v);
+	if (q > end || id >= nslots)
+		goto corrupt;
+	if (atomic_load_explicit(&slots[id].ver, memory_order_acquire) != (uint32_t)v &&
+	    (rc = wait_version(c, &slots[id], (uint32_t)v)))
+		goto out;
+	NEXT;
+other:
+	c->s.p = p;
+	c->lat_left = lat_left;
+	if ((rc = exec_entry(c)))
+		goto out;
+	q = c->s.p;
+	lat_left = c->lat_left;
+	NEXT;
 #undef NEXT
 out:
 	c->s.p = p;
@@ -704,6 +723,7 @@ corrupt:
 	rc = ARR_ECORRUPT;
 	goto out;
 }
+/* clang-format on */
 
 /* Run up to n entries of c's stream, loading its next block when needed.
  * Returns the number run (0: the stream has ended), or a negative code. */
@@ -845,9 +865,9 @@ static struct arr_alloc_stats moment_stats; /* static: no malloc of ours */
 static struct {
 	int looked;
 	int (*builtin)(struct arr_alloc_stats *);
-	int (*mallctl)(const char *, void *, size_t *, void *, size_t);           /* jemalloc */
+	int (*mallctl)(const char *, void *, size_t *, void *, size_t);                                  /* jemalloc */
 	void (*mi_info)(size_t *, size_t *, size_t *, size_t *, size_t *, size_t *, size_t *, size_t *); /* mimalloc */
-	int (*tc_prop)(const char *, size_t *);                                 /* gperftools tcmalloc */
+	int (*tc_prop)(const char *, size_t *); /* gperftools tcmalloc */
 } S;
 
 /* A symbol of the library that serves malloc, or NULL. */
@@ -917,10 +937,7 @@ static void take_moment(struct arr_replay_moment *m)
  * malloc_usable_size of the allocator that serves malloc, or NULL: a library
  * without one would leave glibc's, which must not see the library's blocks.
  */
-static size_t (*resolve_usable(void))(void *)
-{
-	return (size_t (*)(void *))own_symbol("malloc_usable_size");
-}
+static size_t (*resolve_usable(void))(void *) { return (size_t(*)(void *))own_symbol("malloc_usable_size"); }
 
 /* ---- timer calibration ---- */
 
@@ -1052,7 +1069,7 @@ struct run {
 	struct wl w;
 	uint32_t nthr;
 	int serial;
-	uint64_t *first;      /* stream i's blocks are sorted[first[i] .. first[i + 1]) */
+	uint64_t *first; /* stream i's blocks are sorted[first[i] .. first[i + 1]) */
 	struct wl_block *sorted;
 	struct slot *slots;
 	struct rthr **thr;

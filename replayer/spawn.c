@@ -34,11 +34,9 @@ static const struct known known[] = {
 
 static const char *const libdirs[] = {
 #ifdef ARR_MULTIARCH
-	"/usr/lib/" ARR_MULTIARCH,
-	"/lib/" ARR_MULTIARCH,
+	"/usr/lib/" ARR_MULTIARCH,   "/lib/" ARR_MULTIARCH,
 #endif
-	"/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib",
-	"/usr/local/lib",
+	"/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib", "/usr/local/lib",
 };
 
 static int add_env(struct arr_allocator *a, const char *name, const char *value)
@@ -79,12 +77,18 @@ struct tunable {
 	int suffix; /* k/m/g accepted */
 };
 static const struct tunable glibc_tunables[] = {
-	{"arena_max", 1, UINT64_MAX, 0},       {"arena_test", 1, UINT64_MAX, 0},
-	{"check", 0, 3, 0},                    {"hugetlb", 0, 2, 0},
-	{"mmap_max", 0, INT32_MAX, 0},         {"mmap_threshold", 0, 32ull << 20, 0},
-	{"mxfast", 0, 160, 0},                 {"perturb", 0, 255, 0},
-	{"tcache_count", 0, 65535, 0},         {"tcache_max", 0, 1032, 0},
-	{"tcache_unsorted_limit", 0, UINT64_MAX, 0}, {"top_pad", 0, UINT64_MAX, 0},
+	{"arena_max", 1, UINT64_MAX, 0},
+	{"arena_test", 1, UINT64_MAX, 0},
+	{"check", 0, 3, 0},
+	{"hugetlb", 0, 2, 0},
+	{"mmap_max", 0, INT32_MAX, 0},
+	{"mmap_threshold", 0, 32ull << 20, 0},
+	{"mxfast", 0, 160, 0},
+	{"perturb", 0, 255, 0},
+	{"tcache_count", 0, 65535, 0},
+	{"tcache_max", 0, 1032, 0},
+	{"tcache_unsorted_limit", 0, UINT64_MAX, 0},
+	{"top_pad", 0, UINT64_MAX, 0},
 	{"trim_threshold", 0, UINT64_MAX, 0},
 };
 static const struct tunable builtin_tunables[] = {
@@ -95,8 +99,8 @@ static const struct tunable builtin_tunables[] = {
 };
 
 /* Check name=value against a table; the reason goes to a->why. */
-static int check_tunable(struct arr_allocator *a, const struct tunable *t, size_t n, const char *style,
-			 const char *kv, int klen)
+static int check_tunable(struct arr_allocator *a, const struct tunable *t, size_t n, const char *style, const char *kv,
+			 int klen)
 {
 	const char *v = kv + klen + 1;
 	for (size_t i = 0; i < n; i++) {
@@ -120,7 +124,8 @@ static int check_tunable(struct arr_allocator *a, const struct tunable *t, size_
 				ok = u <= UINT64_MAX >> shift, u <<= shift;
 		}
 		if (ok)
-			ok = neg ? t[i].min < 0 && s >= t[i].min : u <= t[i].max && (t[i].min <= 0 || u >= (unsigned long long)t[i].min);
+			ok = neg ? t[i].min < 0 && s >= t[i].min
+				 : u <= t[i].max && (t[i].min <= 0 || u >= (unsigned long long)t[i].min);
 		if (ok)
 			return 0;
 		if (t[i].min == INT64_MIN)
@@ -147,8 +152,8 @@ static int add_tunable(struct arr_allocator *a, const char *style, const char *k
 	char buf[256];
 	int klen = (int)(eq - kv), rc;
 	if (!strcmp(style, "glibc")) {
-		if ((rc = check_tunable(a, glibc_tunables, sizeof glibc_tunables / sizeof *glibc_tunables, "glibc",
-					kv, klen)))
+		if ((rc = check_tunable(a, glibc_tunables, sizeof glibc_tunables / sizeof *glibc_tunables, "glibc", kv,
+					klen)))
 			return rc;
 		snprintf(buf, sizeof buf, "glibc.malloc.%.*s=%s", klen, kv, eq + 1);
 		return add_env(a, "GLIBC_TUNABLES", buf) ? why(a, ARR_ESYNTAX, "tunables too long") : 0;
@@ -224,8 +229,8 @@ int arr_allocator_check_lib(const char *path, char *reason, size_t cap)
 			if (sh[i].sh_type != SHT_DYNSYM)
 				continue;
 			found = 1;
-			if (sh[i].sh_link >= eh->e_shnum || sh[i].sh_offset > len || sh[i].sh_size > len - sh[i].sh_offset ||
-			    sh[sh[i].sh_link].sh_offset > len ||
+			if (sh[i].sh_link >= eh->e_shnum || sh[i].sh_offset > len ||
+			    sh[i].sh_size > len - sh[i].sh_offset || sh[sh[i].sh_link].sh_offset > len ||
 			    sh[sh[i].sh_link].sh_size > len - sh[sh[i].sh_link].sh_offset) {
 				rc = why(&a, ARR_EUNSUPPORTED, "damaged dynamic symbol table");
 				break;
@@ -236,7 +241,8 @@ int arr_allocator_check_lib(const char *path, char *reason, size_t cap)
 			for (size_t k = 0; k < nsym; k++) {
 				unsigned type = ELF64_ST_TYPE(sym[k].st_info), bind = ELF64_ST_BIND(sym[k].st_info);
 				if (sym[k].st_shndx == SHN_UNDEF || sym[k].st_name >= strsz ||
-				    (type != STT_FUNC && type != STT_GNU_IFUNC) || (bind != STB_GLOBAL && bind != STB_WEAK))
+				    (type != STT_FUNC && type != STT_GNU_IFUNC) ||
+				    (bind != STB_GLOBAL && bind != STB_WEAK))
 					continue;
 				const char *name = str + sym[k].st_name;
 				size_t room = strsz - sym[k].st_name;
@@ -368,7 +374,8 @@ int arr_replay_choose_touch(const struct arr_workload_info *info, int explicit, 
 		snprintf(note, cap,
 			 "touching the workload's peak live memory (%s) would take more than the memory "
 			 "available (%s)%s",
-			 need, have, explicit ? "; --touch none replays without touching" : ": replaying with --touch none");
+			 need, have,
+			 explicit ? "; --touch none replays without touching" : ": replaying with --touch none");
 		if (explicit)
 			return ARR_ENOMEM;
 		*touch = ARR_TOUCH_NONE;

@@ -53,8 +53,8 @@
 #define WL_F_FAILED 0x10
 #define WL_F_KILL 0x20
 #define WL_F_SRC 0x40
-#define WL_BLOCK 65536      /* a block's payload never exceeds this */
-#define WL_ENTRY_MAX 64     /* bytes of the largest entry, plus a load's overrun */
+#define WL_BLOCK 65536  /* a block's payload never exceeds this */
+#define WL_ENTRY_MAX 64 /* bytes of the largest entry, plus a load's overrun */
 
 struct wl_header {
 	uint64_t magic;
@@ -69,7 +69,7 @@ struct wl_header {
 	uint64_t repairs[ARR_REPAIR_COUNT_];
 	uint64_t entries[1]; /* total entries; per stream in the blocks */
 	uint64_t checksum;
-	uint64_t truncated_at; /* where the trace was cut (built with --partial), 0 = whole */
+	uint64_t truncated_at;      /* where the trace was cut (built with --partial), 0 = whole */
 	uint64_t recorded_peak_rss; /* largest RSS sample of the trace, 0 = none */
 	uint64_t reserved[13];
 };
@@ -105,8 +105,8 @@ static inline uint8_t *wl_put(uint8_t *p, uint64_t v)
 {
 	/* bytes for a value of 64 - i significant bits */
 	static const uint8_t len[64] = {10, 9, 9, 9, 9, 9, 9, 9, 8, 8, 8, 8, 8, 8, 8, 7, 7, 7, 7, 7, 7, 7,
-					6, 6, 6, 6, 6, 6, 6, 5, 5, 5, 5, 5, 5, 5, 4, 4, 4, 4, 4, 4, 4, 3,
-					3, 3, 3, 3, 3, 3, 2, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1};
+					6,  6, 6, 6, 6, 6, 6, 5, 5, 5, 5, 5, 5, 5, 4, 4, 4, 4, 4, 4, 4, 3,
+					3,  3, 3, 3, 3, 3, 2, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1};
 	unsigned n = len[__builtin_clzll(v | 1)];
 	if (n > 8) {
 		*p = 0;
@@ -125,8 +125,15 @@ static inline const uint8_t *wl_get(const uint8_t *p, uint64_t *v)
 		*v = wl_load64(p + 1);
 		return p + 9;
 	}
-	static const uint64_t mask[9] = {0, (1ull << 7) - 1, (1ull << 14) - 1, (1ull << 21) - 1, (1ull << 28) - 1,
-					 (1ull << 35) - 1, (1ull << 42) - 1, (1ull << 49) - 1, (1ull << 56) - 1};
+	static const uint64_t mask[9] = {0,
+					 (1ull << 7) - 1,
+					 (1ull << 14) - 1,
+					 (1ull << 21) - 1,
+					 (1ull << 28) - 1,
+					 (1ull << 35) - 1,
+					 (1ull << 42) - 1,
+					 (1ull << 49) - 1,
+					 (1ull << 56) - 1};
 	unsigned n = (unsigned)__builtin_ctzll(w) + 1;
 	*v = (w >> n) & mask[n];
 	return p + n;

@@ -27,14 +27,27 @@
 #include "report.h"
 
 enum node_kind {
-	N_NUM, N_PATH, N_STR, N_NEG, N_NOT,
-	N_ADD, N_SUB, N_MUL, N_DIV,
-	N_LT, N_LE, N_GT, N_GE, N_EQ, N_NE,
-	N_AND, N_OR,
+	N_NUM,
+	N_PATH,
+	N_STR,
+	N_NEG,
+	N_NOT,
+	N_ADD,
+	N_SUB,
+	N_MUL,
+	N_DIV,
+	N_LT,
+	N_LE,
+	N_GT,
+	N_GE,
+	N_EQ,
+	N_NE,
+	N_AND,
+	N_OR,
 };
 
-static const char *const cmp_ops[] = {[N_LT] = "<", [N_LE] = "<=", [N_GT] = ">", [N_GE] = ">=",
-				      [N_EQ] = "==", [N_NE] = "!="};
+static const char *const cmp_ops[] = {
+	[N_LT] = "<", [N_LE] = "<=", [N_GT] = ">", [N_GE] = ">=", [N_EQ] = "==", [N_NE] = "!="};
 
 struct arr_check {
 	enum node_kind kind;
@@ -85,7 +98,8 @@ static size_t ident_len(const char *s)
 {
 	size_t n = 0;
 	while (isalnum((unsigned char)s[n]) || s[n] == '_' || s[n] == '.' ||
-	       (s[n] == '=' && s[n + 1] != '=' && n && s[n - 1] != '=' && s[n + 1] && !isspace((unsigned char)s[n + 1])))
+	       (s[n] == '=' && s[n + 1] != '=' && n && s[n - 1] != '=' && s[n + 1] &&
+		!isspace((unsigned char)s[n + 1])))
 		n++;
 	return n;
 }
@@ -136,7 +150,8 @@ static double unit_factor(const char *s, size_t *len)
 		const char *u;
 		double f;
 	} units[] = {{"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"TiB", 1099511627776.0},
-		     {"kB", 1e3}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}, {"%", 0.01}};
+		     {"kB", 1e3},     {"KB", 1e3},        {"MB", 1e6},           {"GB", 1e9},
+		     {"TB", 1e12},    {"%", 0.01}};
 	for (size_t i = 0; i < sizeof units / sizeof *units; i++) {
 		size_t n = strlen(units[i].u);
 		if (!strncmp(s, units[i].u, n) && !isalnum((unsigned char)s[n]) && s[n] != '_') {
@@ -370,9 +385,9 @@ int arr_check_parse(const char *text, struct arr_check **out, size_t *offset, ch
 
 struct eval {
 	const struct arr_doc *trace, *alloc;
-	const char *subject;   /* the metric a bare allocator name stands for */
-	int used_alloc;        /* a value came from an allocator entry */
-	int have_cmp;          /* lhs/rhs hold the deciding comparison */
+	const char *subject; /* the metric a bare allocator name stands for */
+	int used_alloc;      /* a value came from an allocator entry */
+	int have_cmp;        /* lhs/rhs hold the deciding comparison */
 	double lhs, rhs;
 	char err[256];
 };

@@ -124,8 +124,7 @@ static int fail_unknown(struct ctx *c, yaml_node_t *n, const char *what, const c
  */
 typedef int (*pair_fn)(struct ctx *c, void *arg, int key, yaml_node_t *k, yaml_node_t *v);
 
-static int walk_map(struct ctx *c, yaml_node_t *map, const char *what, const char *const *names, pair_fn fn,
-		    void *arg)
+static int walk_map(struct ctx *c, yaml_node_t *map, const char *what, const char *const *names, pair_fn fn, void *arg)
 {
 	if (map->type != YAML_MAPPING_NODE)
 		return FAIL(c, map, "%s must be a mapping (key: value), not %s", what, kind(map));
@@ -327,7 +326,8 @@ static int alloc_pair(struct ctx *c, void *arg, int key, yaml_node_t *k, yaml_no
 		return want_scalar(c, k, v, &it->name);
 	case 1:
 		if (v->type != YAML_MAPPING_NODE)
-			return FAIL(c, v, "'tunables' wants a mapping (name: value or name: [values]), not %s", kind(v));
+			return FAIL(c, v, "'tunables' wants a mapping (name: value or name: [values]), not %s",
+				    kind(v));
 		it->tunables = v;
 		return 0;
 	default:
@@ -396,7 +396,8 @@ static int parse_alloc_item(struct ctx *c, yaml_node_t *n)
 	if (rc)
 		return rc;
 	if (!it.name || !*it.name)
-		return FAIL(c, n, "an allocator needs a 'name' (builtin, glibc, jemalloc, mimalloc, tcmalloc or a path)");
+		return FAIL(c, n,
+			    "an allocator needs a 'name' (builtin, glibc, jemalloc, mimalloc, tcmalloc or a path)");
 	if (strchr(it.name, ':') && it.tunables)
 		return FAIL(c, it.name_node, "give tunables either after the name or under 'tunables', not both");
 	if (!it.tunables)
@@ -457,8 +458,8 @@ static int parse_allocators(struct ctx *c, yaml_node_t *n)
 
 /* ---- replay ---- */
 
-static const char *const replay_keys[] = {"threads", "touch", "samples", "latency_every", "runs", "zeroing",
-					  "cache_dir", NULL};
+static const char *const replay_keys[] = {"threads", "touch",   "samples",   "latency_every",
+					  "runs",    "zeroing", "cache_dir", NULL};
 static const char *const threads_names[] = {ARR_REPLAY_THREADS_MAP(ARR__ENUM_NAME) NULL};
 static const char *const touch_names[] = {ARR_REPLAY_TOUCH_MAP(ARR__ENUM_NAME) NULL};
 
@@ -498,7 +499,7 @@ static const char *const analysis_names[] = {
 #define ARR_ANALYSIS_STR(name, str) str,
 	ARR_ANALYSIS_MAP(ARR_ANALYSIS_STR)
 #undef ARR_ANALYSIS_STR
-	NULL};
+		NULL};
 
 static int add_what(struct ctx *c, yaml_node_t *n, const char *name)
 {
@@ -571,7 +572,8 @@ static int phase_pair(struct ctx *c, void *arg, int key, yaml_node_t *k, yaml_no
 		if (!strcmp(s, "end") && key == 2)
 			return it->p->to = UINT64_MAX, 0;
 		if (parse_duration(s, &x))
-			return FAIL(c, v, "'%s' wants a time such as 250ms, 1.5s or 2000000 (ns), not '%s'", scalar(k), s);
+			return FAIL(c, v, "'%s' wants a time such as 250ms, 1.5s or 2000000 (ns), not '%s'", scalar(k),
+				    s);
 	} else {
 		it->by_events = 1;
 		if (!strcmp(s, "end") && key == 4)
@@ -748,8 +750,8 @@ static int output_pair(struct ctx *c, void *arg, int key, yaml_node_t *k, yaml_n
 
 /* ---- the document ---- */
 
-static const char *const top_keys[] = {"traces", "allocators", "replay", "analyses", "phases", "checks",
-				       "output", NULL};
+static const char *const top_keys[] = {"traces", "allocators", "replay", "analyses",
+				       "phases", "checks",     "output", NULL};
 
 static int top_pair(struct ctx *c, void *arg, int key, yaml_node_t *k, yaml_node_t *v)
 {

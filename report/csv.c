@@ -26,11 +26,12 @@ const char *arr_report_unit(const char *metric)
 	const char *leaf = strrchr(metric, '.');
 	leaf = leaf ? leaf + 1 : metric;
 	size_t n = strlen(leaf);
-	static const char *const ids[] = {"tid", "pid", "ppid", "event", "op_index", "alloc_tid", "free_tid",
-					  "peak_event", "status", "page_size", NULL};
+	static const char *const ids[] = {"tid",      "pid",        "ppid",   "event",     "op_index", "alloc_tid",
+					  "free_tid", "peak_event", "status", "page_size", NULL};
 	static const char *const bound[] = {"lo", "hi", NULL};
-	static const char *const byte_leaves[] = {"peak", "final", "first", "baseline", "arena", "hblkhd", "uordblks",
-						  "fordblks", "keepcost", "unexplained_peak", NULL};
+	static const char *const byte_leaves[] = {"peak",   "final",    "first",    "baseline", "arena",
+						  "hblkhd", "uordblks", "fordblks", "keepcost", "unexplained_peak",
+						  NULL};
 	/* histogram bounds take the unit of their histogram */
 	if (leaf_is(leaf, bound)) {
 		if (has(metric, "time_log2."))
@@ -48,8 +49,8 @@ const char *arr_report_unit(const char *metric)
 		return "per_s";
 	if ((n > 3 && !strcmp(leaf + n - 3, "_ns")) || !strcmp(leaf, "ns") || (n > 2 && !strcmp(leaf + n - 2, "_t")) ||
 	    !strcmp(leaf, "t") || has(leaf, "ns_per") ||
-	    (!strncmp(metric, "latency.", 8) && ((leaf[0] == 'p' && leaf[1] >= '0' && leaf[1] <= '9') ||
-						 !strcmp(leaf, "max"))))
+	    (!strncmp(metric, "latency.", 8) &&
+	     ((leaf[0] == 'p' && leaf[1] >= '0' && leaf[1] <= '9') || !strcmp(leaf, "max"))))
 		return "ns";
 	if (!strcmp(leaf, "count") || !strcmp(leaf, "calls") || !strcmp(leaf, "short_lived") || has(leaf, "blocks") ||
 	    has(leaf, "faults"))
@@ -62,11 +63,12 @@ const char *arr_report_unit(const char *metric)
 	    has(leaf, "internal") || has(leaf, "external") || has(leaf, "threshold") || leaf_is(leaf, byte_leaves) ||
 	    !strncmp(metric, "mallinfo2.", 10))
 		return "bytes";
-	static const char *const counts[] = {"calls", "events", "samples", "threads", "runs", "failed", "allocs",
-					     "frees", "freed", "intervals", "raises", "pairs", "purged", "sizes",
-					     "temporary", "short_lived", "moved", "grow", "shrink", "same", "in_place",
-					     "from_null", "unknown", "mismatch", "substituted", "_now", "anomalies",
-					     "truncated", "total", "overflow", "out_of_memory", "invalid", "other", NULL};
+	static const char *const counts[] = {
+		"calls",     "events",      "samples",       "threads",     "runs",   "failed",    "allocs",
+		"frees",     "freed",       "intervals",     "raises",      "pairs",  "purged",    "sizes",
+		"temporary", "short_lived", "moved",         "grow",        "shrink", "same",      "in_place",
+		"from_null", "unknown",     "mismatch",      "substituted", "_now",   "anomalies", "truncated",
+		"total",     "overflow",    "out_of_memory", "invalid",     "other",  NULL};
 	for (size_t i = 0; counts[i]; i++)
 		if (has(leaf, counts[i]))
 			return "count";

@@ -13,10 +13,8 @@
 #include "report.h"
 
 #ifdef ARR_HAVE_HTML
-extern const unsigned char arr__js_dygraphs[], arr__css_dygraphs[], arr__js_chartjs[], arr__js_app[],
-	arr__css_app[];
-extern const size_t arr__js_dygraphs_len, arr__css_dygraphs_len, arr__js_chartjs_len, arr__js_app_len,
-	arr__css_app_len;
+extern const unsigned char arr__js_dygraphs[], arr__css_dygraphs[], arr__js_chartjs[], arr__js_app[], arr__css_app[];
+extern const size_t arr__js_dygraphs_len, arr__css_dygraphs_len, arr__js_chartjs_len, arr__js_app_len, arr__css_app_len;
 #endif
 
 int arr_report_html_available(void)

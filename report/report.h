@@ -45,29 +45,28 @@ struct arr_report_where {
 };
 
 struct arr_report_trace {
-	char *pattern;        /* path or glob, as written */
-	int children;         /* also TRACE.PID children */
-	char *select;         /* else of its family: the largest trace of this program or pid (NULL: the largest) */
+	char *pattern; /* path or glob, as written */
+	int children;  /* also TRACE.PID children */
+	char *select;  /* else of its family: the largest trace of this program or pid (NULL: the largest) */
 	struct arr_report_where at;
 };
 
 struct arr_report_allocator {
-	char *spec;           /* "glibc", "glibc:mmap_threshold=65536", a path... */
-	int optional;         /* skip (with a note) when its library is missing */
+	char *spec;   /* "glibc", "glibc:mmap_threshold=65536", a path... */
+	int optional; /* skip (with a note) when its library is missing */
 	struct arr_report_where at;
 };
 
 struct arr_check; /* a parsed check expression (checks.c) */
 
 struct arr_report_check {
-	char *text;           /* as written */
+	char *text; /* as written */
 	struct arr_check *expr;
 	struct arr_report_where at;
 };
 
-
 struct arr_report_config {
-	char *path;           /* the config file */
+	char *path; /* the config file */
 	struct arr_report_trace *traces;
 	size_t ntraces;
 	struct arr_report_allocator *allocators; /* the variant matrix, expanded */
@@ -76,8 +75,8 @@ struct arr_report_config {
 	enum arr_replay_threads threads; /* names from replay.h's tables */
 	enum arr_replay_touch touch;
 	unsigned samples, latency_every, runs;
-	int zeroing;          /* replay three ways for the zeroing cost */
-	char *cache_dir;      /* NULL: beside the traces */
+	int zeroing;     /* replay three ways for the zeroing cost */
+	char *cache_dir; /* NULL: beside the traces */
 	/* analyses */
 	uint32_t what;        /* 0 = all */
 	unsigned top, points; /* 0 = defaults */
@@ -112,8 +111,7 @@ void arr_check_free(struct arr_check *c);
  * missing (which counts as broken). Returns the number broken (>= 0) or
  * ARR_ENOMEM.
  */
-int arr_report_run_checks(const struct arr_report_config *cfg, const struct arr_doc *report,
-			  struct arr_doc *checks);
+int arr_report_run_checks(const struct arr_report_config *cfg, const struct arr_doc *report, struct arr_doc *checks);
 /* Evaluate one parsed check for one trace (and allocator entry, may be
  * NULL); see arr_report_run_checks for the entry written. 1 ok, 0 broken. */
 int arr_check_eval(const struct arr_check *c, const char *text, const struct arr_doc *trace,

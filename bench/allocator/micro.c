@@ -66,7 +66,7 @@ static int pair(long iters, clockid_t clk)
  * reused (dirty) memory is part of the picture, as in real programs. */
 static int calloc_vs_memset(size_t size, long iters)
 {
-	double best[2] = { 1e300, 1e300 };
+	double best[2] = {1e300, 1e300};
 	for (int round = 0; round < 6; round++) { /* alternate; keep each mode's best */
 		int mode = round & 1;
 		double t0 = now_ns();
@@ -201,6 +201,7 @@ int main(int argc, char **argv)
 	if (strcmp(mode, "churn") == 0)
 		return churn(argc > 2 ? atol(argv[2]) : 100,
 			     argc > 3 && strcmp(argv[3], "cpu") == 0 ? CLOCK_PROCESS_CPUTIME_ID : CLOCK_MONOTONIC);
-	fprintf(stderr, "usage: micro pair|calloc SIZE|huge SIZE [ITERS]|calloc-fresh|checker|contiguous|churn [ROUNDS] [cpu]\n");
+	fprintf(stderr,
+		"usage: micro pair|calloc SIZE|huge SIZE [ITERS]|calloc-fresh|checker|contiguous|churn [ROUNDS] [cpu]\n");
 	return 2;
 }

@@ -14,8 +14,17 @@
 #include "allocrr/trace.h"
 #include "writer.h"
 
-static void *xalloc(size_t n, void *ctx) { (void)ctx; return calloc(1, n); }
-static void xfree(void *p, size_t n, void *ctx) { (void)ctx; (void)n; free(p); }
+static void *xalloc(size_t n, void *ctx)
+{
+	(void)ctx;
+	return calloc(1, n);
+}
+static void xfree(void *p, size_t n, void *ctx)
+{
+	(void)ctx;
+	(void)n;
+	free(p);
+}
 
 static double now(void)
 {
@@ -29,15 +38,45 @@ static unsigned to_raw(const struct arr_event *e, uint64_t *w)
 {
 	unsigned n = 1;
 	switch (e->op) {
-	case ARR_OP_MALLOC: case ARR_OP_VALLOC: case ARR_OP_PVALLOC: w[n++] = e->size; w[n++] = e->ret; break;
-	case ARR_OP_CALLOC: w[n++] = e->nmemb; w[n++] = e->size; w[n++] = e->ret; break;
-	case ARR_OP_POSIX_MEMALIGN: case ARR_OP_ALIGNED_ALLOC: case ARR_OP_MEMALIGN:
-		w[n++] = e->align; w[n++] = e->size; w[n++] = e->ret; break;
-	case ARR_OP_REALLOC: w[n++] = e->ptr; w[n++] = e->size; w[n++] = e->ret; break;
-	case ARR_OP_REALLOCARRAY: w[n++] = e->ptr; w[n++] = e->nmemb; w[n++] = e->size; w[n++] = e->ret; break;
-	case ARR_OP_FREE: case ARR_OP_FORK: w[n++] = e->ptr; break;
-	case ARR_OP_RSS: w[n++] = e->size; break;
-	case ARR_OP_EXEC: w[n++] = 0; break;
+	case ARR_OP_MALLOC:
+	case ARR_OP_VALLOC:
+	case ARR_OP_PVALLOC:
+		w[n++] = e->size;
+		w[n++] = e->ret;
+		break;
+	case ARR_OP_CALLOC:
+		w[n++] = e->nmemb;
+		w[n++] = e->size;
+		w[n++] = e->ret;
+		break;
+	case ARR_OP_POSIX_MEMALIGN:
+	case ARR_OP_ALIGNED_ALLOC:
+	case ARR_OP_MEMALIGN:
+		w[n++] = e->align;
+		w[n++] = e->size;
+		w[n++] = e->ret;
+		break;
+	case ARR_OP_REALLOC:
+		w[n++] = e->ptr;
+		w[n++] = e->size;
+		w[n++] = e->ret;
+		break;
+	case ARR_OP_REALLOCARRAY:
+		w[n++] = e->ptr;
+		w[n++] = e->nmemb;
+		w[n++] = e->size;
+		w[n++] = e->ret;
+		break;
+	case ARR_OP_FREE:
+	case ARR_OP_FORK:
+		w[n++] = e->ptr;
+		break;
+	case ARR_OP_RSS:
+		w[n++] = e->size;
+		break;
+	case ARR_OP_EXEC:
+		w[n++] = 0;
+		break;
 	}
 	if (e->failed)
 		w[n++] = (uint64_t)(uint32_t)e->err;

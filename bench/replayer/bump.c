@@ -16,8 +16,8 @@ static _Atomic uintptr_t next, end;
 static void *bump(size_t align, size_t n)
 {
 	if (!atomic_load_explicit(&end, memory_order_relaxed)) {
-		void *p = mmap(NULL, REGION, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-			       -1, 0);
+		void *p =
+			mmap(NULL, REGION, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 		if (p == MAP_FAILED)
 			return NULL;
 		uintptr_t zero = 0;
@@ -82,4 +82,8 @@ void *aligned_alloc(size_t a, size_t n) { return bump(a, n); }
 void *memalign(size_t a, size_t n) { return bump(a, n); }
 void *valloc(size_t n) { return bump(4096, n); }
 void *pvalloc(size_t n) { return bump(4096, (n + 4095) & ~(size_t)4095); }
-size_t malloc_usable_size(void *p) { (void)p; return 0; }
+size_t malloc_usable_size(void *p)
+{
+	(void)p;
+	return 0;
+}

@@ -39,7 +39,7 @@ enum mix { MIX_SMALL, MIX_MIXED, MIX_LARGE };
 struct worker {
 	pthread_t thread;
 	unsigned index;
-	_Atomic(void *) inbox; /* blocks handed over by the previous thread */
+	_Atomic(void *) inbox;  /* blocks handed over by the previous thread */
 	_Atomic size_t pending; /* blocks in inbox */
 	uint64_t sum;
 	int failed;
@@ -214,8 +214,8 @@ int main(int argc, char **argv)
 	steps = argc > 5 ? strtoull(argv[5], NULL, 10) : 200000;
 	ws = argc > 6 ? strtoul(argv[6], NULL, 10) : mix == MIX_SMALL ? 32768 : mix == MIX_MIXED ? 5000 : 128;
 	if (nthreads < 1 || nthreads > 64 || (!shared && strcmp(argv[2], "private")) ||
-	    (mix == MIX_LARGE && strcmp(argv[3], "large")) || (!wave && strcmp(argv[4], "steady")) ||
-	    steps == 0 || ws == 0) {
+	    (mix == MIX_LARGE && strcmp(argv[3], "large")) || (!wave && strcmp(argv[4], "steady")) || steps == 0 ||
+	    ws == 0) {
 		fprintf(stderr, "mtwork: bad arguments (see the usage in the source)\n");
 		return 2;
 	}

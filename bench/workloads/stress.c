@@ -51,10 +51,10 @@ static size_t pick_size(uint64_t r)
 
 	r >>= 8;
 	if (class < 85)
-		return 8 + (size_t)(r % 249);      /* small */
+		return 8 + (size_t)(r % 249); /* small */
 	if (class < 99)
-		return 257 + (size_t)(r % 3840);   /* medium */
-	return 4097 + (size_t)(r % 61440);         /* large */
+		return 257 + (size_t)(r % 3840); /* medium */
+	return 4097 + (size_t)(r % 61440);       /* large */
 }
 
 /* Each block is filled when allocated, as programs do, and its two ends are
@@ -73,8 +73,8 @@ static uint64_t release(unsigned char *p, size_t size)
 static void *run_worker(void *arg)
 {
 	struct worker *w = arg;
-	unsigned char *blocks[WORKING_SET] = { 0 };
-	size_t sizes[WORKING_SET] = { 0 };
+	unsigned char *blocks[WORKING_SET] = {0};
+	size_t sizes[WORKING_SET] = {0};
 	uint64_t state = 0x9E3779B97F4A7C15ULL * (w->index + 1);
 	uint64_t i;
 	size_t slot;
@@ -161,7 +161,6 @@ int main(int argc, char **argv)
 		fprintf(stderr, "stress: malloc failed\n");
 		return 1;
 	}
-	printf("allocations=%" PRIu64 " threads=%" PRIu64 " checksum=%016" PRIx64 "\n",
-	       total, nthreads, sum);
+	printf("allocations=%" PRIu64 " threads=%" PRIu64 " checksum=%016" PRIx64 "\n", total, nthreads, sum);
 	return 0;
 }

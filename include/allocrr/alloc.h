@@ -46,10 +46,10 @@ size_t arr_malloc_usable_size(const void *p);
 #define ARR_ALLOC_MAX_CLASSES 128
 
 struct arr_alloc_class_stats {
-	size_t block_size;  /* usable bytes per block */
-	uint64_t live;      /* blocks allocated and not freed */
-	uint64_t capacity;  /* blocks that fit in the pages held by this class */
-	uint64_t pages;     /* pages (spans) held by this class */
+	size_t block_size; /* usable bytes per block */
+	uint64_t live;     /* blocks allocated and not freed */
+	uint64_t capacity; /* blocks that fit in the pages held by this class */
+	uint64_t pages;    /* pages (spans) held by this class */
 };
 
 /*
@@ -58,9 +58,9 @@ struct arr_alloc_class_stats {
  * Figures are exact when no other thread is allocating during the call.
  */
 struct arr_alloc_stats {
-	uint64_t mapped;          /* address space mapped from the OS */
-	uint64_t resident;        /* estimate: touched pages of used spans + dirty free slices + huge */
-	uint64_t live_usable;     /* usable bytes of live blocks */
+	uint64_t mapped;      /* address space mapped from the OS */
+	uint64_t resident;    /* estimate: touched pages of used spans + dirty free slices + huge */
+	uint64_t live_usable; /* usable bytes of live blocks */
 	/*
 	 * Requested bytes of live blocks. Blocks carry no header, so arr_free()
 	 * subtracts the usable size: the figure is a lower bound, exact when every
@@ -68,11 +68,11 @@ struct arr_alloc_stats {
 	 */
 	uint64_t live_requested;
 	uint64_t live_blocks;
-	uint64_t huge_blocks;     /* live blocks mapped on their own */
-	uint64_t calloc_zeroed;   /* bytes calloc had to memset */
-	uint64_t calloc_skipped;  /* bytes calloc knew were zero already */
-	uint64_t pages_purged;    /* OS pages given back with MADV_DONTNEED */
-	uint64_t mallocs, frees;  /* calls served by size classes */
+	uint64_t huge_blocks;    /* live blocks mapped on their own */
+	uint64_t calloc_zeroed;  /* bytes calloc had to memset */
+	uint64_t calloc_skipped; /* bytes calloc knew were zero already */
+	uint64_t pages_purged;   /* OS pages given back with MADV_DONTNEED */
+	uint64_t mallocs, frees; /* calls served by size classes */
 	unsigned nclasses;
 	struct arr_alloc_class_stats classes[ARR_ALLOC_MAX_CLASSES];
 };

@@ -23,23 +23,23 @@
 #include "allocrr/trace.h"
 
 /* The trace-side analyses: X(NAME, "section") */
-#define ARR_ANALYSIS_MAP(X)                                                   \
-	X(SUMMARY, "summary")                                                 \
-	X(SIZES, "sizes")                                                     \
-	X(LIFETIMES, "lifetimes")                                             \
-	X(LIVE, "live")                                                       \
-	X(LEAKS, "leaks")                                                     \
-	X(THREADS, "threads")                                                 \
-	X(RSS, "rss")                                                         \
-	X(ZEROING, "zeroing")                                                 \
-	X(PHASES, "phases")                                                   \
+#define ARR_ANALYSIS_MAP(X)       \
+	X(SUMMARY, "summary")     \
+	X(SIZES, "sizes")         \
+	X(LIFETIMES, "lifetimes") \
+	X(LIVE, "live")           \
+	X(LEAKS, "leaks")         \
+	X(THREADS, "threads")     \
+	X(RSS, "rss")             \
+	X(ZEROING, "zeroing")     \
+	X(PHASES, "phases")       \
 	X(SITES, "sites")
 
 enum arr_analysis {
 #define ARR_ANALYSIS_ENUM(name, str) ARR_AN_##name,
 	ARR_ANALYSIS_MAP(ARR_ANALYSIS_ENUM)
 #undef ARR_ANALYSIS_ENUM
-	ARR_AN_COUNT_
+		ARR_AN_COUNT_
 };
 /* Section name of an analysis, or NULL. */
 const char *arr_analysis_name(unsigned an);
@@ -50,14 +50,14 @@ int arr_analysis_from_name(const char *name);
  * phases of their own). Bounds are inclusive-exclusive. */
 struct arr_phase_spec {
 	char name[64];
-	int by_events;      /* 0: from/to are ns since the trace's start; 1: event numbers */
-	uint64_t from, to;  /* to == UINT64_MAX: until the end */
+	int by_events;     /* 0: from/to are ns since the trace's start; 1: event numbers */
+	uint64_t from, to; /* to == UINT64_MAX: until the end */
 };
 
 struct arr_analysis_options {
-	uint32_t what;             /* bit (1u << ARR_AN_x) per analysis; 0 = all */
-	unsigned timeline_points;  /* bounded timelines; 0 = default (2000) */
-	unsigned top;              /* rows in "most frequent"/"largest" tables; 0 = default (20) */
+	uint32_t what;            /* bit (1u << ARR_AN_x) per analysis; 0 = all */
+	unsigned timeline_points; /* bounded timelines; 0 = default (2000) */
+	unsigned top;             /* rows in "most frequent"/"largest" tables; 0 = default (20) */
 	const struct arr_phase_spec *phases;
 	size_t nphases;
 	/* progress, called every few million events and once at the end (may
@@ -69,7 +69,10 @@ struct arr_analysis_options {
 	 * flame graphs) to this stream (NULL: none) */
 	FILE *collapsed;
 };
-#define ARR_ANALYSIS_OPTIONS_INIT {0, 0, 0, NULL, 0, NULL, NULL, NULL}
+#define ARR_ANALYSIS_OPTIONS_INIT                  \
+	{                                          \
+		0, 0, 0, NULL, 0, NULL, NULL, NULL \
+	}
 
 /*
  * Run the selected analyses over an open trace, writing each into out (an

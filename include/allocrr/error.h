@@ -10,20 +10,20 @@
 #ifndef ALLOCRR_ERROR_H
 #define ALLOCRR_ERROR_H
 
-#define ARR_ERRNO_MAP(X)                                                      \
-	X(IO, "input/output error")                                           \
-	X(NOMEM, "out of memory")                                             \
-	X(TRUNCATED, "trace is truncated")                                    \
-	X(CORRUPT, "trace is corrupted")                                      \
-	X(BADMAGIC, "not an allocrr trace (bad magic)")                       \
-	X(VERSION, "unsupported trace format version")                        \
-	X(DECOMPRESS, "decompression failed")                                 \
-	X(COMPRESS, "compression failed")                                     \
-	X(INVAL, "invalid argument")                                          \
-	X(NOTFOUND, "not found")                                              \
-	X(RANGE, "value out of range")                                        \
-	X(SYNTAX, "syntax error")                                             \
-	X(STALE, "cache is stale")                                            \
+#define ARR_ERRNO_MAP(X)                                \
+	X(IO, "input/output error")                     \
+	X(NOMEM, "out of memory")                       \
+	X(TRUNCATED, "trace is truncated")              \
+	X(CORRUPT, "trace is corrupted")                \
+	X(BADMAGIC, "not an allocrr trace (bad magic)") \
+	X(VERSION, "unsupported trace format version")  \
+	X(DECOMPRESS, "decompression failed")           \
+	X(COMPRESS, "compression failed")               \
+	X(INVAL, "invalid argument")                    \
+	X(NOTFOUND, "not found")                        \
+	X(RANGE, "value out of range")                  \
+	X(SYNTAX, "syntax error")                       \
+	X(STALE, "cache is stale")                      \
 	X(UNSUPPORTED, "operation not supported")
 
 enum arr_errno {
@@ -32,7 +32,7 @@ enum arr_errno {
 	ARR_EFIRST_ = -1000,
 	ARR_ERRNO_MAP(ARR_ERRNO_ENUM)
 #undef ARR_ERRNO_ENUM
-	ARR_ELAST_
+		ARR_ELAST_
 };
 
 /* Message for an ARR_E* code, or strerror(-code) for a negated errno value. */

@@ -26,7 +26,10 @@ struct arr_ptrmap {
 	size_t mask; /* capacity - 1, or 0 when empty */
 	size_t count;
 };
-#define ARR_PTRMAP_INIT {0, 0, 0, 0}
+#define ARR_PTRMAP_INIT    \
+	{                  \
+		0, 0, 0, 0 \
+	}
 
 void arr_ptrmap_release(struct arr_ptrmap *m);
 /* Insert or replace. */

@@ -43,19 +43,19 @@
 #define ARR_WL_VERSION 4 /* bump when the format or the preparation changes */
 
 /* Repairs and anomalies found while preparing. */
-#define ARR_REPAIR_MAP(X)                                                     \
-	X(alloc_before_free, "address returned again before its free was logged") \
-	X(unknown_free, "free of an address the trace never allocated")          \
-	X(double_free, "free of an address already freed")                       \
+#define ARR_REPAIR_MAP(X)                                                                 \
+	X(alloc_before_free, "address returned again before its free was logged")         \
+	X(unknown_free, "free of an address the trace never allocated")                   \
+	X(double_free, "free of an address already freed")                                \
 	X(unknown_realloc, "realloc of an unknown address, replayed as realloc(NULL, n)") \
-	X(lost_object, "object displaced twice before its free; left live")      \
+	X(lost_object, "object displaced twice before its free; left live")               \
 	X(ignored_event, "fork/exec/rss events, not replayed")
 
 enum arr_repair {
 #define ARR_REPAIR_ENUM(name, desc) ARR_REPAIR_##name,
 	ARR_REPAIR_MAP(ARR_REPAIR_ENUM)
 #undef ARR_REPAIR_ENUM
-	ARR_REPAIR_COUNT_
+		ARR_REPAIR_COUNT_
 };
 const char *arr_repair_name(unsigned r);
 const char *arr_repair_desc(unsigned r);
@@ -63,18 +63,18 @@ const char *arr_repair_desc(unsigned r);
 /* What a workload holds (its header). */
 struct arr_workload_info {
 	uint32_t version;
-	uint32_t nthreads;      /* recorded threads that made calls */
+	uint32_t nthreads;                               /* recorded threads that made calls */
 	uint64_t trace_size, trace_mtime_ns, trace_hash; /* the trace it came from */
-	uint64_t calls;         /* allocation calls to replay */
-	uint64_t syncs;         /* sync points */
-	uint64_t events;        /* trace events read */
-	uint64_t nslots;        /* slot table size (max dense id + 1) */
-	uint64_t ideal_rss;     /* peak of live requested bytes */
+	uint64_t calls;                                  /* allocation calls to replay */
+	uint64_t syncs;                                  /* sync points */
+	uint64_t events;                                 /* trace events read */
+	uint64_t nslots;                                 /* slot table size (max dense id + 1) */
+	uint64_t ideal_rss;                              /* peak of live requested bytes */
 	uint64_t peak_live_blocks;
 	uint64_t ops[ARR_OP_MAX_]; /* calls by op */
 	uint64_t repairs[ARR_REPAIR_COUNT_];
 	uint64_t file_size;
-	uint64_t truncated_at;  /* built from a truncated trace: where it was cut; 0 = whole */
+	uint64_t truncated_at;      /* built from a truncated trace: where it was cut; 0 = whole */
 	uint64_t recorded_peak_rss; /* largest RSS sample in the trace, 0 = none */
 };
 
@@ -84,8 +84,7 @@ struct arr_workload_info {
  * offset (arr_trace_error_offset). allow_truncated: a trace without its END
  * (ARR_ETRUNCATED) still gives the workload of its complete chunks.
  */
-int arr_workload_build(struct arr_trace *tr, const char *out_path, int allow_truncated,
-		       struct arr_workload_info *info);
+int arr_workload_build(struct arr_trace *tr, const char *out_path, int allow_truncated, struct arr_workload_info *info);
 /* Read a workload's header. ARR_EBADMAGIC / ARR_EVERSION / ARR_ECORRUPT. */
 int arr_workload_read_info(const char *wl_path, struct arr_workload_info *info);
 /*
@@ -105,10 +104,11 @@ int arr_workload_cache_path(char *buf, size_t cap, const char *trace_path, const
  * names from it, with arr_replay_X_name(v) and arr_replay_X_parse(s, &v)
  * (0, or ARR_EINVAL for a name not in the table; *v unchanged then).
  */
-#define ARR_REPLAY_THREADS_MAP(X) X(ARR_THREADS_AUTO, "auto") X(ARR_THREADS_SERIAL, "serial") \
-	X(ARR_THREADS_PARALLEL, "parallel")
+#define ARR_REPLAY_THREADS_MAP(X) \
+	X(ARR_THREADS_AUTO, "auto") X(ARR_THREADS_SERIAL, "serial") X(ARR_THREADS_PARALLEL, "parallel")
 #define ARR_REPLAY_TOUCH_MAP(X) X(ARR_TOUCH_NONE, "none") X(ARR_TOUCH_PAGE, "page") X(ARR_TOUCH_ALL, "all")
-#define ARR_REPLAY_ZEROING_MAP(X) X(ARR_ZERO_AS_RECORDED, "as_recorded") \
+#define ARR_REPLAY_ZEROING_MAP(X)              \
+	X(ARR_ZERO_AS_RECORDED, "as_recorded") \
 	X(ARR_ZERO_CALLOC_AS_MALLOC, "calloc_as_malloc") X(ARR_ZERO_CALLOC_AS_MALLOC_MEMSET, "calloc_as_malloc_memset")
 #define ARR__ENUM_VALUE(v, name) v,
 #define ARR__ENUM_NAME(v, name) name,
@@ -133,19 +133,22 @@ int arr_replay_zeroing_parse(const char *s, enum arr_replay_zeroing *z);
 struct arr_replay_options {
 	enum arr_replay_threads threads;
 	enum arr_replay_touch touch;
-	unsigned samples;      /* RSS timeline samples (about) */
+	unsigned samples;       /* RSS timeline samples (about) */
 	unsigned latency_every; /* time one call in N (1 = all, 0 = none) */
-	int glibc_stats;       /* call mallinfo2 at the end */
+	int glibc_stats;        /* call mallinfo2 at the end */
 	enum arr_replay_zeroing zeroing;
 	/* Track live requested and usable bytes (malloc_usable_size, where the
 	 * allocator has it) per call, and sample them with RSS: a run for the
 	 * fragmentation figures, whose times are not the allocator's alone. */
 	int measure_usable;
 };
-#define ARR_REPLAY_OPTIONS_INIT {ARR_THREADS_AUTO, ARR_TOUCH_PAGE, 1000, 1, 0, ARR_ZERO_AS_RECORDED, 0}
+#define ARR_REPLAY_OPTIONS_INIT                                                       \
+	{                                                                             \
+		ARR_THREADS_AUTO, ARR_TOUCH_PAGE, 1000, 1, 0, ARR_ZERO_AS_RECORDED, 0 \
+	}
 
 struct arr_latency {
-	uint64_t count;  /* timed calls */
+	uint64_t count;                    /* timed calls */
 	uint64_t p50, p90, p99, p999, max; /* ns, timer cost removed */
 };
 
@@ -176,14 +179,14 @@ struct arr_replay_divergence {
 
 struct arr_replay_result {
 	uint32_t version;
-	uint32_t threads_used;   /* replay threads */
+	uint32_t threads_used; /* replay threads */
 	uint64_t wall_ns, cpu_ns, sync_wait_ns;
-	uint64_t ops;            /* calls executed */
-	uint64_t baseline_rss;   /* engine's RSS before the first call */
+	uint64_t ops;                 /* calls executed */
+	uint64_t baseline_rss;        /* engine's RSS before the first call */
 	uint64_t peak_rss, final_rss; /* minus baseline */
 	uint64_t ideal_rss;
 	uint64_t minor_faults, major_faults;
-	uint64_t anomalies;      /* repairs + divergences */
+	uint64_t anomalies; /* repairs + divergences */
 	uint64_t timer_overhead_ns_x100;
 	double tsc_ghz;
 	struct arr_latency latency[ARR_OP_MAX_]; /* by op; count 0 = none */
@@ -192,7 +195,7 @@ struct arr_replay_result {
 	/* allocator statistics, when it offers some */
 	int has_mallinfo; /* glibc mallinfo2 */
 	uint64_t mi_arena, mi_hblkhd, mi_uordblks, mi_fordblks, mi_keepcost;
-	int has_builtin;  /* arr_alloc_stats_get */
+	int has_builtin; /* arr_alloc_stats_get */
 	uint64_t bi_mapped, bi_resident, bi_live_usable, bi_live_blocks, bi_pages_purged;
 	/* measure_usable runs */
 	int has_live;   /* live bytes were tracked */
@@ -213,8 +216,7 @@ struct arr_replay_result {
  * replay threads read without indirection. When a replay thread cannot be
  * created, the error is returned (no fallback to serial).
  */
-int arr_replay_run(const char *wl_path, const struct arr_replay_options *opt,
-		   struct arr_replay_result *res);
+int arr_replay_run(const char *wl_path, const struct arr_replay_options *opt, struct arr_replay_result *res);
 void arr_replay_result_release(struct arr_replay_result *res);
 /* Send a result down a pipe and read it back (in the same build). */
 int arr_replay_result_write(int fd, const struct arr_replay_result *res);
@@ -225,13 +227,13 @@ int arr_replay_result_read(int fd, struct arr_replay_result *res);
  * "tcmalloc", or a path to a .so; ":k=v,..." tunables after the name.
  */
 struct arr_allocator {
-	char name[160];        /* as shown in results: the spec */
-	char lib[4096];        /* library to preload, "" for glibc */
-	const char *package;   /* Debian package that provides lib, or NULL */
+	char name[160];      /* as shown in results: the spec */
+	char lib[4096];      /* library to preload, "" for glibc */
+	const char *package; /* Debian package that provides lib, or NULL */
 	int is_glibc, is_builtin;
-	unsigned nenv;         /* environment the engine runs with */
-	char env[4][2][256];   /* name, value */
-	char why[256];         /* what was wrong, when resolving failed */
+	unsigned nenv;       /* environment the engine runs with */
+	char env[4][2][256]; /* name, value */
+	char why[256];       /* what was wrong, when resolving failed */
 };
 /*
  * Resolve a spec. builtin_lib is where the built-in allocator would be.

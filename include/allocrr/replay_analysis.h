@@ -26,8 +26,7 @@ struct arr_spread {
 };
 /* The figure at byte offset `field` of struct arr_replay_result (a uint64_t) over n runs. */
 struct arr_spread arr_replay_spread(const struct arr_replay_result *runs, unsigned n, size_t field);
-#define ARR_REPLAY_SPREAD(runs, n, member) \
-	arr_replay_spread(runs, n, offsetof(struct arr_replay_result, member))
+#define ARR_REPLAY_SPREAD(runs, n, member) arr_replay_spread(runs, n, offsetof(struct arr_replay_result, member))
 /* obj.key = median, and key_min / key_max when n > 1. */
 void arr_replay_put_spread(struct arr_doc *obj, const char *key, struct arr_spread s, unsigned n);
 /* The run whose wall time is nearest the median: it stands for the others. */

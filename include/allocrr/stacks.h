@@ -37,13 +37,13 @@ struct arr_trace;
 #define ARR_MODULE_UNLOADED 2 /* no longer mapped at t: [base, base + size) is free */
 
 struct arr_module {
-	uint64_t t;    /* ns since start when the recorder saw it */
-	uint64_t base; /* load bias: runtime address - ELF virtual address */
-	uint64_t size; /* it covers [base, base + size): the highest PT_LOAD end, ELF addresses */
+	uint64_t t;       /* ns since start when the recorder saw it */
+	uint64_t base;    /* load bias: runtime address - ELF virtual address */
+	uint64_t size;    /* it covers [base, base + size): the highest PT_LOAD end, ELF addresses */
 	const char *path; /* as the dynamic loader named it; "" for the main program may be the exe */
 	uint8_t build_id[64];
 	unsigned build_id_len;
-	unsigned kind; /* ARR_MODULE_* */
+	unsigned kind;  /* ARR_MODULE_* */
 	unsigned epoch; /* the unloads before it: it names the addresses of stacks of that epoch and later */
 };
 

@@ -29,12 +29,12 @@ struct arr_trace;
 struct arr_symbolizer;
 
 struct arr_frame_info {
-	const char *func;   /* "leaky", or "libfoo.so+0x1234" */
-	const char *file;   /* source file, NULL without line info */
-	int line;           /* 0 without line info */
-	const char *module; /* the module's path, NULL outside every module */
-	int known;          /* func is a symbol (not an address) */
-	int inlined;        /* func was inlined into caller at this address */
+	const char *func;                    /* "leaky", or "libfoo.so+0x1234" */
+	const char *file;                    /* source file, NULL without line info */
+	int line;                            /* 0 without line info */
+	const char *module;                  /* the module's path, NULL outside every module */
+	int known;                           /* func is a symbol (not an address) */
+	int inlined;                         /* func was inlined into caller at this address */
 	const struct arr_frame_info *caller; /* the function it was inlined into; NULL: a real frame */
 };
 

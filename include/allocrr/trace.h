@@ -45,50 +45,52 @@
  * bytes does it ask for) is derived from this table: add an operation here
  * and in its hook, nowhere else.
  */
-#define ARR_OPF_CALL 0x001  /* one of the ten allocation functions */
-#define ARR_OPF_SIZE 0x002  /* takes a size */
-#define ARR_OPF_NMEMB 0x004 /* takes nmemb: bytes = nmemb * size, overflow checked */
-#define ARR_OPF_ALIGN 0x008 /* takes an alignment */
-#define ARR_OPF_PTR 0x010   /* takes a block to release or resize */
-#define ARR_OPF_RET 0x020   /* returns a new block */
-#define ARR_OPF_ZERO 0x040  /* the new block reads as zeros (calloc) */
-#define ARR_OPF_PAGE 0x080  /* rounds its size up to a page (pvalloc) */
-#define ARR_OPF_STR 0x100   /* carries a string (exec path) */
-#define ARR_OPF_PID 0x200   /* carries a process id (fork's child) */
+#define ARR_OPF_CALL 0x001   /* one of the ten allocation functions */
+#define ARR_OPF_SIZE 0x002   /* takes a size */
+#define ARR_OPF_NMEMB 0x004  /* takes nmemb: bytes = nmemb * size, overflow checked */
+#define ARR_OPF_ALIGN 0x008  /* takes an alignment */
+#define ARR_OPF_PTR 0x010    /* takes a block to release or resize */
+#define ARR_OPF_RET 0x020    /* returns a new block */
+#define ARR_OPF_ZERO 0x040   /* the new block reads as zeros (calloc) */
+#define ARR_OPF_PAGE 0x080   /* rounds its size up to a page (pvalloc) */
+#define ARR_OPF_STR 0x100    /* carries a string (exec path) */
+#define ARR_OPF_PID 0x200    /* carries a process id (fork's child) */
 #define ARR_OPF_AMOUNT 0x400 /* carries a byte count that is no request (rss) */
-#define ARR_OPF_RC 0x800    /* err is the call's result, set even on success (posix_memalign) */
+#define ARR_OPF_RC 0x800     /* err is the call's result, set even on success (posix_memalign) */
 #define ARR_OPF_A_ (ARR_OPF_CALL | ARR_OPF_SIZE | ARR_OPF_RET)
 
-#define ARR_OP_MAP(X)                                                                 \
-	X(MALLOC, 1, "malloc", 2, ARR_OPF_A_)                                         \
-	X(CALLOC, 2, "calloc", 3, ARR_OPF_A_ | ARR_OPF_NMEMB | ARR_OPF_ZERO)          \
-	X(REALLOC, 3, "realloc", 3, ARR_OPF_A_ | ARR_OPF_PTR)                         \
-	X(FREE, 4, "free", 1, ARR_OPF_CALL | ARR_OPF_PTR)                             \
+#define ARR_OP_MAP(X)                                                                      \
+	X(MALLOC, 1, "malloc", 2, ARR_OPF_A_)                                              \
+	X(CALLOC, 2, "calloc", 3, ARR_OPF_A_ | ARR_OPF_NMEMB | ARR_OPF_ZERO)               \
+	X(REALLOC, 3, "realloc", 3, ARR_OPF_A_ | ARR_OPF_PTR)                              \
+	X(FREE, 4, "free", 1, ARR_OPF_CALL | ARR_OPF_PTR)                                  \
 	X(POSIX_MEMALIGN, 5, "posix_memalign", 3, ARR_OPF_A_ | ARR_OPF_ALIGN | ARR_OPF_RC) \
-	X(ALIGNED_ALLOC, 6, "aligned_alloc", 3, ARR_OPF_A_ | ARR_OPF_ALIGN)           \
-	X(MEMALIGN, 7, "memalign", 3, ARR_OPF_A_ | ARR_OPF_ALIGN)                     \
-	X(VALLOC, 8, "valloc", 2, ARR_OPF_A_)                                         \
-	X(PVALLOC, 9, "pvalloc", 2, ARR_OPF_A_ | ARR_OPF_PAGE)                        \
-	X(REALLOCARRAY, 10, "reallocarray", 4, ARR_OPF_A_ | ARR_OPF_PTR | ARR_OPF_NMEMB) \
-	X(THREAD_START, 16, "thread_start", 0, 0)                                     \
-	X(THREAD_EXIT, 17, "thread_exit", 0, 0)                                       \
-	X(FORK, 18, "fork", 1, ARR_OPF_PID)                                           \
-	X(EXEC, 19, "exec", 1, ARR_OPF_STR)                                           \
-	X(RSS, 20, "rss", 1, ARR_OPF_AMOUNT)                                          \
+	X(ALIGNED_ALLOC, 6, "aligned_alloc", 3, ARR_OPF_A_ | ARR_OPF_ALIGN)                \
+	X(MEMALIGN, 7, "memalign", 3, ARR_OPF_A_ | ARR_OPF_ALIGN)                          \
+	X(VALLOC, 8, "valloc", 2, ARR_OPF_A_)                                              \
+	X(PVALLOC, 9, "pvalloc", 2, ARR_OPF_A_ | ARR_OPF_PAGE)                             \
+	X(REALLOCARRAY, 10, "reallocarray", 4, ARR_OPF_A_ | ARR_OPF_PTR | ARR_OPF_NMEMB)   \
+	X(THREAD_START, 16, "thread_start", 0, 0)                                          \
+	X(THREAD_EXIT, 17, "thread_exit", 0, 0)                                            \
+	X(FORK, 18, "fork", 1, ARR_OPF_PID)                                                \
+	X(EXEC, 19, "exec", 1, ARR_OPF_STR)                                                \
+	X(RSS, 20, "rss", 1, ARR_OPF_AMOUNT)                                               \
 	X(MARK, 21, "mark", 1, ARR_OPF_STR)
 
 enum arr_op {
 #define ARR_OP_ENUM(name, val, str, args, facts) ARR_OP_##name = val,
 	ARR_OP_MAP(ARR_OP_ENUM)
 #undef ARR_OP_ENUM
-	ARR_OP_MAX_ = 32
+		ARR_OP_MAX_ = 32
 };
 
 /* Facts (ARR_OPF_*) of an operation; 0 for values that are not ops. */
 static inline unsigned arr_op_facts(unsigned op)
 {
 	switch (op) {
-#define ARR_OP_FACTS(name, val, str, args, facts) case val: return (facts) | 0x8000u;
+#define ARR_OP_FACTS(name, val, str, args, facts) \
+	case val:                                 \
+		return (facts) | 0x8000u;
 		ARR_OP_MAP(ARR_OP_FACTS)
 #undef ARR_OP_FACTS
 	}
@@ -100,7 +102,9 @@ static inline int arr_op_known(unsigned op) { return arr_op_facts(op) != 0; }
 static inline int arr_op_raw_args(unsigned op)
 {
 	switch (op) {
-#define ARR_OP_ARGS(name, val, str, args, facts) case val: return args;
+#define ARR_OP_ARGS(name, val, str, args, facts) \
+	case val:                                \
+		return args;
 		ARR_OP_MAP(ARR_OP_ARGS)
 #undef ARR_OP_ARGS
 	}
@@ -134,7 +138,7 @@ static inline int arr_op_takes_ptr(unsigned op) { return (arr_op_facts(op) & ARR
  * err is errno after a call that returned NULL (0 if errno was 0).
  */
 struct arr_event {
-	uint64_t t;      /* ns since the trace's start */
+	uint64_t t; /* ns since the trace's start */
 	uint64_t size;
 	uint64_t nmemb;  /* nmemb for calloc/reallocarray */
 	uint64_t align;  /* alignment for the aligned family */
@@ -187,12 +191,12 @@ static inline int arr_event_allocates(const struct arr_event *ev)
 }
 
 /* How a trace ended (the END chunk's reason). */
-#define ARR_END_MAP(X)                                                        \
-	X(NONE, 0, "truncated")                                               \
-	X(EXIT, 1, "exit")                                                    \
-	X(UNDERSCORE_EXIT, 2, "_exit")                                        \
-	X(SIGNAL, 3, "signal")                                                \
-	X(EXEC, 4, "exec")                                                    \
+#define ARR_END_MAP(X)                 \
+	X(NONE, 0, "truncated")        \
+	X(EXIT, 1, "exit")             \
+	X(UNDERSCORE_EXIT, 2, "_exit") \
+	X(SIGNAL, 3, "signal")         \
+	X(EXEC, 4, "exec")             \
 	X(DISABLED, 5, "disabled")
 
 enum arr_end_reason {
@@ -212,20 +216,20 @@ struct arr_trace_meta {
 	uint64_t page_size;
 	uint32_t time_unit_ns; /* resolution of stored timestamps */
 	const char *exe;
-	const char *argv;   /* arguments joined by single spaces */
+	const char *argv; /* arguments joined by single spaces */
 	size_t argc;
-	const char *libc;   /* "glibc 2.36" */
-	const char *recorder; /* "allocrr 0.1.0" */
+	const char *libc;         /* "glibc 2.36" */
+	const char *recorder;     /* "allocrr 0.1.0" */
 	const char *parent_trace; /* for forked children: the parent's trace */
 };
 
 /* The END chunk, when the trace has one. */
 struct arr_trace_end {
 	int present;
-	unsigned reason;  /* enum arr_end_reason */
-	int status;       /* exit status or signal number */
-	uint64_t t;       /* ns since start */
-	uint64_t events;  /* events the recorder wrote */
+	unsigned reason; /* enum arr_end_reason */
+	int status;      /* exit status or signal number */
+	uint64_t t;      /* ns since start */
+	uint64_t events; /* events the recorder wrote */
 };
 
 /* A chunk as seen by the reader, before decoding. */

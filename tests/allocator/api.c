@@ -22,13 +22,12 @@
 #include "allocrr/error.h"
 
 static int failures;
-#define CHECK(cond)                                                              \
-	do {                                                                     \
-		if (!(cond)) {                                                   \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__,   \
-				__LINE__, #cond);                                \
-			failures++;                                              \
-		}                                                                \
+#define CHECK(cond)                                                                              \
+	do {                                                                                     \
+		if (!(cond)) {                                                                   \
+			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+			failures++;                                                              \
+		}                                                                                \
 	} while (0)
 
 static struct arr_alloc_stats st; /* big: keep it off the stack */
@@ -84,7 +83,7 @@ static void test_zero_size(void)
 
 static void test_posix_memalign_einval(void)
 {
-	size_t bad[] = { 0, 1, 2, 4, 12, 24, 48, 100, 4097, (size_t)3 << 20 };
+	size_t bad[] = {0, 1, 2, 4, 12, 24, 48, 100, 4097, (size_t)3 << 20};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		void *out = (void *)1;
 		errno = 1234;
@@ -105,10 +104,10 @@ static void test_posix_memalign_einval(void)
 
 static void test_alignments(void)
 {
-	size_t sizes[] = { 1, 8, 24, 100, 4096, 5000, 70000, (size_t)1 << 20, (size_t)3 << 20 };
+	size_t sizes[] = {1, 8, 24, 100, 4096, 5000, 70000, (size_t)1 << 20, (size_t)3 << 20};
 	for (size_t align = 8; align <= ((size_t)2 << 20); align <<= 1) {
 		for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
-			void *ptrs[3] = { 0 };
+			void *ptrs[3] = {0};
 			for (int k = 0; k < 3; k++) {
 				void *p = NULL;
 				int rc = arr_posix_memalign(&p, align, sizes[s]);
@@ -146,7 +145,7 @@ static void test_alignments(void)
 
 static void test_calloc_zeroes_dirty_memory(void)
 {
-	size_t sizes[] = { 8, 16, 48, 200, 1000, 4000, 30000, 100000, 600000, (size_t)2 << 20 };
+	size_t sizes[] = {8, 16, 48, 200, 1000, 4000, 30000, 100000, 600000, (size_t)2 << 20};
 	for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
 		enum { N = 64 };
 		unsigned char *v[N];
@@ -274,8 +273,10 @@ static void test_usable_size(void)
 		size_t two = (size_t)1 << k, step = two >> 6;
 		size_t third = two + ((((size_t)17 << (k - 8)) + 15) & ~(size_t)15);
 		for (size_t s = two + 1; s <= two + (two >> 3); s += 8) {
-			size_t limit = s <= two + step ? two + step : s <= two + 2 * step ? two + 2 * step
-				     : s <= third ? third : two + 8 * step;
+			size_t limit = s <= two + step       ? two + step
+				       : s <= two + 2 * step ? two + 2 * step
+				       : s <= third          ? third
+							     : two + 8 * step;
 			CHECK(class_for(s) >= s && class_for(s) <= limit);
 		}
 	}
@@ -328,10 +329,7 @@ static void span_heap_off(void)
 	CHECK(arr_alloc_set_option("span_min", 0) == 0);
 }
 
-static void span_heap_on(void)
-{
-	CHECK(arr_alloc_set_option("span_min", span_min_saved) == 0);
-}
+static void span_heap_on(void) { CHECK(arr_alloc_set_option("span_min", span_min_saved) == 0); }
 
 static void test_options(void)
 {
@@ -539,8 +537,8 @@ static void test_contiguous_reuse(void)
  * usable size, realloc (contents kept) and free working on them. */
 static void test_big_alignments(void)
 {
-	static const size_t aligns[] = { (size_t)4 << 20, (size_t)16 << 20, (size_t)64 << 20 };
-	static const size_t sizes[] = { 1, 100000, (size_t)5 << 20 };
+	static const size_t aligns[] = {(size_t)4 << 20, (size_t)16 << 20, (size_t)64 << 20};
+	static const size_t sizes[] = {1, 100000, (size_t)5 << 20};
 	for (size_t a = 0; a < sizeof aligns / sizeof *aligns; a++) {
 		for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
 			size_t align = aligns[a], size = sizes[s];
@@ -898,9 +896,9 @@ static void *own_segments(void *arg)
 
 static void test_own_segments(void)
 {
-	span_heap_off(); /* 60 kB blocks: the span heap shares its segments */
+	span_heap_off();   /* 60 kB blocks: the span heap shares its segments */
 	arr_alloc_purge(); /* no dirty slices left to reuse */
-	static const struct park_job holder = { own_alloc, own_free };
+	static const struct park_job holder = {own_alloc, own_free};
 	pthread_t t;
 	park_start_job(&t, &holder);
 	run_in_thread(own_segments);
@@ -936,7 +934,7 @@ static void *remote_free_live(void *arg)
 	CHECK(pthread_create(&t, NULL, remote_free_some, v) == 0);
 	CHECK(pthread_join(t, NULL) == 0);
 	CHECK(class_live(160) == before + REMOTE_N / 2); /* not yet collected */
-	for (int i = 0; i < REMOTE_N; i += 2) /* takes the remote frees back */
+	for (int i = 0; i < REMOTE_N; i += 2)            /* takes the remote frees back */
 		v[i] = arr_malloc(150);
 	CHECK(class_live(160) == before + REMOTE_N);
 	for (int i = 0; i < REMOTE_N; i++)
@@ -1029,7 +1027,7 @@ static void test_dirty_exact_fit(void)
 {
 	enum { N = 24 };
 	void *b[N];
-	span_heap_off(); /* slices of the pool */
+	span_heap_off();   /* slices of the pool */
 	arr_alloc_purge(); /* no dirty slices but ours */
 	for (int i = 0; i < N; i++) {
 		b[i] = arr_malloc(OWN_SZ);
@@ -1227,7 +1225,7 @@ static void test_purge_under_seccomp(void)
 			BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
 			BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 		};
-		struct sock_fprog prog = { .len = sizeof f / sizeof f[0], .filter = f };
+		struct sock_fprog prog = {.len = sizeof f / sizeof f[0], .filter = f};
 		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
 		    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0)
 			_exit(3);
@@ -1235,7 +1233,7 @@ static void test_purge_under_seccomp(void)
 		if (m == MAP_FAILED)
 			_exit(4);
 		memset(m, 1, 4 * 65536);
-		struct iovec iov[2] = { { m, 65536 }, { m + 2 * 65536, 65536 } };
+		struct iovec iov[2] = {{m, 65536}, {m + 2 * 65536, 65536}};
 		arr__os_purge_many(iov, 2);
 		_exit(m[0] == 0 && m[65536] == 1 && m[2 * 65536] == 0 ? 0 : 5);
 	}

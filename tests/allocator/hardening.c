@@ -174,21 +174,21 @@ struct tcase {
 };
 
 static const struct tcase cases[] = {
-	{ "double free", double_free, "free(): double free", false },
-	{ "double free, not head", double_free_deep, "free(): double free", true },
-	{ "double free, huge", double_free_huge, "free(): invalid pointer", false },
-	{ "double free_sized", double_free_sized, "free(): double free", false },
-	{ "write after free", write_after_free, "corrupted free list", false },
-	{ "zero after free", write_zero_after_free, "corrupted free list", false },
-	{ "stack free", stack_free, "free(): invalid pointer", false },
-	{ "libc block free", foreign_free, "free(): invalid pointer", false },
-	{ "mmap free", mmap_free, "free(): invalid pointer", false },
-	{ "interior free", interior_free, "not the start of a block", true },
-	{ "uncarved free", uncarved_free, "free(): invalid pointer", true },
-	{ "huge interior free", huge_interior_free, "inside a huge block", false },
-	{ "realloc of stack", realloc_stack, "realloc(): invalid pointer", false },
-	{ "double free, span", double_free_span, "no span block in use there", false },
-	{ "span interior free", span_interior_free, "no span block in use there", false },
+	{"double free", double_free, "free(): double free", false},
+	{"double free, not head", double_free_deep, "free(): double free", true},
+	{"double free, huge", double_free_huge, "free(): invalid pointer", false},
+	{"double free_sized", double_free_sized, "free(): double free", false},
+	{"write after free", write_after_free, "corrupted free list", false},
+	{"zero after free", write_zero_after_free, "corrupted free list", false},
+	{"stack free", stack_free, "free(): invalid pointer", false},
+	{"libc block free", foreign_free, "free(): invalid pointer", false},
+	{"mmap free", mmap_free, "free(): invalid pointer", false},
+	{"interior free", interior_free, "not the start of a block", true},
+	{"uncarved free", uncarved_free, "free(): invalid pointer", true},
+	{"huge interior free", huge_interior_free, "inside a huge block", false},
+	{"realloc of stack", realloc_stack, "realloc(): invalid pointer", false},
+	{"double free, span", double_free_span, "no span block in use there", false},
+	{"span interior free", span_interior_free, "no span block in use there", false},
 };
 
 static int run_child(const struct tcase *c, bool misuse, char *err, size_t errsz)

@@ -187,7 +187,7 @@ static void huge_descriptor(bool corrupt)
 	struct arr__page *page = arr__page_of(p);
 	if (corrupt)
 		page->huge_req = page->huge_map; /* more than the mapping holds */
-	arr_free(p); /* validated on the way out */
+	arr_free(p);                             /* validated on the way out */
 }
 
 static void block_size(bool corrupt)
@@ -243,7 +243,8 @@ static void span_uncoalesced(bool corrupt)
 	struct arr__spanseg *s = (struct arr__spanseg *)arr__segment_of(b);
 	unsigned u = span_unit(b), len = s->tag[u] & ARR__SP_T_LEN;
 	if (corrupt) { /* the free span cut in two free halves, the second in no bin */
-		uint32_t d = s->tag[u] & ARR__SP_T_DIRTY, slot = s->tag[u] & (ARR__SP_T_SLOT_MASK << ARR__SP_T_SLOT_SHIFT);
+		uint32_t d = s->tag[u] & ARR__SP_T_DIRTY,
+			 slot = s->tag[u] & (ARR__SP_T_SLOT_MASK << ARR__SP_T_SLOT_SHIFT);
 		s->tag[u] = 1 | ARR__SP_T_FREE | d | slot;
 		s->tag[u + 1] = (len - 1) | ARR__SP_T_FREE | d;
 		s->tag[u + len - 1] = (len - 1) | ARR__SP_T_FREE | d;
@@ -258,22 +259,22 @@ struct tcase {
 };
 
 static const struct tcase cases[] = {
-	{ "used count", used_count, "page->used + nfree + nlocal + holed == page->capacity" },
-	{ "free list duplicate", free_list_dup, "!(seen[i / 64] >> (i % 64) & 1)" },
-	{ "block off the grid", foreign_block_on_list, "off % page->block_size == 0" },
-	{ "class list link", class_list_link, "page->prev == prev" },
-	{ "span cache count", span_cache_count, "slices == h->span_cached" },
-	{ "thread_free state", thread_free_state, "state == ARR__TF_NORMAL" },
-	{ "segment free_mask", segment_free_mask, "free_mask, __ATOMIC_RELAXED) & span) == 0" },
-	{ "span head_off", span_head_off, "seg->pages[idx + k].head_off == k" },
-	{ "segment clean_mask", segment_clean_mask, "(seg->clean_mask & ~seg->free_mask) == 0" },
-	{ "huge cache entry", huge_cache_entry, "seg->pages[0].flags == 0" },
-	{ "huge descriptor", huge_descriptor, "page->huge_req <= page->huge_map - off" },
-	{ "block size", block_size, "page->block_size == arr__class_size[page->cls]" },
-	{ "span interior tag", span_interior_tag, "s->tag[k] == 0" },
-	{ "span dirty ends", span_dirty_ends, "(t & T_DIRTY) == (e & T_DIRTY)" },
-	{ "span slack", span_slack, "req == live_req" },
-	{ "span coalesced", span_uncoalesced, "prev_state != T_FREE" },
+	{"used count", used_count, "page->used + nfree + nlocal + holed == page->capacity"},
+	{"free list duplicate", free_list_dup, "!(seen[i / 64] >> (i % 64) & 1)"},
+	{"block off the grid", foreign_block_on_list, "off % page->block_size == 0"},
+	{"class list link", class_list_link, "page->prev == prev"},
+	{"span cache count", span_cache_count, "slices == h->span_cached"},
+	{"thread_free state", thread_free_state, "state == ARR__TF_NORMAL"},
+	{"segment free_mask", segment_free_mask, "free_mask, __ATOMIC_RELAXED) & span) == 0"},
+	{"span head_off", span_head_off, "seg->pages[idx + k].head_off == k"},
+	{"segment clean_mask", segment_clean_mask, "(seg->clean_mask & ~seg->free_mask) == 0"},
+	{"huge cache entry", huge_cache_entry, "seg->pages[0].flags == 0"},
+	{"huge descriptor", huge_descriptor, "page->huge_req <= page->huge_map - off"},
+	{"block size", block_size, "page->block_size == arr__class_size[page->cls]"},
+	{"span interior tag", span_interior_tag, "s->tag[k] == 0"},
+	{"span dirty ends", span_dirty_ends, "(t & T_DIRTY) == (e & T_DIRTY)"},
+	{"span slack", span_slack, "req == live_req"},
+	{"span coalesced", span_uncoalesced, "prev_state != T_FREE"},
 };
 
 /* Run c in a child; returns its wait status and its stderr in err. */

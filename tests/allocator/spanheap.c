@@ -127,7 +127,7 @@ static void test_coalesce_best_fit(void)
 	arr_free(g);
 
 	enum { K = 3 };
-	static const size_t hole[K] = { 100000, 50000, 60000 };
+	static const size_t hole[K] = {100000, 50000, 60000};
 	char *x[K], *guard[K];
 	for (int i = 0; i < K; i++) {
 		x[i] = arr_malloc(hole[i]);

@@ -133,7 +133,7 @@ static void *worker(void *arg)
 	int id = (int)(intptr_t)arg;
 	uint64_t s = 0x9e3779b97f4a7c15ull * (uint64_t)(id + 1);
 	enum { KEEP = 256 };
-	struct item keep[KEEP] = { { 0 } };
+	struct item keep[KEEP] = {{0}};
 	for (long it = 0; it < iterations; it++) {
 		size_t n = rand_size(&s);
 		unsigned char *p;
@@ -194,7 +194,7 @@ static void *worker(void *arg)
 			keep[k].n = n;
 		} else {
 			int to = (id + 1 + (int)(rnd(&s) % (NTHREADS - 1))) % NTHREADS;
-			push(&queues[to], (struct item){ p, n });
+			push(&queues[to], (struct item){p, n});
 		}
 		if ((it & 15) == 0)
 			drain(&queues[id], 0);
@@ -231,8 +231,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "live blocks after stress: %llu\n", (unsigned long long)st.live_blocks);
 		errors++;
 	}
-	printf("mapped %llu KiB resident %llu KiB after all frees\n",
-	       (unsigned long long)st.mapped >> 10, (unsigned long long)st.resident >> 10);
+	printf("mapped %llu KiB resident %llu KiB after all frees\n", (unsigned long long)st.mapped >> 10,
+	       (unsigned long long)st.resident >> 10);
 #endif
 	if (errors) {
 		fprintf(stderr, "%ld errors\n", (long)errors);

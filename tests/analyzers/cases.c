@@ -31,8 +31,8 @@ static int zero(void)
 	free(b);
 	char *big = calloc(1, 256u << 20); /* fresh, mmapped (above the 32 MiB cap: no raise) */
 	free(big);
-	char *m = malloc(1u << 20); /* mmapped at the starting threshold */
-	free(m);                    /* raises the threshold above 1 MiB */
+	char *m = malloc(1u << 20);    /* mmapped at the starting threshold */
+	free(m);                       /* raises the threshold above 1 MiB */
 	char *c = calloc(1, 1u << 20); /* heap now, not mmap; reused: starts where a and b were */
 	free(c);
 	char *d = calloc(1, 1u << 20); /* reused: c's block */
@@ -53,11 +53,11 @@ static int realloc_case(void)
 
 static int fail(void)
 {
-	sink = calloc(SIZE_MAX / 4, 16);           /* overflow */
+	sink = calloc(SIZE_MAX / 4, 16);            /* overflow */
 	sink = reallocarray(NULL, SIZE_MAX / 2, 4); /* overflow */
 	sink = malloc(SIZE_MAX / 2);                /* out of memory */
 	void *p;
-	int rc = posix_memalign(&p, 3, 16);         /* invalid alignment */
+	int rc = posix_memalign(&p, 3, 16); /* invalid alignment */
 	return rc == 0;
 }
 

@@ -24,31 +24,31 @@
 #include "failmalloc.h"
 
 /* A libdw call made with the counter disarmed (when it was armed). */
-#define REAL(ret, name, params, args)                                  \
-	ret name params                                                \
-	{                                                              \
-		static ret(*real) params;                              \
-		if (!real)                                             \
-			*(void **)&real = dlsym(RTLD_NEXT, #name);     \
-		int was = armed;                                       \
-		armed = 0;                                             \
-		ret r = real args;                                     \
-		armed = was;                                           \
-		return r;                                              \
+#define REAL(ret, name, params, args)                              \
+	ret name params                                            \
+	{                                                          \
+		static ret(*real) params;                          \
+		if (!real)                                         \
+			*(void **)&real = dlsym(RTLD_NEXT, #name); \
+		int was = armed;                                   \
+		armed = 0;                                         \
+		ret r = real args;                                 \
+		armed = was;                                       \
+		return r;                                          \
 	}
 REAL(Dwfl *, dwfl_begin, (const Dwfl_Callbacks *cb), (cb))
-REAL(Dwfl_Module *, dwfl_report_elf, (Dwfl *d, const char *n, const char *f, int fd, GElf_Addr b, bool p),
+REAL(Dwfl_Module *, dwfl_report_elf, (Dwfl * d, const char *n, const char *f, int fd, GElf_Addr b, bool p),
      (d, n, f, fd, b, p))
-REAL(int, dwfl_report_end, (Dwfl *d, int (*rm)(Dwfl_Module *, void *, const char *, Dwarf_Addr, void *), void *a),
+REAL(int, dwfl_report_end, (Dwfl * d, int (*rm)(Dwfl_Module *, void *, const char *, Dwarf_Addr, void *), void *a),
      (d, rm, a))
-REAL(Dwfl_Module *, dwfl_addrmodule, (Dwfl *d, Dwarf_Addr a), (d, a))
-REAL(const char *, dwfl_module_addrname, (Dwfl_Module *m, GElf_Addr a), (m, a))
-REAL(Dwfl_Line *, dwfl_module_getsrc, (Dwfl_Module *m, Dwarf_Addr a), (m, a))
-REAL(const char *, dwfl_lineinfo, (Dwfl_Line *l, Dwarf_Addr *a, int *n, int *c, Dwarf_Word *t, Dwarf_Word *s),
+REAL(Dwfl_Module *, dwfl_addrmodule, (Dwfl * d, Dwarf_Addr a), (d, a))
+REAL(const char *, dwfl_module_addrname, (Dwfl_Module * m, GElf_Addr a), (m, a))
+REAL(Dwfl_Line *, dwfl_module_getsrc, (Dwfl_Module * m, Dwarf_Addr a), (m, a))
+REAL(const char *, dwfl_lineinfo, (Dwfl_Line * l, Dwarf_Addr *a, int *n, int *c, Dwarf_Word *t, Dwarf_Word *s),
      (l, a, n, c, t, s))
-REAL(Dwarf_Die *, dwfl_module_addrdie, (Dwfl_Module *m, Dwarf_Addr a, Dwarf_Addr *b), (m, a, b))
-REAL(int, dwarf_getsrcfiles, (Dwarf_Die *c, Dwarf_Files **f, size_t *n), (c, f, n))
-REAL(Dwarf_Attribute *, dwarf_attr_integrate, (Dwarf_Die *d, unsigned int n, Dwarf_Attribute *a), (d, n, a))
+REAL(Dwarf_Die *, dwfl_module_addrdie, (Dwfl_Module * m, Dwarf_Addr a, Dwarf_Addr *b), (m, a, b))
+REAL(int, dwarf_getsrcfiles, (Dwarf_Die * c, Dwarf_Files **f, size_t *n), (c, f, n))
+REAL(Dwarf_Attribute *, dwarf_attr_integrate, (Dwarf_Die * d, unsigned int n, Dwarf_Attribute *a), (d, n, a))
 
 void dwfl_report_begin(Dwfl *d)
 {

@@ -12,14 +12,14 @@
 #include "allocrr/trace.h"
 #include "writer.h"
 
-#define CHECK(cond, ...)                                                                 \
-	do {                                                                             \
-		if (!(cond)) {                                                           \
+#define CHECK(cond, ...)                                                                         \
+	do {                                                                                     \
+		if (!(cond)) {                                                                   \
 			fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond); \
-			fprintf(stderr, __VA_ARGS__);                                    \
-			fputc('\n', stderr);                                             \
-			exit(1);                                                         \
-		}                                                                        \
+			fprintf(stderr, __VA_ARGS__);                                            \
+			fputc('\n', stderr);                                                     \
+			exit(1);                                                                 \
+		}                                                                                \
 	} while (0)
 
 /* The value of n little-endian bytes at p, spelled out. */
@@ -31,8 +31,17 @@ static uint64_t le(const uint8_t *p, int n)
 	return v;
 }
 
-static void *xalloc(size_t n, void *ctx) { (void)ctx; return calloc(1, n); }
-static void xfree(void *p, size_t n, void *ctx) { (void)ctx; (void)n; free(p); }
+static void *xalloc(size_t n, void *ctx)
+{
+	(void)ctx;
+	return calloc(1, n);
+}
+static void xfree(void *p, size_t n, void *ctx)
+{
+	(void)ctx;
+	(void)n;
+	free(p);
+}
 
 static void check_helpers(void)
 {
@@ -53,11 +62,19 @@ static void check_writer(void)
 {
 	/* header: magic[8] major:u16 minor:u16 hdr_size:u32 features:u64 tlv* */
 	uint8_t h[512];
-	struct arr_header_info hi = {.pid = 0x123456, .ppid = 1, .page_size = 4096, .time_unit_ns = 16,
-				     .features = 0x8 /* stacks: format 1.2 */, .exe = "/bin/x"};
+	struct arr_header_info hi = {.pid = 0x123456,
+				     .ppid = 1,
+				     .page_size = 4096,
+				     .time_unit_ns = 16,
+				     .features = 0x8 /* stacks: format 1.2 */,
+				     .exe = "/bin/x"};
 	long n = arr__encode_header(&hi, h, sizeof h);
 	CHECK(n > 24, "%ld", n);
-	CHECK(!memcmp(h, "\x89" "ATRACE\n", 8), "magic");
+	CHECK(!memcmp(h,
+		      "\x89"
+		      "ATRACE\n",
+		      8),
+	      "magic");
 	CHECK(le(h + 8, 2) == 1 && le(h + 10, 2) == 2, "version %llu.%llu", (unsigned long long)le(h + 8, 2),
 	      (unsigned long long)le(h + 10, 2));
 	CHECK(le(h + 12, 4) == (uint64_t)n, "hdr_size %llu, wrote %ld", (unsigned long long)le(h + 12, 4), n);
@@ -78,8 +95,8 @@ static void check_writer(void)
 	struct arr_mem mem = {xalloc, xfree, NULL};
 	struct arr_encoder enc;
 	CHECK(arr__encoder_init(&enc, &mem, 64, 1, 16) == 0, "encoder");
-	uint64_t w[] = {ARR_RAW_W0(ARR_OP_MALLOC, 0, 1600), 24, 0x7f0000001000ull,
-			ARR_RAW_W0(ARR_OP_FREE, 0, 3200), 0x7f0000001000ull};
+	uint64_t w[] = {ARR_RAW_W0(ARR_OP_MALLOC, 0, 1600), 24, 0x7f0000001000ull, ARR_RAW_W0(ARR_OP_FREE, 0, 3200),
+			0x7f0000001000ull};
 	uint8_t *out = malloc(arr__encoder_bound(&enc));
 	long c = arr__encode_events(&enc, 4242, w, sizeof w / sizeof *w, out, arr__encoder_bound(&enc));
 	CHECK(c > 44, "%ld", c);
@@ -98,15 +115,15 @@ static void check_writer(void)
 static void check_reader(const char *dir)
 {
 	static const uint8_t t[] = {
-		0x89, 'A', 'T', 'R', 'A', 'C', 'E', '\n', /* magic */
-		1, 0, 1, 0,                               /* 1.1 */
-		38, 0, 0, 0,                              /* hdr_size: 24 + 14 */
-		0x04, 0, 0, 0, 0, 0, 0, 0,                /* features: marks */
-		5, 0, 8, 0, 0, 0, 0, 0x40, 0, 0, 0, 0, 0, 0, /* page_size = 16384 */
-		'C', 'H', 'N', 'K', 2, 0, 0, 0, 24, 0, 0, 0, /* END chunk */
-		1, 0, 0, 0, 7, 0, 0, 0,                   /* exit, status 7 */
-		0x00, 0xe1, 0xf5, 0x05, 0, 0, 0, 0,       /* t = 100,000,000 */
-		0x39, 0x30, 0, 0, 0, 0, 0, 0,             /* events = 12345 */
+		0x89, 'A',  'T',  'R',  'A', 'C', 'E', '\n',                    /* magic */
+		1,    0,    1,    0,                                            /* 1.1 */
+		38,   0,    0,    0,                                            /* hdr_size: 24 + 14 */
+		0x04, 0,    0,    0,    0,   0,   0,   0,                       /* features: marks */
+		5,    0,    8,    0,    0,   0,   0,   0x40, 0,  0, 0, 0, 0, 0, /* page_size = 16384 */
+		'C',  'H',  'N',  'K',  2,   0,   0,   0,    24, 0, 0, 0,       /* END chunk */
+		1,    0,    0,    0,    7,   0,   0,   0,                       /* exit, status 7 */
+		0x00, 0xe1, 0xf5, 0x05, 0,   0,   0,   0,                       /* t = 100,000,000 */
+		0x39, 0x30, 0,    0,    0,   0,   0,   0,                       /* events = 12345 */
 	};
 	char path[4096];
 	snprintf(path, sizeof path, "%s/layout-%d.atr", dir, (int)getpid());

@@ -64,7 +64,8 @@ int main(int argc, char **argv)
 		long left = countdown;
 		countdown = -1;
 		if (rc != 0 && rc != ARR_ENOMEM) {
-			fprintf(stderr, "oom: failing allocation %ld: rc %d (%s), want ENOMEM\n", n, rc, arr_strerror(rc));
+			fprintf(stderr, "oom: failing allocation %ld: rc %d (%s), want ENOMEM\n", n, rc,
+				arr_strerror(rc));
 			return 1;
 		}
 		if (live != 0) {

@@ -11,8 +11,17 @@
 
 #include "writer.h"
 
-static void *xalloc(size_t n, void *ctx) { (void)ctx; return calloc(1, n); }
-static void xfree(void *p, size_t n, void *ctx) { (void)ctx; (void)n; free(p); }
+static void *xalloc(size_t n, void *ctx)
+{
+	(void)ctx;
+	return calloc(1, n);
+}
+static void xfree(void *p, size_t n, void *ctx)
+{
+	(void)ctx;
+	(void)n;
+	free(p);
+}
 
 int main(int argc, char **argv)
 {

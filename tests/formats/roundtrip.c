@@ -12,18 +12,27 @@
 #include "allocrr/trace.h"
 #include "writer.h"
 
-#define CHECK(cond, ...)                                                              \
-	do {                                                                          \
-		if (!(cond)) {                                                        \
+#define CHECK(cond, ...)                                                                         \
+	do {                                                                                     \
+		if (!(cond)) {                                                                   \
 			fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond); \
-			fprintf(stderr, __VA_ARGS__);                                 \
-			fputc('\n', stderr);                                          \
-			exit(1);                                                      \
-		}                                                                     \
+			fprintf(stderr, __VA_ARGS__);                                            \
+			fputc('\n', stderr);                                                     \
+			exit(1);                                                                 \
+		}                                                                                \
 	} while (0)
 
-static void *xalloc(size_t n, void *ctx) { (void)ctx; return calloc(1, n); }
-static void xfree(void *p, size_t n, void *ctx) { (void)ctx; (void)n; free(p); }
+static void *xalloc(size_t n, void *ctx)
+{
+	(void)ctx;
+	return calloc(1, n);
+}
+static void xfree(void *p, size_t n, void *ctx)
+{
+	(void)ctx;
+	(void)n;
+	free(p);
+}
 
 static uint64_t rng = 88172645463325252ull;
 static uint64_t rnd(void)
@@ -46,20 +55,42 @@ static unsigned to_raw(const struct arr_event *e, uint64_t *w)
 {
 	unsigned n = 1;
 	switch (e->op) {
-	case ARR_OP_MALLOC: case ARR_OP_VALLOC: case ARR_OP_PVALLOC:
-		w[n++] = e->size; w[n++] = e->ret; break;
+	case ARR_OP_MALLOC:
+	case ARR_OP_VALLOC:
+	case ARR_OP_PVALLOC:
+		w[n++] = e->size;
+		w[n++] = e->ret;
+		break;
 	case ARR_OP_CALLOC:
-		w[n++] = e->nmemb; w[n++] = e->size; w[n++] = e->ret; break;
-	case ARR_OP_POSIX_MEMALIGN: case ARR_OP_ALIGNED_ALLOC: case ARR_OP_MEMALIGN:
-		w[n++] = e->align; w[n++] = e->size; w[n++] = e->ret; break;
+		w[n++] = e->nmemb;
+		w[n++] = e->size;
+		w[n++] = e->ret;
+		break;
+	case ARR_OP_POSIX_MEMALIGN:
+	case ARR_OP_ALIGNED_ALLOC:
+	case ARR_OP_MEMALIGN:
+		w[n++] = e->align;
+		w[n++] = e->size;
+		w[n++] = e->ret;
+		break;
 	case ARR_OP_REALLOC:
-		w[n++] = e->ptr; w[n++] = e->size; w[n++] = e->ret; break;
+		w[n++] = e->ptr;
+		w[n++] = e->size;
+		w[n++] = e->ret;
+		break;
 	case ARR_OP_REALLOCARRAY:
-		w[n++] = e->ptr; w[n++] = e->nmemb; w[n++] = e->size; w[n++] = e->ret; break;
-	case ARR_OP_FREE: case ARR_OP_FORK:
-		w[n++] = e->ptr; break;
+		w[n++] = e->ptr;
+		w[n++] = e->nmemb;
+		w[n++] = e->size;
+		w[n++] = e->ret;
+		break;
+	case ARR_OP_FREE:
+	case ARR_OP_FORK:
+		w[n++] = e->ptr;
+		break;
 	case ARR_OP_RSS:
-		w[n++] = e->size; break;
+		w[n++] = e->size;
+		break;
 	case ARR_OP_EXEC: {
 		size_t len = strlen(e->str);
 		w[n++] = len;
@@ -77,11 +108,10 @@ static unsigned to_raw(const struct arr_event *e, uint64_t *w)
 
 static void make_events(void)
 {
-	static const unsigned ops[] = {ARR_OP_MALLOC, ARR_OP_CALLOC, ARR_OP_REALLOC, ARR_OP_FREE,
-				       ARR_OP_POSIX_MEMALIGN, ARR_OP_ALIGNED_ALLOC, ARR_OP_MEMALIGN,
-				       ARR_OP_VALLOC, ARR_OP_PVALLOC, ARR_OP_REALLOCARRAY,
-				       ARR_OP_THREAD_START, ARR_OP_THREAD_EXIT, ARR_OP_FORK, ARR_OP_EXEC,
-				       ARR_OP_RSS};
+	static const unsigned ops[] = {
+		ARR_OP_MALLOC,        ARR_OP_CALLOC,      ARR_OP_REALLOC, ARR_OP_FREE,    ARR_OP_POSIX_MEMALIGN,
+		ARR_OP_ALIGNED_ALLOC, ARR_OP_MEMALIGN,    ARR_OP_VALLOC,  ARR_OP_PVALLOC, ARR_OP_REALLOCARRAY,
+		ARR_OP_THREAD_START,  ARR_OP_THREAD_EXIT, ARR_OP_FORK,    ARR_OP_EXEC,    ARR_OP_RSS};
 	uint64_t t[NTHREADS] = {0};
 	uint64_t recent[64] = {0};
 	for (int i = 0; i < NEV; i++) {
@@ -98,8 +128,7 @@ static void make_events(void)
 			e->size = big;
 			if (e->op == ARR_OP_CALLOC || e->op == ARR_OP_REALLOCARRAY)
 				e->nmemb = rnd() % 3 == 0 ? rnd() : rnd() % 100;
-			if (e->op == ARR_OP_POSIX_MEMALIGN || e->op == ARR_OP_ALIGNED_ALLOC ||
-			    e->op == ARR_OP_MEMALIGN)
+			if (e->op == ARR_OP_POSIX_MEMALIGN || e->op == ARR_OP_ALIGNED_ALLOC || e->op == ARR_OP_MEMALIGN)
 				e->align = 1ull << (rnd() % 21);
 			e->failed = rnd() % 10 == 0;
 			e->err = e->failed ? (int32_t)(rnd() % 40) - 5 : 0;
@@ -126,14 +155,13 @@ static void make_events(void)
 
 static void same_event(const struct arr_event *g, const struct arr_event *w, int i)
 {
-	CHECK(g->op == w->op && g->t == w->t && g->tid == w->tid && g->size == w->size &&
-		      g->nmemb == w->nmemb && g->align == w->align && g->ptr == w->ptr && g->ret == w->ret &&
-		      g->failed == w->failed && g->err == w->err,
+	CHECK(g->op == w->op && g->t == w->t && g->tid == w->tid && g->size == w->size && g->nmemb == w->nmemb &&
+		      g->align == w->align && g->ptr == w->ptr && g->ret == w->ret && g->failed == w->failed &&
+		      g->err == w->err,
 	      "event %d: got op %u t %llu tid %u size %llu ptr %llx ret %llx err %d, want op %u t %llu tid %u size %llu ptr %llx ret %llx err %d",
-	      i, g->op, (unsigned long long)g->t, g->tid, (unsigned long long)g->size,
-	      (unsigned long long)g->ptr, (unsigned long long)g->ret, g->err, w->op,
-	      (unsigned long long)w->t, w->tid, (unsigned long long)w->size, (unsigned long long)w->ptr,
-	      (unsigned long long)w->ret, w->err);
+	      i, g->op, (unsigned long long)g->t, g->tid, (unsigned long long)g->size, (unsigned long long)g->ptr,
+	      (unsigned long long)g->ret, g->err, w->op, (unsigned long long)w->t, w->tid, (unsigned long long)w->size,
+	      (unsigned long long)w->ptr, (unsigned long long)w->ret, w->err);
 	CHECK(!w->str || (g->str && !strcmp(g->str, w->str)), "event %d: exec path", i);
 }
 
@@ -149,9 +177,15 @@ static size_t write_trace(const char *path)
 	FILE *f = fopen(path, "wb");
 	CHECK(f && out, "open %s", path);
 	const char argv[] = "prog\0-x\0";
-	struct arr_header_info hi = {.pid = 42, .ppid = 1, .page_size = 4096, .time_unit_ns = UNIT,
-				     .exe = "/bin/prog", .libc = "glibc 2.36", .recorder = "test",
-				     .argv = argv, .argv_len = sizeof argv - 1};
+	struct arr_header_info hi = {.pid = 42,
+				     .ppid = 1,
+				     .page_size = 4096,
+				     .time_unit_ns = UNIT,
+				     .exe = "/bin/prog",
+				     .libc = "glibc 2.36",
+				     .recorder = "test",
+				     .argv = argv,
+				     .argv_len = sizeof argv - 1};
 	long hn = arr__encode_header(&hi, out, cap);
 	CHECK(hn > 0, "header");
 	fwrite(out, 1, (size_t)hn, f);
@@ -164,7 +198,8 @@ static size_t write_trace(const char *path)
 			uint64_t w[300];
 			unsigned n = i < NEV && k == th ? to_raw(&want[i], w) : 0;
 			if (used[k] && (i == NEV || (k == th && used[k] + n > 4000))) {
-				long len = arr__encode_events(&enc, k ? 1000 + (uint32_t)k : 0, raw[k], used[k], out, cap);
+				long len =
+					arr__encode_events(&enc, k ? 1000 + (uint32_t)k : 0, raw[k], used[k], out, cap);
 				CHECK(len > 0, "encode: %ld", len);
 				fwrite(out, 1, (size_t)len, f);
 				used[k] = 0;
@@ -268,8 +303,7 @@ static void big_chunk(void)
 	int fd = mkstemp(path);
 	struct arr_header_info hi = {.pid = 1, .time_unit_ns = UNIT};
 	long hn = arr__encode_header(&hi, hdr, sizeof hdr);
-	CHECK(fd >= 0 && hn > 0 && write(fd, hdr, (size_t)hn) == hn && write(fd, out, (size_t)len) == len,
-	      "big write");
+	CHECK(fd >= 0 && hn > 0 && write(fd, hdr, (size_t)hn) == hn && write(fd, out, (size_t)len) == len, "big write");
 	close(fd);
 	struct arr_trace *tr;
 	struct arr_chunk_info ci;
@@ -284,8 +318,8 @@ static void big_chunk(void)
 		if (op == ARR_OP_MALLOC)
 			CHECK(ev[i].size == raw[k + 1] && ev[i].ret == raw[k + 2], "big: malloc %d", i);
 		else
-			CHECK(ev[i].ptr == raw[k + 1], "big: free %d: %llx vs %llx", i,
-			      (unsigned long long)ev[i].ptr, (unsigned long long)raw[k + 1]);
+			CHECK(ev[i].ptr == raw[k + 1], "big: free %d: %llx vs %llx", i, (unsigned long long)ev[i].ptr,
+			      (unsigned long long)raw[k + 1]);
 		k += arr__raw_words(raw + k);
 	}
 	arr_trace_close(tr);

@@ -62,8 +62,10 @@ int main(int argc, char **argv)
 				break;
 			default: { /* copy one stretch over another */
 				size_t from = rnd() % len, to = rnd() % len, k = rnd() % 64;
-				if (from + k > len) k = len - from;
-				if (to + k > len) k = len - to;
+				if (from + k > len)
+					k = len - from;
+				if (to + k > len)
+					k = len - to;
 				memmove(mut + to, mut + from, k);
 			}
 			}

@@ -30,7 +30,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 const char *__asan_default_options(void);
 const char *__asan_default_options(void) { return "allocator_may_return_null=1:max_allocation_size_mb=256"; }
 const char *__lsan_default_suppressions(void);
-const char *__lsan_default_suppressions(void) { return "leak:run_entries\nleak:exec_entry\nleak:run_workload\nleak:replayer/run.c\n"; }
+const char *__lsan_default_suppressions(void)
+{
+	return "leak:run_entries\nleak:exec_entry\nleak:run_workload\nleak:replayer/run.c\n";
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -16,8 +16,8 @@
 static int logfd = 1;
 static int bad;
 
-static void logline(const char *op, unsigned long long a, unsigned long long b, unsigned long long c,
-		    const void *ptr, const void *ret, int err)
+static void logline(const char *op, unsigned long long a, unsigned long long b, unsigned long long c, const void *ptr,
+		    const void *ret, int err)
 {
 	char line[256];
 	int n = snprintf(line, sizeof line, "%s %llu %llu %llu %p %p %d\n", op, a, b, c, ptr, ret, err);
@@ -26,15 +26,14 @@ static void logline(const char *op, unsigned long long a, unsigned long long b, 
 }
 
 /* errno must be what the call left, not what the recorder did. */
-#define KEEP_ERRNO(call, expect_err)                                                \
-	do {                                                                        \
-		errno = 777;                                                        \
-		call;                                                               \
-		if (errno != (expect_err)) {                                        \
-			dprintf(2, "errno after %s is %d, want %d\n", #call, errno, \
-				(expect_err));                                      \
-			bad = 1;                                                    \
-		}                                                                   \
+#define KEEP_ERRNO(call, expect_err)                                                               \
+	do {                                                                                       \
+		errno = 777;                                                                       \
+		call;                                                                              \
+		if (errno != (expect_err)) {                                                       \
+			dprintf(2, "errno after %s is %d, want %d\n", #call, errno, (expect_err)); \
+			bad = 1;                                                                   \
+		}                                                                                  \
 	} while (0)
 
 int main(int argc, char **argv)

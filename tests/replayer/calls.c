@@ -17,8 +17,8 @@ int main(void)
 {
 	void *a = malloc(24);
 	void *b = calloc(3, 40);
-	a = realloc(a, 1000);          /* grows, probably moves */
-	void *c = realloc(NULL, 77);   /* realloc(NULL, n) */
+	a = realloc(a, 1000);        /* grows, probably moves */
+	void *c = realloc(NULL, 77); /* realloc(NULL, n) */
 	void *d = NULL;
 	int rc = posix_memalign(&d, 64, 300);
 	void *e = aligned_alloc(128, 256);

@@ -26,8 +26,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < N / 2; i++)
 		big[i] = malloc(400);
 	size_t after = mallinfo2().arena;
-	fprintf(stderr, "%s: heap grew by %zu KB\n", checker ? "checkerboard" : "contiguous",
-		(after - before) / 1024);
+	fprintf(stderr, "%s: heap grew by %zu KB\n", checker ? "checkerboard" : "contiguous", (after - before) / 1024);
 	(void)guard;
 	return 0;
 }

@@ -111,8 +111,8 @@ int main(int argc, char **argv)
 		size_t want_len = 0;
 		char *want = slurp(result, &want_len);
 		if (rc != 0 || live != 0 || !want) {
-			fprintf(stderr, "harden_oom: %s without failures: status %d, %ld blocks not freed\n", names[kind],
-				rc, live);
+			fprintf(stderr, "harden_oom: %s without failures: status %d, %ld blocks not freed\n",
+				names[kind], rc, live);
 			return 1;
 		}
 		long n;
@@ -141,7 +141,8 @@ int main(int argc, char **argv)
 			}
 			if (why) {
 				dup2(err, 2);
-				fprintf(stderr, "harden_oom: %s, allocation %ld failing: %s (status %d, %ld blocks live)\n",
+				fprintf(stderr,
+					"harden_oom: %s, allocation %ld failing: %s (status %d, %ld blocks live)\n",
 					names[kind], n, why, rc, live);
 				failed = 1;
 				break;

@@ -21,8 +21,17 @@
 #define MAXTHR 16
 #define MAXW 4096
 
-static void *xalloc(size_t n, void *ctx) { (void)ctx; return calloc(1, n); }
-static void xfree(void *p, size_t n, void *ctx) { (void)ctx; (void)n; free(p); }
+static void *xalloc(size_t n, void *ctx)
+{
+	(void)ctx;
+	return calloc(1, n);
+}
+static void xfree(void *p, size_t n, void *ctx)
+{
+	(void)ctx;
+	(void)n;
+	free(p);
+}
 
 static void die(const char *what, int line)
 {
@@ -46,9 +55,15 @@ int main(int argc, char **argv)
 	if (!f || !out)
 		die("cannot open the output", 0);
 	const char av[] = "repair_trace\0";
-	struct arr_header_info hi = {.pid = 4242, .ppid = 1, .page_size = 4096, .time_unit_ns = 16,
-				     .exe = "/test/repair_trace", .libc = "glibc 2.36", .recorder = "test",
-				     .argv = av, .argv_len = sizeof av - 1};
+	struct arr_header_info hi = {.pid = 4242,
+				     .ppid = 1,
+				     .page_size = 4096,
+				     .time_unit_ns = 16,
+				     .exe = "/test/repair_trace",
+				     .libc = "glibc 2.36",
+				     .recorder = "test",
+				     .argv = av,
+				     .argv_len = sizeof av - 1};
 	long hn = arr__encode_header(&hi, out, cap);
 	if (hn <= 0)
 		die("header", 0);
@@ -80,32 +95,61 @@ int main(int argc, char **argv)
 				die("want key=value", lineno);
 			*eq = 0;
 			uint64_t v = strtoull(eq + 1, NULL, 0);
-			if (!strcmp(tok, "size")) e.size = v;
-			else if (!strcmp(tok, "nmemb")) e.nmemb = v;
-			else if (!strcmp(tok, "align")) e.align = v;
-			else if (!strcmp(tok, "ptr")) e.ptr = v;
-			else if (!strcmp(tok, "ret")) e.ret = v;
-			else if (!strcmp(tok, "err")) e.failed = 1, e.err = (int)v;
-			else die("unknown key", lineno);
+			if (!strcmp(tok, "size"))
+				e.size = v;
+			else if (!strcmp(tok, "nmemb"))
+				e.nmemb = v;
+			else if (!strcmp(tok, "align"))
+				e.align = v;
+			else if (!strcmp(tok, "ptr"))
+				e.ptr = v;
+			else if (!strcmp(tok, "ret"))
+				e.ret = v;
+			else if (!strcmp(tok, "err"))
+				e.failed = 1, e.err = (int)v;
+			else
+				die("unknown key", lineno);
 		}
 		/* raw words in the writer.h layout */
 		uint64_t w[8];
 		unsigned n = 1;
 		switch (op) {
-		case ARR_OP_MALLOC: case ARR_OP_VALLOC: case ARR_OP_PVALLOC:
-			w[n++] = e.size; w[n++] = e.ret; break;
+		case ARR_OP_MALLOC:
+		case ARR_OP_VALLOC:
+		case ARR_OP_PVALLOC:
+			w[n++] = e.size;
+			w[n++] = e.ret;
+			break;
 		case ARR_OP_CALLOC:
-			w[n++] = e.nmemb; w[n++] = e.size; w[n++] = e.ret; break;
-		case ARR_OP_POSIX_MEMALIGN: case ARR_OP_ALIGNED_ALLOC: case ARR_OP_MEMALIGN:
-			w[n++] = e.align; w[n++] = e.size; w[n++] = e.ret; break;
+			w[n++] = e.nmemb;
+			w[n++] = e.size;
+			w[n++] = e.ret;
+			break;
+		case ARR_OP_POSIX_MEMALIGN:
+		case ARR_OP_ALIGNED_ALLOC:
+		case ARR_OP_MEMALIGN:
+			w[n++] = e.align;
+			w[n++] = e.size;
+			w[n++] = e.ret;
+			break;
 		case ARR_OP_REALLOC:
-			w[n++] = e.ptr; w[n++] = e.size; w[n++] = e.ret; break;
+			w[n++] = e.ptr;
+			w[n++] = e.size;
+			w[n++] = e.ret;
+			break;
 		case ARR_OP_REALLOCARRAY:
-			w[n++] = e.ptr; w[n++] = e.nmemb; w[n++] = e.size; w[n++] = e.ret; break;
-		case ARR_OP_FREE: case ARR_OP_FORK:
-			w[n++] = e.ptr; break;
+			w[n++] = e.ptr;
+			w[n++] = e.nmemb;
+			w[n++] = e.size;
+			w[n++] = e.ret;
+			break;
+		case ARR_OP_FREE:
+		case ARR_OP_FORK:
+			w[n++] = e.ptr;
+			break;
 		case ARR_OP_RSS:
-			w[n++] = e.size; break;
+			w[n++] = e.size;
+			break;
 		default:
 			if (arr_op_raw_args(op) != 0)
 				die("op not supported here", lineno);

@@ -12,14 +12,14 @@
 
 static int failures;
 
-#define EXPECT(cond, ...)                                                     \
-	do {                                                                  \
-		if (!(cond)) {                                                \
-			fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);       \
-			fprintf(stderr, __VA_ARGS__);                         \
-			fputc('\n', stderr);                                  \
-			failures++;                                           \
-		}                                                             \
+#define EXPECT(cond, ...)                                               \
+	do {                                                            \
+		if (!(cond)) {                                          \
+			fprintf(stderr, "%s:%d: ", __FILE__, __LINE__); \
+			fprintf(stderr, __VA_ARGS__);                   \
+			fputc('\n', stderr);                            \
+			failures++;                                     \
+		}                                                       \
 	} while (0)
 
 static int parse(const char *text, struct arr_report_config *cfg, struct arr_report_error *err)
@@ -67,8 +67,8 @@ static void test_config(void)
 		EXPECT(cfg.ntraces == 2 && cfg.traces[1].children && !cfg.traces[0].children, "traces");
 		EXPECT(cfg.nallocators == 4, "matrix: %zu allocators", cfg.nallocators);
 		if (cfg.nallocators == 4) {
-			EXPECT(!strcmp(cfg.allocators[1].spec, "glibc:mmap_threshold=65536,trim_threshold=131072"), "%s",
-			       cfg.allocators[1].spec);
+			EXPECT(!strcmp(cfg.allocators[1].spec, "glibc:mmap_threshold=65536,trim_threshold=131072"),
+			       "%s", cfg.allocators[1].spec);
 			EXPECT(!strcmp(cfg.allocators[2].spec, "glibc:mmap_threshold=1048576,trim_threshold=131072"),
 			       "%s", cfg.allocators[2].spec);
 			EXPECT(cfg.allocators[3].optional && !cfg.allocators[0].optional, "optional");
@@ -91,9 +91,11 @@ static void test_config(void)
 
 	bad("traces: [a.atr]\nalocators: [glibc]\n", 2, 1, "unknown key 'alocators'; did you mean 'allocators'?");
 	bad("traces: [a.atr]\nreplay:\n  samples: many\n", 3, 12, "'samples' wants a whole number");
-	bad("traces: [a.atr]\nreplay: {thread: serial}\n", 2, 10, "unknown key 'thread' in 'replay'; did you mean 'threads'?");
+	bad("traces: [a.atr]\nreplay: {thread: serial}\n", 2, 10,
+	    "unknown key 'thread' in 'replay'; did you mean 'threads'?");
 	bad("traces: [a.atr]\nreplay: {threads: paralel}\n", 2, 19, "did you mean 'parallel'?");
-	bad("traces: [a.atr]\nanalyses: {what: [sizes, leeks]}\n", 2, 26, "unknown analysis 'leeks'; did you mean 'leaks'?");
+	bad("traces: [a.atr]\nanalyses: {what: [sizes, leeks]}\n", 2, 26,
+	    "unknown analysis 'leeks'; did you mean 'leaks'?");
 	bad("traces: a.atr\nchecks:\n  - leaks.bytes = 0\n", 3, 17, "use '=='");
 	bad("traces: a.atr\nchecks:\n  - \"leaks.bytes <\"\n", 3, 19, "expected a number or a metric");
 	bad("traces: a.atr\nchecks:\n  - leaks.bytes\n", 3, 5, "a check must compare");
@@ -194,12 +196,13 @@ static void test_checks(void)
 	EXPECT(run_check(rep, "not (peak_rss > 2 * \"glibc\")", 2, NULL) == 0, "not, quoted allocator");
 	EXPECT(run_check(rep, "no_such.metric < 1", 2, &res) == 2, "a missing metric breaks");
 	EXPECT(arr_doc_as_str(arr_doc_path(res, "0.error")) &&
-	       strstr(arr_doc_as_str(arr_doc_path(res, "0.error")), "no_such.metric"), "error names the metric");
+		       strstr(arr_doc_as_str(arr_doc_path(res, "0.error")), "no_such.metric"),
+	       "error names the metric");
 	arr_doc_free(res);
 	EXPECT(run_check(rep, "peak_rss < jemalloc", 2, NULL) == 2, "an absent allocator breaks");
 
-	static const char *const syntax[] = {"a <", "(a < 1", "a < 1 < 2", "1 < 2 and", "a < 1 )", "a < 5XB", "< 1",
-					     "a.b. < 1", "a < 'x"};
+	static const char *const syntax[] = {"a <",     "(a < 1", "a < 1 < 2", "1 < 2 and", "a < 1 )",
+					     "a < 5XB", "< 1",    "a.b. < 1",  "a < 'x"};
 	for (size_t i = 0; i < sizeof syntax / sizeof *syntax; i++) {
 		struct arr_check *c;
 		size_t off;
@@ -250,12 +253,18 @@ static void test_csv(void)
 	EXPECT(!strcmp(arr_report_unit("peak_over_ideal"), "ratio"), "ratio unit");
 	EXPECT(!strcmp(arr_report_unit("calls_per_s"), "per_s"), "rate unit");
 	static const char *const units[][2] = {
-		{"leaks.failed_calls.overflow", "count"}, {"sizes.distinct_sizes", "count"},
-		{"lifetimes.time_log2.3.lo", "ns"},       {"lifetimes.events_log2.3.hi", "count"},
-		{"sizes.log2.3.lo", "bytes"},             {"fragmentation.jw_mapped.at_peak_live", "ratio"},
-		{"fragmentation.at.end.external", "bytes"}, {"leaks.largest.0.tid", ""},
-		{"latency.malloc.p999", "ns"},            {"summary.ops.rss", "count"},
-		{"lifetimes.churn_by_size.2.short_lived", "count"}, {"rss.recorded.peak", "bytes"},
+		{"leaks.failed_calls.overflow", "count"},
+		{"sizes.distinct_sizes", "count"},
+		{"lifetimes.time_log2.3.lo", "ns"},
+		{"lifetimes.events_log2.3.hi", "count"},
+		{"sizes.log2.3.lo", "bytes"},
+		{"fragmentation.jw_mapped.at_peak_live", "ratio"},
+		{"fragmentation.at.end.external", "bytes"},
+		{"leaks.largest.0.tid", ""},
+		{"latency.malloc.p999", "ns"},
+		{"summary.ops.rss", "count"},
+		{"lifetimes.churn_by_size.2.short_lived", "count"},
+		{"rss.recorded.peak", "bytes"},
 	};
 	for (size_t i = 0; i < sizeof units / sizeof *units; i++)
 		EXPECT(!strcmp(arr_report_unit(units[i][0]), units[i][1]), "unit of %s: '%s', want '%s'", units[i][0],

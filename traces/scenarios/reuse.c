@@ -32,8 +32,7 @@ int main(void)
 	char *second = malloc(64);
 	if (!second)
 		return 1;
-	printf("64 B: same block %s, bytes 16-26: %.11s\n", (uintptr_t)second == old ? "yes" : "no",
-	       second + 16);
+	printf("64 B: same block %s, bytes 16-26: %.11s\n", (uintptr_t)second == old ? "yes" : "no", second + 16);
 
 	unsigned char *a = malloc(32);
 	if (!a)
