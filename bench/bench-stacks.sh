@@ -27,7 +27,7 @@ Environment:
   SCALE=small|full workload sizes (default small: the machine is shared)
   PYTHON=PATH      the python3 to measure (default /usr/bin/python3)
   WORKLOADS="..."  subset and order (default: python3 sqlite3 cc1)
-  MODES="..."      subset of the modes (default: all of them)
+  MODES="..."      subset of the modes, by spaces or commas (default: all of them)
 EOF2
 }
 
@@ -86,7 +86,7 @@ run() {
 }
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
-read -r -a modes <<<"${MODES:-native allocrr stacks stacks-fp stacks-unw sampled heaptrack}"
+read -r -a modes <<<"$(echo "${MODES:-native allocrr stacks stacks-fp stacks-unw sampled heaptrack}" | tr , " ")"
 [ -n "$heaptrack" ] || modes=("${modes[@]/heaptrack/}")
 read -r -a wls <<<"${WORKLOADS:-python3 sqlite3 cc1}"
 echo "| workload | mode | median wall s | slowdown | median cpu s | cpu slowdown | bytes/event | mean frames |"

@@ -16,6 +16,9 @@ each round and prints medians, min-max and ratios as Markdown:
   allocators  every allocator on every bundled and recorded trace (bench-allocators.sh)
   redis       redis-server recorded under redis-benchmark, replayed (bench-redis.sh)
   seeds       the seeds' claims as this machine reproduces them (bench-seeds.sh)
+  stacks      allocrr record --stacks / --stack-sample against heaptrack (bench-stacks.sh)
+  matrix      builtin against glibc and mimalloc on the synthetic multi-thread
+              working sets: RSS and time (bench-alloc-matrix.sh)
 then rewrites each part's section of docs/BENCHMARKS.md: the text between
 <!-- bench:PART:begin --> and <!-- bench:PART:end --> (a part without
 markers gets them, after the last generated section); everything else in
@@ -50,11 +53,11 @@ done
 [ "$smoke" = 1 ] && [ "$docset" = 0 ] && nodoc=1
 build=$(cd "$build" 2>/dev/null && pwd) || { echo "run-all: no build directory" >&2; exit 2; }
 [ -x "$build/bin/allocrr" ] || { echo "run-all: no $build/bin/allocrr: build first" >&2; exit 1; }
-parts="record analyze replay allocators redis seeds"
+parts="record analyze replay allocators redis seeds stacks matrix"
 [ -n "$only" ] && parts=$only
 for p in $parts; do
 	case $p in
-	record | analyze | replay | allocators | redis | seeds) ;;
+	record | analyze | replay | allocators | redis | seeds | stacks | matrix) ;;
 	*) echo "run-all: unknown part '$p'" >&2; exit 2 ;;
 	esac
 done
@@ -71,17 +74,20 @@ envof() {
 		allocators) echo "RUNS=1 SCALE=tiny BENCH_OUT=$tmp/out" ;;
 		redis) echo "RUNS=1 REQUESTS=1000 BENCH_OUT=$tmp/out" ;;
 		seeds) echo "RUNS=1" ;;
+		stacks) echo "RUNS=1 WORKLOADS=sqlite3 MODES=native,stacks,sampled" ;;
+		matrix) echo "RUNS=1 THREADS=2 SHARING=private MIXES=mixed PHASES=steady STEPS=2000" ;;
 		esac
 	else
 		case $1 in
 		record) echo "RUNS=${RUNS:-5} HEAPTRACK_FULL=0" ;;
 		analyze) echo "RUNS=${RUNS:-3}" ;;
 		replay) echo "RUNS=${RUNS:-5}" ;;
+		matrix) echo "RUNS=${RUNS:-3} STEPS=50000" ;;
 		*) echo "RUNS=${RUNS:-3}" ;;
 		esac
 	fi
 }
-script() { case $1 in allocators) echo bench-allocators.sh ;; *) echo "bench-$1.sh" ;; esac; }
+script() { case $1 in allocators) echo bench-allocators.sh ;; matrix) echo bench-alloc-matrix.sh ;; *) echo "bench-$1.sh" ;; esac; }
 
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 start=$(date -u '+%F %H:%M UTC')

@@ -17,6 +17,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "allocrr/trace.h"
 #include "format.h"
@@ -82,6 +83,21 @@ struct arr_mem {
 	void (*free)(void *p, size_t size, void *ctx);
 	void *ctx;
 };
+
+/* Memory from the C heap, for the tools, tests and benchmarks that write
+ * traces themselves (never in the recorder, which must not call malloc). */
+static inline void *arr__heap_alloc(size_t size, void *ctx)
+{
+	(void)ctx;
+	return calloc(1, size);
+}
+static inline void arr__heap_free(void *p, size_t size, void *ctx)
+{
+	(void)ctx;
+	(void)size;
+	free(p);
+}
+#define ARR_MEM_HEAP ((struct arr_mem){arr__heap_alloc, arr__heap_free, NULL})
 
 /* The chunk-local cache from address to allocation (or free) number:
  * direct-mapped, ARR_ENC_MAP_SLOTS slots (encode.c), each the address's low

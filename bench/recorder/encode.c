@@ -14,18 +14,6 @@
 #include "allocrr/trace.h"
 #include "writer.h"
 
-static void *xalloc(size_t n, void *ctx)
-{
-	(void)ctx;
-	return calloc(1, n);
-}
-static void xfree(void *p, size_t n, void *ctx)
-{
-	(void)ctx;
-	(void)n;
-	free(p);
-}
-
 static double now(void)
 {
 	struct timespec ts;
@@ -135,7 +123,7 @@ int main(int argc, char **argv)
 	for (int level = lo; level <= hi; level++) {
 		if (level == 0 && lo != hi)
 			continue;
-		struct arr_mem mem = {xalloc, xfree, NULL};
+		struct arr_mem mem = ARR_MEM_HEAP;
 		struct arr_encoder enc;
 		arr__encoder_init(&enc, &mem, chunk_words, level, 16);
 		size_t ocap = arr__encoder_bound(&enc);

@@ -31,18 +31,6 @@ static uint64_t le(const uint8_t *p, int n)
 	return v;
 }
 
-static void *xalloc(size_t n, void *ctx)
-{
-	(void)ctx;
-	return calloc(1, n);
-}
-static void xfree(void *p, size_t n, void *ctx)
-{
-	(void)ctx;
-	(void)n;
-	free(p);
-}
-
 static void check_helpers(void)
 {
 	const uint8_t b[8] = {0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08};
@@ -92,7 +80,7 @@ static void check_writer(void)
 	CHECK(le(e + 20, 8) == 0x0102030405ull && le(e + 28, 8) == 77, "t, events");
 
 	/* events chunk: tid:u32 nevents:u32 first_t:u64 last_t:u64 raw_size:u32 reserved:u32 frame */
-	struct arr_mem mem = {xalloc, xfree, NULL};
+	struct arr_mem mem = ARR_MEM_HEAP;
 	struct arr_encoder enc;
 	CHECK(arr__encoder_init(&enc, &mem, 64, 1, 16) == 0, "encoder");
 	uint64_t w[] = {ARR_RAW_W0(ARR_OP_MALLOC, 0, 1600), 24, 0x7f0000001000ull, ARR_RAW_W0(ARR_OP_FREE, 0, 3200),

@@ -11,25 +11,13 @@
 
 #include "writer.h"
 
-static void *xalloc(size_t n, void *ctx)
-{
-	(void)ctx;
-	return calloc(1, n);
-}
-static void xfree(void *p, size_t n, void *ctx)
-{
-	(void)ctx;
-	(void)n;
-	free(p);
-}
-
 int main(int argc, char **argv)
 {
 	if (argc != 3)
 		return fprintf(stderr, "usage: overlap_trace OUT N\n"), 2;
 	int nchunks = atoi(argv[2]);
 	size_t nev = ARR_CHUNK_EVENTS_MAX, words = nev * 3;
-	struct arr_mem mem = {xalloc, xfree, NULL};
+	struct arr_mem mem = ARR_MEM_HEAP;
 	struct arr_encoder enc;
 	if (arr__encoder_init(&enc, &mem, words, 3, 16))
 		return fprintf(stderr, "overlap_trace: encoder\n"), 1;

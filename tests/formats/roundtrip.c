@@ -22,18 +22,6 @@
 		}                                                                                \
 	} while (0)
 
-static void *xalloc(size_t n, void *ctx)
-{
-	(void)ctx;
-	return calloc(1, n);
-}
-static void xfree(void *p, size_t n, void *ctx)
-{
-	(void)ctx;
-	(void)n;
-	free(p);
-}
-
 static uint64_t rng = 88172645463325252ull;
 static uint64_t rnd(void)
 {
@@ -169,7 +157,7 @@ static void same_event(const struct arr_event *g, const struct arr_event *w, int
  * interleaved across threads as a recorder would, then END. */
 static size_t write_trace(const char *path)
 {
-	struct arr_mem mem = {xalloc, xfree, NULL};
+	struct arr_mem mem = ARR_MEM_HEAP;
 	struct arr_encoder enc;
 	CHECK(arr__encoder_init(&enc, &mem, 4000, 3, UNIT) == 0, "encoder init");
 	size_t cap = arr__encoder_bound(&enc);
@@ -269,7 +257,7 @@ static long read_all(const char *path, int *rc_out, int merged)
 static void big_chunk(void)
 {
 	enum { N = 40000 };
-	struct arr_mem mem = {xalloc, xfree, NULL};
+	struct arr_mem mem = ARR_MEM_HEAP;
 	struct arr_encoder enc;
 	size_t words = 3 * N + 2 * N + 3 * N;
 	CHECK(arr__encoder_init(&enc, &mem, words, 1, UNIT) == 0, "big encoder");

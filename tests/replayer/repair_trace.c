@@ -21,18 +21,6 @@
 #define MAXTHR 16
 #define MAXW 4096
 
-static void *xalloc(size_t n, void *ctx)
-{
-	(void)ctx;
-	return calloc(1, n);
-}
-static void xfree(void *p, size_t n, void *ctx)
-{
-	(void)ctx;
-	(void)n;
-	free(p);
-}
-
 static void die(const char *what, int line)
 {
 	fprintf(stderr, "repair_trace: line %d: %s\n", line, what);
@@ -45,7 +33,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: repair_trace OUT.atr < EVENTS\n");
 		return 2;
 	}
-	struct arr_mem mem = {xalloc, xfree, NULL};
+	struct arr_mem mem = ARR_MEM_HEAP;
 	struct arr_encoder enc;
 	if (arr__encoder_init(&enc, &mem, MAXW, 3, 16))
 		die("encoder init", 0);
