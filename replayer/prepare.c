@@ -573,7 +573,7 @@ static int add_event(struct prep *pp, const struct arr_event *ev)
 	if (!arr_op_is_call(ev->op)) {
 		if (ev->op == ARR_OP_RSS && ev->size > pp->h.recorded_peak_rss)
 			pp->h.recorded_peak_rss = ev->size;
-		if (ev->op == ARR_OP_FORK || ev->op == ARR_OP_EXEC || ev->op == ARR_OP_RSS || ev->op == ARR_OP_MARK)
+		if (!(arr_op_facts(ev->op) & ARR_OPF_THREAD)) /* fork, exec, rss, mark: nothing to replay */
 			pp->h.repairs[ARR_REPAIR_ignored_event]++;
 		return 0;
 	}

@@ -45,18 +45,19 @@
  * bytes does it ask for) is derived from this table: add an operation here
  * and in its hook, nowhere else.
  */
-#define ARR_OPF_CALL 0x001   /* one of the ten allocation functions */
-#define ARR_OPF_SIZE 0x002   /* takes a size */
-#define ARR_OPF_NMEMB 0x004  /* takes nmemb: bytes = nmemb * size, overflow checked */
-#define ARR_OPF_ALIGN 0x008  /* takes an alignment */
-#define ARR_OPF_PTR 0x010    /* takes a block to release or resize */
-#define ARR_OPF_RET 0x020    /* returns a new block */
-#define ARR_OPF_ZERO 0x040   /* the new block reads as zeros (calloc) */
-#define ARR_OPF_PAGE 0x080   /* rounds its size up to a page (pvalloc) */
-#define ARR_OPF_STR 0x100    /* carries a string (exec path) */
-#define ARR_OPF_PID 0x200    /* carries a process id (fork's child) */
-#define ARR_OPF_AMOUNT 0x400 /* carries a byte count that is no request (rss) */
-#define ARR_OPF_RC 0x800     /* err is the call's result, set even on success (posix_memalign) */
+#define ARR_OPF_CALL 0x001    /* one of the ten allocation functions */
+#define ARR_OPF_SIZE 0x002    /* takes a size */
+#define ARR_OPF_NMEMB 0x004   /* takes nmemb: bytes = nmemb * size, overflow checked */
+#define ARR_OPF_ALIGN 0x008   /* takes an alignment */
+#define ARR_OPF_PTR 0x010     /* takes a block to release or resize */
+#define ARR_OPF_RET 0x020     /* returns a new block */
+#define ARR_OPF_ZERO 0x040    /* the new block reads as zeros (calloc) */
+#define ARR_OPF_PAGE 0x080    /* rounds its size up to a page (pvalloc) */
+#define ARR_OPF_STR 0x100     /* carries a string (exec path) */
+#define ARR_OPF_PID 0x200     /* carries a process id (fork's child) */
+#define ARR_OPF_AMOUNT 0x400  /* carries a byte count that is no request (rss) */
+#define ARR_OPF_RC 0x800      /* err is the call's result, set even on success (posix_memalign) */
+#define ARR_OPF_THREAD 0x1000 /* a thread's start or end: what replays make their threads from */
 #define ARR_OPF_A_ (ARR_OPF_CALL | ARR_OPF_SIZE | ARR_OPF_RET)
 
 #define ARR_OP_MAP(X)                                                                      \
@@ -70,8 +71,8 @@
 	X(VALLOC, 8, "valloc", 2, ARR_OPF_A_)                                              \
 	X(PVALLOC, 9, "pvalloc", 2, ARR_OPF_A_ | ARR_OPF_PAGE)                             \
 	X(REALLOCARRAY, 10, "reallocarray", 4, ARR_OPF_A_ | ARR_OPF_PTR | ARR_OPF_NMEMB)   \
-	X(THREAD_START, 16, "thread_start", 0, 0)                                          \
-	X(THREAD_EXIT, 17, "thread_exit", 0, 0)                                            \
+	X(THREAD_START, 16, "thread_start", 0, ARR_OPF_THREAD)                             \
+	X(THREAD_EXIT, 17, "thread_exit", 0, ARR_OPF_THREAD)                               \
 	X(FORK, 18, "fork", 1, ARR_OPF_PID)                                                \
 	X(EXEC, 19, "exec", 1, ARR_OPF_STR)                                                \
 	X(RSS, 20, "rss", 1, ARR_OPF_AMOUNT)                                               \

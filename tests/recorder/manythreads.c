@@ -1,6 +1,6 @@
 /*
- * manythreads.c - 2000 short-lived threads, 50 at a time, each doing one
- * malloc(77) and its free.
+ * manythreads.c [ROUNDS] - ROUNDS x 50 short-lived threads (default 40:
+ * 2000), 50 at a time, each doing one malloc(77) and its free.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -11,9 +11,10 @@ static void *one(void *arg)
 	return arg;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	for (int round = 0; round < 40; round++) {
+	int rounds = argc > 1 ? atoi(argv[1]) : 40;
+	for (int round = 0; round < rounds; round++) {
 		pthread_t th[50];
 		for (int i = 0; i < 50; i++)
 			if (pthread_create(&th[i], NULL, one, NULL))
