@@ -94,18 +94,8 @@ cc -O2 "$tmp/empty.c" -o "$tmp/empty"
 "$python" "$wl_src/sqlite_gen.py" "$sql_n" >"$tmp/workload.sql"
 "$python" "$wl_src/gen_c.py" "$c_lines" >"$tmp/big.c"
 
-cc1_cmd=()
-eval "set -- $(gcc -### -O1 -c "$tmp/big.c" -o "$tmp/big.o" 2>&1 | grep -E '^ [^ ]*/cc1 ')"
-while [ $# -gt 0 ]; do
-	if [ "$1" = -o ]; then
-		cc1_cmd+=(-o "$tmp/big.s")
-		shift 2
-		continue
-	fi
-	cc1_cmd+=("$1")
-	shift
-done
-[ ${#cc1_cmd[@]} -gt 0 ] || die "cannot find cc1's command line in 'gcc -###'"
+# cc1 exactly as the driver would run it, writing to our own .s
+bench_cc1 "$tmp/big.c" "$tmp/big.s"
 
 # Sets cmd, cmd_env, cmd_in, descr and has_heaptrack for workload $1.
 setup_workload() {

@@ -48,18 +48,8 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench-stacks.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 "$python" "$here/workloads/sqlite_gen.py" "$sql_n" >"$tmp/w.sql"
 "$python" "$here/workloads/gen_c.py" "$c_lines" >"$tmp/big.c"
-cc1_cmd=()
-eval "set -- $(gcc -### -O1 -c "$tmp/big.c" -o "$tmp/big.o" 2>&1 | grep -E '^ [^ ]*/cc1 ')"
-while [ $# -gt 0 ]; do
-	if [ "$1" = -o ]; then
-		cc1_cmd+=(-o "$tmp/big.s")
-		shift 2
-		continue
-	fi
-	cc1_cmd+=("$1")
-	shift
-done
-[ ${#cc1_cmd[@]} -gt 0 ] || { echo "bench-stacks: cannot find cc1 in 'gcc -###'" >&2; exit 1; }
+# cc1 exactly as the driver would run it, writing to our own .s
+bench_cc1 "$tmp/big.c" "$tmp/big.s"
 
 # run MODE WORKLOAD: prints "wall_ns cpu_ns" (cpu: user + system of the run's processes)
 run() {

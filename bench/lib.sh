@@ -19,3 +19,25 @@ bench_args() {
 		exit 2
 	fi
 }
+
+# bench_cc1 C_FILE S_FILE: sets the array cc1_cmd to gcc's compiler proper
+# exactly as the driver runs it for `gcc -O1 -c C_FILE` (read from gcc -###),
+# writing its assembly to S_FILE; exits 1 when gcc names no cc1.
+bench_cc1() {
+	local src=$1 out=$2
+	cc1_cmd=()
+	eval "set -- $(gcc -### -O1 -c "$src" -o "${src%.c}.o" 2>&1 | grep -E '^ [^ ]*/cc1 ')"
+	while [ $# -gt 0 ]; do
+		if [ "$1" = -o ]; then
+			cc1_cmd+=(-o "$out")
+			shift 2
+			continue
+		fi
+		cc1_cmd+=("$1")
+		shift
+	done
+	if [ ${#cc1_cmd[@]} -eq 0 ]; then
+		echo "$(basename "$0"): cannot find cc1's command line in 'gcc -###'" >&2
+		exit 1
+	fi
+}
