@@ -30,14 +30,9 @@ EOF2
 
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 bench_args "$@"
-
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-src=$(cd "$here/.." && pwd)
-build=$(cd "${1:-build}" && pwd)
-runs=${RUNS:-3}
+bench_setup "$@"
 scale=${SCALE:-full}
 workloads=${WORKLOADS:-py sqlite cc1 stress}
-case "$runs" in '' | *[!0-9]* | 0) echo "bench-allocators: RUNS must be a positive integer" >&2; exit 2 ;; esac
 case "$scale" in
 full) py_n=200000 sql_n=100000 c_lines=30000 stress_n=2000000 ;;
 small) py_n=20000 sql_n=10000 c_lines=3000 stress_n=200000 ;;

@@ -30,11 +30,8 @@ EOF2
 
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 bench_args "$@"
-
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-src=$(cd "$here/.." && pwd)
-build=$(cd "${1:-build}" && pwd)
-runs=${RUNS:-3} requests=${REQUESTS:-100000} clients=${CLIENTS:-20} size=${SIZE:-256}
+bench_setup "$@"
+requests=${REQUESTS:-100000} clients=${CLIENTS:-20} size=${SIZE:-256}
 for v in "$runs" "$requests" "$clients" "$size"; do
 	case "$v" in '' | *[!0-9]* | 0) echo "bench-redis: RUNS, REQUESTS, CLIENTS, SIZE: positive integers" >&2; exit 2 ;; esac
 done

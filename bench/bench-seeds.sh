@@ -25,12 +25,7 @@ EOF2
 
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 bench_args "$@"
-
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-src=$(cd "$here/.." && pwd)
-build=$(cd "${1:-build}" && pwd)
-runs=${RUNS:-3}
-case "$runs" in '' | *[!0-9]* | 0) echo "bench-seeds: RUNS must be a positive integer" >&2; exit 2 ;; esac
+bench_setup "$@"
 allocrr=$build/bin/allocrr
 [ -x "$allocrr" ] || { echo "bench-seeds: no $allocrr: build first" >&2; exit 1; }
 [ -f "$build/traces/scenarios/threshold.atr" ] ||

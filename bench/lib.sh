@@ -41,3 +41,18 @@ bench_cc1() {
 		exit 1
 	fi
 }
+
+# bench_setup [BUILD_DIR]: sets here (bench/), src (the repository), build
+# (BUILD_DIR made absolute, default build) and runs (RUNS, default 3; exits 2
+# unless it is a positive integer).
+bench_setup() {
+	here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+	src=$(cd "$here/.." && pwd)
+	build=$(cd "${1:-build}" && pwd) || exit 1
+	runs=${RUNS:-3}
+	case "$runs" in '' | *[!0-9]* | 0)
+		echo "$(basename "$0" .sh): RUNS must be a positive integer" >&2
+		exit 2
+		;;
+	esac
+}

@@ -19,11 +19,7 @@ PROG, SRC, LIB = sys.argv[1], sys.argv[2], sys.argv[3]
 
 
 def marker_line(tag):
-    with open(SRC) as f:
-        for i, line in enumerate(f, 1):
-            if "/* %s */" % tag in line:
-                return i
-    raise AssertionError("no marker " + tag)
+    return t.marker_line(SRC, tag)
 
 
 def dump_stacks(trace):

@@ -113,6 +113,15 @@ def check_frees_live(events, what, allow_unknown=0):
     return live
 
 
+def marker_line(src, tag):
+    """The line of SRC that holds the comment /* TAG */ (what a test expects a frame to name)."""
+    with open(src) as f:
+        for i, line in enumerate(f, 1):
+            if "/* %s */" % tag in line:
+                return i
+    raise AssertionError("no marker %s in %s" % (tag, src))
+
+
 def expect(cond, msg):
     if not cond:
         raise AssertionError(msg)
