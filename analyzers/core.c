@@ -5,6 +5,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "allocrr/stacks.h"
 #include "hot.h"
@@ -32,10 +33,49 @@ static inline size_t live_slot(const struct an_live *m, uint64_t key)
 	return (size_t)((key >> 4) * 0x9E3779B97F4A7C15ull >> 20) & m->mask;
 }
 
-static int live_grow(struct an_live *m)
+/*
+ * The table's memory. From 2 MiB up it is mapped 2 MiB-aligned and marked
+ * MADV_HUGEPAGE (transparent huge pages are often in "madvise" mode): the
+ * lookups are random over 16-128 MiB, so with 4 KiB pages nearly every one
+ * misses the TLB as well as the caches, and the page walk misses too. With
+ * 2 MiB pages the whole table is a few dozen TLB entries. Fresh anonymous
+ * memory is zero, as calloc's would be.
+ */
+#define LIVE_HUGE ((size_t)2 << 20)
+
+static __attribute__((noinline)) struct an_slot *slots_alloc(size_t cap)
+{
+	size_t len = cap * sizeof(struct an_slot);
+	if (len < LIVE_HUGE)
+		return calloc(cap, sizeof(struct an_slot));
+	char *p = mmap(NULL, len + LIVE_HUGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	char *a = (char *)(((uintptr_t)p + LIVE_HUGE - 1) & ~(uintptr_t)(LIVE_HUGE - 1));
+	if (a > p)
+		munmap(p, (size_t)(a - p));
+	munmap(a + len, (size_t)(p + LIVE_HUGE - a));
+#ifdef MADV_HUGEPAGE
+	madvise(a, len, MADV_HUGEPAGE); /* advice: without THP the table works as before */
+#endif
+	return (struct an_slot *)a;
+}
+
+static __attribute__((noinline)) void slots_free(struct an_slot *s, size_t cap)
+{
+	if (!s)
+		return;
+	size_t len = cap * sizeof(struct an_slot);
+	if (len < LIVE_HUGE)
+		free(s);
+	else
+		munmap(s, len);
+}
+
+static __attribute__((noinline)) int live_grow(struct an_live *m)
 {
 	size_t cap = m->mask ? (m->mask + 1) * 2 : 4096;
-	struct an_live n = {calloc(cap, sizeof *n.slots), cap - 1, m->count};
+	struct an_live n = {slots_alloc(cap), cap - 1, m->count};
 	if (!n.slots)
 		return ARR_ENOMEM;
 	if (m->mask)
@@ -46,7 +86,7 @@ static int live_grow(struct an_live *m)
 					s = (s + 1) & n.mask;
 				n.slots[s] = m->slots[i];
 			}
-	free(m->slots);
+	slots_free(m->slots, m->mask ? m->mask + 1 : 0);
 	*m = n;
 	return 0;
 }
@@ -694,7 +734,7 @@ int arr_analyze_trace(struct arr_trace *tr, const struct arr_analysis_options *o
 		free(p->an[i].st);
 	}
 	arr_merge_close(m);
-	free(c->live.slots);
+	slots_free(c->live.slots, c->live.mask ? c->live.mask + 1 : 0);
 	free(c->threads);
 	arr_ptrmap_release(&c->tid_index);
 	free(p);

@@ -35,6 +35,8 @@ Environment:
   WORKLOADS="..."  subset and order (default: python3 sqlite3 cc1 stress empty)
   PYTHON=PATH      the python3 to record (default /usr/bin/python3 if present)
   RAW=FILE         also write every measurement, one per line, to FILE
+  KEEP=DIR         keep each workload's allocrr trace as DIR/WORKLOAD-SCALE.atr
+                   (to compare documents before and after a change)
 EOF
 }
 
@@ -182,6 +184,9 @@ for wl in $workloads; do
 		measure "$wl" analyze-summary "$round" "$events" "$allocrr" analyze --trace-only --json -w summary "$dir/T.atr"
 		[ -n "$hfile" ] && measure "$wl" heaptrack_print "$round" "$allocs" "$heaptrack_print" "$hfile"
 	done
+	if [ -n "${KEEP:-}" ]; then
+		mkdir -p "$KEEP" && cp "$dir/T.atr" "$KEEP/$wl-$scale.atr"
+	fi
 	rm -rf "$dir"
 done
 
