@@ -443,15 +443,31 @@ int arr__merge_next_run(struct arr_merge *m, const struct arr_event **evp, size_
 	if (m->next < m->nidx && m->idx[m->next].first_t < limit)
 		limit = m->idx[m->next].first_t;
 	uint32_t k = c->pos + 1;
-	if (c->sorted) { /* the first event at or after limit, by bisection */
-		uint32_t hi = c->n;
-		while (k < hi) {
-			uint32_t mid = k + (hi - k) / 2;
+	if (c->sorted) {
+		/* the first event at or after limit: galloping (steps 1, 2, 4...
+		 * from the run's start), then bisection inside the last step. A
+		 * bisection over the whole chunk touched ~16 far-apart events per
+		 * run, cache misses all (the read-ahead thread decoded them on the
+		 * other core): threads that interleave make runs of ~12 events,
+		 * and the merge was 17% of the time. Galloping touches what the
+		 * run reads anyway, plus O(log run) beyond. */
+		uint32_t lo = k, hi = c->n;
+		for (uint64_t step = 1; lo < hi; step *= 2) { /* the answer is in [lo, hi] */
+			uint32_t probe = lo + step - 1 < hi ? (uint32_t)(lo + step - 1) : hi - 1;
+			if (c->ev[probe].t >= limit) {
+				hi = probe;
+				break;
+			}
+			lo = probe + 1;
+		}
+		while (lo < hi) {
+			uint32_t mid = lo + (hi - lo) / 2;
 			if (c->ev[mid].t < limit)
-				k = mid + 1;
+				lo = mid + 1;
 			else
 				hi = mid;
 		}
+		k = lo;
 	} else {
 		while (k < c->n && c->ev[k].t < limit)
 			k++;
