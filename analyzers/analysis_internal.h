@@ -111,6 +111,8 @@ struct an_ops {
 	void (*fini)(void *st);
 };
 
+#define ARR__TID_CACHE 16
+
 struct an_core {
 	const struct arr_analysis_options *opt;
 	const struct arr_trace_meta *meta;
@@ -132,6 +134,11 @@ struct an_core {
 	struct arr_ptrmap tid_index; /* tid -> index + 1 */
 	uint32_t last_tid, last_thread;
 	struct an_thread *cur_thread; /* &threads[last_thread] */
+	/* threads that take turns (the merge alternates every ~12 events when
+	 * they allocate at the same time) skip tid_index: tid -> index + 1 */
+	struct an_tid_cache {
+		uint32_t tid, idx1;
+	} tid_cache[ARR__TID_CACHE];
 	/* the running histograms (hot.h), for phases to cut by differences at
 	 * their boundaries; kept whenever phases is selected, else NULL */
 	const struct an_sizes *sizes;

@@ -180,7 +180,10 @@ static uint32_t thread_of(struct an_core *c, uint32_t tid)
 		return c->last_thread;
 	uint64_t v;
 	uint32_t idx;
-	if (arr_ptrmap_get(&c->tid_index, (uint64_t)tid + 1, &v)) {
+	struct an_tid_cache *tc = &c->tid_cache[tid % ARR__TID_CACHE];
+	if (tc->idx1 && tc->tid == tid) {
+		idx = tc->idx1 - 1;
+	} else if (arr_ptrmap_get(&c->tid_index, (uint64_t)tid + 1, &v)) {
 		idx = (uint32_t)(v - 1);
 	} else if (c->nthreads == ARR__MAX_THREADS) {
 		idx = ARR__MAX_THREADS - 1;
@@ -203,6 +206,7 @@ static uint32_t thread_of(struct an_core *c, uint32_t tid)
 		c->threads[idx] = (struct an_thread){.tid = tid};
 		c->nthreads++;
 	}
+	*tc = (struct an_tid_cache){tid, idx + 1};
 	c->last_tid = tid;
 	c->last_thread = idx;
 	c->cur_thread = &c->threads[idx];
