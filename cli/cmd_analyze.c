@@ -341,7 +341,9 @@ int cmd_analyze(int argc, char **argv)
 	struct arr_doc *root = arr_doc_object();
 	arr_doc_set_str(root, "allocrr", ALLOCRR_VERSION);
 	status = analyze_all(&a, root);
-	int rc = render(root, a.json);
+	/* no trace analysed: the error said it all, no empty document after it */
+	const struct arr_doc *done = arr_doc_get(root, "traces");
+	int rc = status && (!done || !done->len) ? 0 : render(root, a.json);
 	status = rc ? rc : status;
 	arr_doc_free(root);
 	if (a.opt.collapsed && fclose(a.opt.collapsed)) {

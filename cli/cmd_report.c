@@ -145,6 +145,13 @@ static int mkdir_p(const char *dir)
 	}
 	if (mkdir(buf, 0777) && errno != EEXIST)
 		return -1;
+	struct stat st; /* EEXIST: a file of that name is no directory */
+	if (stat(buf, &st))
+		return -1;
+	if (!S_ISDIR(st.st_mode)) {
+		errno = ENOTDIR;
+		return -1;
+	}
 	return 0;
 }
 
@@ -708,6 +715,28 @@ static int load(struct job *j, const struct report_args *a)
 		return 0;
 	if ((rc = cli_replay_env_find(&j->env)))
 		return rc;
+	/* an allocator the config misspells is the config's error, named where
+	 * it was written, before any work (a missing library is not: optional) */
+	for (size_t i = 0; i < j->cfg.nallocators; i++) {
+		const struct arr_report_allocator *al = &j->cfg.allocators[i];
+		struct arr_allocator res;
+		int arc = arr_allocator_resolve(al->spec, j->env.builtin_lib, &res);
+		if (arc != ARR_EINVAL && arc != ARR_ESYNTAX && arc != ARR_ERANGE)
+			continue;
+		char why[600];
+		if (arc == ARR_EINVAL)
+			snprintf(why, sizeof why,
+				 "unknown allocator '%s' (known: builtin, glibc, jemalloc, mimalloc, tcmalloc, or a path "
+				 "to a .so)",
+				 al->spec);
+		else
+			snprintf(why, sizeof why, "allocator '%s': %s", al->spec, res.why);
+		if (al->at.line)
+			cli_error("%s:%u:%u: %s", a->config, al->at.line, al->at.column, why);
+		else
+			cli_error("'%s': %s", a->config, why);
+		return EXIT_USAGE;
+	}
 	if (j->cfg.cache_dir && mkdir_p(j->cfg.cache_dir)) {
 		cli_error("cannot create the workload cache '%s': %s", j->cfg.cache_dir, strerror(errno));
 		return EXIT_BAD_INPUT;
@@ -797,6 +826,12 @@ static int run_all(struct job *j, const struct report_args *a, size_t nunits)
 	char tmpdir[PATH_MAX] = "";
 	const char *from = a->results;
 	int status = 0;
+	/* the output directory before the work, not after it */
+	if ((j->cfg.json || j->cfg.csv || j->cfg.html) && (mkdir_p(dir) || access(dir, W_OK | X_OK))) {
+		cli_error("cannot write into '%s': %s", dir, strerror(errno));
+		status = EXIT_BAD_INPUT;
+		goto out;
+	}
 	if (!a->results && a->jobs > 1) {
 		status = run_in_children(j, a, nunits, dir, tmpdir, sizeof tmpdir);
 		from = tmpdir;

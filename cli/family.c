@@ -347,7 +347,13 @@ int cli_family_resolve(const char *arg, const char *select, int quiet, char *out
 	struct cli_family f;
 	int rc = cli_family_open(&f, path);
 	if (rc) {
-		cli_trace_error(f.bad_path ? f.bad_path : path, NULL, rc);
+		/* the family keeps only the code: open the bad trace again for
+		 * its offset and detail, so every command words it as info does */
+		const char *bad = f.bad_path ? f.bad_path : path;
+		struct arr_trace *tr = NULL;
+		int orc = rc == -ENOMEM ? rc : arr_trace_open(&tr, bad);
+		cli_trace_error(bad, tr, orc ? orc : rc);
+		arr_trace_close(tr);
 		cli_family_release(&f);
 		return EXIT_BAD_INPUT;
 	}
