@@ -222,7 +222,7 @@
 		toc.appendChild(Object.assign(el("a", null, "Checks"), { href: "#checks" }));
 		var c = card(sec, "Thresholds from the configuration", true);
 		table(c, ["check", "trace", "allocator", "value", "limit", "result"], list.map(function (k) {
-			return [{ v: k.check, cls: "l" }, { v: k.trace || "", cls: "l" }, { v: k.allocator || "–", cls: "l" },
+			return [{ v: k.check, cls: "l wrap" }, { v: k.trace || "", cls: "l wrap" }, { v: k.allocator || "–", cls: "l" },
 				k.error ? { v: k.error, cls: "l badv" } : fmtAuto(k.check, k.value), fmtAuto(k.check, k.limit),
 				{ v: k.ok ? "pass" : "broken", cls: k.ok ? "good" : "badv" }];
 		}));
@@ -309,7 +309,7 @@
 	function fragmentation(grid, als) {
 		var rows = als.filter(function (a) { return a.fragmentation; });
 		if (!rows.length) return;
-		var c = card(grid, "Fragmentation at the key moments");
+		var c = card(grid, "Fragmentation at the key moments", true); /* eight columns: the full width */
 		var labels = rows.map(allocName);
 		var ds = [
 			{ label: "peak RSS", data: rows.map(function (a) { return get(a, "fragmentation.peak_rss"); }) },

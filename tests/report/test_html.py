@@ -231,6 +231,22 @@ class Charts(html.parser.HTMLParser):
                 break
 
 
+def check_fit(exe, page):
+    """No table wider than its card (a scrolled-off column is a figure lost),
+    on a laptop's width and on half a screen's."""
+    for width in (1300, 800):
+        dt = DevTools(exe, "--window-size=%d,1000" % width)
+        try:
+            dt.open("file://" + page)
+            over = dt.eval("""Array.from(document.querySelectorAll('.scroll'))
+                .filter(function (s) { return s.scrollWidth > s.clientWidth + 1; })
+                .map(function (s) { return s.closest('.card').querySelector('h3').textContent + ': ' +
+                                    s.scrollWidth + ' px in ' + s.clientWidth; })""")
+        finally:
+            dt.close()
+        expect(not over, "%d px wide: tables cut off: %s" % (width, over))
+
+
 def test():
     exe = chromium()
     if not exe:
@@ -271,6 +287,7 @@ output: {dir: %s/out}
     for want in ("Checks", "Fragmentation at the key moments", "Zeroing", "Latency per call", "Leaks",
                  "Threads", "glibc", "builtin"):
         expect(want in dom, "page lacks %r" % want)
+    check_fit(exe, page)
     check_flames(exe, sys.argv[2], d)
     shot = os.environ.get("ALLOCRR_SCREENSHOT")
     if shot:
