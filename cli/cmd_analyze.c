@@ -54,15 +54,8 @@ static double since(const struct timespec *t0)
 static void show_progress(void *ctx, uint64_t events, uint64_t done, uint64_t total)
 {
 	struct progress *p = ctx;
-	double s = since(&p->start), frac = total ? (double)done / (double)total : 0;
-	double rate = s > 0 ? (double)events / s : 0;
-	char bar[21];
-	int fill = (int)(frac * 20);
-	for (int i = 0; i < 20; i++)
-		bar[i] = i < fill ? '#' : ' ';
-	bar[20] = 0;
-	double eta = frac > 0 && frac < 1 ? s * (1 - frac) / frac : 0;
-	fprintf(stderr, "\r%s [%s] %3.0f%%  %.1fM events/s  ETA %.0f s  ", p->path, bar, frac * 100, rate / 1e6, eta);
+	double s = since(&p->start);
+	cli_progress(p->path, total ? (double)done / (double)total : 0, s > 0 ? (double)events / s : 0, "events", s);
 	p->shown = 1;
 }
 

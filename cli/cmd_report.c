@@ -395,9 +395,7 @@ static void show_progress(void *ctx, uint64_t events, uint64_t done, uint64_t to
 	struct timespec t;
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	double s = (double)(t.tv_sec - p->start.tv_sec) + (double)(t.tv_nsec - p->start.tv_nsec) / 1e9;
-	double frac = total ? (double)done / (double)total : 0;
-	fprintf(stderr, "\rallocrr: analysing %s %3.0f%%  %.1fM events/s  ", p->path, frac * 100,
-		s > 0 ? (double)events / s / 1e6 : 0.0);
+	cli_progress(p->path, total ? (double)done / (double)total : 0, s > 0 ? (double)events / s : 0, "events", s);
 	p->shown = 1;
 }
 
