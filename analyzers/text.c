@@ -338,6 +338,17 @@ static void histogram(struct block *b, const char *title, const struct arr_doc *
 	for (size_t i = 0; i < arr->len && b->n < MAX_LINES; i++) {
 		char lo[32], cnt[32], bar[BAR_W + 1];
 		double c = num_or(arr->items[i], "count", 0), l = num_or(arr->items[i], "lo", 0);
+		/* the empty buckets between two others, so a gap shows as one
+		 * (the document lists the non-empty ones; not below the first
+		 * non-zero bucket: the clock's resolution leaves those empty) */
+		double plo = i ? num_or(arr->items[i - 1], "lo", 0) : 0, phi = i ? num_or(arr->items[i - 1], "hi", 0) : 0;
+		for (double g = phi; i && plo > 0 && g > 0 && g < l && b->n < MAX_LINES; g *= 2) {
+			if (ns)
+				fmt_ns(lo, sizeof lo, g);
+			else
+				fmt_bytes(lo, sizeof lo, g);
+			block_add(b, "  >= %9s %-*s %s", lo, BAR_W, "", "0");
+		}
 		if (ns)
 			fmt_ns(lo, sizeof lo, l);
 		else
