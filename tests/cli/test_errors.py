@@ -1,5 +1,5 @@
 """Bad input, as a new user meets it: an empty, a garbage and a directory
-trace, a file where report's output directory goes. Each is one line naming
+trace, a misspelt command, a file where report's output directory goes. Each is one line naming
 the file (and the offset, for a trace), a non-zero exit, nothing else on
 stdout, and nothing already there destroyed."""
 import os
@@ -40,6 +40,13 @@ def test():
                  "not an allocrr trace", "at offset 0")
         one_line(run(cmd + ["dir.atr"], d), " ".join(cmd) + " dir.atr", 1, "'dir.atr'", "Is a directory")
         one_line(run(cmd + ["nope.atr"], d), " ".join(cmd) + " nope.atr", 1, "'nope.atr'", "No such file")
+
+    # a misspelt command gets the nearest; nonsense gets the help's name; no arguments: the usage
+    for typo, want in (("analyse", "did you mean 'allocrr analyze'?"), ("reprot", "did you mean 'allocrr report'?"),
+                       ("zzzz", "see 'allocrr --help'")):
+        one_line(run([typo, "x.atr"], d), "allocrr " + typo, 2, "'%s' is not a command" % typo, want)
+    p = run([], d)
+    expect(p.returncode == 2 and "usage: allocrr" in p.stderr, "allocrr alone: exit %d\n%s" % (p.returncode, p.stderr))
 
     # report -o onto a file: refused before any work, the file kept as it was
     trace = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "traces", "calls.atr"))
