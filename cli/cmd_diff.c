@@ -87,21 +87,7 @@ static void fmt(char *buf, size_t cap, double v, const char *unit)
 		else
 			snprintf(buf, cap, "%.0f ns", v);
 	} else if (v == floor(v) && fabs(v) < 1e15) {
-		/* counts as analyze prints them: 1,201,506 */
-		char d[32], *w = buf;
-		int n = snprintf(d, sizeof d, "%.0f", fabs(v));
-		if (cap < (size_t)n + (size_t)n / 3 + 2) {
-			snprintf(buf, cap, "%.0f", v);
-			return;
-		}
-		if (v < 0)
-			*w++ = '-';
-		for (int i = 0; i < n; i++) {
-			if (i && (n - i) % 3 == 0)
-				*w++ = ',';
-			*w++ = d[i];
-		}
-		*w = 0;
+		cli_count(buf, cap, v); /* as analyze prints them: 1,201,506 */
 	} else {
 		snprintf(buf, cap, "%.4g", v);
 	}

@@ -2,6 +2,7 @@
  * common.c - error reporting and helpers shared by the commands.
  */
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -101,6 +102,25 @@ void cli_progress_clear(void)
 {
 	fputs("\r\033[K", stderr);
 	fflush(stderr);
+}
+
+void cli_count(char *buf, size_t cap, double v)
+{
+	char d[32];
+	int n = snprintf(d, sizeof d, "%.0f", fabs(v));
+	if (n <= 0 || cap < (size_t)n + (size_t)n / 3 + 2 || !isfinite(v)) {
+		snprintf(buf, cap, "%.0f", v);
+		return;
+	}
+	char *w = buf;
+	if (v < 0 && d[0] != '0')
+		*w++ = '-';
+	for (int i = 0; i < n; i++) {
+		if (i && (n - i) % 3 == 0)
+			*w++ = ',';
+		*w++ = d[i];
+	}
+	*w = 0;
 }
 
 void cli_human_bytes(char *buf, size_t cap, uint64_t b)
