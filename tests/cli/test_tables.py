@@ -1,6 +1,7 @@
 """The replay table reads as a table: every figure ends where its
 allocator's name ends (latency cells of five figures included), counts are
-grouped in thousands, latencies in ns with u and m as analyze writes them."""
+grouped in thousands, latencies in ns with u and m as analyze writes them;
+info's counts grouped too, its live bytes at the end in units."""
 import json
 import os
 import re
@@ -41,6 +42,17 @@ def test():
     expect(lat and all(re.fullmatch(r"(<?\d+|\d+\.\du|\d+\.\dm)(/(<?\d+|\d+\.\du|\d+\.\dm)){4}", c)
                        for c in lat[0].split()[1:]), "latency cells as analyze writes them: %s" % lat)
     expect("calls, 1 thread, 0 sync points" in p.stdout, "the heading's grammar:\n" + lines[0])
+
+    # info: the counts as the JSON has them, grouped; bytes in units, as analyze writes them
+    j = json.loads(arrtest.run([ALLOCRR, "info", "--json", trace]).stdout)
+    txt = arrtest.run([ALLOCRR, "info", trace]).stdout.decode()
+    for want in ("events       {:,} calls ({:,} failed), {:,} thread{}".format(
+                     j["events"], j["failed"], j["threads"], "" if j["threads"] == 1 else "s"),
+                 "in {:,} blocks".format(j["peak_live_blocks"]),
+                 "    malloc" + " " * 11 + "{:>12,}".format(j["ops"]["malloc"]),
+                 "live at end  %s" % ("%.1f KiB" % (j["live_bytes_at_end"] / 1024)
+                                      if j["live_bytes_at_end"] >= 1024 else "%d B" % j["live_bytes_at_end"])):
+        expect(want in txt, "info: %r not in:\n%s" % (want, txt))
 
 
 if __name__ == "__main__":
