@@ -341,7 +341,8 @@ static void histogram(struct block *b, const char *title, const struct arr_doc *
 		/* the empty buckets between two others, so a gap shows as one
 		 * (the document lists the non-empty ones; not below the first
 		 * non-zero bucket: the clock's resolution leaves those empty) */
-		double plo = i ? num_or(arr->items[i - 1], "lo", 0) : 0, phi = i ? num_or(arr->items[i - 1], "hi", 0) : 0;
+		double plo = i ? num_or(arr->items[i - 1], "lo", 0) : 0,
+		       phi = i ? num_or(arr->items[i - 1], "hi", 0) : 0;
 		for (double g = phi; i && plo > 0 && g > 0 && g < l && b->n < MAX_LINES; g *= 2) {
 			if (ns)
 				fmt_ns(lo, sizeof lo, g);

@@ -723,10 +723,11 @@ static int load(struct job *j, const struct report_args *a)
 			continue;
 		char why[600];
 		if (arc == ARR_EINVAL)
-			snprintf(why, sizeof why,
-				 "unknown allocator '%s' (known: builtin, glibc, jemalloc, mimalloc, tcmalloc, or a path "
-				 "to a .so)",
-				 al->spec);
+			snprintf(
+				why, sizeof why,
+				"unknown allocator '%s' (known: builtin, glibc, jemalloc, mimalloc, tcmalloc, or a path "
+				"to a .so)",
+				al->spec);
 		else
 			snprintf(why, sizeof why, "allocator '%s': %s", al->spec, res.why);
 		if (al->at.line)

@@ -386,8 +386,7 @@ static int load(struct replays *x, const char *trace, const char *const *specs, 
 		fprintf(stderr, "allocrr: %s\n", note);
 	x->nsets = plan->zeroing ? S_N : 1;
 	x->pg = (struct progress){plan->progress && isatty(2), 0,
-				  (unsigned)(n * (x->nsets * x->runs + !!plan->fragmentation)), now_s(),
-				  x->info.calls};
+				  (unsigned)(n * (x->nsets * x->runs + !!plan->fragmentation)), now_s(), x->info.calls};
 	return 0;
 }
 
