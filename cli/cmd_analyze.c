@@ -327,9 +327,15 @@ int cmd_analyze(int argc, char **argv)
 	int status = parse_args(&a, argc, argv);
 	if (status >= 0)
 		return status;
-	if (a.collapsed && !(a.opt.collapsed = fopen(a.collapsed, "w"))) {
-		cli_error("cannot write '%s': %s", a.collapsed, strerror(errno));
-		return EXIT_BAD_INPUT;
+	/* written beside and renamed when done: a failed analysis leaves an
+	 * earlier FILE as it was */
+	char ctmp[4096];
+	if (a.collapsed) {
+		snprintf(ctmp, sizeof ctmp, "%s.tmp", a.collapsed);
+		if (!(a.opt.collapsed = fopen(ctmp, "w"))) {
+			cli_error("cannot write '%s': %s", a.collapsed, strerror(errno));
+			return EXIT_BAD_INPUT;
+		}
 	}
 	struct arr_doc *root = arr_doc_object();
 	arr_doc_set_str(root, "allocrr", ALLOCRR_VERSION);
@@ -339,9 +345,18 @@ int cmd_analyze(int argc, char **argv)
 	int rc = status && (!done || !done->len) ? 0 : render(root, a.json);
 	status = rc ? rc : status;
 	arr_doc_free(root);
-	if (a.opt.collapsed && fclose(a.opt.collapsed)) {
-		cli_error("cannot write '%s': %s", a.collapsed, strerror(errno));
-		status = EXIT_BAD_INPUT;
+	if (a.opt.collapsed) {
+		if (fclose(a.opt.collapsed)) {
+			cli_error("cannot write '%s': %s", a.collapsed, strerror(errno));
+			status = EXIT_BAD_INPUT;
+		}
+		if (status || rename(ctmp, a.collapsed)) {
+			if (!status) {
+				cli_error("cannot write '%s': %s", a.collapsed, strerror(errno));
+				status = EXIT_BAD_INPUT;
+			}
+			unlink(ctmp);
+		}
 	}
 	return status;
 }

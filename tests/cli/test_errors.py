@@ -1,5 +1,6 @@
 """Bad input, as a new user meets it: an empty, a garbage and a directory
-trace, a misspelt command, a file where report's output directory goes. Each is one line naming
+trace, a misspelt command, a file where report's output directory goes, an
+earlier collapsed-stacks file. Each is one line naming
 the file (and the offset, for a trace), a non-zero exit, nothing else on
 stdout, and nothing already there destroyed."""
 import os
@@ -47,6 +48,15 @@ def test():
         one_line(run([typo, "x.atr"], d), "allocrr " + typo, 2, "'%s' is not a command" % typo, want)
     p = run([], d)
     expect(p.returncode == 2 and "usage: allocrr" in p.stderr, "allocrr alone: exit %d\n%s" % (p.returncode, p.stderr))
+
+    # analyze --collapsed onto an earlier file, with a trace that cannot be read: the file kept
+    with open(os.path.join(d, "keep.folded"), "w") as f:
+        f.write("allocations;main 1\n")
+    one_line(run(["analyze", "--trace-only", "--collapsed", "keep.folded", "nope.atr"], d), "analyze --collapsed", 1,
+             "'nope.atr'")
+    with open(os.path.join(d, "keep.folded")) as f:
+        expect(f.read() == "allocations;main 1\n", "analyze --collapsed: a failed analysis changed the file")
+    expect(not [n for n in os.listdir(d) if n.endswith(".tmp")], "temporary files left: %s" % os.listdir(d))
 
     # report -o onto a file: refused before any work, the file kept as it was
     trace = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "traces", "calls.atr"))
