@@ -756,6 +756,23 @@ static void allocators_table(FILE *f, const struct arr_doc *al)
 
 /* ---- checks ---- */
 
+/* A check's value or limit as the page shows it: bytes in units (and exact)
+ * when the check reads bytes, times in units, counts in thousands. */
+static void check_value(char *buf, size_t cap, const char *check, double v)
+{
+	char a[32], b[32];
+	const char *c = check ? check : "";
+	if ((strstr(c, "rss") || strstr(c, "bytes") || strstr(c, "live") || strstr(c, "ideal") || strstr(c, "size")) &&
+	    fabs(v) >= 1024 && v == floor(v))
+		snprintf(buf, cap, "%s (%s)", fmt_bytes(a, sizeof a, v), fmt_count(b, sizeof b, v));
+	else if (strstr(c, "_ns") || strstr(c, "latency") || strstr(c, "wall") || strstr(c, "cpu"))
+		snprintf(buf, cap, "%s", fmt_ns(a, sizeof a, v));
+	else if (v == floor(v) && fabs(v) < 1e15)
+		snprintf(buf, cap, "%s", fmt_count(a, sizeof a, v));
+	else
+		snprintf(buf, cap, "%.4g", v);
+}
+
 static void checks(FILE *f, const struct arr_doc *ck)
 {
 	if (!ck || ck->type != ARR_DOC_ARRAY || !ck->len)
@@ -776,12 +793,12 @@ static void checks(FILE *f, const struct arr_doc *ck)
 			break;
 		}
 		const char *name = str_at(c, "check"), *trace = str_at(c, "trace"), *alloc = str_at(c, "allocator");
-		char v[40] = "-", l[40] = "-";
+		char v[64] = "-", l[64] = "-";
 		double x;
 		if (get_num(c, "value", &x))
-			snprintf(v, sizeof v, "%.6g", x);
+			check_value(v, sizeof v, name, x);
 		if (get_num(c, "limit", &x))
-			snprintf(l, sizeof l, "%.6g", x);
+			check_value(l, sizeof l, name, x);
 		fprintf(f, "  FAIL  %s  [%s%s%s]  value %s, limit %s\n", name ? name : "?", trace ? trace : "-",
 			alloc ? ", " : "", alloc ? alloc : "", v, l);
 	}
