@@ -338,6 +338,18 @@ static void histogram(struct block *b, const char *title, const struct arr_doc *
 	for (size_t i = 0; i < arr->len && b->n < MAX_LINES; i++) {
 		char lo[32], cnt[32], bar[BAR_W + 1];
 		double c = num_or(arr->items[i], "count", 0), l = num_or(arr->items[i], "lo", 0);
+		/* the empty buckets between two others, so a gap shows as one
+		 * (the document lists the non-empty ones; not below the first
+		 * non-zero bucket: the clock's resolution leaves those empty) */
+		double plo = i ? num_or(arr->items[i - 1], "lo", 0) : 0,
+		       phi = i ? num_or(arr->items[i - 1], "hi", 0) : 0;
+		for (double g = phi; i && plo > 0 && g > 0 && g < l && b->n < MAX_LINES; g *= 2) {
+			if (ns)
+				fmt_ns(lo, sizeof lo, g);
+			else
+				fmt_bytes(lo, sizeof lo, g);
+			block_add(b, "  >= %9s %-*s %s", lo, BAR_W, "", "0");
+		}
 		if (ns)
 			fmt_ns(lo, sizeof lo, l);
 		else
@@ -482,40 +494,114 @@ struct row {
 	int mark; /* mark the lowest */
 };
 
+/* A column's heading: the allocator's name on one line, or, when it is wider
+ * than the column's figures, broken after its ':' and ','s into lines no
+ * wider than the widest of figures and pieces (a variant matrix names
+ * columns "glibc:mmap_threshold=65536,trim_threshold=131072"). */
+#define HEAD_LINES 8
+struct heading {
+	char line[HEAD_LINES][48];
+	int n, width;
+};
+
+static void heading(struct heading *h, const char *name, int width)
+{
+	h->n = 0;
+	h->width = width;
+	size_t len = strlen(name);
+	if ((int)len <= width || len >= sizeof h->line[0] * HEAD_LINES / 2) {
+		snprintf(h->line[0], sizeof h->line[0], "%s", name);
+		h->n = 1;
+		if ((int)len > h->width)
+			h->width = (int)len;
+		return;
+	}
+	const char *pieces[64];
+	size_t plen[64];
+	int np = 0;
+	for (const char *p = name; *p && np < 64;) {
+		size_t n = strcspn(p, ":,");
+		n += p[n] != 0; /* the separator stays on its piece's line */
+		pieces[np] = p;
+		plen[np++] = n;
+		if ((int)n > h->width)
+			h->width = (int)n;
+		p += n;
+	}
+	for (int i = 0; i < np;) { /* greedy: as many pieces a line as fit */
+		size_t used = 0;
+		char *l = h->line[h->n < HEAD_LINES ? h->n : HEAD_LINES - 1];
+		l[0] = 0;
+		while (i < np && (used == 0 || used + plen[i] <= (size_t)h->width) &&
+		       used + plen[i] < sizeof h->line[0]) {
+			memcpy(l + used, pieces[i], plen[i]);
+			used += plen[i++];
+			l[used] = 0;
+		}
+		if (!used) { /* a piece longer than a line: cut it */
+			memcpy(l, pieces[i], sizeof h->line[0] - 1);
+			l[sizeof h->line[0] - 1] = 0;
+			i++;
+		}
+		if (h->n < HEAD_LINES)
+			h->n++;
+	}
+}
+
+/* The table in blocks of columns no wider than TABLE_WIDTH together (the
+ * label column repeated), each column headed by its allocator's name. */
+#define TABLE_WIDTH 120
 static void print_rows(FILE *f, const struct row *rows, int nrows, const char *const *names, int na)
 {
-	int w[MAX_ALLOCS], lw = 0;
+	static struct heading hd[MAX_ALLOCS];
+	int lw = 0;
 	for (int r = 0; r < nrows; r++)
 		if ((int)strlen(rows[r].label) > lw)
 			lw = (int)strlen(rows[r].label);
 	for (int a = 0; a < na; a++) {
-		w[a] = (int)strlen(names[a]);
+		int w = 0;
 		for (int r = 0; r < nrows; r++)
-			if ((int)strlen(rows[r].c[a].s) + 1 > w[a])
-				w[a] = (int)strlen(rows[r].c[a].s) + 1;
+			if ((int)strlen(rows[r].c[a].s) + 1 > w)
+				w = (int)strlen(rows[r].c[a].s) + 1;
+		heading(&hd[a], names[a], w);
 	}
-	fprintf(f, "  %-*s", lw, "");
-	for (int a = 0; a < na; a++)
-		fprintf(f, "  %*s", w[a], names[a]);
-	fputc('\n', f);
-	for (int r = 0; r < nrows; r++) {
-		int best = -1, distinct = 0;
-		if (rows[r].mark)
-			for (int a = 0; a < na; a++) {
-				if (isnan(rows[r].c[a].key))
-					continue;
-				if (best >= 0 && rows[r].c[a].key != rows[r].c[best].key)
-					distinct = 1;
-				if (best < 0 || rows[r].c[a].key < rows[r].c[best].key)
-					best = a;
+	for (int first = 0, last; first < na; first = last) {
+		int used = 2 + lw;
+		for (last = first; last < na && (last == first || used + 2 + hd[last].width <= TABLE_WIDTH); last++)
+			used += 2 + hd[last].width;
+		if (first)
+			fputc('\n', f);
+		int nl = 1;
+		for (int a = first; a < last; a++)
+			if (hd[a].n > nl)
+				nl = hd[a].n;
+		for (int l = 0; l < nl; l++) { /* headings end on the same line */
+			fprintf(f, "  %-*s", lw, "");
+			for (int a = first; a < last; a++) {
+				int k = l - (nl - hd[a].n);
+				fprintf(f, "  %*s", hd[a].width, k >= 0 ? hd[a].line[k] : "");
 			}
-		fprintf(f, "  %-*s", lw, rows[r].label);
-		for (int a = 0; a < na; a++) {
-			char s[56];
-			snprintf(s, sizeof s, "%s%s", rows[r].c[a].s, a == best && distinct ? "*" : " ");
-			fprintf(f, "  %*s", w[a], s);
+			fputc('\n', f);
 		}
-		fputc('\n', f);
+		for (int r = 0; r < nrows; r++) {
+			int best = -1, distinct = 0;
+			if (rows[r].mark)
+				for (int a = 0; a < na; a++) {
+					if (isnan(rows[r].c[a].key))
+						continue;
+					if (best >= 0 && rows[r].c[a].key != rows[r].c[best].key)
+						distinct = 1;
+					if (best < 0 || rows[r].c[a].key < rows[r].c[best].key)
+						best = a;
+				}
+			fprintf(f, "  %-*s", lw, rows[r].label);
+			for (int a = first; a < last; a++) {
+				char s[56];
+				snprintf(s, sizeof s, "%s%s", rows[r].c[a].s, a == best && distinct ? "*" : " ");
+				fprintf(f, "  %*s", hd[a].width, s);
+			}
+			fputc('\n', f);
+		}
 	}
 }
 
@@ -670,6 +756,23 @@ static void allocators_table(FILE *f, const struct arr_doc *al)
 
 /* ---- checks ---- */
 
+/* A check's value or limit as the page shows it: bytes in units (and exact)
+ * when the check reads bytes, times in units, counts in thousands. */
+static void check_value(char *buf, size_t cap, const char *check, double v)
+{
+	char a[32], b[32];
+	const char *c = check ? check : "";
+	if ((strstr(c, "rss") || strstr(c, "bytes") || strstr(c, "live") || strstr(c, "ideal") || strstr(c, "size")) &&
+	    fabs(v) >= 1024 && v == floor(v))
+		snprintf(buf, cap, "%s (%s)", fmt_bytes(a, sizeof a, v), fmt_count(b, sizeof b, v));
+	else if (strstr(c, "_ns") || strstr(c, "latency") || strstr(c, "wall") || strstr(c, "cpu"))
+		snprintf(buf, cap, "%s", fmt_ns(a, sizeof a, v));
+	else if (v == floor(v) && fabs(v) < 1e15)
+		snprintf(buf, cap, "%s", fmt_count(a, sizeof a, v));
+	else
+		snprintf(buf, cap, "%.4g", v);
+}
+
 static void checks(FILE *f, const struct arr_doc *ck)
 {
 	if (!ck || ck->type != ARR_DOC_ARRAY || !ck->len)
@@ -690,12 +793,12 @@ static void checks(FILE *f, const struct arr_doc *ck)
 			break;
 		}
 		const char *name = str_at(c, "check"), *trace = str_at(c, "trace"), *alloc = str_at(c, "allocator");
-		char v[40] = "-", l[40] = "-";
+		char v[64] = "-", l[64] = "-";
 		double x;
 		if (get_num(c, "value", &x))
-			snprintf(v, sizeof v, "%.6g", x);
+			check_value(v, sizeof v, name, x);
 		if (get_num(c, "limit", &x))
-			snprintf(l, sizeof l, "%.6g", x);
+			check_value(l, sizeof l, name, x);
 		fprintf(f, "  FAIL  %s  [%s%s%s]  value %s, limit %s\n", name ? name : "?", trace ? trace : "-",
 			alloc ? ", " : "", alloc ? alloc : "", v, l);
 	}

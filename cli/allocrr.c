@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "options.h"
+#include "report.h" /* arr_report_edit_distance */
 
 static const struct cli_command commands[] = {
 	{"record", cmd_record, "run a command and record its allocation calls"},
@@ -54,6 +55,18 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
 		if (!strcmp(name, commands[i].name))
 			return commands[i].run(argc - first, argv + first);
+	/* a misspelt command ("analyse", "reprot"): the nearest, as options suggest */
+	const char *best = NULL;
+	unsigned bd = ~0u, limit = strlen(name) < 4 ? 1 : 2;
+	for (size_t i = 0; i < sizeof commands / sizeof *commands; i++) {
+		unsigned d = arr_report_edit_distance(name, commands[i].name);
+		if (d < bd)
+			bd = d, best = commands[i].name;
+	}
+	if (bd <= limit) {
+		cli_error("'%s' is not a command; did you mean 'allocrr %s'?", name, best);
+		return EXIT_USAGE;
+	}
 	cli_error("'%s' is not a command; see 'allocrr --help'", name);
 	return EXIT_USAGE;
 }

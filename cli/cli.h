@@ -42,6 +42,14 @@ int cli_trace_error(const char *path, const struct arr_trace *tr, int rc);
 int cli_version(void);
 /* "1.5 MiB": b in the largest binary unit that keeps it >= 1. */
 void cli_human_bytes(char *buf, size_t cap, uint64_t b);
+/* A whole number grouped in thousands, as every table prints counts: 1,201,506. */
+void cli_count(char *buf, size_t cap, double v);
+
+/* Long work's progress on stderr, one line rewritten in place (the caller
+ * shows it only when stderr is a terminal): what, a bar of frac (0 to 1),
+ * the rate in unit per second and the time left, within 80 columns. */
+void cli_progress(const char *what, double frac, double rate, const char *unit, double elapsed);
+void cli_progress_clear(void);
 /* Directory holding the running allocrr executable. */
 const char *cli_exe_dir(void);
 

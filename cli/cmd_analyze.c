@@ -54,15 +54,8 @@ static double since(const struct timespec *t0)
 static void show_progress(void *ctx, uint64_t events, uint64_t done, uint64_t total)
 {
 	struct progress *p = ctx;
-	double s = since(&p->start), frac = total ? (double)done / (double)total : 0;
-	double rate = s > 0 ? (double)events / s : 0;
-	char bar[21];
-	int fill = (int)(frac * 20);
-	for (int i = 0; i < 20; i++)
-		bar[i] = i < fill ? '#' : ' ';
-	bar[20] = 0;
-	double eta = frac > 0 && frac < 1 ? s * (1 - frac) / frac : 0;
-	fprintf(stderr, "\r%s [%s] %3.0f%%  %.1fM events/s  ETA %.0f s  ", p->path, bar, frac * 100, rate / 1e6, eta);
+	double s = since(&p->start);
+	cli_progress(p->path, total ? (double)done / (double)total : 0, s > 0 ? (double)events / s : 0, "events", s);
 	p->shown = 1;
 }
 
@@ -334,19 +327,36 @@ int cmd_analyze(int argc, char **argv)
 	int status = parse_args(&a, argc, argv);
 	if (status >= 0)
 		return status;
-	if (a.collapsed && !(a.opt.collapsed = fopen(a.collapsed, "w"))) {
-		cli_error("cannot write '%s': %s", a.collapsed, strerror(errno));
-		return EXIT_BAD_INPUT;
+	/* written beside and renamed when done: a failed analysis leaves an
+	 * earlier FILE as it was */
+	char ctmp[4096];
+	if (a.collapsed) {
+		snprintf(ctmp, sizeof ctmp, "%s.tmp", a.collapsed);
+		if (!(a.opt.collapsed = fopen(ctmp, "w"))) {
+			cli_error("cannot write '%s': %s", a.collapsed, strerror(errno));
+			return EXIT_BAD_INPUT;
+		}
 	}
 	struct arr_doc *root = arr_doc_object();
 	arr_doc_set_str(root, "allocrr", ALLOCRR_VERSION);
 	status = analyze_all(&a, root);
-	int rc = render(root, a.json);
+	/* no trace analysed: the error said it all, no empty document after it */
+	const struct arr_doc *done = arr_doc_get(root, "traces");
+	int rc = status && (!done || !done->len) ? 0 : render(root, a.json);
 	status = rc ? rc : status;
 	arr_doc_free(root);
-	if (a.opt.collapsed && fclose(a.opt.collapsed)) {
-		cli_error("cannot write '%s': %s", a.collapsed, strerror(errno));
-		status = EXIT_BAD_INPUT;
+	if (a.opt.collapsed) {
+		if (fclose(a.opt.collapsed)) {
+			cli_error("cannot write '%s': %s", a.collapsed, strerror(errno));
+			status = EXIT_BAD_INPUT;
+		}
+		if (status || rename(ctmp, a.collapsed)) {
+			if (!status) {
+				cli_error("cannot write '%s': %s", a.collapsed, strerror(errno));
+				status = EXIT_BAD_INPUT;
+			}
+			unlink(ctmp);
+		}
 	}
 	return status;
 }

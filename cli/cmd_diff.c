@@ -87,7 +87,7 @@ static void fmt(char *buf, size_t cap, double v, const char *unit)
 		else
 			snprintf(buf, cap, "%.0f ns", v);
 	} else if (v == floor(v) && fabs(v) < 1e15) {
-		snprintf(buf, cap, "%.0f", v);
+		cli_count(buf, cap, v); /* as analyze prints them: 1,201,506 */
 	} else {
 		snprintf(buf, cap, "%.4g", v);
 	}

@@ -21,6 +21,104 @@ static const struct cli_usage usage = {
 	0,
 };
 
+/* What info says of one trace: its summary, and how it ended. */
+struct info {
+	const char *path;
+	const struct arr_trace_meta *meta;
+	const struct arr_trace_end *end;
+	struct arr_summary s;
+	int clean;
+	uint64_t duration, size;
+	double bpe;
+	const char *ending;
+};
+
+static void info_json(const struct info *in, struct arr_trace *tr)
+{
+	const struct arr_trace_meta *meta = in->meta;
+	const struct arr_summary *s = &in->s;
+	printf("{\"file\":");
+	arr_json_fputs(stdout, in->path);
+	printf(",\"format\":\"%u.%u\",\"pid\":%" PRId64 ",\"ppid\":%" PRId64 ",\"exe\":", meta->major, meta->minor,
+	       meta->pid, meta->ppid);
+	arr_json_fputs(stdout, meta->exe);
+	printf(",\"argv\":");
+	arr_json_fputs(stdout, meta->argv);
+	printf(",\"libc\":");
+	arr_json_fputs(stdout, meta->libc);
+	printf(",\"recorder\":");
+	arr_json_fputs(stdout, meta->recorder);
+	if (meta->parent_trace) {
+		printf(",\"parent_trace\":");
+		arr_json_fputs(stdout, meta->parent_trace);
+	}
+	printf(",\"start_realtime_ns\":%" PRIu64 ",\"duration_ns\":%" PRIu64 ",\"time_unit_ns\":%u,\"events\":%" PRIu64
+	       ",\"ops\":{",
+	       meta->start_realtime_ns, in->duration, meta->time_unit_ns, s->calls);
+	int first = 1;
+	for (unsigned op = 1; op < ARR_OP_MAX_; op++)
+		if (arr_op_name(op) && (arr_op_is_call(op) || s->ops[op])) {
+			printf("%s\"%s\":%" PRIu64, first ? "" : ",", arr_op_name(op), s->ops[op]);
+			first = 0;
+		}
+	printf("},\"failed\":%" PRIu64 ",\"threads\":%" PRIu64 ",\"bytes_requested\":%" PRIu64
+	       ",\"peak_live_bytes\":%" PRIu64 ",\"peak_live_blocks\":%" PRIu64 ",\"live_bytes_at_end\":%" PRIu64
+	       ",\"live_blocks_at_end\":%" PRIu64 ",\"unknown_frees\":%" PRIu64 ",\"peak_rss\":%" PRIu64
+	       ",\"file_size\":%" PRIu64 ",\"bytes_per_event\":%.3f,\"clean\":%s,\"ending\":\"%s\"",
+	       s->failed, s->threads, s->bytes_requested, s->peak_live_bytes, s->peak_live_blocks, s->live_bytes,
+	       s->live_blocks, s->unknown_frees, s->peak_rss, in->size, in->bpe, in->clean ? "true" : "false",
+	       in->ending);
+	if (in->clean)
+		printf(",\"status\":%d", in->end->status);
+	printf(",\"skipped_chunks\":%" PRIu64 "}\n", arr_trace_skipped_chunks(tr));
+}
+
+/* "3 blocks", "1 block": a count in thousands and its noun */
+static const char *counted(char *buf, size_t cap, uint64_t n, const char *noun)
+{
+	char c[32];
+	cli_count(c, sizeof c, (double)n);
+	snprintf(buf, cap, "%s %s%s", c, noun, n == 1 ? "" : "s");
+	return buf;
+}
+
+static void info_text(const struct info *in, struct arr_trace *tr)
+{
+	const struct arr_trace_meta *meta = in->meta;
+	const struct arr_summary *s = &in->s;
+	char b1[32], b2[32], b3[32], b4[32], b5[32], n1[48], n2[48], n3[48];
+	cli_human_bytes(b1, sizeof b1, s->bytes_requested);
+	cli_human_bytes(b2, sizeof b2, s->peak_live_bytes);
+	cli_human_bytes(b3, sizeof b3, in->size);
+	cli_human_bytes(b4, sizeof b4, s->peak_rss);
+	cli_human_bytes(b5, sizeof b5, s->live_bytes);
+	printf("%s\n", in->path);
+	printf("  process      %" PRId64 " (parent %" PRId64 "): %s\n", meta->pid, meta->ppid, meta->exe);
+	printf("  command      %s\n", meta->argv);
+	if (meta->parent_trace)
+		printf("  forked from  %s\n", meta->parent_trace);
+	printf("  recorded by  %s, %s, format %u.%u\n", meta->recorder, meta->libc, meta->major, meta->minor);
+	printf("  duration     %.3f s\n", (double)in->duration / 1e9);
+	cli_count(n2, sizeof n2, (double)s->failed);
+	printf("  events       %s (%s failed), %s\n", counted(n1, sizeof n1, s->calls, "call"), n2,
+	       counted(n3, sizeof n3, s->threads, "thread"));
+	for (unsigned op = 1; op < ARR_OP_MAX_; op++)
+		if (arr_op_name(op) && s->ops[op]) {
+			cli_count(n1, sizeof n1, (double)s->ops[op]);
+			printf("    %-16s %12s\n", arr_op_name(op), n1);
+		}
+	printf("  requested    %s\n", b1);
+	printf("  peak live    %s in %s\n", b2, counted(n1, sizeof n1, s->peak_live_blocks, "block"));
+	printf("  live at end  %s in %s\n", b5, counted(n1, sizeof n1, s->live_blocks, "block"));
+	if (s->peak_rss)
+		printf("  peak RSS     %s\n", b4);
+	printf("  trace size   %s, %.2f bytes per event\n", b3, in->bpe);
+	if (in->clean)
+		printf("  ended        %s (status %d)\n", in->ending, in->end->status);
+	else
+		printf("  ended        truncated at offset %" PRIu64 "\n", arr_trace_error_offset(tr));
+}
+
 static int info_one(const char *path, int json)
 {
 	struct arr_trace *tr;
@@ -30,92 +128,31 @@ static int info_one(const char *path, int json)
 		arr_trace_close(tr);
 		return rc;
 	}
-	struct arr_summary s = ARR_SUMMARY_INIT;
-	s.page_size = arr_trace_meta(tr)->page_size;
+	struct info in = {.path = path, .s = ARR_SUMMARY_INIT};
+	in.s.page_size = arr_trace_meta(tr)->page_size;
 	struct arr_merge *m;
 	rc = arr_merge_open(&m, tr);
 	const struct arr_event *ev;
 	while (rc == 0 && (rc = arr_merge_next(m, &ev)) == 1)
-		rc = arr_summary_add(&s, ev);
+		rc = arr_summary_add(&in.s, ev);
 	if (rc == 0 || rc == 1)
 		rc = 0;
-	const struct arr_trace_meta *meta = arr_trace_meta(tr);
-	const struct arr_trace_end *end = arr_trace_end(tr);
-	int clean = rc == 0 && end->present;
-	uint64_t duration = end->present && end->t > s.last_t ? end->t : s.last_t;
-	uint64_t size = arr_trace_file_size(tr);
-	double bpe = s.calls ? (double)size / (double)s.calls : 0;
-	const char *ending = clean ? arr_end_name(end->reason) : "truncated";
-
-	if (json) {
-		printf("{\"file\":");
-		arr_json_fputs(stdout, path);
-		printf(",\"format\":\"%u.%u\",\"pid\":%" PRId64 ",\"ppid\":%" PRId64 ",\"exe\":", meta->major,
-		       meta->minor, meta->pid, meta->ppid);
-		arr_json_fputs(stdout, meta->exe);
-		printf(",\"argv\":");
-		arr_json_fputs(stdout, meta->argv);
-		printf(",\"libc\":");
-		arr_json_fputs(stdout, meta->libc);
-		printf(",\"recorder\":");
-		arr_json_fputs(stdout, meta->recorder);
-		if (meta->parent_trace) {
-			printf(",\"parent_trace\":");
-			arr_json_fputs(stdout, meta->parent_trace);
-		}
-		printf(",\"start_realtime_ns\":%" PRIu64 ",\"duration_ns\":%" PRIu64
-		       ",\"time_unit_ns\":%u,\"events\":%" PRIu64 ",\"ops\":{",
-		       meta->start_realtime_ns, duration, meta->time_unit_ns, s.calls);
-		int first = 1;
-		for (unsigned op = 1; op < ARR_OP_MAX_; op++)
-			if (arr_op_name(op) && (arr_op_is_call(op) || s.ops[op])) {
-				printf("%s\"%s\":%" PRIu64, first ? "" : ",", arr_op_name(op), s.ops[op]);
-				first = 0;
-			}
-		printf("},\"failed\":%" PRIu64 ",\"threads\":%" PRIu64 ",\"bytes_requested\":%" PRIu64
-		       ",\"peak_live_bytes\":%" PRIu64 ",\"peak_live_blocks\":%" PRIu64
-		       ",\"live_bytes_at_end\":%" PRIu64 ",\"live_blocks_at_end\":%" PRIu64
-		       ",\"unknown_frees\":%" PRIu64 ",\"peak_rss\":%" PRIu64 ",\"file_size\":%" PRIu64
-		       ",\"bytes_per_event\":%.3f,\"clean\":%s,\"ending\":\"%s\"",
-		       s.failed, s.threads, s.bytes_requested, s.peak_live_bytes, s.peak_live_blocks, s.live_bytes,
-		       s.live_blocks, s.unknown_frees, s.peak_rss, size, bpe, clean ? "true" : "false", ending);
-		if (clean)
-			printf(",\"status\":%d", end->status);
-		printf(",\"skipped_chunks\":%" PRIu64 "}\n", arr_trace_skipped_chunks(tr));
-	} else {
-		char b1[32], b2[32], b3[32], b4[32];
-		cli_human_bytes(b1, sizeof b1, s.bytes_requested);
-		cli_human_bytes(b2, sizeof b2, s.peak_live_bytes);
-		cli_human_bytes(b3, sizeof b3, size);
-		cli_human_bytes(b4, sizeof b4, s.peak_rss);
-		printf("%s\n", path);
-		printf("  process      %" PRId64 " (parent %" PRId64 "): %s\n", meta->pid, meta->ppid, meta->exe);
-		printf("  command      %s\n", meta->argv);
-		if (meta->parent_trace)
-			printf("  forked from  %s\n", meta->parent_trace);
-		printf("  recorded by  %s, %s, format %u.%u\n", meta->recorder, meta->libc, meta->major, meta->minor);
-		printf("  duration     %.3f s\n", (double)duration / 1e9);
-		printf("  events       %" PRIu64 " calls (%" PRIu64 " failed), %" PRIu64 " threads\n", s.calls,
-		       s.failed, s.threads);
-		for (unsigned op = 1; op < ARR_OP_MAX_; op++)
-			if (arr_op_name(op) && s.ops[op])
-				printf("    %-16s %" PRIu64 "\n", arr_op_name(op), s.ops[op]);
-		printf("  requested    %s\n", b1);
-		printf("  peak live    %s in %" PRIu64 " blocks\n", b2, s.peak_live_blocks);
-		printf("  live at end  %" PRIu64 " bytes in %" PRIu64 " blocks\n", s.live_bytes, s.live_blocks);
-		if (s.peak_rss)
-			printf("  peak RSS     %s\n", b4);
-		printf("  trace size   %s, %.2f bytes per event\n", b3, bpe);
-		if (clean)
-			printf("  ended        %s (status %d)\n", ending, end->status);
-		else
-			printf("  ended        truncated at offset %" PRIu64 "\n", arr_trace_error_offset(tr));
-	}
+	in.meta = arr_trace_meta(tr);
+	in.end = arr_trace_end(tr);
+	in.clean = rc == 0 && in.end->present;
+	in.duration = in.end->present && in.end->t > in.s.last_t ? in.end->t : in.s.last_t;
+	in.size = arr_trace_file_size(tr);
+	in.bpe = in.s.calls ? (double)in.size / (double)in.s.calls : 0;
+	in.ending = in.clean ? arr_end_name(in.end->reason) : "truncated";
+	if (json)
+		info_json(&in, tr);
+	else
+		info_text(&in, tr);
 	int status = 0;
 	if (rc < 0 && rc != ARR_ETRUNCATED)
 		status = cli_trace_error(path, tr, rc);
 	arr_merge_close(m);
-	arr_summary_release(&s);
+	arr_summary_release(&in.s);
 	arr_trace_close(tr);
 	return status;
 }

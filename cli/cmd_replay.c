@@ -183,10 +183,11 @@ static void print_json(const char *trace, const char *wl_path, const struct arr_
 	printf("]}\n");
 }
 
-/* One table row: a label and a cell per successful allocator. */
+/* The table: a label column, then a column per allocator whose replay
+ * succeeded, each as wide as its widest cell (name, figures, latencies). */
 typedef void (*cell_fn)(char *buf, size_t cap, const struct arr_replay_result *r);
 
-static int colw[MAX_ALLOCATORS]; /* each column as wide as its allocator's full label */
+static int colw[MAX_ALLOCATORS];
 
 static void row(const char *label, cell_fn fn, const struct arr_replay_result *res, const int *ok, int n)
 {
@@ -206,13 +207,13 @@ static void row(const char *label, cell_fn fn, const struct arr_replay_result *r
 CELL(c_threads, "%u", r->threads_used)
 CELL(c_wall, "%.3f ms", (double)r->wall_ns / 1e6)
 CELL(c_cpu, "%.3f ms", (double)r->cpu_ns / 1e6)
-CELL(c_ops, "%" PRIu64, r->ops)
 CELL(c_nsop, "%.1f ns", r->ops ? (double)r->wall_ns / (double)r->ops : 0.0)
-CELL(c_minor, "%" PRIu64, r->minor_faults)
-CELL(c_major, "%" PRIu64, r->major_faults)
 CELL(c_wait, "%.3f ms", (double)r->sync_wait_ns / 1e6)
-CELL(c_anom, "%" PRIu64, r->anomalies)
 CELL(c_ratio, "%.2f", r->ideal_rss ? (double)r->peak_rss / (double)r->ideal_rss : 0.0)
+static void c_ops(char *b, size_t cap, const struct arr_replay_result *r) { cli_count(b, cap, r->ops); }
+static void c_minor(char *b, size_t cap, const struct arr_replay_result *r) { cli_count(b, cap, r->minor_faults); }
+static void c_major(char *b, size_t cap, const struct arr_replay_result *r) { cli_count(b, cap, r->major_faults); }
+static void c_anom(char *b, size_t cap, const struct arr_replay_result *r) { cli_count(b, cap, r->anomalies); }
 static void c_peak(char *b, size_t cap, const struct arr_replay_result *r) { cli_human_bytes(b, cap, r->peak_rss); }
 static void c_final(char *b, size_t cap, const struct arr_replay_result *r) { cli_human_bytes(b, cap, r->final_rss); }
 static void c_ideal(char *b, size_t cap, const struct arr_replay_result *r) { cli_human_bytes(b, cap, r->ideal_rss); }
@@ -227,10 +228,12 @@ static void c_stat(char *b, size_t cap, const struct arr_replay_result *r)
 		snprintf(b, cap, "-");
 }
 
-/* A row of the driver's figures: path in each entry, shown as bytes, ms, a count or a ratio. */
+/* A row of the driver's figures: path in each entry, shown as bytes, ms, a count or a ratio.
+ * The entries are the successful replays, in order: entry k is the k-th column shown. */
 enum dkind { D_BYTES, D_MS, D_COUNT, D_RATIO };
 
-static void drow(const char *label, const struct arr_doc *entries, const char *path, enum dkind kind)
+static void drow(const char *label, const struct arr_doc *entries, const char *path, enum dkind kind, const int *ok,
+		 int n)
 {
 	int any = 0;
 	for (size_t i = 0; entries && i < entries->len; i++)
@@ -238,10 +241,13 @@ static void drow(const char *label, const struct arr_doc *entries, const char *p
 	if (!any)
 		return;
 	printf("%-22s", label);
-	for (size_t i = 0; i < entries->len; i++) {
+	size_t k = 0;
+	for (int i = 0; i < n && k < entries->len; i++) {
+		if (!ok[i])
+			continue;
 		double v;
 		char buf[64] = "-";
-		if (!arr_doc_as_num(arr_doc_path(entries->items[i], path), &v)) {
+		if (!arr_doc_as_num(arr_doc_path(entries->items[k++], path), &v)) {
 			if (kind == D_BYTES && v < 0) {
 				buf[0] = '-';
 				cli_human_bytes(buf + 1, sizeof buf - 1, (uint64_t)-v);
@@ -250,28 +256,67 @@ static void drow(const char *label, const struct arr_doc *entries, const char *p
 			else if (kind == D_MS)
 				snprintf(buf, sizeof buf, "%.3f ms", v / 1e6);
 			else if (kind == D_COUNT)
-				snprintf(buf, sizeof buf, "%.0f", v);
+				cli_count(buf, sizeof buf, v);
 			else
 				snprintf(buf, sizeof buf, "%.3f", v);
 		}
-		printf(" %20s", buf);
+		printf(" %*s", colw[i], buf);
 	}
 	putchar('\n');
 }
 
-/* A latency figure, or "<N" below the timer's resolution. */
+/* A latency figure in ns, u (us) from 10 us, m (ms) from 1 ms, or "<N" below
+ * the timer's resolution: analyze's cells. */
 static int lat_cell(char *b, size_t cap, uint64_t v, uint64_t res_ns)
 {
-	return v < res_ns ? snprintf(b, cap, "<%" PRIu64, res_ns) : snprintf(b, cap, "%" PRIu64, v);
+	if (v < res_ns)
+		return snprintf(b, cap, "<%" PRIu64, res_ns);
+	if (v >= 1000000)
+		return snprintf(b, cap, "%.1fm", (double)v / 1e6);
+	if (v >= 10000)
+		return snprintf(b, cap, "%.1fu", (double)v / 1e3);
+	return snprintf(b, cap, "%" PRIu64, v);
 }
 
-static void print_table(const char *trace, const struct arr_workload_info *info, const struct arr_allocator *al,
-			const struct arr_replay_result *res, const int *ok, int n, const struct arr_doc *entries)
+/* One allocator's p50/p90/p99/p99.9/max of one function. */
+static void lat_cells(char *buf, size_t cap, const struct arr_replay_result *r, unsigned op)
 {
-	printf("%s: %" PRIu64 " calls, %u threads, %" PRIu64 " sync points\n\n", trace, info->calls, info->nthreads,
-	       info->syncs);
+	const struct arr_latency *l = &r->latency[op];
+	uint64_t rn = arr_replay_resolution_ns(r), v[5] = {l->p50, l->p90, l->p99, l->p999, l->max};
+	size_t len = 0;
+	buf[0] = 0;
+	for (int k = 0; k < 5 && len < cap; k++) {
+		if (k)
+			buf[len++] = '/', buf[len] = 0;
+		int w = lat_cell(buf + len, cap - len, v[k], rn);
+		len += w > 0 ? (size_t)w : 0;
+	}
+}
+
+static int any_latency(const struct arr_replay_result *res, const int *ok, int n, unsigned op)
+{
 	for (int i = 0; i < n; i++)
+		if (ok[i] && res[i].latency[op].count)
+			return 1;
+	return 0;
+}
+
+/* Each column as wide as its name and its latency cells (20 at least). */
+static void set_widths(const struct arr_allocator *al, const struct arr_replay_result *res, const int *ok, int n)
+{
+	for (int i = 0; i < n; i++) {
 		colw[i] = strlen(al[i].name) > 20 ? (int)strlen(al[i].name) : 20;
+		for (unsigned op = 1; ok[i] && op <= 10; op++) {
+			char buf[128];
+			lat_cells(buf, sizeof buf, &res[i], op);
+			if (res[i].latency[op].count && (int)strlen(buf) > colw[i])
+				colw[i] = (int)strlen(buf);
+		}
+	}
+}
+
+static void print_main(const struct arr_allocator *al, const struct arr_replay_result *res, const int *ok, int n)
+{
 	printf("%-22s", "");
 	for (int i = 0; i < n; i++)
 		if (ok[i])
@@ -292,64 +337,69 @@ static void print_table(const char *trace, const struct arr_workload_info *info,
 	row("sync wait", c_wait, res, ok, n);
 	row("anomalies", c_anom, res, ok, n);
 	row("allocator mapped", c_stat, res, ok, n);
+}
+
+/* --runs: medians and ranges; --fragmentation and --zeroing: their replays. */
+static void print_driver(const struct arr_doc *entries, const int *ok, int n)
+{
 	if (entries && entries->len && arr_doc_path(entries->items[0], "runs") &&
 	    arr_doc_path(entries->items[0], "time.wall_ns_min")) {
-		drow("runs", entries, "runs", D_COUNT);
-		drow("wall time, median", entries, "time.wall_ns", D_MS);
-		drow("wall time, min", entries, "time.wall_ns_min", D_MS);
-		drow("wall time, max", entries, "time.wall_ns_max", D_MS);
-		drow("peak RSS, median", entries, "fragmentation.peak_rss", D_BYTES);
-		drow("peak RSS, min", entries, "fragmentation.peak_rss_min", D_BYTES);
-		drow("peak RSS, max", entries, "fragmentation.peak_rss_max", D_BYTES);
+		drow("runs", entries, "runs", D_COUNT, ok, n);
+		drow("wall time, median", entries, "time.wall_ns", D_MS, ok, n);
+		drow("wall time, min", entries, "time.wall_ns_min", D_MS, ok, n);
+		drow("wall time, max", entries, "time.wall_ns_max", D_MS, ok, n);
+		drow("peak RSS, median", entries, "fragmentation.peak_rss", D_BYTES, ok, n);
+		drow("peak RSS, min", entries, "fragmentation.peak_rss_min", D_BYTES, ok, n);
+		drow("peak RSS, max", entries, "fragmentation.peak_rss_max", D_BYTES, ok, n);
 	}
 	if (arr_doc_path(entries, "0.fragmentation.at")) {
 		printf("fragmentation (a run tracking live and usable bytes)\n");
-		drow("  final live", entries, "fragmentation.final_live", D_BYTES);
-		drow("  internal at peak RSS", entries, "fragmentation.internal_bytes", D_BYTES);
-		drow("  external at peak RSS", entries, "fragmentation.external_bytes", D_BYTES);
-		drow("  external at peak live", entries, "fragmentation.at.peak_live.external", D_BYTES);
-		drow("  external at the end", entries, "fragmentation.at.end.external", D_BYTES);
-		drow("  J&W avg over time", entries, "fragmentation.jw.avg_over_time", D_RATIO);
-		drow("  J&W at peak live", entries, "fragmentation.jw.at_peak_live", D_RATIO);
-		drow("  J&W at peak RSS", entries, "fragmentation.jw.at_peak_rss", D_RATIO);
-		drow("  J&W peak vs peak", entries, "fragmentation.jw.peak_vs_peak", D_RATIO);
+		drow("  final live", entries, "fragmentation.final_live", D_BYTES, ok, n);
+		drow("  internal at peak RSS", entries, "fragmentation.internal_bytes", D_BYTES, ok, n);
+		drow("  external at peak RSS", entries, "fragmentation.external_bytes", D_BYTES, ok, n);
+		drow("  external at peak live", entries, "fragmentation.at.peak_live.external", D_BYTES, ok, n);
+		drow("  external at the end", entries, "fragmentation.at.end.external", D_BYTES, ok, n);
+		drow("  J&W avg over time", entries, "fragmentation.jw.avg_over_time", D_RATIO, ok, n);
+		drow("  J&W at peak live", entries, "fragmentation.jw.at_peak_live", D_RATIO, ok, n);
+		drow("  J&W at peak RSS", entries, "fragmentation.jw.at_peak_rss", D_RATIO, ok, n);
+		drow("  J&W peak vs peak", entries, "fragmentation.jw.peak_vs_peak", D_RATIO, ok, n);
 	}
 	if (arr_doc_path(entries, "0.zeroing")) {
 		printf("zeroing (blocks untouched; calloc as recorded / as malloc / as malloc+memset)\n");
-		drow("  time as recorded", entries, "zeroing.as_recorded_ns", D_MS);
-		drow("  calloc as malloc", entries, "zeroing.calloc_as_malloc_ns", D_MS);
-		drow("  as malloc+memset", entries, "zeroing.calloc_as_malloc_memset_ns", D_MS);
-		drow("  faults as recorded", entries, "zeroing.as_recorded_minor_faults", D_COUNT);
-		drow("  calloc as malloc", entries, "zeroing.calloc_as_malloc_minor_faults", D_COUNT);
-		drow("  as malloc+memset", entries, "zeroing.calloc_as_malloc_memset_minor_faults", D_COUNT);
-		drow("  peak RSS as recorded", entries, "zeroing.as_recorded_peak_rss", D_BYTES);
-		drow("  calloc as malloc", entries, "zeroing.calloc_as_malloc_peak_rss", D_BYTES);
-		drow("  as malloc+memset", entries, "zeroing.calloc_as_malloc_memset_peak_rss", D_BYTES);
+		drow("  time as recorded", entries, "zeroing.as_recorded_ns", D_MS, ok, n);
+		drow("  calloc as malloc", entries, "zeroing.calloc_as_malloc_ns", D_MS, ok, n);
+		drow("  as malloc+memset", entries, "zeroing.calloc_as_malloc_memset_ns", D_MS, ok, n);
+		drow("  faults as recorded", entries, "zeroing.as_recorded_minor_faults", D_COUNT, ok, n);
+		drow("  calloc as malloc", entries, "zeroing.calloc_as_malloc_minor_faults", D_COUNT, ok, n);
+		drow("  as malloc+memset", entries, "zeroing.calloc_as_malloc_memset_minor_faults", D_COUNT, ok, n);
+		drow("  peak RSS as recorded", entries, "zeroing.as_recorded_peak_rss", D_BYTES, ok, n);
+		drow("  calloc as malloc", entries, "zeroing.calloc_as_malloc_peak_rss", D_BYTES, ok, n);
+		drow("  as malloc+memset", entries, "zeroing.calloc_as_malloc_memset_peak_rss", D_BYTES, ok, n);
 	}
-	printf("latency ns p50/p90/p99/p99.9/max\n");
+}
+
+static void print_latency(const struct arr_replay_result *res, const int *ok, int n)
+{
+	printf("latency p50/p90/p99/p99.9/max (ns; u = us, m = ms)\n");
 	for (unsigned op = 1; op <= 10; op++) {
-		int any = 0;
-		for (int i = 0; i < n; i++)
-			any |= ok[i] && res[i].latency[op].count;
-		if (!any)
+		if (!any_latency(res, ok, n, op))
 			continue;
 		printf("  %-20s", arr_op_name(op));
 		for (int i = 0; i < n; i++) {
 			if (!ok[i])
 				continue;
-			const struct arr_latency *l = &res[i].latency[op];
-			uint64_t rn = arr_replay_resolution_ns(&res[i]),
-				 v[5] = {l->p50, l->p90, l->p99, l->p999, l->max};
 			char buf[128];
-			int len = 0;
-			for (int k = 0; k < 5; k++) {
-				len += snprintf(buf + len, sizeof buf - (size_t)len, k ? "/" : "");
-				len += lat_cell(buf + len, sizeof buf - (size_t)len, v[k], rn);
-			}
+			lat_cells(buf, sizeof buf, &res[i], op);
 			printf(" %*s", colw[i], buf);
 		}
 		putchar('\n');
 	}
+}
+
+/* What preparing the workload repaired, and where a replay diverged from the recording. */
+static void print_repairs(const struct arr_workload_info *info, const struct arr_allocator *al,
+			  const struct arr_replay_result *res, const int *ok, int n)
+{
 	int header = 0;
 	for (unsigned i = 0; i < ARR_REPAIR_COUNT_; i++)
 		if (info->repairs[i]) {
@@ -365,6 +415,21 @@ static void print_table(const char *trace, const struct arr_workload_info *info,
 			       " functions emulated (missing from the library)\n",
 			       al[i].name, d->failed_now, d->succeeded_now, d->sync_mismatch, d->substituted);
 	}
+}
+
+static void print_table(const char *trace, const struct arr_workload_info *info, const struct arr_allocator *al,
+			const struct arr_replay_result *res, const int *ok, int n, const struct arr_doc *entries)
+{
+	char calls[32], syncs[32];
+	cli_count(calls, sizeof calls, (double)info->calls);
+	cli_count(syncs, sizeof syncs, (double)info->syncs);
+	printf("%s: %s calls, %u thread%s, %s sync point%s\n\n", trace, calls, info->nthreads,
+	       info->nthreads == 1 ? "" : "s", syncs, info->syncs == 1 ? "" : "s");
+	set_widths(al, res, ok, n);
+	print_main(al, res, ok, n);
+	print_driver(entries, ok, n);
+	print_latency(res, ok, n);
+	print_repairs(info, al, res, ok, n);
 }
 
 /* One `allocrr replay`: its options, then what each phase makes. */

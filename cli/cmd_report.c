@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <glob.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,6 +146,13 @@ static int mkdir_p(const char *dir)
 	}
 	if (mkdir(buf, 0777) && errno != EEXIST)
 		return -1;
+	struct stat st; /* EEXIST: a file of that name is no directory */
+	if (stat(buf, &st))
+		return -1;
+	if (!S_ISDIR(st.st_mode)) {
+		errno = ENOTDIR;
+		return -1;
+	}
 	return 0;
 }
 
@@ -194,6 +202,26 @@ static int write_file(const char *dir, const char *name, write_fn fn, const stru
 	return 0;
 }
 
+/* A value or limit as the summary and the page show it: bytes in units (and
+ * exact) when the check reads bytes, times in ms, counts in thousands. */
+static void check_value(char *buf, size_t cap, const char *check, double v)
+{
+	char a[32], b[32];
+	const char *c = check ? check : "";
+	if ((strstr(c, "rss") || strstr(c, "bytes") || strstr(c, "live") || strstr(c, "ideal") || strstr(c, "size")) &&
+	    fabs(v) >= 1024 && v == floor(v)) {
+		cli_human_bytes(a, sizeof a, (uint64_t)fabs(v));
+		cli_count(b, sizeof b, v);
+		snprintf(buf, cap, "%s%s (%s)", v < 0 ? "-" : "", a, b);
+	} else if (strstr(c, "_ns") || strstr(c, "latency") || strstr(c, "wall") || strstr(c, "cpu")) {
+		snprintf(buf, cap, "%.3f ms", v / 1e6);
+	} else if (v == floor(v) && fabs(v) < 1e15) {
+		cli_count(buf, cap, v);
+	} else {
+		snprintf(buf, cap, "%.4g", v);
+	}
+}
+
 static void print_broken(const struct arr_doc *checks)
 {
 	for (size_t i = 0; checks && i < checks->len; i++) {
@@ -219,7 +247,10 @@ static void print_broken(const struct arr_doc *checks)
 		char want[32] = "";
 		if (op)
 			snprintf(want, sizeof want, " (wanted value %s limit)", op);
-		cli_error("check '%s' broken for %s: value %.6g, limit %.6g%s", check, where, v, lim, want);
+		char vs[96], ls[96];
+		check_value(vs, sizeof vs, check, v);
+		check_value(ls, sizeof ls, check, lim);
+		cli_error("check '%s' broken for %s: value %s, limit %s%s", check, where, vs, ls, want);
 	}
 }
 
@@ -388,9 +419,7 @@ static void show_progress(void *ctx, uint64_t events, uint64_t done, uint64_t to
 	struct timespec t;
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	double s = (double)(t.tv_sec - p->start.tv_sec) + (double)(t.tv_nsec - p->start.tv_nsec) / 1e9;
-	double frac = total ? (double)done / (double)total : 0;
-	fprintf(stderr, "\rallocrr: analysing %s %3.0f%%  %.1fM events/s  ", p->path, frac * 100,
-		s > 0 ? (double)events / s / 1e6 : 0.0);
+	cli_progress(p->path, total ? (double)done / (double)total : 0, s > 0 ? (double)events / s : 0, "events", s);
 	p->shown = 1;
 }
 
@@ -708,6 +737,29 @@ static int load(struct job *j, const struct report_args *a)
 		return 0;
 	if ((rc = cli_replay_env_find(&j->env)))
 		return rc;
+	/* an allocator the config misspells is the config's error, named where
+	 * it was written, before any work (a missing library is not: optional) */
+	for (size_t i = 0; i < j->cfg.nallocators; i++) {
+		const struct arr_report_allocator *al = &j->cfg.allocators[i];
+		struct arr_allocator res;
+		int arc = arr_allocator_resolve(al->spec, j->env.builtin_lib, &res);
+		if (arc != ARR_EINVAL && arc != ARR_ESYNTAX && arc != ARR_ERANGE)
+			continue;
+		char why[600];
+		if (arc == ARR_EINVAL)
+			snprintf(
+				why, sizeof why,
+				"unknown allocator '%s' (known: builtin, glibc, jemalloc, mimalloc, tcmalloc, or a path "
+				"to a .so)",
+				al->spec);
+		else
+			snprintf(why, sizeof why, "allocator '%s': %s", al->spec, res.why);
+		if (al->at.line)
+			cli_error("%s:%u:%u: %s", a->config, al->at.line, al->at.column, why);
+		else
+			cli_error("'%s': %s", a->config, why);
+		return EXIT_USAGE;
+	}
 	if (j->cfg.cache_dir && mkdir_p(j->cfg.cache_dir)) {
 		cli_error("cannot create the workload cache '%s': %s", j->cfg.cache_dir, strerror(errno));
 		return EXIT_BAD_INPUT;
@@ -797,6 +849,12 @@ static int run_all(struct job *j, const struct report_args *a, size_t nunits)
 	char tmpdir[PATH_MAX] = "";
 	const char *from = a->results;
 	int status = 0;
+	/* the output directory before the work, not after it */
+	if ((j->cfg.json || j->cfg.csv || j->cfg.html) && (mkdir_p(dir) || access(dir, W_OK | X_OK))) {
+		cli_error("cannot write into '%s': %s", dir, strerror(errno));
+		status = EXIT_BAD_INPUT;
+		goto out;
+	}
 	if (!a->results && a->jobs > 1) {
 		status = run_in_children(j, a, nunits, dir, tmpdir, sizeof tmpdir);
 		from = tmpdir;

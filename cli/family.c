@@ -347,7 +347,13 @@ int cli_family_resolve(const char *arg, const char *select, int quiet, char *out
 	struct cli_family f;
 	int rc = cli_family_open(&f, path);
 	if (rc) {
-		cli_trace_error(f.bad_path ? f.bad_path : path, NULL, rc);
+		/* the family keeps only the code: open the bad trace again for
+		 * its offset and detail, so every command words it as info does */
+		const char *bad = f.bad_path ? f.bad_path : path;
+		struct arr_trace *tr = NULL;
+		int orc = rc == -ENOMEM ? rc : arr_trace_open(&tr, bad);
+		cli_trace_error(bad, tr, orc ? orc : rc);
+		arr_trace_close(tr);
 		cli_family_release(&f);
 		return EXIT_BAD_INPUT;
 	}
@@ -375,11 +381,13 @@ int cli_family_resolve(const char *arg, const char *select, int quiet, char *out
 	}
 	const struct cli_family_member *m = &f.m[i];
 	snprintf(out, cap, "%s", (select && *select) || f.n > 1 ? m->path : path);
+	char mine[32], all[32];
+	cli_count(mine, sizeof mine, (double)m->events);
+	cli_count(all, sizeof all, (double)f.events);
 	if (!quiet && f.n > 1)
 		fprintf(stderr,
-			"allocrr: using %s (%s, pid %" PRId64 ", %" PRIu64 " of the family's %" PRIu64
-			" events in %zu traces%s)\n",
-			m->path, m->program, m->pid, m->events, f.events, f.n,
+			"allocrr: using %s (%s, pid %" PRId64 ", %s of the family's %s events in %zu traces%s)\n",
+			m->path, m->program, m->pid, mine, all, f.n,
 			select && *select ? "" : "; the largest: choose with --select NAME or FILE@NAME");
 	cli_family_release(&f);
 	return 0;

@@ -186,6 +186,7 @@ struct progress {
 	int on;
 	unsigned done, total;
 	double t0;
+	uint64_t calls; /* a replay's calls: the rate is of calls replayed */
 };
 
 static void progress_step(struct progress *p, const char *alloc, const char *what)
@@ -193,18 +194,16 @@ static void progress_step(struct progress *p, const char *alloc, const char *wha
 	if (!p->on)
 		return;
 	double el = now_s() - p->t0;
-	char eta[32] = "";
-	if (p->done)
-		snprintf(eta, sizeof eta, ", ETA %.0f s", el / p->done * (p->total - p->done));
-	fprintf(stderr, "\r\033[Kallocrr: replay %u/%u: %s, %s (%.0f s%s)", p->done + 1, p->total, alloc, what, el,
-		eta);
-	fflush(stderr);
+	char label[160];
+	snprintf(label, sizeof label, "replay %u/%u %s, %s", p->done + 1, p->total, alloc, what);
+	cli_progress(label, p->total ? (double)p->done / p->total : 0,
+		     el > 0 ? (double)p->done * (double)p->calls / el : 0, "calls", el);
 }
 
 static void progress_end(struct progress *p)
 {
 	if (p->on)
-		fputs("\r\033[K", stderr);
+		cli_progress_clear();
 }
 
 /* ---- one allocator's entry ---- */
@@ -387,7 +386,7 @@ static int load(struct replays *x, const char *trace, const char *const *specs, 
 		fprintf(stderr, "allocrr: %s\n", note);
 	x->nsets = plan->zeroing ? S_N : 1;
 	x->pg = (struct progress){plan->progress && isatty(2), 0,
-				  (unsigned)(n * (x->nsets * x->runs + !!plan->fragmentation)), now_s()};
+				  (unsigned)(n * (x->nsets * x->runs + !!plan->fragmentation)), now_s(), x->info.calls};
 	return 0;
 }
 

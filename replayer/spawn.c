@@ -21,17 +21,6 @@
 
 #include "allocrr/replay.h"
 
-struct known {
-	const char *name, *file, *package, *env_style;
-};
-
-/* env_style: how tunables are passed. */
-static const struct known known[] = {
-	{"jemalloc", "libjemalloc.so.2", "libjemalloc2", "jemalloc"},
-	{"mimalloc", "libmimalloc.so.2", "libmimalloc2.0", "upper:MIMALLOC_"},
-	{"tcmalloc", "libtcmalloc_minimal.so.4", "libtcmalloc-minimal4", "upper:TCMALLOC_"},
-};
-
 static const char *const libdirs[] = {
 #ifdef ARR_MULTIARCH
 	"/usr/lib/" ARR_MULTIARCH,   "/lib/" ARR_MULTIARCH,
@@ -98,6 +87,37 @@ static const struct tunable builtin_tunables[] = {
 	{"span_min", 0, 1ull << 20, 1},           /* bytes: larger blocks from the span heap; 0 = none */
 };
 
+/* How an allocator takes its tunables "name:k=v,k=v". */
+enum pass {
+	PASS_GLIBC,    /* GLIBC_TUNABLES=glibc.malloc.k=v:... */
+	PASS_LIST,     /* VAR=k=v,... as written (the built-in allocator's options) */
+	PASS_JEMALLOC, /* MALLOC_CONF=k:v,... */
+	PASS_UPPER,    /* PREFIXK=v, one variable each (mimalloc, tcmalloc) */
+	PASS_NONE,     /* a library given by path: none known */
+};
+
+/* Every allocator known by name: what it is, where its library is, and its
+ * tunables. One row each; arr_allocator_resolve() reads nothing else. */
+struct known {
+	const char *name, *alias;
+	enum { K_GLIBC, K_BUILTIN, K_LIBRARY } kind;
+	const char *file, *package;     /* K_LIBRARY: the library's file name and Debian package */
+	const struct tunable *tunables; /* NULL: passed unchecked */
+	size_t ntunables;
+	enum pass pass;
+	const char *var; /* the variable, or the prefix of PASS_UPPER's */
+};
+#define TUNABLES(t) t, sizeof t / sizeof *t
+static const struct known known[] = {
+	{"glibc", "libc", K_GLIBC, NULL, NULL, TUNABLES(glibc_tunables), PASS_GLIBC, "GLIBC_TUNABLES"},
+	{"builtin", NULL, K_BUILTIN, NULL, NULL, TUNABLES(builtin_tunables), PASS_LIST, "ALLOCRR_MALLOC_OPTIONS"},
+	{"jemalloc", NULL, K_LIBRARY, "libjemalloc.so.2", "libjemalloc2", NULL, 0, PASS_JEMALLOC, "MALLOC_CONF"},
+	{"mimalloc", NULL, K_LIBRARY, "libmimalloc.so.2", "libmimalloc2.0", NULL, 0, PASS_UPPER, "MIMALLOC_"},
+	{"tcmalloc", NULL, K_LIBRARY, "libtcmalloc_minimal.so.4", "libtcmalloc-minimal4", NULL, 0, PASS_UPPER,
+	 "TCMALLOC_"},
+};
+#undef TUNABLES
+
 /* Check name=value against a table; the reason goes to a->why. */
 static int check_tunable(struct arr_allocator *a, const struct tunable *t, size_t n, const char *style, const char *kv,
 			 int klen)
@@ -140,8 +160,8 @@ static int check_tunable(struct arr_allocator *a, const struct tunable *t, size_
 	return why(a, ARR_ESYNTAX, "unknown tunable '%.*s' for %s (known: %s)", klen, kv, style, names);
 }
 
-/* One "key=value" tunable for allocator style. */
-static int add_tunable(struct arr_allocator *a, const char *style, const char *kv)
+/* One "key=value" tunable for allocator k (NULL: a library given by path). */
+static int add_tunable(struct arr_allocator *a, const struct known *k, const char *kv)
 {
 	const char *eq = strchr(kv, '=');
 	if (!eq || eq == kv || !eq[1])
@@ -149,35 +169,34 @@ static int add_tunable(struct arr_allocator *a, const char *style, const char *k
 	for (const char *p = kv; p < eq; p++)
 		if (!isalnum((unsigned char)*p) && *p != '_')
 			return why(a, ARR_ESYNTAX, "bad tunable name in '%s'", kv);
-	char buf[256];
+	char buf[256], name[128];
 	int klen = (int)(eq - kv), rc;
-	if (!strcmp(style, "glibc")) {
-		if ((rc = check_tunable(a, glibc_tunables, sizeof glibc_tunables / sizeof *glibc_tunables, "glibc", kv,
-					klen)))
-			return rc;
+	if (k && k->tunables && (rc = check_tunable(a, k->tunables, k->ntunables, k->name, kv, klen)))
+		return rc;
+	switch (k ? k->pass : PASS_NONE) {
+	case PASS_GLIBC:
 		snprintf(buf, sizeof buf, "glibc.malloc.%.*s=%s", klen, kv, eq + 1);
-		return add_env(a, "GLIBC_TUNABLES", buf) ? why(a, ARR_ESYNTAX, "tunables too long") : 0;
-	}
-	if (!strcmp(style, "builtin")) {
-		if ((rc = check_tunable(a, builtin_tunables, sizeof builtin_tunables / sizeof *builtin_tunables,
-					"builtin", kv, klen)))
-			return rc;
-		return add_env(a, "ALLOCRR_MALLOC_OPTIONS", kv) ? why(a, ARR_ESYNTAX, "tunables too long") : 0;
-	}
-	if (!strcmp(style, "jemalloc")) {
+		rc = add_env(a, k->var, buf);
+		break;
+	case PASS_LIST:
+		rc = add_env(a, k->var, kv);
+		break;
+	case PASS_JEMALLOC:
 		snprintf(buf, sizeof buf, "%.*s:%s", klen, kv, eq + 1);
-		return add_env(a, "MALLOC_CONF", buf) ? why(a, ARR_ESYNTAX, "tunables too long") : 0;
-	}
-	if (!strncmp(style, "upper:", 6)) {
-		char name[128];
-		int n = snprintf(name, sizeof name, "%s", style + 6);
+		rc = add_env(a, k->var, buf);
+		break;
+	case PASS_UPPER: {
+		int n = snprintf(name, sizeof name, "%s", k->var);
 		for (int i = 0; i < klen && n < (int)sizeof name - 1; i++)
 			name[n++] = (char)toupper((unsigned char)kv[i]);
 		name[n] = 0;
-		return add_env(a, name, eq + 1) ? why(a, ARR_ESYNTAX, "tunables too long") : 0;
+		rc = add_env(a, name, eq + 1);
+		break;
 	}
-	/* a path: we do not know its tunables */
-	return why(a, ARR_ESYNTAX, "no tunables are known for a library given by path");
+	default:
+		return why(a, ARR_ESYNTAX, "no tunables are known for a library given by path");
+	}
+	return rc ? why(a, ARR_ESYNTAX, "tunables too long") : 0;
 }
 
 #if defined(__x86_64__)
@@ -265,6 +284,19 @@ int arr_allocator_check_lib(const char *path, char *reason, size_t cap)
 	return rc;
 }
 
+/* A known allocator's library in the usual directories: 0, or ARR_ENOTFOUND
+ * with out->lib its bare file name. */
+static int find_library(const struct known *k, struct arr_allocator *out)
+{
+	for (size_t d = 0; d < sizeof libdirs / sizeof *libdirs; d++) {
+		snprintf(out->lib, sizeof out->lib, "%s/%s", libdirs[d], k->file);
+		if (!access(out->lib, R_OK))
+			return 0;
+	}
+	snprintf(out->lib, sizeof out->lib, "%s", k->file);
+	return ARR_ENOTFOUND;
+}
+
 int arr_allocator_resolve(const char *spec, const char *builtin_lib, struct arr_allocator *out)
 {
 	memset(out, 0, sizeof *out);
@@ -276,59 +308,45 @@ int arr_allocator_resolve(const char *spec, const char *builtin_lib, struct arr_
 		return ARR_EINVAL;
 	memcpy(name, spec, nlen);
 	name[nlen] = 0;
-	const char *style = NULL;
 
-	if (!strcmp(name, "glibc") || !strcmp(name, "libc")) {
+	const struct known *k = NULL;
+	for (size_t i = 0; i < sizeof known / sizeof *known && !k; i++)
+		if (!strcmp(name, known[i].name) || (known[i].alias && !strcmp(name, known[i].alias)))
+			k = &known[i];
+	if (k && k->kind == K_GLIBC) {
 		out->is_glibc = 1;
-		style = "glibc";
-	} else if (!strcmp(name, "builtin")) {
+	} else if (k && k->kind == K_BUILTIN) {
 		out->is_builtin = 1;
-		style = "builtin";
 		snprintf(out->lib, sizeof out->lib, "%s", builtin_lib ? builtin_lib : "liballocrr-malloc.so");
 		if (!builtin_lib || access(out->lib, R_OK))
 			return ARR_ENOTFOUND;
+	} else if (k) {
+		out->package = k->package;
+		if (find_library(k, out))
+			return ARR_ENOTFOUND;
 	} else if (strchr(name, '/') || strstr(name, ".so")) {
-		style = "path";
 		snprintf(out->lib, sizeof out->lib, "%s", name);
 		if (access(out->lib, R_OK))
 			return ARR_ENOTFOUND;
 		/* the loader would ignore it (or load no malloc), and glibc's
 		 * results would carry its name */
-		int rc = arr_allocator_check_lib(out->lib, out->why, sizeof out->why);
-		if (rc)
+		if (arr_allocator_check_lib(out->lib, out->why, sizeof out->why))
 			return ARR_EUNSUPPORTED;
 	} else {
-		for (size_t i = 0; i < sizeof known / sizeof *known; i++) {
-			if (strcmp(name, known[i].name))
-				continue;
-			style = known[i].env_style;
-			out->package = known[i].package;
-			for (size_t d = 0; d < sizeof libdirs / sizeof *libdirs; d++) {
-				snprintf(out->lib, sizeof out->lib, "%s/%s", libdirs[d], known[i].file);
-				if (!access(out->lib, R_OK))
-					break;
-				if (d + 1 == sizeof libdirs / sizeof *libdirs) {
-					snprintf(out->lib, sizeof out->lib, "%s", known[i].file);
-					return ARR_ENOTFOUND;
-				}
-			}
-			break;
-		}
-		if (!style)
-			return why(out, ARR_EINVAL, "unknown allocator '%s'", name);
+		return why(out, ARR_EINVAL, "unknown allocator '%s'", name);
 	}
 	/* tunables: name:k=v,k=v */
-	if (colon && colon[1]) {
+	if (colon && !colon[1])
+		return why(out, ARR_ESYNTAX, "no tunables after ':'");
+	if (colon) {
 		char kvs[1024];
 		snprintf(kvs, sizeof kvs, "%s", colon + 1);
 		char *save = NULL;
 		for (char *kv = strtok_r(kvs, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
-			int rc = add_tunable(out, style, kv);
+			int rc = add_tunable(out, k, kv);
 			if (rc)
 				return rc;
 		}
-	} else if (colon) {
-		return why(out, ARR_ESYNTAX, "no tunables after ':'");
 	}
 	return 0;
 }

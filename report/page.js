@@ -9,8 +9,9 @@
 	var app = document.getElementById("app");
 	var toc = document.getElementById("toc");
 	var charts = 0;
-	var PALETTE = ["#2f6fdb", "#e8710a", "#1a7f37", "#c62828", "#7b3fc4", "#0097a7", "#8d6e63", "#5d6677",
-		"#d81b60", "#9e9d24"];
+	/* green is live bytes' and grey the ideal line's: the allocators get them last */
+	var PALETTE = ["#2f6fdb", "#e8710a", "#7b3fc4", "#c62828", "#0097a7", "#8d6e63", "#d81b60", "#9e9d24",
+		"#1a7f37", "#5d6677"];
 
 	Chart.defaults.animation = false;
 	Chart.defaults.font.size = 12;
@@ -116,6 +117,30 @@
 		});
 		var rows = Array.from(byX.values()).sort(function (a, b) { return a[0] - b[0]; });
 		if (rows.length < 2) return null;
+		/* Each series' last value at or before every row: hovering a row that
+		 * only another series sampled still shows them all (what was live
+		 * when RSS was sampled), not one value alone. */
+		var last = series.map(function (s, si) {
+			var v = null;
+			return rows.map(function (r) { if (r[si + 1] !== null) v = r[si + 1]; return v; });
+		});
+		function rowAt(x) {
+			var lo = 0, hi = rows.length - 1;
+			while (lo < hi) { var mid = (lo + hi + 1) >> 1; if (rows[mid][0] <= x) lo = mid; else hi = mid - 1; }
+			return lo;
+		}
+		function legend(d) {
+			if (d.x === null || d.x === undefined)
+				return d.series.map(function (s) {
+					return "<span style=\"color:" + s.color + "\">" + s.dashHTML + " <b>" + s.labelHTML + "</b></span>";
+				}).join(" ");
+			var r = rowAt(d.x);
+			return d.xHTML + ": " + d.series.map(function (s, si) {
+				var v = s.y !== null && s.y !== undefined ? s.y : last[si][r];
+				if (v === null || v === undefined || !s.isVisible) return "";
+				return "<span style=\"color:" + s.color + "\"><b>" + s.labelHTML + "</b>: " + bytes(v) + "</span>";
+			}).join(" ");
+		}
 		/* the legend above the plot, never over the curves */
 		var leg = el("div", "legend");
 		parent.appendChild(leg);
@@ -131,6 +156,7 @@
 			legend: "always",
 			labelsDiv: leg,
 			labelsSeparateLines: false,
+			legendFormatter: legend,
 			highlightCircleSize: 3,
 			gridLineColor: "#e6e9ef",
 			axisLabelWidth: 70,
@@ -222,7 +248,7 @@
 		toc.appendChild(Object.assign(el("a", null, "Checks"), { href: "#checks" }));
 		var c = card(sec, "Thresholds from the configuration", true);
 		table(c, ["check", "trace", "allocator", "value", "limit", "result"], list.map(function (k) {
-			return [{ v: k.check, cls: "l" }, { v: k.trace || "", cls: "l" }, { v: k.allocator || "–", cls: "l" },
+			return [{ v: k.check, cls: "l wrap" }, { v: k.trace || "", cls: "l wrap" }, { v: k.allocator || "–", cls: "l" },
 				k.error ? { v: k.error, cls: "l badv" } : fmtAuto(k.check, k.value), fmtAuto(k.check, k.limit),
 				{ v: k.ok ? "pass" : "broken", cls: k.ok ? "good" : "badv" }];
 		}));
@@ -309,7 +335,7 @@
 	function fragmentation(grid, als) {
 		var rows = als.filter(function (a) { return a.fragmentation; });
 		if (!rows.length) return;
-		var c = card(grid, "Fragmentation at the key moments");
+		var c = card(grid, "Fragmentation at the key moments", true); /* eight columns: the full width */
 		var labels = rows.map(allocName);
 		var ds = [
 			{ label: "peak RSS", data: rows.map(function (a) { return get(a, "fragmentation.peak_rss"); }) },

@@ -58,11 +58,22 @@ def check_text(name, doc, text):
             want.append("%s %s" % (op, count(n)))
     for w in want:
         t.expect(w in text, "%s: %r not in the text summary:\n%s" % (name, w, text))
-    # one histogram line per log2 bucket, sizes and lifetimes side by side
+    # one histogram line per log2 bucket, the empty ones between two others
+    # included (above the first non-zero one), sizes and lifetimes side by side
+    def with_gaps(buckets):
+        out = []
+        for i, b in enumerate(buckets):
+            if i and buckets[i - 1]["lo"] > 0:
+                g = buckets[i - 1]["hi"]
+                while 0 < g < b["lo"]:
+                    out.append(0)
+                    g *= 2
+            out.append(b["count"])
+        return out
     bars = [l for l in lines if l.lstrip().startswith(">=")]
-    t.expect(len(bars) == max(len(doc["sizes"]["log2"]), len(doc["lifetimes"]["time_log2"])),
+    t.expect(len(bars) == max(len(with_gaps(doc["sizes"]["log2"])), len(with_gaps(doc["lifetimes"]["time_log2"]))),
              "%s: %d histogram lines" % (name, len(bars)))
-    sizes = [count(b["count"]) for b in doc["sizes"]["log2"]]
+    sizes = [count(c) for c in with_gaps(doc["sizes"]["log2"])]
     t.expect(all((" %s " % s) in (l + " ") for s, l in zip(sizes, bars)),
              "%s: size bucket counts %s in\n%s" % (name, sizes, "\n".join(bars)))
     if doc["sizes"]["top"]:

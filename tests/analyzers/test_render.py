@@ -33,7 +33,7 @@ def main():
                         ("malloc", ["20/90/300", "<10/30/45.0u*"]), ("free", ["15/60/200", "-"])):
         t.expect(cells(label) == want, "render: row %r is %r, want %r" % (label, cells(label), want))
     for want in ("== x.atr ==", "calls        1,000", "requested    3 MiB", "checks: 1 of 2 broken",
-                 "  FAIL  leaks.bytes == 0  [x.atr]  value 4096, limit 0",
+                 "  FAIL  leaks.bytes == 0  [x.atr]  value 4 KiB (4,096), limit 0",
                  "  ok    peak_rss <= 1.1 * glibc  (1 of 1)", "--json"):
         t.expect(want in out, "render: %r not in:\n%s" % (want, out))
     t.expect(out.index("allocators (") < out.index("checks:"), "render: the checks after the traces")

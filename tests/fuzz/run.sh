@@ -16,7 +16,7 @@ if ! clang -fsanitize=fuzzer "$probe/p.c" -o "$probe/p" 2>/dev/null; then
 	exit 1
 fi
 cmake -S "$SRC" -B "$B" -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DALLOCRR_FUZZ=ON >/dev/null
-cmake --build "$B" --target fuzz-trace fuzz-workload -j"$(nproc)" >/dev/null
+cmake --build "$B" --target fuzz-trace fuzz-workload fuzz-config fuzz-json -j"$(nproc)" >/dev/null
 run() { # TARGET MAX_LEN SEEDS...
 	t=$1 len=$2
 	shift 2
@@ -30,3 +30,5 @@ run() { # TARGET MAX_LEN SEEDS...
 }
 run fuzz-trace 65536 "$SRC"/traces/*.atr
 run fuzz-workload 16384 "$SRC"/tests/fuzz/workloads/*.seed
+run fuzz-config 8192 "$SRC"/configs/*.yaml
+run fuzz-json 65536 "$SRC"/traces/*.json

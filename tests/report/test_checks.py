@@ -42,7 +42,7 @@ output: {dir: %s/out-leaky, html: false, csv: false}
 """ % (leaky, d))
     p = report(cfg, "-q", check=3)
     expect("check 'leaks.bytes == 0' broken" in p.stderr, "names the check:\n" + p.stderr)
-    expect("value 5000, limit 0" in p.stderr, "names value and limit:\n" + p.stderr)
+    expect("value 4.9 KiB (5,000), limit 0" in p.stderr, "names value (in units, and exact) and limit:\n" + p.stderr)
     expect("summary.calls > 1000' broken" not in p.stderr, "only the broken check:\n" + p.stderr)
     doc = load_json(os.path.join(d, "out-leaky", "report.json"))
     c0 = doc["checks"][0]

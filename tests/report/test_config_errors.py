@@ -38,6 +38,13 @@ def test():
     case(d, "yaml.yaml", "traces: [%s\nchecks: [a]\n" % trace, "2:7", "did not find expected")
     case(d, "notrace.yaml", "traces: [%s/nope.atr]\n" % d, "1:10", "no such trace")
     case(d, "noglob.yaml", "traces:\n  - %s/*.nope\n" % d, "2:5", "no trace matches")
+    # allocators the config misspells: its error, where it was written, before any work
+    case(d, "alloc.yaml", "traces: [%s]\nallocators: [glibc, glibcc]\n" % trace, "2:21",
+         "unknown allocator 'glibcc'")
+    case(d, "tunable.yaml", "traces: [%s]\nallocators:\n  - {name: glibc, tunables: {mmap_thresold: 5}}\n" % trace,
+         "3:12", "unknown tunable 'mmap_thresold'")
+    case(d, "tvalue.yaml", "traces: [%s]\nallocators:\n  - name: glibc\n    tunables: {mmap_threshold: [1, zz]}\n"
+         % trace, "3:11", "bad value 'zz'")
     # a missing config file
     p = report(os.path.join(d, "absent.yaml"), check=2)
     expect("absent.yaml" in p.stderr and "No such file" in p.stderr, "missing config:\n" + p.stderr)

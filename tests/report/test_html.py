@@ -231,6 +231,49 @@ class Charts(html.parser.HTMLParser):
                 break
 
 
+def check_fit(exe, page):
+    """No table wider than its card (a scrolled-off column is a figure lost),
+    on a laptop's width and on half a screen's."""
+    for width in (1300, 800):
+        dt = DevTools(exe, "--window-size=%d,1000" % width)
+        try:
+            dt.open("file://" + page)
+            over = dt.eval("""Array.from(document.querySelectorAll('.scroll'))
+                .filter(function (s) { return s.scrollWidth > s.clientWidth + 1; })
+                .map(function (s) { return s.closest('.card').querySelector('h3').textContent + ': ' +
+                                    s.scrollWidth + ' px in ' + s.clientWidth; })""")
+        finally:
+            dt.close()
+        expect(not over, "%d px wide: tables cut off: %s" % (width, over))
+
+
+def check_legends(exe, page):
+    """The time series: each curve its own colour, and hovering anywhere
+    names every curve with its value there (not only those sampled at that
+    very x)."""
+    dt = DevTools(exe, "--window-size=1300,1000")
+    try:
+        dt.open("file://" + page)
+        n = dt.eval("document.querySelectorAll('.legend').length")
+        expect(n >= 2, "time series legends: %d, want the recorded run's and the replays'" % n)
+        for i in range(n):
+            names = dt.eval("""Array.from(document.querySelectorAll('.legend')[%d].querySelectorAll('span[style]'))
+                .map(function (s) { return [s.textContent.replace(/^\\W+/, '').trim(), s.style.color]; })""" % i)
+            expect(len(names) >= 2, "legend %d: %s" % (i, names))
+            colors = [c for _, c in names]
+            expect(len(set(colors)) == len(colors), "legend %d: two curves share a colour: %s" % (i, names))
+            x, y, w, h = dt.eval("""(function () { var b = document.querySelectorAll('.legend')[%d].nextSibling;
+                b.scrollIntoView(); var q = b.getBoundingClientRect(); return [q.left, q.top, q.width, q.height]; })()"""
+                                 % i)
+            for f in (0.3, 0.55, 0.8):
+                dt.mouse("move", x + w * f, y + h / 2)
+                text = dt.eval("document.querySelectorAll('.legend')[%d].textContent" % i)
+                missing = [nm for nm, _ in names if nm + ":" not in text]
+                expect(not missing, "legend %d hovered at %.0f%%: no value for %s in %r" % (i, f * 100, missing, text))
+    finally:
+        dt.close()
+
+
 def test():
     exe = chromium()
     if not exe:
@@ -271,6 +314,8 @@ output: {dir: %s/out}
     for want in ("Checks", "Fragmentation at the key moments", "Zeroing", "Latency per call", "Leaks",
                  "Threads", "glibc", "builtin"):
         expect(want in dom, "page lacks %r" % want)
+    check_fit(exe, page)
+    check_legends(exe, page)
     check_flames(exe, sys.argv[2], d)
     shot = os.environ.get("ALLOCRR_SCREENSHOT")
     if shot:
