@@ -100,7 +100,6 @@ enum { UNWIND_CFI, UNWIND_FP, UNWIND_LIBUNWIND };
 static int unwind_mode;
 static int (*unw_bt)(void **, int);
 static uint64_t sample_mean; /* ALLOCRR_STACK_SAMPLE; 0: every call */
-static __thread int64_t smp_left __attribute__((tls_model("initial-exec")));
 static __thread uint64_t smp_rng __attribute__((tls_model("initial-exec")));
 
 static void *stk_map(size_t size)
@@ -168,34 +167,6 @@ static int64_t sample_draw(void)
 	double u = ((r * 0x2545F4914F6CDD1Dull >> 11) + 1) * (1.0 / 9007199254740992.0); /* (0, 1] */
 	double d = neg_ln(u) * (double)sample_mean;
 	return d < 1 ? 1 : d > 4e18 ? (int64_t)4e18 : (int64_t)d;
-}
-
-/* Is this call of n bytes one of the sample? */
-static int sampled(uint64_t n)
-{
-	if (!sample_mean)
-		return 1;
-	if (ARR_UNLIKELY(!smp_rng))
-		smp_left = sample_draw();
-	if (n > (uint64_t)INT64_MAX / 2)
-		n = (uint64_t)INT64_MAX / 2;
-	if ((smp_left -= (int64_t)n) > 0)
-		return 0;
-	smp_left = sample_draw();
-	return 1;
-}
-
-/* The bytes a raw record's call asks for (its arguments as the hooks pass them). */
-static uint64_t call_bytes(unsigned op, unsigned nargs, const uint64_t *a)
-{
-	unsigned f = arr_op_facts(op);
-	struct arr_event ev = {.op = op};
-	if (nargs < 2)
-		return 0;
-	ev.size = a[nargs - 2];
-	if ((f & ARR_OPF_NMEMB) && nargs >= 3)
-		ev.nmemb = a[nargs - 3];
-	return arr_event_bytes(&ev, 4096);
 }
 
 /* Return addresses by libunwind, the recorder's frames skipped. */
@@ -589,25 +560,60 @@ static uint32_t capture(void)
 	return m ? tb->last_id[m - 1] : 0;
 }
 
+/* Record the call, with stack id sid (with no stack word at all when not stacked). */
+static void rec_call(unsigned op, uint64_t t, unsigned failed, int err, unsigned nargs, const uint64_t *a, int stacked)
+{
+	uint32_t sid = stacked ? capture() : 0;
+	unsigned n = 1 + nargs + failed + (stacked != 0);
+	uint64_t *w = rec_begin(n);
+	if (!w)
+		return;
+	w[0] = ARR_RAW_W0(op, failed, t) | (stacked ? ARR_RAW_HAS_STACK : 0);
+	for (unsigned i = 0; i < nargs; i++)
+		w[1 + i] = a[i];
+	if (stacked)
+		w[1 + nargs] = sid;
+	if (failed)
+		w[n - 1] = (uint64_t)(uint32_t)err;
+	rec_commit(n);
+}
+
+/*
+ * The countdown of this thread reached zero (rec_ok). The next one is a new
+ * draw; a thread's first call finds no draw yet (the countdown started at
+ * 0): it draws, and counts this call down from there.
+ */
+static int sample_next(uint64_t n)
+{
+	if (!sample_mean)
+		return 1; /* every call: the countdown stays at 0 */
+	if (ARR_UNLIKELY(!smp_rng)) {
+		arr__ts.smp_left = sample_draw() - (int64_t)n;
+		if (arr__ts.smp_left > 0)
+			return 0;
+	}
+	arr__ts.smp_left = sample_draw();
+	return 1;
+}
+
 void arr__rec_stacked(unsigned op, uint64_t t, unsigned failed, int err, unsigned nargs, uint64_t a0, uint64_t a1,
 		      uint64_t a2, uint64_t a3)
 {
 	if (!rec_enter())
 		return;
 	uint64_t a[4] = {a0, a1, a2, a3};
-	uint32_t sid = sampled(call_bytes(op, nargs, a)) ? capture() : 0;
-	unsigned n = 2 + nargs + failed;
-	uint64_t *w = rec_begin(n);
-	if (!w) {
-		rec_leave();
+	rec_call(op, t, failed, err, nargs, a, sample_next(rec_call_bytes(op, nargs, a0, a1, a2, a3)));
+	rec_leave();
+}
+
+void arr__rec_stacked_failed(unsigned op, uint64_t t, int err, unsigned nargs, uint64_t a0, uint64_t a1, uint64_t a2,
+			     uint64_t a3)
+{
+	if (!rec_enter())
 		return;
-	}
-	w[0] = ARR_RAW_W0(op, failed, t) | ARR_RAW_HAS_STACK;
-	for (unsigned i = 0; i < nargs; i++)
-		w[1 + i] = a[i];
-	w[1 + nargs] = sid;
-	if (failed)
-		w[n - 1] = (uint64_t)(uint32_t)err;
-	rec_commit(n);
+	uint64_t a[4] = {a0, a1, a2, a3};
+	uint64_t bytes = rec_call_bytes(op, nargs, a0, a1, a2, a3);
+	int stacked = (arr__ts.smp_left -= (int64_t)bytes) <= 0 && sample_next(bytes);
+	rec_call(op, t, 1, err, nargs, a, stacked);
 	rec_leave();
 }
