@@ -10,7 +10,8 @@
  * ARR_RAW_STACKS record just before the event that first uses them, and
  * the event carries the id (formats/writer.h). Consecutive calls mostly
  * share their outer frames, so only the frames below the last common one
- * are looked up.
+ * are looked up, four at a time where that path was seen before (struct
+ * stk_run: one cache line for four nodes).
  *
  * Safety: the walks only read words between the current frame and the top
  * of the thread's stack, aligned, each frame above the one before; anything
@@ -64,7 +65,23 @@ struct stk_ent {
 
 #define STK_FRONT 4096 /* the front cache of recently used nodes: 64 KiB */
 
+/*
+ * A path of up to STK_RUN nodes below a parent, on one cache line: the
+ * stack's frames are taken in runs at fixed depths (0-3, 4-7, ...), and a
+ * run seen before gives its nodes with one probe and one line instead of a
+ * probe of the front cache per frame. Exact: the run's addresses are
+ * compared, not a hash of them.
+ */
+#define STK_RUN 4
+#define STK_RUNS 1024 /* 64 KiB */
+struct stk_run {
+	uint64_t addr[STK_RUN];
+	uint32_t id[STK_RUN];
+	uint32_t parent, n; /* n 0: empty */
+} __attribute__((aligned(64)));
+
 struct stk_tab {
+	struct stk_run runs[STK_RUNS];
 	struct stk_ent front[STK_FRONT]; /* direct-mapped, before the table: hot stacks stay in cache */
 	struct stk_ent *e;
 	size_t mask, count;
@@ -536,15 +553,42 @@ static uint32_t capture(void)
 		k++;
 	uint64_t nodes[2 * (STK_MAX_DEPTH + 1)];
 	unsigned nn = 0;
-	uint32_t parent = k ? tb->last_id[k - 1] : 0;
-	for (int i = k; i < m; i++) {
-		uint32_t id = tab_node(tb, parent, seq[i], nodes, &nn);
-		if (!id) {
+	for (int i = k; i < m;) {
+		/* the run holding frame i: its parent is this stack's node before it */
+		int rs = i & ~(STK_RUN - 1), re = rs + STK_RUN < m ? rs + STK_RUN : m;
+		uint32_t parent = rs ? tb->last_id[rs - 1] : 0;
+		uint64_t h = parent * 0xC2B2AE3D27D4EB4Full ^ (uint64_t)(re - rs);
+		for (int j = rs; j < re; j++)
+			h = (h ^ seq[j]) * 0x9E3779B97F4A7C15ull;
+		struct stk_run *r = &tb->runs[(h >> 40) & (STK_RUNS - 1)];
+		int hit = r->n == (uint32_t)(re - rs) && r->parent == parent;
+		for (int j = rs; j < re && hit; j++)
+			hit = r->addr[j - rs] == seq[j];
+		if (hit) {
+			for (; i < re; i++) {
+				tb->last[i] = seq[i];
+				tb->last_id[i] = r->id[i - rs];
+			}
+			continue;
+		}
+		parent = i ? tb->last_id[i - 1] : 0;
+		for (; i < re; i++) {
+			uint32_t id = tab_node(tb, parent, seq[i], nodes, &nn);
+			if (!id)
+				break;
+			tb->last[i] = seq[i];
+			tb->last_id[i] = parent = id;
+		}
+		if (i < re) { /* the table is full */
 			m = i;
 			break;
 		}
-		tb->last[i] = seq[i];
-		tb->last_id[i] = parent = id;
+		r->n = (uint32_t)(re - rs);
+		r->parent = rs ? tb->last_id[rs - 1] : 0;
+		for (int j = rs; j < re; j++) {
+			r->addr[j - rs] = seq[j];
+			r->id[j - rs] = tb->last_id[j];
+		}
 	}
 	tb->last_n = m;
 	if (nn) {
