@@ -198,9 +198,13 @@ ARR_HIDDEN void arr__stacks_fork_child(void);
 ARR_HIDDEN void arr__stacks_thread_exit(void);
 ARR_HIDDEN void arr__stacks_dlclosed(void); /* after a dlclose: modules, rules and nodes anew */
 /* Whole stacks by cached CFA rules (unwind.c): from the frame returning to ip
- * with rsp = sp and rbp = bp, inside the thread's stack [lo, hi). */
+ * with rsp = sp and rbp = bp, inside the thread's stack [lo, hi). Returns
+ * the depth; *kept outermost frames are the thread's previous walk's, the
+ * same and in the same places, and out holds only the others, innermost
+ * first; arr__unwind_frames() gives all of them. */
 ARR_HIDDEN int arr__unwind_cfi(uintptr_t ip, uintptr_t sp, uintptr_t bp, uintptr_t lo, uintptr_t hi, uint64_t *out,
-			       int max, int *trunc);
+			       int max, int *trunc, int *kept);
+ARR_HIDDEN void arr__unwind_frames(uint64_t *out); /* every frame of the last walk, innermost first */
 ARR_HIDDEN void arr__unwind_reset(void); /* a module went away: forget every rule */
 ARR_HIDDEN void arr__unwind_thread_exit(void);
 ARR_HIDDEN void arr__unwind_fork_child(void);

@@ -492,7 +492,7 @@ static uint32_t tab_node(struct stk_tab *tb, uint32_t parent, uint64_t addr, uin
 }
 
 /* Return addresses of the program's frames, innermost first. */
-static __attribute__((noinline)) int walk(const struct stk_tab *tb, uint64_t *out, int max, int *trunc)
+static __attribute__((noinline)) int walk(const struct stk_tab *tb, uint64_t *out, int max, int *trunc, int *kept)
 {
 	uintptr_t fp = (uintptr_t)__builtin_frame_address(0), lo = fp, hi = tb->hi;
 	int n = 0, skipping = 1;
@@ -510,7 +510,7 @@ static __attribute__((noinline)) int walk(const struct stk_tab *tb, uint64_t *ou
 		} else if (skipping && unwind_mode == UNWIND_CFI) {
 			/* fp is the hook's frame: its caller returns to ret with rsp just above it
 			 * and the rbp the hook saved; from there on by the CFI (unwind.c) */
-			return arr__unwind_cfi(ret, fp + 16, next, tb->lo, hi, out, max, trunc);
+			return arr__unwind_cfi(ret, fp + 16, next, tb->lo, hi, out, max, trunc, kept);
 		} else {
 			skipping = 0;
 			if (n == max)
@@ -539,18 +539,29 @@ static uint32_t capture(void)
 		check_modules();
 	}
 	uint64_t fr[STK_MAX_DEPTH];
-	int trunc, n = unwind_mode == UNWIND_LIBUNWIND ? walk_libunwind(fr, arr__hot.stacks, &trunc)
-						       : walk(tb, fr, arr__hot.stacks, &trunc);
-	/* Outermost first, the truncation marker before all. */
+	int trunc, kept = 0, n = unwind_mode == UNWIND_LIBUNWIND ? walk_libunwind(fr, arr__hot.stacks, &trunc)
+								 : walk(tb, fr, arr__hot.stacks, &trunc, &kept);
+	/* Outermost first, the truncation marker before all: seq[mk + j] is frame
+	 * n - 1 - j. The unwinder's kept outer frames are the previous walk's,
+	 * which the previous call put in tb->last at the same places -- unless
+	 * that call stored less (a full table, a reset): then all frames again. */
+	int mk = trunc != 0, m = mk + n, k = 0;
+	if (kept && (tb->last_n < mk + kept || (tb->last[0] == ARR_STACK_TRUNCATED) != mk)) {
+		arr__unwind_frames(fr);
+		kept = 0;
+	}
 	uint64_t seq[STK_MAX_DEPTH + 1];
-	int m = 0;
-	if (trunc)
-		seq[m++] = ARR_STACK_TRUNCATED;
-	for (int i = n - 1; i >= 0; i--)
-		seq[m++] = fr[i];
-	int k = 0;
+	if (kept) {
+		k = mk + kept;
+	} else if (mk) {
+		seq[0] = ARR_STACK_TRUNCATED;
+	}
+	for (int i = mk + kept; i < m; i++)
+		seq[i] = fr[n - 1 - (i - mk)];
 	while (k < m && k < tb->last_n && seq[k] == tb->last[k])
 		k++;
+	for (int j = k & ~(STK_RUN - 1); j < k && j < mk + kept; j++)
+		seq[j] = tb->last[j]; /* the start of the run holding frame k, for the runs below */
 	uint64_t nodes[2 * (STK_MAX_DEPTH + 1)];
 	unsigned nn = 0;
 	for (int i = k; i < m;) {
