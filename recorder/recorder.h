@@ -62,11 +62,11 @@ struct tstate {
 	uint32_t tid;
 	uint8_t mode;
 	uint8_t exit_rounds;
-	uint8_t skip;           /* calls left that reuse last_t */
-	uint8_t flusher;        /* this is the flusher: its fds are in a table of its own */
-	uint8_t busy;           /* recording: a hook entered now records nothing (see rec_enter) */
-	uint8_t internal;       /* the recorder's own calls into libc, which may allocate */
-	int64_t smp_left;       /* --stack-sample: bytes to the next stacked call (stacks.c); 0 with every call stacked */
+	uint8_t skip;     /* calls left that reuse last_t */
+	uint8_t flusher;  /* this is the flusher: its fds are in a table of its own */
+	uint8_t busy;     /* recording: a hook entered now records nothing (see rec_enter) */
+	uint8_t internal; /* the recorder's own calls into libc, which may allocate */
+	int64_t smp_left; /* --stack-sample: bytes to the next stacked call (stacks.c); 0 with every call stacked */
 } __attribute__((aligned(64))); /* one cache line, whatever the TLS layout */
 
 extern __thread struct tstate arr__ts __attribute__((tls_model("initial-exec")));
@@ -205,7 +205,7 @@ ARR_HIDDEN void arr__stacks_dlclosed(void); /* after a dlclose: modules, rules a
 ARR_HIDDEN int arr__unwind_cfi(uintptr_t ip, uintptr_t sp, uintptr_t bp, uintptr_t lo, uintptr_t hi, uint64_t *out,
 			       int max, int *trunc, int *kept);
 ARR_HIDDEN void arr__unwind_frames(uint64_t *out); /* every frame of the last walk, innermost first */
-ARR_HIDDEN void arr__unwind_reset(void); /* a module went away: forget every rule */
+ARR_HIDDEN void arr__unwind_reset(void);           /* a module went away: forget every rule */
 ARR_HIDDEN void arr__unwind_thread_exit(void);
 ARR_HIDDEN void arr__unwind_fork_child(void);
 

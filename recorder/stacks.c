@@ -539,8 +539,9 @@ static uint32_t capture(void)
 		check_modules();
 	}
 	uint64_t fr[STK_MAX_DEPTH];
-	int trunc, kept = 0, n = unwind_mode == UNWIND_LIBUNWIND ? walk_libunwind(fr, arr__hot.stacks, &trunc)
-								 : walk(tb, fr, arr__hot.stacks, &trunc, &kept);
+	int trunc, kept = 0,
+		   n = unwind_mode == UNWIND_LIBUNWIND ? walk_libunwind(fr, arr__hot.stacks, &trunc)
+						       : walk(tb, fr, arr__hot.stacks, &trunc, &kept);
 	/* Outermost first, the truncation marker before all: seq[mk + j] is frame
 	 * n - 1 - j. The unwinder's kept outer frames are the previous walk's,
 	 * which the previous call put in tb->last at the same places -- unless
