@@ -496,10 +496,18 @@ static int peak_figures(struct sites *s, const struct an_core *c)
 enum { G_ALLOC, G_PEAK, G_LEAKS, G_COUNT };
 static const char *const graph_names[G_COUNT] = {"allocations", "live_at_peak", "leaks"};
 
+/*
+ * A node is one function under one path of callers, as FlameGraph and
+ * speedscope merge frames: every return address, line and inlined copy of
+ * the function there is one node. It keeps a file and line only while all
+ * its frames agree on them (a function's several call lines: the file
+ * alone), and is "inlined" only when every frame of it was.
+ */
 struct fnode {
-	const struct arr_frame_info *fi; /* NULL: the root or "[truncated]" */
+	const struct arr_frame_info *fi; /* the first frame; NULL: the root or "[truncated]" */
 	const char *name;
 	uint32_t parent, child, next, depth;
+	uint8_t lines_differ, files_differ, not_inlined;
 	double v[G_COUNT];
 };
 
@@ -551,13 +559,26 @@ static uint32_t ftree_child(struct ftree *t, uint32_t parent, const char *name, 
 	size_t j = fkey(parent, name) & t->hmask;
 	for (; t->hash[j]; j = (j + 1) & t->hmask) {
 		struct fnode *x = &t->n[t->hash[j] - 1];
-		if (x->parent == parent && !strcmp(x->name, name))
+		if (x->parent == parent && !strcmp(x->name, name)) {
+			if (x->fi && fi) {
+				int same_file = (!x->fi->file && !fi->file) ||
+						(x->fi->file && fi->file && !strcmp(x->fi->file, fi->file));
+				x->files_differ |= !same_file;
+				x->lines_differ |= !same_file || x->fi->line != fi->line;
+				x->not_inlined |= !fi->inlined;
+			}
 			return t->hash[j] - 1;
+		}
 	}
 	uint32_t i = (uint32_t)t->len++;
 	t->hash[j] = i + 1;
 	struct fnode *p = &t->n[parent];
-	t->n[i] = (struct fnode){.fi = fi, .name = name, .parent = parent, .next = p->child, .depth = p->depth + 1};
+	t->n[i] = (struct fnode){.fi = fi,
+				 .name = name,
+				 .parent = parent,
+				 .next = p->child,
+				 .depth = p->depth + 1,
+				 .not_inlined = fi && !fi->inlined};
 	p->child = i;
 	return i;
 }
@@ -611,11 +632,12 @@ static void put_node(struct arr_doc *o, const struct ftree *t, const uint8_t *ke
 {
 	const struct fnode *x = &t->n[i];
 	arr_doc_set_str(o, "name", x->name);
-	if (x->fi && x->fi->file) {
+	if (x->fi && x->fi->file && !x->files_differ) {
 		arr_doc_set_str(o, "file", x->fi->file);
-		arr_doc_set_int(o, "line", x->fi->line);
+		if (!x->lines_differ)
+			arr_doc_set_int(o, "line", x->fi->line);
 	}
-	if (x->fi && x->fi->inlined)
+	if (x->fi && !x->not_inlined)
 		arr_doc_set_bool(o, "inlined", 1);
 	arr_doc_set_int(o, "value", whole(x->v[g]));
 	/* kept children, heaviest first; the others as one "(other)" */
@@ -667,29 +689,37 @@ static int put_flames(struct arr_doc *sec, const struct ftree *t, unsigned max_n
 	return 0;
 }
 
-/* Collapsed stacks, outermost first: "allocations;main;f 1234", "live_at_peak;...", "leaks;...". */
-static int write_collapsed(const struct sites *s, const struct an_core *c, struct arr_symbolizer *sy, FILE *f)
+/*
+ * Collapsed stacks, outermost first, from the tree, so frames are merged by
+ * function as in the flame graphs: one line per path of functions with its
+ * own value (the node's less its children's), "allocations;main;f 1234",
+ * then "leaks;...", "live_at_peak;..."; a sampled trace's roots end in
+ * "_estimated". Only ';' and line breaks in a name become '_' (the value
+ * follows the last space).
+ */
+static int write_collapsed(const struct sites *s, const struct ftree *t, FILE *f)
 {
-	const struct arr_frame_info *fr[FLAME_MAX_DEPTH];
-	char buf[1024];
 	static const int order[G_COUNT] = {G_ALLOC, G_LEAKS, G_PEAK};
+	uint32_t path[FLAME_MAX_DEPTH + 2];
+	char buf[1024];
 	for (int gi = 0; gi < G_COUNT; gi++) {
 		int g = order[gi];
-		for (size_t sid = 0; sid < s->nstk; sid++) {
-			const struct stk *k = &s->stk[sid];
-			double v = g == G_ALLOC ? k->a.bytes : g == G_PEAK ? k->a.at_peak : k->a.live;
-			if (!k->site || whole(v) <= 0)
+		for (uint32_t i = 1; i < t->len; i++) {
+			double v = t->n[i].v[g];
+			for (uint32_t ch = t->n[i].child; ch; ch = t->n[ch].next)
+				v -= t->n[ch].v[g];
+			if (whole(v) <= 0)
 				continue;
-			int trunc, n = source_frames(c, sy, (uint32_t)sid, fr, FLAME_MAX_DEPTH, &trunc);
+			int n = 0;
+			for (uint32_t at = i; at && n < FLAME_MAX_DEPTH + 2; at = t->n[at].parent)
+				path[n++] = at;
 			fputs(graph_names[g], f);
 			if (s->sample) /* a sampled trace's figures are estimates: its roots say so */
 				fputs("_estimated", f);
-			if (trunc)
-				fputs(";[truncated]", f);
-			for (int i = n - 1; i >= 0; i--) {
-				snprintf(buf, sizeof buf, "%s", fr[i]->func);
+			while (n-- > 0) {
+				snprintf(buf, sizeof buf, "%s", t->n[path[n]].name);
 				for (char *p = buf; *p; p++)
-					if (*p == ';' || *p == ' ' || *p == '\n')
+					if (*p == ';' || *p == '\n' || *p == '\r')
 						*p = '_';
 				fprintf(f, ";%s", buf);
 			}
@@ -764,10 +794,10 @@ static int sites_end(struct an_core *c, void *st, struct arr_doc *sec)
 	rc = build_tree(&t, s, c, sy);
 	if (!rc)
 		rc = put_flames(sec, &t, FLAME_NODES);
+	if (!rc && c->opt->collapsed)
+		rc = write_collapsed(s, &t, c->opt->collapsed);
 	free(t.n);
 	free(t.hash);
-	if (!rc && c->opt->collapsed)
-		rc = write_collapsed(s, c, sy, c->opt->collapsed);
 	arr_symbolizer_close(sy);
 	return rc;
 }

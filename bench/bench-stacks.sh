@@ -18,13 +18,19 @@ alternating the modes within each:
   stacks-unw     the same with ALLOCRR_UNWIND=libunwind (libunwind's unw_backtrace)
   sampled        allocrr record --stack-sample 512K
   heaptrack      heaptrack -r (record only), when installed
-and prints a Markdown table of median wall and CPU (user + system) times,
+and prints the load average at the start, then a Markdown table of median
+wall and CPU (user + system) times and the least CPU time of the rounds,
 their slowdowns against native, trace bytes per event and the mean number
-of frames of the stacks recorded.
+of frames of the stacks recorded, then the load average at the end. On a
+shared machine the least CPU time is the firm figure: other jobs only ever
+add to a run's time (cache and core contention), so the median moves with
+the load and the minimum much less. A load above half the CPUs is flagged.
 
 Environment:
   RUNS=N           rounds (default 3)
-  SCALE=small|full workload sizes (default small: the machine is shared)
+  SCALE=small|medium|full  workload sizes (default medium: about a second of
+                   native run each, so that a run is well above the timer's
+                   0.01 s and the recorder's start-up; small: ~0.25 s each)
   PYTHON=PATH      the python3 to measure (default /usr/bin/python3)
   WORKLOADS="..."  subset and order (default: python3 sqlite3 cc1)
   MODES="..."      subset of the modes, by spaces or commas (default: all of them)
@@ -36,11 +42,13 @@ bench_args "$@"
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 build_dir=${1:-build}
 runs=${RUNS:-3}
-case "${SCALE:-small}" in
+case "${SCALE:-medium}" in
 full) py_n=500000 sql_n=200000 c_lines=100000 ;;
+medium) py_n=200000 sql_n=100000 c_lines=30000 ;;
 small) py_n=50000 sql_n=20000 c_lines=10000 ;;
-*) echo "bench-stacks: SCALE must be small or full" >&2; exit 2 ;;
+*) echo "bench-stacks: SCALE must be small, medium or full" >&2; exit 2 ;;
 esac
+case "$runs" in '' | *[!0-9]* | 0) echo "bench-stacks: RUNS must be a positive integer" >&2; exit 2 ;; esac
 python=${PYTHON:-/usr/bin/python3}
 allocrr=$(cd "$build_dir/bin" && pwd)/allocrr
 heaptrack=$(command -v heaptrack || true)
@@ -75,12 +83,18 @@ run() {
 	awk '{ printf "%.0f %.0f\n", $1 * 1e9, ($2 + $3) * 1e9 }' "$tmp/time"
 }
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+least() { sort -n | head -n1; }
+loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
+loaded() { awk -v l="$1" -v n="$(nproc)" 'BEGIN { exit !(l + 0 > n / 2) }'; }
 
 read -r -a modes <<<"$(echo "${MODES:-native allocrr stacks stacks-fp stacks-unw sampled heaptrack}" | tr , " ")"
 [ -n "$heaptrack" ] || modes=("${modes[@]/heaptrack/}")
 read -r -a wls <<<"${WORKLOADS:-python3 sqlite3 cc1}"
-echo "| workload | mode | median wall s | slowdown | median cpu s | cpu slowdown | bytes/event | mean frames |"
-echo "|---|---|---|---|---|---|---|---|"
+load0=$(loadavg)
+echo "bench-stacks: $(date -u '+%F %H:%M UTC'), $(nproc) CPUs, SCALE=${SCALE:-medium}, RUNS=$runs, load average $load0 at the start"
+echo
+echo "| workload | mode | median wall s | slowdown | median cpu s | cpu slowdown | least cpu s | least cpu slowdown | bytes/event | mean frames |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
 for wl in "${wls[@]}"; do
 	declare -A walls=() cpus=()
 	for ((r = 0; r < runs; r++)); do
@@ -93,10 +107,12 @@ for wl in "${wls[@]}"; do
 	done
 	nat=$(echo "${walls[native]}" | tr ' ' '\n' | grep . | median)
 	natc=$(echo "${cpus[native]}" | tr ' ' '\n' | grep . | median)
+	natl=$(echo "${cpus[native]}" | tr ' ' '\n' | grep . | least)
 	for m in "${modes[@]}"; do
 		[ -n "$m" ] || continue
 		med=$(echo "${walls[$m]}" | tr ' ' '\n' | grep . | median)
 		medc=$(echo "${cpus[$m]}" | tr ' ' '\n' | grep . | median)
+		minc=$(echo "${cpus[$m]}" | tr ' ' '\n' | grep . | least)
 		bpe=n/a depth=n/a
 		if [ -f "$tmp/$wl-$m.atr" ]; then
 			bpe=$("$allocrr" info --json "$tmp/$wl-$m.atr" | "$python" -c 'import json,sys; print(json.loads(sys.stdin.readline())["bytes_per_event"])')
@@ -111,8 +127,16 @@ for line in sys.stdin:
 print("%.1f" % (d / max(n, 1)))')
 			fi
 		fi
-		awk -v w="$wl" -v m="$m" -v t="$med" -v n="$nat" -v c="$medc" -v nc="$natc" -v b="$bpe" -v d="$depth" \
-			'BEGIN { printf "| %s | %s | %.3f | x%.2f | %.3f | x%.2f | %s | %s |\n", w, m, t / 1e9, t / n, c / 1e9, c / (nc ? nc : 1), b, d }'
+		awk -v w="$wl" -v m="$m" -v t="$med" -v n="$nat" -v c="$medc" -v nc="$natc" -v l="$minc" -v nl="$natl" \
+			-v b="$bpe" -v d="$depth" \
+			'BEGIN { printf "| %s | %s | %.3f | x%.2f | %.3f | x%.2f | %.3f | x%.2f | %s | %s |\n", w, m, t / 1e9, t / n,
+				 c / 1e9, c / (nc ? nc : 1), l / 1e9, l / (nl ? nl : 1), b, d }'
 	done
 	unset walls cpus
 done
+load1=$(loadavg)
+echo
+echo "Load average $load1 at the end."
+if loaded "${load0%% *}" || loaded "${load1%% *}"; then
+	echo "**Loaded machine** (1-minute load above half the CPUs): wall times and medians are noisy; read the least CPU times."
+fi

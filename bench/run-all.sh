@@ -74,7 +74,7 @@ envof() {
 		allocators) echo "RUNS=1 SCALE=tiny BENCH_OUT=$tmp/out" ;;
 		redis) echo "RUNS=1 REQUESTS=1000 BENCH_OUT=$tmp/out" ;;
 		seeds) echo "RUNS=1" ;;
-		stacks) echo "RUNS=1 WORKLOADS=sqlite3 MODES=native,stacks,sampled" ;;
+		stacks) echo "RUNS=1 SCALE=small WORKLOADS=sqlite3 MODES=native,stacks,sampled" ;;
 		matrix) echo "RUNS=1 THREADS=2 SHARING=private MIXES=mixed PHASES=steady STEPS=2000" ;;
 		esac
 	else

@@ -1177,8 +1177,10 @@ out:
 void arr__rec_event(unsigned op, uint64_t t, unsigned failed, int err, unsigned nargs, uint64_t a0, uint64_t a1,
 		    uint64_t a2, uint64_t a3)
 {
-	if ((arr_op_facts(op) & ARR_OPF_RET) && arr__hot.stacks) {
-		arr__rec_stacked(op, t, failed, err, nargs, a0, a1, a2, a3);
+	if ((arr_op_facts(op) & ARR_OPF_RET) && arr__hot.stacks && failed) {
+		/* a call that succeeded comes here only when rec_ok() counted it down
+		 * and found no sample: it is recorded without a stack */
+		arr__rec_stacked_failed(op, t, err, nargs, a0, a1, a2, a3);
 		return;
 	}
 	unsigned n = 1 + nargs + failed;

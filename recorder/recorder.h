@@ -62,10 +62,11 @@ struct tstate {
 	uint32_t tid;
 	uint8_t mode;
 	uint8_t exit_rounds;
-	uint8_t skip;           /* calls left that reuse last_t */
-	uint8_t flusher;        /* this is the flusher: its fds are in a table of its own */
-	uint8_t busy;           /* recording: a hook entered now records nothing (see rec_enter) */
-	uint8_t internal;       /* the recorder's own calls into libc, which may allocate */
+	uint8_t skip;     /* calls left that reuse last_t */
+	uint8_t flusher;  /* this is the flusher: its fds are in a table of its own */
+	uint8_t busy;     /* recording: a hook entered now records nothing (see rec_enter) */
+	uint8_t internal; /* the recorder's own calls into libc, which may allocate */
+	int64_t smp_left; /* --stack-sample: bytes to the next stacked call (stacks.c); 0 with every call stacked */
 } __attribute__((aligned(64))); /* one cache line, whatever the TLS layout */
 
 extern __thread struct tstate arr__ts __attribute__((tls_model("initial-exec")));
@@ -184,30 +185,59 @@ static inline uint64_t rec_stamp(void)
 ARR_HIDDEN void arr__rec_event(unsigned op, uint64_t t, unsigned failed, int err, unsigned nargs, uint64_t a0,
 			       uint64_t a1, uint64_t a2, uint64_t a3);
 
-/* The same with the call's stack (stacks.c). */
+/* The same with the call's stack (stacks.c), for a call whose countdown
+ * (rec_ok) reached zero: it is stacked, unless it is a thread's first. */
 ARR_HIDDEN void arr__rec_stacked(unsigned op, uint64_t t, unsigned failed, int err, unsigned nargs, uint64_t a0,
 				 uint64_t a1, uint64_t a2, uint64_t a3);
+/* The same for a failed call: counts it down first. */
+ARR_HIDDEN void arr__rec_stacked_failed(unsigned op, uint64_t t, int err, unsigned nargs, uint64_t a0, uint64_t a1,
+					uint64_t a2, uint64_t a3);
 ARR_HIDDEN void arr__stacks_init(void);
 ARR_HIDDEN uint64_t arr__stacks_sample_bytes(void); /* ALLOCRR_STACK_SAMPLE; 0: every call */
 ARR_HIDDEN void arr__stacks_fork_child(void);
 ARR_HIDDEN void arr__stacks_thread_exit(void);
 ARR_HIDDEN void arr__stacks_dlclosed(void); /* after a dlclose: modules, rules and nodes anew */
 /* Whole stacks by cached CFA rules (unwind.c): from the frame returning to ip
- * with rsp = sp and rbp = bp, inside the thread's stack [lo, hi). */
+ * with rsp = sp and rbp = bp, inside the thread's stack [lo, hi). Returns
+ * the depth; *kept outermost frames are the thread's previous walk's, the
+ * same and in the same places, and out holds only the others, innermost
+ * first; arr__unwind_frames() gives all of them. */
 ARR_HIDDEN int arr__unwind_cfi(uintptr_t ip, uintptr_t sp, uintptr_t bp, uintptr_t lo, uintptr_t hi, uint64_t *out,
-			       int max, int *trunc);
-ARR_HIDDEN void arr__unwind_reset(void); /* a module went away: forget every rule */
+			       int max, int *trunc, int *kept);
+ARR_HIDDEN void arr__unwind_frames(uint64_t *out); /* every frame of the last walk, innermost first */
+ARR_HIDDEN void arr__unwind_reset(void);           /* a module went away: forget every rule */
 ARR_HIDDEN void arr__unwind_thread_exit(void);
 ARR_HIDDEN void arr__unwind_fork_child(void);
+
+/* The bytes an allocating call asks for, from its raw argument words (size
+ * last before the result, nmemb before it): constant-folded per hook. */
+static inline uint64_t rec_call_bytes(unsigned op, unsigned nargs, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3)
+{
+	uint64_t a[4] = {a0, a1, a2, a3};
+	struct arr_event ev = {.op = op};
+	if (nargs < 2)
+		return 0;
+	ev.size = a[nargs - 2];
+	if ((arr_op_facts(op) & ARR_OPF_NMEMB) && nargs >= 3)
+		ev.nmemb = a[nargs - 3];
+	uint64_t n = arr_event_bytes(&ev, 4096);
+	return n > (uint64_t)INT64_MAX / 2 ? (uint64_t)INT64_MAX / 2 : n;
+}
 
 /*
  * Append the record of a call that succeeded: with a constant nargs this
  * inlines to a bounds check and nargs + 1 stores; anything unusual (buffer
- * full, not recording) goes to arr__rec_event().
+ * full, not recording) goes to arr__rec_event(). With stacks, an allocating
+ * call first counts its bytes down (stacks.c, sampling): only the call that
+ * reaches zero goes to arr__rec_stacked(); the others -- nearly all of them
+ * with --stack-sample -- are recorded here as without stacks (stack id 0),
+ * for one subtract and a branch on the thread's own cache line. With every
+ * call stacked the countdown stays at 0, so each call reaches it.
  */
 static inline void rec_ok(unsigned op, uint64_t t, unsigned nargs, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3)
 {
-	if ((arr_op_facts(op) & ARR_OPF_RET) && ARR_UNLIKELY(arr__hot.stacks)) {
+	if ((arr_op_facts(op) & ARR_OPF_RET) && ARR_UNLIKELY(arr__hot.stacks) &&
+	    (arr__ts.smp_left -= (int64_t)rec_call_bytes(op, nargs, a0, a1, a2, a3)) <= 0) {
 		arr__rec_stacked(op, t, 0, 0, nargs, a0, a1, a2, a3);
 		return;
 	}

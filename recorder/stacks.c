@@ -10,7 +10,8 @@
  * ARR_RAW_STACKS record just before the event that first uses them, and
  * the event carries the id (formats/writer.h). Consecutive calls mostly
  * share their outer frames, so only the frames below the last common one
- * are looked up.
+ * are looked up, four at a time where that path was seen before (struct
+ * stk_run: one cache line for four nodes).
  *
  * Safety: the walks only read words between the current frame and the top
  * of the thread's stack, aligned, each frame above the one before; anything
@@ -64,7 +65,23 @@ struct stk_ent {
 
 #define STK_FRONT 4096 /* the front cache of recently used nodes: 64 KiB */
 
+/*
+ * A path of up to STK_RUN nodes below a parent, on one cache line: the
+ * stack's frames are taken in runs at fixed depths (0-3, 4-7, ...), and a
+ * run seen before gives its nodes with one probe and one line instead of a
+ * probe of the front cache per frame. Exact: the run's addresses are
+ * compared, not a hash of them.
+ */
+#define STK_RUN 4
+#define STK_RUNS 1024 /* 64 KiB */
+struct stk_run {
+	uint64_t addr[STK_RUN];
+	uint32_t id[STK_RUN];
+	uint32_t parent, n; /* n 0: empty */
+} __attribute__((aligned(64)));
+
 struct stk_tab {
+	struct stk_run runs[STK_RUNS];
 	struct stk_ent front[STK_FRONT]; /* direct-mapped, before the table: hot stacks stay in cache */
 	struct stk_ent *e;
 	size_t mask, count;
@@ -100,7 +117,6 @@ enum { UNWIND_CFI, UNWIND_FP, UNWIND_LIBUNWIND };
 static int unwind_mode;
 static int (*unw_bt)(void **, int);
 static uint64_t sample_mean; /* ALLOCRR_STACK_SAMPLE; 0: every call */
-static __thread int64_t smp_left __attribute__((tls_model("initial-exec")));
 static __thread uint64_t smp_rng __attribute__((tls_model("initial-exec")));
 
 static void *stk_map(size_t size)
@@ -168,34 +184,6 @@ static int64_t sample_draw(void)
 	double u = ((r * 0x2545F4914F6CDD1Dull >> 11) + 1) * (1.0 / 9007199254740992.0); /* (0, 1] */
 	double d = neg_ln(u) * (double)sample_mean;
 	return d < 1 ? 1 : d > 4e18 ? (int64_t)4e18 : (int64_t)d;
-}
-
-/* Is this call of n bytes one of the sample? */
-static int sampled(uint64_t n)
-{
-	if (!sample_mean)
-		return 1;
-	if (ARR_UNLIKELY(!smp_rng))
-		smp_left = sample_draw();
-	if (n > (uint64_t)INT64_MAX / 2)
-		n = (uint64_t)INT64_MAX / 2;
-	if ((smp_left -= (int64_t)n) > 0)
-		return 0;
-	smp_left = sample_draw();
-	return 1;
-}
-
-/* The bytes a raw record's call asks for (its arguments as the hooks pass them). */
-static uint64_t call_bytes(unsigned op, unsigned nargs, const uint64_t *a)
-{
-	unsigned f = arr_op_facts(op);
-	struct arr_event ev = {.op = op};
-	if (nargs < 2)
-		return 0;
-	ev.size = a[nargs - 2];
-	if ((f & ARR_OPF_NMEMB) && nargs >= 3)
-		ev.nmemb = a[nargs - 3];
-	return arr_event_bytes(&ev, 4096);
 }
 
 /* Return addresses by libunwind, the recorder's frames skipped. */
@@ -504,7 +492,7 @@ static uint32_t tab_node(struct stk_tab *tb, uint32_t parent, uint64_t addr, uin
 }
 
 /* Return addresses of the program's frames, innermost first. */
-static __attribute__((noinline)) int walk(const struct stk_tab *tb, uint64_t *out, int max, int *trunc)
+static __attribute__((noinline)) int walk(const struct stk_tab *tb, uint64_t *out, int max, int *trunc, int *kept)
 {
 	uintptr_t fp = (uintptr_t)__builtin_frame_address(0), lo = fp, hi = tb->hi;
 	int n = 0, skipping = 1;
@@ -522,7 +510,7 @@ static __attribute__((noinline)) int walk(const struct stk_tab *tb, uint64_t *ou
 		} else if (skipping && unwind_mode == UNWIND_CFI) {
 			/* fp is the hook's frame: its caller returns to ret with rsp just above it
 			 * and the rbp the hook saved; from there on by the CFI (unwind.c) */
-			return arr__unwind_cfi(ret, fp + 16, next, tb->lo, hi, out, max, trunc);
+			return arr__unwind_cfi(ret, fp + 16, next, tb->lo, hi, out, max, trunc, kept);
 		} else {
 			skipping = 0;
 			if (n == max)
@@ -551,29 +539,68 @@ static uint32_t capture(void)
 		check_modules();
 	}
 	uint64_t fr[STK_MAX_DEPTH];
-	int trunc, n = unwind_mode == UNWIND_LIBUNWIND ? walk_libunwind(fr, arr__hot.stacks, &trunc)
-						       : walk(tb, fr, arr__hot.stacks, &trunc);
-	/* Outermost first, the truncation marker before all. */
+	int trunc, kept = 0,
+		   n = unwind_mode == UNWIND_LIBUNWIND ? walk_libunwind(fr, arr__hot.stacks, &trunc)
+						       : walk(tb, fr, arr__hot.stacks, &trunc, &kept);
+	/* Outermost first, the truncation marker before all: seq[mk + j] is frame
+	 * n - 1 - j. The unwinder's kept outer frames are the previous walk's,
+	 * which the previous call put in tb->last at the same places -- unless
+	 * that call stored less (a full table, a reset): then all frames again. */
+	int mk = trunc != 0, m = mk + n, k = 0;
+	if (kept && (tb->last_n < mk + kept || (tb->last[0] == ARR_STACK_TRUNCATED) != mk)) {
+		arr__unwind_frames(fr);
+		kept = 0;
+	}
 	uint64_t seq[STK_MAX_DEPTH + 1];
-	int m = 0;
-	if (trunc)
-		seq[m++] = ARR_STACK_TRUNCATED;
-	for (int i = n - 1; i >= 0; i--)
-		seq[m++] = fr[i];
-	int k = 0;
+	if (kept) {
+		k = mk + kept;
+	} else if (mk) {
+		seq[0] = ARR_STACK_TRUNCATED;
+	}
+	for (int i = mk + kept; i < m; i++)
+		seq[i] = fr[n - 1 - (i - mk)];
 	while (k < m && k < tb->last_n && seq[k] == tb->last[k])
 		k++;
+	for (int j = k & ~(STK_RUN - 1); j < k && j < mk + kept; j++)
+		seq[j] = tb->last[j]; /* the start of the run holding frame k, for the runs below */
 	uint64_t nodes[2 * (STK_MAX_DEPTH + 1)];
 	unsigned nn = 0;
-	uint32_t parent = k ? tb->last_id[k - 1] : 0;
-	for (int i = k; i < m; i++) {
-		uint32_t id = tab_node(tb, parent, seq[i], nodes, &nn);
-		if (!id) {
+	for (int i = k; i < m;) {
+		/* the run holding frame i: its parent is this stack's node before it */
+		int rs = i & ~(STK_RUN - 1), re = rs + STK_RUN < m ? rs + STK_RUN : m;
+		uint32_t parent = rs ? tb->last_id[rs - 1] : 0;
+		uint64_t h = parent * 0xC2B2AE3D27D4EB4Full ^ (uint64_t)(re - rs);
+		for (int j = rs; j < re; j++)
+			h = (h ^ seq[j]) * 0x9E3779B97F4A7C15ull;
+		struct stk_run *r = &tb->runs[(h >> 40) & (STK_RUNS - 1)];
+		int hit = r->n == (uint32_t)(re - rs) && r->parent == parent;
+		for (int j = rs; j < re && hit; j++)
+			hit = r->addr[j - rs] == seq[j];
+		if (hit) {
+			for (; i < re; i++) {
+				tb->last[i] = seq[i];
+				tb->last_id[i] = r->id[i - rs];
+			}
+			continue;
+		}
+		parent = i ? tb->last_id[i - 1] : 0;
+		for (; i < re; i++) {
+			uint32_t id = tab_node(tb, parent, seq[i], nodes, &nn);
+			if (!id)
+				break;
+			tb->last[i] = seq[i];
+			tb->last_id[i] = parent = id;
+		}
+		if (i < re) { /* the table is full */
 			m = i;
 			break;
 		}
-		tb->last[i] = seq[i];
-		tb->last_id[i] = parent = id;
+		r->n = (uint32_t)(re - rs);
+		r->parent = rs ? tb->last_id[rs - 1] : 0;
+		for (int j = rs; j < re; j++) {
+			r->addr[j - rs] = seq[j];
+			r->id[j - rs] = tb->last_id[j];
+		}
 	}
 	tb->last_n = m;
 	if (nn) {
@@ -589,25 +616,60 @@ static uint32_t capture(void)
 	return m ? tb->last_id[m - 1] : 0;
 }
 
+/* Record the call, with stack id sid (with no stack word at all when not stacked). */
+static void rec_call(unsigned op, uint64_t t, unsigned failed, int err, unsigned nargs, const uint64_t *a, int stacked)
+{
+	uint32_t sid = stacked ? capture() : 0;
+	unsigned n = 1 + nargs + failed + (stacked != 0);
+	uint64_t *w = rec_begin(n);
+	if (!w)
+		return;
+	w[0] = ARR_RAW_W0(op, failed, t) | (stacked ? ARR_RAW_HAS_STACK : 0);
+	for (unsigned i = 0; i < nargs; i++)
+		w[1 + i] = a[i];
+	if (stacked)
+		w[1 + nargs] = sid;
+	if (failed)
+		w[n - 1] = (uint64_t)(uint32_t)err;
+	rec_commit(n);
+}
+
+/*
+ * The countdown of this thread reached zero (rec_ok). The next one is a new
+ * draw; a thread's first call finds no draw yet (the countdown started at
+ * 0): it draws, and counts this call down from there.
+ */
+static int sample_next(uint64_t n)
+{
+	if (!sample_mean)
+		return 1; /* every call: the countdown stays at 0 */
+	if (ARR_UNLIKELY(!smp_rng)) {
+		arr__ts.smp_left = sample_draw() - (int64_t)n;
+		if (arr__ts.smp_left > 0)
+			return 0;
+	}
+	arr__ts.smp_left = sample_draw();
+	return 1;
+}
+
 void arr__rec_stacked(unsigned op, uint64_t t, unsigned failed, int err, unsigned nargs, uint64_t a0, uint64_t a1,
 		      uint64_t a2, uint64_t a3)
 {
 	if (!rec_enter())
 		return;
 	uint64_t a[4] = {a0, a1, a2, a3};
-	uint32_t sid = sampled(call_bytes(op, nargs, a)) ? capture() : 0;
-	unsigned n = 2 + nargs + failed;
-	uint64_t *w = rec_begin(n);
-	if (!w) {
-		rec_leave();
+	rec_call(op, t, failed, err, nargs, a, sample_next(rec_call_bytes(op, nargs, a0, a1, a2, a3)));
+	rec_leave();
+}
+
+void arr__rec_stacked_failed(unsigned op, uint64_t t, int err, unsigned nargs, uint64_t a0, uint64_t a1, uint64_t a2,
+			     uint64_t a3)
+{
+	if (!rec_enter())
 		return;
-	}
-	w[0] = ARR_RAW_W0(op, failed, t) | ARR_RAW_HAS_STACK;
-	for (unsigned i = 0; i < nargs; i++)
-		w[1 + i] = a[i];
-	w[1 + nargs] = sid;
-	if (failed)
-		w[n - 1] = (uint64_t)(uint32_t)err;
-	rec_commit(n);
+	uint64_t a[4] = {a0, a1, a2, a3};
+	uint64_t bytes = rec_call_bytes(op, nargs, a0, a1, a2, a3);
+	int stacked = (arr__ts.smp_left -= (int64_t)bytes) <= 0 && sample_next(bytes);
+	rec_call(op, t, 1, err, nargs, a, stacked);
 	rec_leave();
 }

@@ -368,11 +368,12 @@ static int same_outer(const struct uw_walk *w, int i, uintptr_t ip, uintptr_t bp
 }
 
 int arr__unwind_cfi(uintptr_t ip, uintptr_t sp, uintptr_t bp, uintptr_t lo, uintptr_t hi, uint64_t *out, int max,
-		    int *trunc)
+		    int *trunc, int *kept)
 {
 	unsigned gen = __atomic_load_n(&uw_gen, __ATOMIC_RELAXED);
 	struct uw_cache *c = cache_get(gen);
 	*trunc = 1;
+	*kept = 0;
 	if (!c || uw_state < 0)
 		return 0;
 	struct uw_walk *w = &c->walk;
@@ -438,12 +439,20 @@ int arr__unwind_cfi(uintptr_t ip, uintptr_t sp, uintptr_t bp, uintptr_t lo, uint
 	}
 	w->n = keep + n;
 	w->end = end;
-	for (int k = 0; k < w->n; k++)
-		out[k] = w->f[w->n - 1 - k].ip;
+	for (int k = 0; k < n; k++) /* the kept frames' addresses the caller has from last time */
+		out[k] = t[k].ip;
+	*kept = keep;
 	*trunc = end != 1;
 	(void)lo;
 	arr__ts.internal = internal;
 	return w->n;
+}
+
+void arr__unwind_frames(uint64_t *out)
+{
+	const struct uw_walk *w = &uw_tls->walk;
+	for (int k = 0; k < w->n; k++)
+		out[k] = w->f[w->n - 1 - k].ip;
 }
 
 void arr__unwind_reset(void) { __atomic_add_fetch(&uw_gen, 1, __ATOMIC_RELAXED); }

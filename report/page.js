@@ -704,7 +704,8 @@
 			if (!n) { tip.style.display = "none"; return; }
 			tip.textContent = "";
 			tip.appendChild(el("b", null, n.name + (n.inlined ? " (inlined)" : "")));
-			if (n.file) tip.appendChild(el("div", null, n.file + ":" + n.line));
+			/* a node merges the function's frames: a line only when they all have the same one */
+			if (n.file) tip.appendChild(el("div", null, n.file + (n.line ? ":" + n.line : "")));
 			tip.appendChild(el("div", null, bytes(n.value) + " · " + pct(root.value ? n.value / root.value : 0) +
 				" of all" + (focus !== root && focus.value ? " · " + pct(n.value / focus.value) + " of " + focus.name : "")));
 			var r = wrap.getBoundingClientRect();

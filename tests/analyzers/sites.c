@@ -10,6 +10,8 @@
  *     checkerboard of holes in the recorded heap.
  *   - contiguous(): N larger blocks, all kept, back to back; allocated last,
  *     so the trace's peak of live bytes comes after the checkerboard's holes.
+ *   - two_lines(): one function allocating on two lines (two return
+ *     addresses): two sites in the tables, one frame in the flame graphs.
  * Then everything but the inlined leak is freed.
  */
 #include <stdio.h>
@@ -61,12 +63,23 @@ __attribute__((noinline)) void contiguous(void)
 		contiguous_blocks[i] = malloc(256); /* CONTIGUOUS */
 }
 
+__attribute__((noinline)) void two_lines(void)
+{
+	for (int i = 0; i < 10; i++) {
+		sink = malloc(100); /* TWO_A */
+		free(sink);
+		sink = malloc(200); /* TWO_B */
+		free(sink);
+	}
+}
+
 int main(void)
 {
 	sink = make_name(333);
 	zeroed();
 	checker();
 	contiguous();
+	two_lines();
 	for (int i = 0; i < 2 * N; i++)
 		free(checker_blocks[i]);
 	for (int i = 0; i < N; i++)

@@ -6,7 +6,9 @@ its line, inlined into the caller at the call's line; every per-site table
 reused, fragmentation) against the program's known answers and against a
 model of the live set at the peak computed here from `allocrr dump`; the
 checkerboard site is charged the fragmentation, the contiguous one little;
-the flame graphs' trees and the collapsed stacks agree."""
+the flame graphs' trees and the collapsed stacks agree, and both merge a
+function's frames (two_lines' two return addresses are one node, one
+collapsed line, but two sites with their lines in the tables)."""
 import json
 import os
 import sys
@@ -158,6 +160,32 @@ def test():
         t.expect(tree["value"] == sum(col.values()), "%s: root %d" % (graph, tree["value"]))
     t.expect(any(l.startswith("leaks;") and l.endswith(";main;make_name;grow 333") for l in lines),
              "collapsed: the inlined leak: %s" % [l for l in lines if l.startswith("leaks")])
+
+    # frames merged by function (FlameGraph's convention): two_lines allocates on two lines
+    two = sorted((r["line"], r["bytes"]) for r in s["by_bytes"] if r["function"] == "two_lines")
+    t.expect(two == [(marker_line("TWO_A"), 1000), (marker_line("TWO_B"), 2000)],
+             "two_lines: one site per line in the tables: %s" % two)
+
+    def named(node, name, out):
+        if node["name"] == name:
+            out.append(node)
+        for k in node.get("children", []):
+            named(k, name, out)
+    nodes = []
+    named(s["flame"]["allocations"], "two_lines", nodes)
+    t.expect(len(nodes) == 1 and nodes[0]["value"] == 3000 and "line" not in nodes[0]
+             and os.path.realpath(nodes[0].get("file", "")) == src,
+             "two_lines: one flame node, its file and no single line: %s" % nodes)
+    co = row(s["by_live_at_peak"], "contiguous")
+    cn = []
+    named(s["flame"]["allocations"], "contiguous", cn)
+    t.expect(len(cn) == 1 and cn[0].get("line") == co["line"] == marker_line("CONTIGUOUS"),
+             "a node of one line keeps it: %s" % cn)
+    paths = [l.rsplit(" ", 1)[0] for l in lines]
+    t.expect(len(paths) == len(set(paths)), "collapsed: a path of functions twice: %s" % sorted(
+        p for p in set(paths) if paths.count(p) > 1)[:3])
+    tl = [l for l in lines if l.startswith("allocations;") and l.endswith(";main;two_lines 3000")]
+    t.expect(len(tl) == 1, "collapsed: two_lines as one line of 3000: %s" % [l for l in lines if "two_lines" in l])
 
     # the terminal form: the sites tables, the inlined site named with its caller
     out = t.run([t.ALLOCRR, "analyze", "--trace-only", trace]).stdout.decode()
