@@ -29,6 +29,7 @@ struct info {
 	struct arr_summary s;
 	int clean;
 	uint64_t duration, size;
+	uint64_t events; /* every event: calls, thread events, RSS samples, marks */
 	double bpe;
 	const char *ending;
 };
@@ -53,8 +54,8 @@ static void info_json(const struct info *in, struct arr_trace *tr)
 		arr_json_fputs(stdout, meta->parent_trace);
 	}
 	printf(",\"start_realtime_ns\":%" PRIu64 ",\"duration_ns\":%" PRIu64 ",\"time_unit_ns\":%u,\"events\":%" PRIu64
-	       ",\"ops\":{",
-	       meta->start_realtime_ns, in->duration, meta->time_unit_ns, s->calls);
+	       ",\"calls\":%" PRIu64 ",\"ops\":{",
+	       meta->start_realtime_ns, in->duration, meta->time_unit_ns, in->events, s->calls);
 	int first = 1;
 	for (unsigned op = 1; op < ARR_OP_MAX_; op++)
 		if (arr_op_name(op) && (arr_op_is_call(op) || s->ops[op])) {
@@ -99,14 +100,16 @@ static void info_text(const struct info *in, struct arr_trace *tr)
 		printf("  forked from  %s\n", meta->parent_trace);
 	printf("  recorded by  %s, %s, format %u.%u\n", meta->recorder, meta->libc, meta->major, meta->minor);
 	printf("  duration     %.3f s\n", (double)in->duration / 1e9);
-	cli_count(n2, sizeof n2, (double)s->failed);
-	printf("  events       %s (%s failed), %s\n", counted(n1, sizeof n1, s->calls, "call"), n2,
-	       counted(n3, sizeof n3, s->threads, "thread"));
+	cli_count(n1, sizeof n1, (double)in->events);
+	printf("  events       %s\n", n1);
 	for (unsigned op = 1; op < ARR_OP_MAX_; op++)
 		if (arr_op_name(op) && s->ops[op]) {
 			cli_count(n1, sizeof n1, (double)s->ops[op]);
 			printf("    %-16s %12s\n", arr_op_name(op), n1);
 		}
+	cli_count(n2, sizeof n2, (double)s->failed);
+	cli_count(n1, sizeof n1, (double)s->calls);
+	printf("  calls        %s (%s failed), %s\n", n1, n2, counted(n3, sizeof n3, s->threads, "thread"));
 	printf("  requested    %s\n", b1);
 	printf("  peak live    %s in %s\n", b2, counted(n1, sizeof n1, s->peak_live_blocks, "block"));
 	printf("  live at end  %s in %s\n", b5, counted(n1, sizeof n1, s->live_blocks, "block"));
@@ -142,7 +145,9 @@ static int info_one(const char *path, int json)
 	in.clean = rc == 0 && in.end->present;
 	in.duration = in.end->present && in.end->t > in.s.last_t ? in.end->t : in.s.last_t;
 	in.size = arr_trace_file_size(tr);
-	in.bpe = in.s.calls ? (double)in.size / (double)in.s.calls : 0;
+	for (unsigned op = 1; op < ARR_OP_MAX_; op++)
+		in.events += in.s.ops[op];
+	in.bpe = in.events ? (double)in.size / (double)in.events : 0;
 	in.ending = in.clean ? arr_end_name(in.end->reason) : "truncated";
 	if (json)
 		info_json(&in, tr);

@@ -122,8 +122,7 @@ static int read_member(struct cli_family_member *m)
 	struct arr_chunk_info ci;
 	uint64_t last = 0;
 	while ((rc = arr_trace_next_chunk(tr, &ci)) == 1) {
-		if (ci.tid) /* tid 0: the process's RSS samples, not calls */
-			m->events += ci.nevents;
+		m->events += ci.nevents; /* tid 0's chunks: the RSS samples, events as analyze counts them */
 		if (ci.last_t > last)
 			last = ci.last_t;
 	}

@@ -35,7 +35,7 @@ def test():
         for e in ends:
             ok = len(l) >= e and l[e - 1] != " " and (len(l) == e or l[e] == " ")
             expect(ok, "a cell does not end under its allocator's name (column %d):\n%s\n%s" % (e, lines[head], l))
-    calls = json.loads(arrtest.run([ALLOCRR, "info", "--json", trace]).stdout)["events"]
+    calls = json.loads(arrtest.run([ALLOCRR, "info", "--json", trace]).stdout)["calls"]
     row = [l.split() for l in rows if l.startswith("calls ")]
     expect(row and row[0][1:] == ["{:,}".format(calls)] * 2, "calls in thousands, %d: %s" % (calls, row))
     lat = [l for l in rows if l.startswith("  malloc ")]
@@ -46,13 +46,22 @@ def test():
     # info: the counts as the JSON has them, grouped; bytes in units, as analyze writes them
     j = json.loads(arrtest.run([ALLOCRR, "info", "--json", trace]).stdout)
     txt = arrtest.run([ALLOCRR, "info", trace]).stdout.decode()
-    for want in ("events       {:,} calls ({:,} failed), {:,} thread{}".format(
-                     j["events"], j["failed"], j["threads"], "" if j["threads"] == 1 else "s"),
+    for want in ("calls        {:,} ({:,} failed), {:,} thread{}".format(
+                     j["calls"], j["failed"], j["threads"], "" if j["threads"] == 1 else "s"),
+                 "events       {:,}\n".format(j["events"]),
                  "in {:,} blocks".format(j["peak_live_blocks"]),
                  "    malloc" + " " * 11 + "{:>12,}".format(j["ops"]["malloc"]),
                  "live at end  %s" % ("%.1f KiB" % (j["live_bytes_at_end"] / 1024)
                                       if j["live_bytes_at_end"] >= 1024 else "%d B" % j["live_bytes_at_end"])):
         expect(want in txt, "info: %r not in:\n%s" % (want, txt))
+
+    # one count of events everywhere: info's, analyze's, and the family's (record's tree)
+    a = json.loads(arrtest.run([ALLOCRR, "analyze", "--trace-only", "--json", trace]).stdout)
+    f = json.loads(arrtest.run([ALLOCRR, "info", "--json", "--tree", trace]).stdout)
+    fam = [m["events"] for m in f["traces"]] if "traces" in f else [f["events"]]
+    expect(j["events"] == a["traces"][0]["trace"]["events"] == fam[0] and j["events"] > j["calls"],
+           "events: info %d, analyze %d, family %s, calls %d"
+           % (j["events"], a["traces"][0]["trace"]["events"], fam, j["calls"]))
 
 
 if __name__ == "__main__":

@@ -39,7 +39,7 @@ def test():
     # counts grouped in thousands, as analyze prints them (bundled traces of 32,003 and 280,254 calls)
     root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "traces")
     sq, py = os.path.join(root, "sqlite3.atr"), os.path.join(root, "python3.atr")
-    n = [json.loads(arrtest.run([arrtest.ALLOCRR, "info", "--json", t]).stdout)["events"] for t in (sq, py)]
+    n = [json.loads(arrtest.run([arrtest.ALLOCRR, "info", "--json", t]).stdout)["calls"] for t in (sq, py)]
     out = arrtest.run([arrtest.ALLOCRR, "diff", sq, py]).stdout.decode()
     row = [l.split() for l in out.splitlines() if l.split()[:1] == ["calls"]]
     expect(row and row[0][1:4] == ["{:,}".format(n[0]), "{:,}".format(n[1]), "+{:,}".format(n[1] - n[0])],
