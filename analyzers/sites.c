@@ -781,8 +781,11 @@ static int sites_end(struct an_core *c, void *st, struct arr_doc *sec)
 			}
 			if (fi && fi->caller) /* inlined: the function the call sits in */
 				arr_doc_set_str(o, "inlined_into", fi->caller->func);
-			if (fi && fi->module)
+			if (fi && fi->module) {
 				arr_doc_set_str(o, "module", fi->module);
+				snprintf(buf, sizeof buf, "0x%llx", (unsigned long long)fi->module_offset);
+				arr_doc_set_str(o, "module_offset", buf);
+			}
 			snprintf(buf, sizeof buf, "0x%llx", (unsigned long long)x->addr);
 			arr_doc_set_str(o, "address", buf);
 			put_acc(o, &x->a, s->zeroing);

@@ -191,6 +191,7 @@ static struct arr_frame_info *lookup(struct arr_symbolizer *s, uint64_t addr, un
 		return NULL;
 	for (int i = 0; i <= ninl; i++) {
 		fi[i].module = m ? m->path : NULL;
+		fi[i].module_offset = m ? addr - m->base : 0;
 		fi[i].caller = i < ninl ? &fi[i + 1] : NULL;
 		fi[i].inlined = i < ninl;
 	}
@@ -234,7 +235,7 @@ const struct arr_frame_info *arr_symbolize(struct arr_symbolizer *s, uint64_t ad
 
 const struct arr_frame_info *arr_symbolize_at(struct arr_symbolizer *s, uint64_t addr, unsigned epoch)
 {
-	static const struct arr_frame_info none = {"?", NULL, 0, NULL, 0, 0, NULL};
+	static const struct arr_frame_info none = {.func = "?"};
 	if (!addr)
 		return &none;
 	if (epoch >= s->nepochs)

@@ -413,9 +413,12 @@ static void sites_table(FILE *f, const struct arr_doc *tr, const char *key, cons
 		const char *fn = str_at(r, "function"), *file = str_at(r, "file"), *into = str_at(r, "inlined_into");
 		char name[256], where[256], a[32], b[32], c[32], d[32], e[32];
 		snprintf(name, sizeof name, "%s%s%s", fn ? fn : "?", into ? " < " : "", into ? into : "");
-		const char *base = file ? strrchr(file, '/') : NULL;
-		if (file)
+		const char *base = file ? strrchr(file, '/') : NULL, *mod = str_at(r, "module");
+		const char *off = str_at(r, "module_offset"), *mbase = mod ? strrchr(mod, '/') : NULL;
+		if (file) /* no lines: the return address in its module, for addr2line or objdump */
 			snprintf(where, sizeof where, "%s:%.0f", base ? base + 1 : file, num_or(r, "line", 0));
+		else if (mod && off)
+			snprintf(where, sizeof where, "%s+%s", mbase ? mbase + 1 : mod, off);
 		else
 			snprintf(where, sizeof where, "%s", "-");
 		fprintf(f, "  %-40.40s %-24.24s %9s %9s %9s %9s %9s\n", name, where,

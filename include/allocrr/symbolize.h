@@ -33,6 +33,8 @@ struct arr_frame_info {
 	const char *file;                    /* source file, NULL without line info */
 	int line;                            /* 0 without line info */
 	const char *module;                  /* the module's path, NULL outside every module */
+	uint64_t module_offset;              /* the return address less the module's base (0 without module):
+					      * what addr2line or objdump -d need when there are no lines */
 	int known;                           /* func is a symbol (not an address) */
 	int inlined;                         /* func was inlined into caller at this address */
 	const struct arr_frame_info *caller; /* the function it was inlined into; NULL: a real frame */

@@ -152,6 +152,25 @@ def test():
     t.expect(len(st) == 1 and st[0]["function"] == name and st[0]["leaked_bytes"] == 4321 and "file" not in st[0],
              "stripped leak site: %s, want %s" % (st, name))
 
+    t.expect(st[0].get("module_offset") == "0x%x" % off, "stripped leak site's module offset: %s" % st)
+
+    # symbols but no lines (debug info stripped, the binary kept): the sites
+    # tell apart by the return address in the module, in JSON and text
+    nodbg = os.path.join(d, "stacks-nodbg")
+    shutil.copy(PROG, nodbg)
+    t.run(["strip", "--strip-debug", nodbg])
+    out4 = os.path.join(d, "nodbg.atr")
+    t.record(out4, [nodbg], extra=["--stacks"])
+    p = t.run([t.ALLOCRR, "analyze", "--json", "--what", "sites", out4])
+    st = [s for s in json.loads(p.stdout.decode())["traces"][0]["sites"]["by_leaked"]
+          if s["function"] == "leaky" and s["bytes"] == 4321]
+    t.expect(len(st) == 1 and "file" not in st[0] and st[0].get("module_offset", "").startswith("0x"),
+             "no-lines leak site: %s" % st)
+    where = "stacks-nodbg+" + st[0]["module_offset"]
+    txt = t.run([t.ALLOCRR, "analyze", "--what", "sites", out4]).stdout.decode()
+    t.expect(any(l.split()[:2] == ["leaky", where] for l in txt.splitlines()),
+             "text names the no-lines site %s:\n%s" % (where, txt))
+
     # without --stacks: no stack chunks, no stack column, no stacks feature
     out3 = os.path.join(d, "plain.atr")
     t.record(out3, [PROG])
