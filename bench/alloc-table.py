@@ -7,7 +7,8 @@ glibc's; peak RSS and its ratio to glibc's; fragmentation at the peak
 (RSS / live bytes - 1 at the peak of live bytes, `fragmentation.jw.at_peak_live`); what clearing
 calloc's blocks cost (`zeroing.zeroing_cost_ns`: as recorded minus calloc
 replayed as malloc) and what calloc saved against malloc + memset
-(`zeroing.calloc_saves_ns`). With --best, a line per trace naming the
+(`zeroing.calloc_saves_ns`), "≈0 (x)" where the two replays' min–max ranges
+overlap (a difference inside the noise of the runs). With --best, a line per trace naming the
 allocator with the lowest peak RSS and its speed against glibc.
 Used by `make demo` (scripts/demo.sh) and `make bench` (bench/bench-allocators.sh).
 """
@@ -17,6 +18,21 @@ import sys
 
 def ms(ns):
     return "-" if ns is None else (f"{ns / 1e6:.1f}" if abs(ns) >= 1e5 else f"{ns / 1e6:.3f}")
+
+
+def diff_ms(z, a, b, key):
+    """z[key] (median of a minus median of b) in ms, as "≈0 (x)" when the
+    runs' min–max ranges of a and b overlap: a difference inside the noise."""
+    d = z.get(key)
+    if d is None:
+        return "-"
+    if z.get("calloc_calls") == 0:
+        return "no calloc"
+    lo_a, hi_a = z.get(a + "_ns_min", z.get(a + "_ns")), z.get(a + "_ns_max", z.get(a + "_ns"))
+    lo_b, hi_b = z.get(b + "_ns_min", z.get(b + "_ns")), z.get(b + "_ns_max", z.get(b + "_ns"))
+    if None not in (lo_a, hi_a, lo_b, hi_b) and lo_a <= hi_b and lo_b <= hi_a:
+        return f"≈0 ({ms(d)})"
+    return ms(d)
 
 
 def mib(b):
@@ -52,7 +68,8 @@ def main(argv):
             print(f"| {name} | {calls:,} | {a['allocator']} | {rng} | {ratio(tm['wall_ns'], gt)} "
                   f"| {mib(fr['peak_rss'])} | {ratio(fr['peak_rss'], gr)} "
                   f"| {'-' if jw is None or jw < 0 else f'{jw:.1%}'} "
-                  f"| {ms(z.get('zeroing_cost_ns'))} | {ms(z.get('calloc_saves_ns'))} |")
+                  f"| {diff_ms(z, 'as_recorded', 'calloc_as_malloc', 'zeroing_cost_ns')} "
+                  f"| {diff_ms(z, 'calloc_as_malloc_memset', 'as_recorded', 'calloc_saves_ns')} |")
         done = [a for a in al if "fragmentation" in a and not a.get("skipped")]
         if best and done:
             b = min(done, key=lambda a: (a["fragmentation"]["peak_rss"], a["time"]["wall_ns"]))
