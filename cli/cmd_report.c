@@ -233,6 +233,8 @@ static void print_broken(const struct arr_doc *checks)
 		const char *trace = arr_doc_as_str(arr_doc_get(c, "trace"));
 		const char *alloc = arr_doc_as_str(arr_doc_get(c, "allocator"));
 		const char *err = arr_doc_as_str(arr_doc_get(c, "error"));
+		if (arr_doc_get(c, "unknown_metric"))
+			continue; /* said by config_mistakes() */
 		char where[1024];
 		snprintf(where, sizeof where, "'%s'%s%s%s", trace ? trace : "", alloc ? " into '" : "",
 			 alloc ? alloc : "", alloc ? "'" : "");
@@ -252,6 +254,31 @@ static void print_broken(const struct arr_doc *checks)
 		check_value(ls, sizeof ls, check, lim);
 		cli_error("check '%s' broken for %s: value %s, limit %s%s", check, where, vs, ls, want);
 	}
+}
+
+/* Checks that name no metric of the report (a misspelt name, or an analysis
+ * the config does not run) are the config's mistake, not a regression: each
+ * said once at its line:column. Returns EXIT_USAGE if there was one. */
+static int config_mistakes(const struct arr_report_config *cfg, const struct arr_doc *checks)
+{
+	int status = 0;
+	for (size_t k = 0; k < cfg->nchecks; k++) {
+		const struct arr_report_check *ck = &cfg->checks[k];
+		for (size_t i = 0; checks && i < checks->len; i++) {
+			const struct arr_doc *c = checks->items[i];
+			const char *name = arr_doc_as_str(arr_doc_get(c, "unknown_metric"));
+			const char *text = arr_doc_as_str(arr_doc_get(c, "check"));
+			if (!name || !text || strcmp(text, ck->text))
+				continue;
+			const char *sug = arr_doc_as_str(arr_doc_get(c, "did_you_mean"));
+			cli_error("%s:%u:%u: check '%s': no metric '%s' in the report%s%s%s", cfg->path, ck->at.line,
+				  ck->at.column, ck->text, name, sug ? "; did you mean '" : "", sug ? sug : "",
+				  sug ? "'?" : " (see docs/report.md for the metrics, or run the analysis it needs)");
+			status = EXIT_USAGE;
+			break;
+		}
+	}
+	return status;
 }
 
 /* The terminal summary: the traces and the checks, without the report's
@@ -400,6 +427,9 @@ static int assemble(struct job *j, struct unit_result *res, size_t nunits, const
 	fflush(stdout);
 	if (broken)
 		print_broken(checks);
+	int mistakes = config_mistakes(&j->cfg, checks);
+	if (mistakes && !status)
+		status = mistakes;
 	arr_doc_free(doc);
 	if (status)
 		return status;

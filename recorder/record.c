@@ -686,13 +686,19 @@ static int flusher_main(void *arg)
 	ts_set(MODE_BUSY);
 	flusher_own_fds();
 	if (g.rss_interval_ns) {
+		/* the first sample at once, before the calibration's 2 ms of the
+		 * clock: short programs get their RSS at the start too */
+		xlock(&g.rsslock);
+		sample_rss(rec_now(), 0);
+		xunlock(&g.rsslock);
 		xlock(&g.wlock);
 		calibrate();
 		xunlock(&g.wlock);
 		g.rss_ticks = (uint64_t)((double)g.rss_interval_ns / g.ns_per_tick);
-		xlock(&g.rsslock);
-		sample_rss(rec_now(), 0);
-		xunlock(&g.rsslock);
+		if (g.enabled) /* sample_rss set no deadline without rss_ticks */
+			__atomic_store_n(&arr__hot.rss_due,
+					 __atomic_load_n(&g.rss_last, __ATOMIC_RELAXED) + g.rss_ticks + g.rss_ticks / 4,
+					 __ATOMIC_RELAXED);
 	}
 	uint64_t next_reap = mono_ns() + 10000000u;
 	xlock(&g.lock);

@@ -389,6 +389,7 @@ struct eval {
 	int used_alloc;      /* a value came from an allocator entry */
 	int have_cmp;        /* lhs/rhs hold the deciding comparison */
 	double lhs, rhs;
+	const char *unknown; /* the name that is neither a metric nor an allocator */
 	char err[256];
 };
 
@@ -462,6 +463,8 @@ static int eval_name(struct eval *e, const struct arr_check *c, double *out)
 		snprintf(e->err, sizeof e->err, "allocator '%s' has no metric '%s'", c->name, e->subject);
 		return -1;
 	}
+	if (c->kind != N_STR)
+		e->unknown = c->name;
 	if (c->kind == N_STR)
 		snprintf(e->err, sizeof e->err, "no allocator '%s' in this trace", c->name);
 	else if (e->alloc)
@@ -560,6 +563,54 @@ static struct arr_doc *set_number(struct arr_doc *obj, const char *key, double v
 	return arr_doc_set_num(obj, key, v);
 }
 
+/* The numeric leaf path under obj nearest name (prefix + keys joined by
+ * '.'), into best (cap bytes, as prefix) and bestd: what a misspelt metric
+ * most likely meant. */
+static void nearest_in(const struct arr_doc *obj, const char *name, char *prefix, size_t plen, size_t cap,
+		       char *best, unsigned *bestd, int depth)
+{
+	if (!obj || obj->type != ARR_DOC_OBJECT || depth > 4)
+		return;
+	for (size_t i = 0; i < obj->len; i++) {
+		int n = snprintf(prefix + plen, cap - plen, "%s%s", plen ? "." : "", obj->keys[i]);
+		if (n < 0 || (size_t)n >= cap - plen)
+			continue;
+		const struct arr_doc *d = obj->items[i];
+		double v;
+		if (d->type == ARR_DOC_OBJECT) {
+			nearest_in(d, name, prefix, plen + (size_t)n, cap, best, bestd, depth + 1);
+		} else if (d->type == ARR_DOC_BOOL || !arr_doc_as_num(d, &v)) {
+			unsigned dist = arr_report_edit_distance(name, prefix);
+			if (dist < *bestd) {
+				*bestd = dist;
+				snprintf(best, cap, "%s", prefix);
+			}
+		}
+	}
+	prefix[plen] = 0;
+}
+
+/* A suggestion for a name no metric has: a path as lookup() takes it — from
+ * the trace, from one of its sections, or from the allocator entry. */
+static void suggest_metric(const struct arr_doc *trace, const struct arr_doc *alloc, const char *name,
+			   char *best, size_t cap)
+{
+	char prefix[256], found[256] = "";
+	unsigned bestd = (unsigned)strlen(name) / 3 + 1;
+	prefix[0] = 0;
+	const struct arr_doc *roots[2] = {trace, alloc};
+	for (int r = 0; r < 2; r++) {
+		const struct arr_doc *o = roots[r];
+		if (!o)
+			continue;
+		nearest_in(o, name, prefix, 0, sizeof prefix, found, &bestd, 0);
+		for (size_t i = 0; i < o->len; i++) /* relative to a section, as lookup() allows */
+			if (strcmp(o->keys[i], "allocators"))
+				nearest_in(o->items[i], name, prefix, 0, sizeof prefix, found, &bestd, 1);
+	}
+	snprintf(best, cap, "%s", found);
+}
+
 static const char *trace_path(const struct arr_doc *trace)
 {
 	const char *p = arr_doc_as_str(arr_doc_path(trace, "trace.path"));
@@ -584,6 +635,13 @@ int arr_check_eval(const struct arr_check *c, const char *text, const struct arr
 		arr_doc_set(entry, "limit", arr_doc_null());
 		arr_doc_set_bool(entry, "ok", 0);
 		arr_doc_set_str(entry, "error", e.err);
+		if (e.unknown) { /* a misspelt name is the config's error, not a regression */
+			char sug[256];
+			arr_doc_set_str(entry, "unknown_metric", e.unknown);
+			suggest_metric(trace, allocator, e.unknown, sug, sizeof sug);
+			if (sug[0])
+				arr_doc_set_str(entry, "did_you_mean", sug);
+		}
 		return 0;
 	}
 	set_number(entry, "value", e.lhs);

@@ -1,5 +1,6 @@
 """Checks gate a report: passing checks exit 0, a broken one exits 3 and
-names the check, its value and its limit, and report.json records each
+names the check, its value and its limit, one naming no metric exits 2 at
+its line:column with the nearest metric, and report.json records each
 evaluation. Per-allocator checks are evaluated per allocator, and a bare
 allocator name stands for that allocator's value of the same metric."""
 import os
@@ -77,15 +78,27 @@ output: {dir: %s/out-alloc, html: false, csv: false}
         expect(("check 'fragmentation.peak_rss < 4096' broken for '%s' into '%s'" % (clean, a)) in p.stderr,
                "stderr names trace and allocator:\n" + p.stderr)
 
-    # a metric that does not exist breaks the check (fails closed)
+    # a metric the report does not have (its analysis not run, or misspelt)
+    # fails closed, as the config's mistake: exit 2 at the check's
+    # line:column, with the nearest metric; the report is still written
     cfg = write(os.path.join(d, "missing.yaml"), """\
 traces: [%s]
-analyses: {what: [summary]}
-checks: [leaks.bytes == 0]
+analyses: {what: [summary, leaks]}
+checks:
+  - summary.calls > 1000
+  - lifetimes.temporaries >= 0
+  - leaks.byte == 0
 output: {dir: %s/out-missing, html: false, csv: false}
 """ % (clean, d))
-    p = report(cfg, "-q", check=3)
-    expect("no metric 'leaks.bytes'" in p.stderr, "missing metric named:\n" + p.stderr)
+    p = report(cfg, "-q", check=2)
+    expect(("%s:5:5: check 'lifetimes.temporaries >= 0': no metric 'lifetimes.temporaries'" % cfg) in p.stderr,
+           "missing metric named at its line:column:\n" + p.stderr)
+    expect(("%s:6:5: check 'leaks.byte == 0': no metric 'leaks.byte' in the report; did you mean 'leaks.bytes'?"
+            % cfg) in p.stderr, "misspelt metric and its suggestion:\n" + p.stderr)
+    expect("broken" not in p.stderr, "a config mistake is not a broken check:\n" + p.stderr)
+    doc = load_json(os.path.join(d, "out-missing", "report.json"))
+    expect([c["ok"] for c in doc["checks"]] == [True, False, False]
+           and doc["checks"][2].get("did_you_mean") == "leaks.bytes", "entries: %s" % doc["checks"])
 
 
 if __name__ == "__main__":
