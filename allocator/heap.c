@@ -374,6 +374,7 @@ bool arr__heap_is_valid(const struct arr__heap *h)
 		arr__page_is_valid(page);
 	}
 	span_cache_is_valid(h);
+	arr__span_cache_is_valid(h);
 	/* the delayed list: blocks of pages of h (a snapshot: pushes only add
 	 * at the head; the page may have left the full list since, but keeps
 	 * the block counted in `used`) */
@@ -389,8 +390,10 @@ bool arr__heap_is_valid(const struct arr__heap *h)
 
 void arr__heap_release_cached(struct arr__heap *h)
 {
-	if (h != &arr__heap_empty)
+	if (h != &arr__heap_empty) {
 		span_cache_flush(h, true);
+		arr__span_cache_flush(h, true);
+	}
 }
 
 /*
@@ -541,7 +544,7 @@ static struct arr__block *checked_block(struct arr__page *page, void *p)
 void arr__free_generic(struct arr__heap *h, struct arr__page *page, void *p, size_t req)
 {
 	if (page->flags & ARR__PF_SPAN) {
-		arr__span_free(p);
+		arr__span_cache_free(h, p);
 		if (h != &arr__heap_empty && ++h->free_count >= h->tick_at)
 			arr__heap_tick(h);
 		return;
@@ -628,6 +631,7 @@ static bool reap_one(struct arr__heap *h)
 static void heap_abandon(struct arr__heap *h)
 {
 	span_cache_flush(h, true);
+	arr__span_cache_flush(h, true);
 	/* No new delayed frees after this; then drain the ones in flight. */
 	for (struct arr__page *page = h->full; page; page = page->next)
 		tf_force_state(page, ARR__TF_NEVER);
@@ -896,6 +900,8 @@ void arr__heap_tick(struct arr__heap *h)
 	unsigned trim_after = arr__purge_mult();
 	if (h->span_cache)
 		span_cache_flush(h, false);
+	if (h->sc_n)
+		arr__span_cache_flush(h, false);
 	for (unsigned c = 0; c < ARR__NCLASSES; c++) {
 		struct arr__page *page = h->pages[c];
 		if (page == &arr__page_empty)
@@ -1078,7 +1084,7 @@ void *arr__malloc_slow(struct arr__heap *h, size_t size, unsigned flags)
 	}
 	if (size > arr__opt.span_min && arr__opt.span_min != 0 && !(flags & ARR__ALLOC_EXACT)) {
 		bool clean = false;
-		uint8_t *p = arr__span_alloc(size, zero, &clean);
+		uint8_t *p = arr__span_cache_alloc(h, size, zero, &clean);
 		h->alloc_count += p != NULL;
 		if (p && zero) {
 			if (clean) { /* as a known-zero block of a class: each OS page written once */
@@ -1195,6 +1201,9 @@ void arr__heaps_sum(struct arr__heap *out)
 		out->calloc_skipped += __atomic_load_n(&h->calloc_skipped, __ATOMIC_RELAXED);
 		out->alloc_count += __atomic_load_n(&h->alloc_count, __ATOMIC_RELAXED);
 		out->free_count += __atomic_load_n(&h->free_count, __ATOMIC_RELAXED);
+		out->sc_n += __atomic_load_n(&h->sc_n, __ATOMIC_RELAXED);
+		out->sc_units += __atomic_load_n(&h->sc_units, __ATOMIC_RELAXED);
+		out->sc_req += __atomic_load_n(&h->sc_req, __ATOMIC_RELAXED);
 	}
 	for (unsigned c = 0; c < ARR__NCLASSES; c++)
 		out->live_adj[c] += atomic_load_explicit(&arr__orphan_live[c], memory_order_relaxed);
