@@ -290,6 +290,13 @@ struct arr__segment {
 	uint64_t stamp[ARR__SLICES]; /* op clock when the slice was freed */
 };
 
+/* Classes that may be sparse: above 2 KiB (a 256-byte span unit is then
+ * within 1/8 of any request) to 8 KiB (span_min's default; a larger
+ * span_min leaves the classes above 8 KiB to the span heap anyway). */
+#define ARR__SPARSE_FIRST (ARR__FINE_FIRST + 11)
+#define ARR__SPARSE_END (ARR__FINE_FIRST + 33)
+#define ARR__SPAN_SPARSE_MAX ((size_t)8 << 10) /* the largest of them */
+
 /* Entries of a heap's span-heap block cache (spanheap.c). */
 #define ARR__SC_N 16
 
@@ -338,6 +345,13 @@ struct arr__heap {
 	uint32_t sc_tick;  /* heap ticks so far */
 	uint64_t sc_units; /* Σ len of the entries */
 	uint64_t sc_req;   /* Σ requested bytes the span heap books for them */
+	/* Sparse classes (heap.c): the classes above 2 KiB up to span_min whose
+	 * blocks this thread holds few of are served by the span heap; the
+	 * blocks of each it allocated there minus those freed here (a remote
+	 * free counts in the freeing heap), and the classes that have become
+	 * dense (a page of their own again). */
+	int32_t sparse_live[ARR__SPARSE_END - ARR__SPARSE_FIRST];
+	uint32_t dense; /* bit c - ARR__SPARSE_FIRST */
 	_Atomic(struct arr__block *) delayed;
 	int state;                    /* ARR__HEAP_* */
 	struct arr__heap *next_all;   /* every heap ever made (never unmapped) */
@@ -363,6 +377,8 @@ struct arr__options {
 	unsigned idle_ratio;   /* free dirty slices kept ≤ used slices / this (0, default: no bound) */
 	size_t span_min;       /* larger requests (to ARR__MAX_SMALL) go to the span heap; 0: none */
 	size_t span_cache;     /* bytes of free span-heap blocks a thread keeps for itself; 0: none */
+	unsigned sparse;       /* a class above 2 KiB is sparse (from the span heap) while a thread
+				* holds fewer of its blocks than this many pages' worth (heap.c); 0: none */
 };
 extern struct arr__options arr__opt;
 
@@ -608,7 +624,8 @@ void arr__span_free(void *p); /* p in a span segment; aborts on misuse */
 /* The same through heap h's block cache (h may be &arr__heap_empty); the
  * cache's entry points count the operation in h like the fast paths. */
 void *arr__span_cache_alloc(struct arr__heap *h, size_t size, bool zero, bool *zeroed);
-void arr__span_cache_free(struct arr__heap *h, void *p);
+/* Returns the block's requested size (what its holder asked for). */
+size_t arr__span_cache_free(struct arr__heap *h, void *p);
 /* Give h's cached blocks back to the span heap: all, or those cached
  * before the last tick (the tick then starts a new one). */
 void arr__span_cache_flush(struct arr__heap *h, bool all);

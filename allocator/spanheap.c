@@ -817,17 +817,19 @@ void *arr__span_cache_alloc(struct arr__heap *h, size_t size, bool zero, bool *z
 	return p;
 }
 
-void arr__span_cache_free(struct arr__heap *h, void *p)
+size_t arr__span_cache_free(struct arr__heap *h, void *p)
 {
 	struct arr__spanseg *s = seg_of(p);
 	unsigned u = checked_unit(s, p, FREE_INVALID);
 	uint32_t first = __atomic_load_n(&s->tag[u], __ATOMIC_RELAXED), len = first & T_LEN;
 	uint32_t *lastp = &s->tag[u + len - 1], last = __atomic_load_n(lastp, __ATOMIC_RELAXED);
-	waste_add(h, -slack_correction(first, last));
+	int64_t corr = slack_correction(first, last);
+	size_t req = ((size_t)len << UNIT_SHIFT) - (size_t)((int64_t)(first >> T_SLACK_SHIFT & ARR__SP_T_SLACK_MASK) + corr);
+	waste_add(h, -corr);
 	size_t limit = arr__opt.span_cache;
 	if (h == &arr__heap_empty || len < 2 || ((size_t)len << UNIT_SHIFT) > limit / 2 || arr__opt.purge_delay == 0) {
 		arr__span_free(p);
-		return;
+		return req;
 	}
 	if (h->sc_n == ARR__SC_N)
 		cache_release(h, ARR__SC_N / 2);
@@ -848,6 +850,7 @@ void arr__span_cache_free(struct arr__heap *h, void *p)
 		cache_release(h, n);
 	}
 	ARR__ASSERT_EXPENSIVE(arr__span_cache_is_valid(h));
+	return req;
 }
 
 bool arr__span_cache_is_valid(const struct arr__heap *h)

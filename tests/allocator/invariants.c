@@ -74,7 +74,9 @@ static void foreign_block_on_list(bool corrupt)
 
 static void class_list_link(bool corrupt)
 {
-	/* two pages of one class: the first fills, the second becomes current */
+	/* two pages of one class: the first fills, the second becomes current
+	 * (a dense class: pages of its own, not the span heap) */
+	arr_alloc_set_option("sparse", 0);
 	size_t sz = 6144;
 	unsigned per_page = (unsigned)(ARR__SLICE_SIZE * arr__class_slices[arr__size_class(sz)] / 6144);
 	void *first = fresh_block(sz);

@@ -6,7 +6,8 @@
  * operations (and never when the program takes it back sooner), blocks freed
  * by another thread come back, and the statistics return exactly; realloc
  * grows into a free neighbour and shrinks in place; a thread's block cache
- * (span_cache) serves its next requests and gives its blocks back.
+ * (span_cache) serves its next requests and gives its blocks back; the
+ * sparse classes above 2 KiB come from it until a thread holds many.
  * Exits non-zero if a check fails.
  */
 #include <pthread.h>
@@ -369,6 +370,50 @@ static void test_block_cache(void)
 	arr_free(pin);
 }
 
+/* Sparse classes: a 4700-byte request, a block of the 5120-byte class when
+ * its class is dense, is a 4864-byte span-heap block while this thread
+ * holds few of that class (fewer than `sparse` pages' worth); past that the
+ * class gets pages again, and once they have all gone back (a tick) it is
+ * sparse again. The statistics stay exact throughout. */
+static void test_sparse_classes(void)
+{
+	enum { N = 400, SZ = 4700 };
+	static void *v[N];
+	long long pages;
+	CHECK(arr_alloc_get_option("sparse", &pages) == 0 && pages > 0);
+	CHECK(arr_alloc_set_option("sparse", 2) == 0); /* dense from 2 x 65 536 / 5120 = 25 blocks */
+	void *pin = arr_malloc(100000);
+	CHECK(arr_alloc_stats_get(&st) == 0);
+	uint64_t req0 = st.live_requested, n0 = st.live_blocks;
+	unsigned span = 0, cls = 0;
+	for (int i = 0; i < N; i++) {
+		v[i] = arr_malloc(SZ);
+		size_t u = arr_malloc_usable_size(v[i]);
+		CHECK(u == 4864 || u == 5120);
+		if (u == 4864)
+			span += 1 + (cls != 0) * 1000; /* none after the first class block */
+		else
+			cls++;
+		memset(v[i], i, SZ);
+	}
+	CHECK(span == 25 && cls == N - 25);
+	CHECK(arr_alloc_stats_get(&st) == 0 && st.live_requested == req0 + (uint64_t)N * SZ && st.live_blocks == n0 + N);
+	for (int i = 0; i < N; i++)
+		arr_free(v[i]);
+	churn(2 * 4096 + 10); /* the class's pages go back, a tick: sparse again */
+	void *p = arr_malloc(SZ);
+	CHECK(arr_malloc_usable_size(p) == 4864);
+	arr_free(p);
+	CHECK(arr_alloc_stats_get(&st) == 0 && st.live_blocks == n0);
+	/* off: the class's pages from the first block */
+	CHECK(arr_alloc_set_option("sparse", 0) == 0);
+	p = arr_malloc(SZ);
+	CHECK(arr_malloc_usable_size(p) == 5120);
+	arr_free(p);
+	CHECK(arr_alloc_set_option("sparse", pages) == 0);
+	arr_free(pin);
+}
+
 int main(void)
 {
 	test_stats();
@@ -380,6 +425,7 @@ int main(void)
 	test_realloc();
 	test_realloc_in_place();
 	test_block_cache();
+	test_sparse_classes();
 	test_off();
 	if (failures) {
 		fprintf(stderr, "%d check(s) failed\n", failures);
