@@ -27,9 +27,10 @@
  *            and empty pages go back to it, so memory freed in one size class
  *            serves another. Free dirty slices are purged (MADV_DONTNEED) once
  *            `purge_delay` allocator operations have passed.
- *   span heap  blocks above span_min bytes (to the largest class): carved
- *            at 1 KiB granularity from segments of their own shared by all
- *            sizes and threads, free neighbours coalesced (spanheap.c).
+ *   span heap  blocks above span_min bytes (to the largest class), and those
+ *            of the sparse classes of 2-8 KiB (heap.c): carved at 256-byte
+ *            granularity from segments of their own shared by all sizes and
+ *            threads, free neighbours coalesced (spanheap.c).
  *   huge     a block above the largest class (or mmap_threshold): its own
  *            4 MiB-aligned mapping with a one-page header, resized with mremap.
  *
@@ -542,7 +543,7 @@ void arr__segmap_set(const void *seg, bool on);
 /* ---- spanheap.c (callers hold no lock; it takes its own) ---- */
 #define ARR__SPAN_UNIT_SHIFT 8 /* 256 bytes */
 /*
- * A span-heap segment, its units (1 KiB) and tags. Invariants
+ * A span-heap segment, its units (256 bytes) and tags. Invariants
  * (arr__spanheap_is_valid): from ARR__SP_FIRST_UNIT to ARR__SP_UNITS the spans tile the
  * segment; tag[] is nonzero only at a span's first and last unit, both with
  * its length and state (START, the slack, only on the first); no two FREE
@@ -618,7 +619,7 @@ struct arr__spanseg {
 _Static_assert(ARR__SP_DATA_UNITS >= ARR__SP_MAX_UNITS, "a span segment holds the largest block");
 
 /* A block of size bytes (span_min < size <= ARR__MAX_SMALL), aligned to
- * 1 KiB; *zeroed (if asked): known zero. NULL if out of memory. */
+ * 256 bytes; *zeroed (if asked): known zero. NULL if out of memory. */
 void *arr__span_alloc(size_t size, bool zero, bool *zeroed);
 void arr__span_free(void *p); /* p in a span segment; aborts on misuse */
 /* The same through heap h's block cache (h may be &arr__heap_empty); the

@@ -1,7 +1,8 @@
 /*
  * allocator/spanheap.c - the span heap: blocks above span_min bytes (and up
- * to the largest class), carved at 1 KiB granularity from segments shared by
- * every such size and every thread, with coalescing and best fit.
+ * to the largest class), and those of the sparse classes of 2-8 KiB, carved
+ * at 256-byte granularity from segments shared by every such size and every
+ * thread, with coalescing and best fit.
  *
  * Why: a segregated fit holds, for each class, pages for the most blocks it
  * ever held at once, so a program holds the sum of the classes' peaks where a
@@ -13,7 +14,7 @@
  *
  * Layout (struct arr__spanseg, a 4 MiB segment of kind 2): the segment header
  * with its 64 page descriptors, all flagged ARR__PF_SPAN so that free() and
- * friends leave their fast paths and come here; then, per 1 KiB unit, a tag
+ * friends leave their fast paths and come here; then, per 256-byte unit, a tag
  * (nonzero only at a span's first and last unit: length, state, START on the
  * first unit of a block in use, and the request's slack for the statistics)
  * and a node (bin and decay-list links of a free span, kept out of line so a
@@ -513,7 +514,19 @@ void *arr__span_alloc(size_t size, bool zero, bool *zeroed)
 	bool dirty = s->tag[u] & T_DIRTY;
 	struct arr__span_node *n = node_at(s, u);
 	bin_remove(n, len);
-	if (len > need) {
+	if (len > need && size <= ARR__SPAN_SPARSE_MAX) {
+		/* A block of a sparse class from the high end, the rest keeps the
+		 * low end (and the node): small blocks carved where big ones are
+		 * (low ends) pin holes between them; one thread's `large` working
+		 * set (60 % 1-16 KiB) peaked at 18 680 KB so, 16 884 this way
+		 * (17 312 without sparse classes; glibc 16 860). */
+		unsigned rl = len - need;
+		set_tags(s, u, rl, T_FREE | (dirty ? T_DIRTY : 0) | slot_bits(s, n));
+		bin_insert(n, rl);
+		if (dirty)
+			lru_units -= need;
+		u += rl;
+	} else if (len > need) {
 		/* the rest stays free, with the node: same lru place and stamp */
 		unsigned r = u + need, rl = len - need;
 		n->unit = r;
