@@ -1113,7 +1113,7 @@ void *arr__malloc_slow(struct arr__heap *h, size_t size, unsigned flags)
 		 * dense: pages of its own, the fast paths); others by their pages. */
 		to_span = sk < ARR__SPARSE_END - ARR__SPARSE_FIRST && arr__opt.sparse && !(h->dense >> sk & 1);
 		if (to_span && h->sparse_live[sk] >= (int32_t)(arr__opt.sparse * arr__class_slices[cls] *
-								ARR__SLICE_SIZE / arr__class_size[cls])) {
+							       ARR__SLICE_SIZE / arr__class_size[cls])) {
 			h->dense |= 1u << sk;
 			to_span = false;
 		}

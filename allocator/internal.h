@@ -570,7 +570,7 @@ void arr__segmap_set(const void *seg, bool on);
 #define ARR__SP_T_START (1u << (ARR__SP_LEN_BITS + 2)) /* first unit of a block in use */
 #define ARR__SP_T_DIRTY (1u << (ARR__SP_LEN_BITS + 3)) /* free and on the lru list */
 #define ARR__SP_T_SLACK_SHIFT (ARR__SP_LEN_BITS + 4)   /* in use: usable - requested bytes */
-#define ARR__SP_T_SLACK_MASK 0xffu                      /* (< 1 unit, as the span heap booked it) */
+#define ARR__SP_T_SLACK_MASK 0xffu                     /* (< 1 unit, as the span heap booked it) */
 #define ARR__SP_T_SLOT_SHIFT (ARR__SP_LEN_BITS + 4)    /* free: its node's slot */
 /* The last unit's tag of a block in use says what its holder did with it
  * (written by the holder, without the lock: the span heap reads only the

@@ -622,6 +622,14 @@ bool arr__span_resize(struct arr__heap *h, void *p, size_t size)
 	unsigned u = checked_unit(s, p, "realloc(): invalid pointer");
 	uint32_t t = s->tag[u];
 	unsigned len = t & T_LEN, fresh = 0;
+	/* a block of a sparse class stays one (and a bigger one bigger): its
+	 * heap counts it by the class of its request (heap.c) */
+	size_t req = ((size_t)len << UNIT_SHIFT) - (size_t)((int64_t)(t >> T_SLACK_SHIFT & ARR__SP_T_SLACK_MASK) +
+							    slack_correction(t, s->tag[u + len - 1]));
+	if ((req <= ARR__SPAN_SPARSE_MAX) != (size <= ARR__SPAN_SPARSE_MAX)) {
+		pthread_mutex_unlock(&span_lock);
+		return false;
+	}
 	if (need > len) {
 		unsigned e = u + len;
 		uint32_t et = e < UNITS ? s->tag[e] : 0;
@@ -770,7 +778,8 @@ static void cache_release(struct arr__heap *h, unsigned n)
 		struct arr__spanseg *s = seg_of(h->sc[k].p);
 		unsigned u = (unsigned)(((uintptr_t)h->sc[k].p - (uintptr_t)s) >> UNIT_SHIFT);
 		h->sc_units -= h->sc[k].len;
-		h->sc_req -= ((uint64_t)h->sc[k].len << UNIT_SHIFT) - (s->tag[u] >> T_SLACK_SHIFT & ARR__SP_T_SLACK_MASK);
+		h->sc_req -=
+			((uint64_t)h->sc[k].len << UNIT_SHIFT) - (s->tag[u] >> T_SLACK_SHIFT & ARR__SP_T_SLACK_MASK);
 		span_release_locked(s, u);
 	}
 	h->sc_n -= n;
@@ -837,7 +846,8 @@ size_t arr__span_cache_free(struct arr__heap *h, void *p)
 	uint32_t first = __atomic_load_n(&s->tag[u], __ATOMIC_RELAXED), len = first & T_LEN;
 	uint32_t *lastp = &s->tag[u + len - 1], last = __atomic_load_n(lastp, __ATOMIC_RELAXED);
 	int64_t corr = slack_correction(first, last);
-	size_t req = ((size_t)len << UNIT_SHIFT) - (size_t)((int64_t)(first >> T_SLACK_SHIFT & ARR__SP_T_SLACK_MASK) + corr);
+	size_t req =
+		((size_t)len << UNIT_SHIFT) - (size_t)((int64_t)(first >> T_SLACK_SHIFT & ARR__SP_T_SLACK_MASK) + corr);
 	waste_add(h, -corr);
 	size_t limit = arr__opt.span_cache;
 	if (h == &arr__heap_empty || len < 2 || ((size_t)len << UNIT_SHIFT) > limit / 2 || arr__opt.purge_delay == 0) {

@@ -397,7 +397,8 @@ static void test_sparse_classes(void)
 		memset(v[i], i, SZ);
 	}
 	CHECK(span == 25 && cls == N - 25);
-	CHECK(arr_alloc_stats_get(&st) == 0 && st.live_requested == req0 + (uint64_t)N * SZ && st.live_blocks == n0 + N);
+	CHECK(arr_alloc_stats_get(&st) == 0 && st.live_requested == req0 + (uint64_t)N * SZ &&
+	      st.live_blocks == n0 + N);
 	for (int i = 0; i < N; i++)
 		arr_free(v[i]);
 	churn(2 * 4096 + 10); /* the class's pages go back, a tick: sparse again */
