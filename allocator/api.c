@@ -346,6 +346,12 @@ EXPORT void *arr_realloc(void *p, size_t size)
 				return nomem();
 			return q;
 		}
+	} else if ((page->flags & ARR__PF_SPAN) && size > arr__opt.span_min && arr__opt.span_min != 0 &&
+		   size <= ARR__MAX_SMALL && size <= arr__opt.mmap_threshold) {
+		/* still a span-heap size: shrunk in place, or grown into a free
+		 * neighbour if there is one (the statistics say the new size) */
+		if (arr__span_resize(arr__tl_heap, p, size))
+			return p;
 	} else if (size <= usable && size >= usable / 2) {
 		return p; /* fits, and not so much smaller that a smaller class is worth a copy */
 	}
@@ -404,13 +410,15 @@ EXPORT int arr_alloc_stats_get(struct arr_alloc_stats *out)
 	}
 	live_req += (int64_t)out->live_usable;
 	pthread_mutex_unlock(&arr__lock);
+	/* blocks in the threads' span-heap caches: in use to the span heap, free to the program */
+	live_req -= (int64_t)sum.sc_req + atomic_load_explicit(&arr__span_orphan_waste, memory_order_relaxed);
 	struct arr__span_stats ss;
 	arr__span_stats(&ss);
 	out->mapped += ss.mapped;
 	out->resident += ss.resident;
 	out->pages_purged += ss.purged_pages;
-	out->live_blocks += ss.live_blocks;
-	out->live_usable += ss.live_usable;
+	out->live_blocks += ss.live_blocks - sum.sc_n;
+	out->live_usable += ss.live_usable - (sum.sc_units << ARR__SP_UNIT_SHIFT);
 	live_req += (int64_t)ss.live_req;
 	out->live_blocks += ps.huge_count;
 	out->huge_blocks = ps.huge_count;

@@ -374,6 +374,7 @@ bool arr__heap_is_valid(const struct arr__heap *h)
 		arr__page_is_valid(page);
 	}
 	span_cache_is_valid(h);
+	arr__span_cache_is_valid(h);
 	/* the delayed list: blocks of pages of h (a snapshot: pushes only add
 	 * at the head; the page may have left the full list since, but keeps
 	 * the block counted in `used`) */
@@ -389,8 +390,10 @@ bool arr__heap_is_valid(const struct arr__heap *h)
 
 void arr__heap_release_cached(struct arr__heap *h)
 {
-	if (h != &arr__heap_empty)
+	if (h != &arr__heap_empty) {
 		span_cache_flush(h, true);
+		arr__span_cache_flush(h, true);
+	}
 }
 
 /*
@@ -541,8 +544,15 @@ static struct arr__block *checked_block(struct arr__page *page, void *p)
 void arr__free_generic(struct arr__heap *h, struct arr__page *page, void *p, size_t req)
 {
 	if (page->flags & ARR__PF_SPAN) {
-		arr__span_free(p);
-		if (h != &arr__heap_empty && ++h->free_count >= h->tick_at)
+		size_t sz = arr__span_cache_free(h, p);
+		if (h == &arr__heap_empty)
+			return;
+		if (sz <= ARR__SPAN_SPARSE_MAX) {
+			unsigned c = arr__size_class(sz);
+			if (c >= ARR__SPARSE_FIRST && c < ARR__SPARSE_END)
+				h->sparse_live[c - ARR__SPARSE_FIRST]--;
+		}
+		if (++h->free_count >= h->tick_at)
 			arr__heap_tick(h);
 		return;
 	}
@@ -628,6 +638,7 @@ static bool reap_one(struct arr__heap *h)
 static void heap_abandon(struct arr__heap *h)
 {
 	span_cache_flush(h, true);
+	arr__span_cache_flush(h, true);
 	/* No new delayed frees after this; then drain the ones in flight. */
 	for (struct arr__page *page = h->full; page; page = page->next)
 		tf_force_state(page, ARR__TF_NEVER);
@@ -896,6 +907,14 @@ void arr__heap_tick(struct arr__heap *h)
 	unsigned trim_after = arr__purge_mult();
 	if (h->span_cache)
 		span_cache_flush(h, false);
+	if (h->sc_n)
+		arr__span_cache_flush(h, false);
+	/* a dense class whose pages have all gone back is sparse again */
+	for (uint32_t d = h->dense; d; d &= d - 1) {
+		unsigned k = (unsigned)__builtin_ctz(d);
+		if (h->pages[ARR__SPARSE_FIRST + k] == &arr__page_empty)
+			h->dense &= ~(1u << k);
+	}
 	for (unsigned c = 0; c < ARR__NCLASSES; c++) {
 		struct arr__page *page = h->pages[c];
 		if (page == &arr__page_empty)
@@ -921,6 +940,15 @@ void arr__heap_tick(struct arr__heap *h)
 		page_collect(page);
 		if (page->used != 0)
 			continue;
+		if (page->idle >= trim_after && c - ARR__SPARSE_FIRST < ARR__SPARSE_END - ARR__SPARSE_FIRST &&
+		    (h->dense >> (c - ARR__SPARSE_FIRST) & 1) && page->next == NULL && page->reserved > 1) {
+			/* a dense class's last page, idle: back to the pool, and the
+			 * class is sparse again (its next blocks from the span heap) */
+			h->dense &= ~(1u << (c - ARR__SPARSE_FIRST));
+			class_remove(h, page);
+			span_cache_put(h, page);
+			continue;
+		}
 		if (page->idle >= trim_after)
 			page_trim(page, page->idle >= trim_after + FULL_TRIM_TICKS);
 		if (page->idle < UINT8_MAX)
@@ -1076,9 +1104,25 @@ void *arr__malloc_slow(struct arr__heap *h, size_t size, unsigned flags)
 		}
 		return p;
 	}
-	if (size > arr__opt.span_min && arr__opt.span_min != 0 && !(flags & ARR__ALLOC_EXACT)) {
+	unsigned cls = arr__size_class(size);
+	bool to_span = arr__opt.span_min != 0 && !(flags & ARR__ALLOC_EXACT);
+	unsigned sk = cls - ARR__SPARSE_FIRST; /* < the number of sparse classes if cls is one */
+	if (to_span && size <= arr__opt.span_min) {
+		/* A class that may be sparse is served by the span heap until this
+		 * thread holds a page's worth of its blocks there (then it is
+		 * dense: pages of its own, the fast paths); others by their pages. */
+		to_span = sk < ARR__SPARSE_END - ARR__SPARSE_FIRST && arr__opt.sparse && !(h->dense >> sk & 1);
+		if (to_span && h->sparse_live[sk] >= (int32_t)(arr__opt.sparse * arr__class_slices[cls] *
+							       ARR__SLICE_SIZE / arr__class_size[cls])) {
+			h->dense |= 1u << sk;
+			to_span = false;
+		}
+	}
+	if (to_span) {
+		if (sk < ARR__SPARSE_END - ARR__SPARSE_FIRST)
+			h->sparse_live[sk]++; /* its free counts it off (arr__free_generic) */
 		bool clean = false;
-		uint8_t *p = arr__span_alloc(size, zero, &clean);
+		uint8_t *p = arr__span_cache_alloc(h, size, zero, &clean);
 		h->alloc_count += p != NULL;
 		if (p && zero) {
 			if (clean) { /* as a known-zero block of a class: each OS page written once */
@@ -1092,7 +1136,6 @@ void *arr__malloc_slow(struct arr__heap *h, size_t size, unsigned flags)
 		}
 		return p;
 	}
-	unsigned cls = arr__size_class(size);
 	struct arr__page *page = find_page(h, cls, flags & ARR__ALLOC_EXACT);
 	if (page == NULL)
 		return NULL;
@@ -1195,6 +1238,9 @@ void arr__heaps_sum(struct arr__heap *out)
 		out->calloc_skipped += __atomic_load_n(&h->calloc_skipped, __ATOMIC_RELAXED);
 		out->alloc_count += __atomic_load_n(&h->alloc_count, __ATOMIC_RELAXED);
 		out->free_count += __atomic_load_n(&h->free_count, __ATOMIC_RELAXED);
+		out->sc_n += __atomic_load_n(&h->sc_n, __ATOMIC_RELAXED);
+		out->sc_units += __atomic_load_n(&h->sc_units, __ATOMIC_RELAXED);
+		out->sc_req += __atomic_load_n(&h->sc_req, __ATOMIC_RELAXED);
 	}
 	for (unsigned c = 0; c < ARR__NCLASSES; c++)
 		out->live_adj[c] += atomic_load_explicit(&arr__orphan_live[c], memory_order_relaxed);

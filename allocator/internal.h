@@ -27,9 +27,10 @@
  *            and empty pages go back to it, so memory freed in one size class
  *            serves another. Free dirty slices are purged (MADV_DONTNEED) once
  *            `purge_delay` allocator operations have passed.
- *   span heap  blocks above span_min bytes (to the largest class): carved
- *            at 1 KiB granularity from segments of their own shared by all
- *            sizes and threads, free neighbours coalesced (spanheap.c).
+ *   span heap  blocks above span_min bytes (to the largest class), and those
+ *            of the sparse classes of 2-8 KiB (heap.c): carved at 256-byte
+ *            granularity from segments of their own shared by all sizes and
+ *            threads, free neighbours coalesced (spanheap.c).
  *   huge     a block above the largest class (or mmap_threshold): its own
  *            4 MiB-aligned mapping with a one-page header, resized with mremap.
  *
@@ -290,6 +291,16 @@ struct arr__segment {
 	uint64_t stamp[ARR__SLICES]; /* op clock when the slice was freed */
 };
 
+/* Classes that may be sparse: above 2 KiB (a 256-byte span unit is then
+ * within 1/8 of any request) to 8 KiB (span_min's default; a larger
+ * span_min leaves the classes above 8 KiB to the span heap anyway). */
+#define ARR__SPARSE_FIRST (ARR__FINE_FIRST + 11)
+#define ARR__SPARSE_END (ARR__FINE_FIRST + 33)
+#define ARR__SPAN_SPARSE_MAX ((size_t)8 << 10) /* the largest of them */
+
+/* Entries of a heap's span-heap block cache (spanheap.c). */
+#define ARR__SC_N 16
+
 /*
  * Invariants (arr__heap_is_valid, owner thread only):
  *   pages[c] == &arr__page_empty <=> last[c] == NULL; the list from pages[c]
@@ -298,6 +309,9 @@ struct arr__segment {
  *   every page on `full` has the FULL flag and heap == this heap
  *   span_cached == Σ slices of the span_cache pages <= 16, each with used == 0
  *   each block on `delayed` lies in a FULL page of this heap
+ *   sc[0..sc_n): distinct span-heap blocks in use by the span heap with the
+ *       CACHED mark, of length len; Σ len == sc_units <= span_cache bytes;
+ *       Σ their booked requested bytes == sc_req; ticks non-decreasing
  */
 struct arr__heap {
 	struct arr__page *pages[ARR__NCLASSES]; /* current page first; &arr__page_empty if none */
@@ -321,6 +335,24 @@ struct arr__heap {
 	struct arr__page *full;           /* full pages */
 	struct arr__page *span_cache;     /* empty spans kept for the next take (see heap.c) */
 	unsigned span_cached;             /* slices in span_cache */
+	/* Free span-heap blocks this thread keeps for its next span-heap
+	 * mallocs (spanheap.c "The thread's block cache"), oldest first. */
+	struct arr__span_cached {
+		uint8_t *p;
+		uint32_t len;  /* units */
+		uint32_t tick; /* sc_tick when it was cached */
+	} sc[ARR__SC_N];
+	unsigned sc_n;     /* entries */
+	uint32_t sc_tick;  /* heap ticks so far */
+	uint64_t sc_units; /* Σ len of the entries */
+	uint64_t sc_req;   /* Σ requested bytes the span heap books for them */
+	/* Sparse classes (heap.c): the classes above 2 KiB up to span_min whose
+	 * blocks this thread holds few of are served by the span heap; the
+	 * blocks of each it allocated there minus those freed here (a remote
+	 * free counts in the freeing heap), and the classes that have become
+	 * dense (a page of their own again). */
+	int32_t sparse_live[ARR__SPARSE_END - ARR__SPARSE_FIRST];
+	uint32_t dense; /* bit c - ARR__SPARSE_FIRST */
 	_Atomic(struct arr__block *) delayed;
 	int state;                    /* ARR__HEAP_* */
 	struct arr__heap *next_all;   /* every heap ever made (never unmapped) */
@@ -345,6 +377,9 @@ struct arr__options {
 	size_t mmap_threshold; /* larger requests are mapped directly */
 	unsigned idle_ratio;   /* free dirty slices kept ≤ used slices / this (0, default: no bound) */
 	size_t span_min;       /* larger requests (to ARR__MAX_SMALL) go to the span heap; 0: none */
+	size_t span_cache;     /* bytes of free span-heap blocks a thread keeps for itself; 0: none */
+	unsigned sparse;       /* a class above 2 KiB is sparse (from the span heap) while a thread
+				* holds fewer of its blocks than this many pages' worth (heap.c); 0: none */
 };
 extern struct arr__options arr__opt;
 
@@ -508,7 +543,7 @@ void arr__segmap_set(const void *seg, bool on);
 /* ---- spanheap.c (callers hold no lock; it takes its own) ---- */
 #define ARR__SPAN_UNIT_SHIFT 8 /* 256 bytes */
 /*
- * A span-heap segment, its units (1 KiB) and tags. Invariants
+ * A span-heap segment, its units (256 bytes) and tags. Invariants
  * (arr__spanheap_is_valid): from ARR__SP_FIRST_UNIT to ARR__SP_UNITS the spans tile the
  * segment; tag[] is nonzero only at a span's first and last unit, both with
  * its length and state (START, the slack, only on the first); no two FREE
@@ -535,7 +570,18 @@ void arr__segmap_set(const void *seg, bool on);
 #define ARR__SP_T_START (1u << (ARR__SP_LEN_BITS + 2)) /* first unit of a block in use */
 #define ARR__SP_T_DIRTY (1u << (ARR__SP_LEN_BITS + 3)) /* free and on the lru list */
 #define ARR__SP_T_SLACK_SHIFT (ARR__SP_LEN_BITS + 4)   /* in use: usable - requested bytes */
+#define ARR__SP_T_SLACK_MASK 0xffu                     /* (< 1 unit, as the span heap booked it) */
 #define ARR__SP_T_SLOT_SHIFT (ARR__SP_LEN_BITS + 4)    /* free: its node's slot */
+/* The last unit's tag of a block in use says what its holder did with it
+ * (written by the holder, without the lock: the span heap reads only the
+ * length and state there): the slack as requested now, in bytes below one
+ * unit (XSLACK) and units past the request (XUNITS: a block of a thread's
+ * cache may serve a slightly shorter request), and CACHED, free in a
+ * thread's cache (a free of it is a double free). */
+#define ARR__SP_T_XSLACK_SHIFT ARR__SP_T_SLACK_SHIFT
+#define ARR__SP_T_XUNITS_SHIFT (ARR__SP_T_SLACK_SHIFT + 8)
+#define ARR__SP_T_XUNITS_MAX 15u
+#define ARR__SP_T_CACHED (1u << 31)
 /* Free spans are never adjacent, so a segment has fewer than UNITS / 2. */
 #define ARR__SP_SLOTS (ARR__SP_UNITS / 2)
 #define ARR__SP_T_SLOT_MASK (ARR__SP_SLOTS - 1u)
@@ -573,10 +619,26 @@ struct arr__spanseg {
 _Static_assert(ARR__SP_DATA_UNITS >= ARR__SP_MAX_UNITS, "a span segment holds the largest block");
 
 /* A block of size bytes (span_min < size <= ARR__MAX_SMALL), aligned to
- * 1 KiB; *zeroed (if asked): known zero. NULL if out of memory. */
+ * 256 bytes; *zeroed (if asked): known zero. NULL if out of memory. */
 void *arr__span_alloc(size_t size, bool zero, bool *zeroed);
 void arr__span_free(void *p); /* p in a span segment; aborts on misuse */
+/* The same through heap h's block cache (h may be &arr__heap_empty); the
+ * cache's entry points count the operation in h like the fast paths. */
+void *arr__span_cache_alloc(struct arr__heap *h, size_t size, bool zero, bool *zeroed);
+/* Returns the block's requested size (what its holder asked for). */
+size_t arr__span_cache_free(struct arr__heap *h, void *p);
+/* Give h's cached blocks back to the span heap: all, or those cached
+ * before the last tick (the tick then starts a new one). */
+void arr__span_cache_flush(struct arr__heap *h, bool all);
+bool arr__span_cache_is_valid(const struct arr__heap *h);
+/* Frees by threads with no heap of blocks served from a cache: their
+ * requested-bytes correction (stats). */
+extern _Atomic int64_t arr__span_orphan_waste;
 size_t arr__span_usable(const void *p);
+/* realloc of span-heap block p (of heap h's thread) to size bytes (to
+ * ARR__MAX_SMALL) in place: true if done (shrunk, or grown into a free
+ * neighbour), false if it must move. */
+bool arr__span_resize(struct arr__heap *h, void *p, size_t size);
 size_t arr__span_purge_all(void); /* bytes given back */
 void arr__span_tick(void);        /* purge the spans whose decay has passed */
 struct arr__span_stats {

@@ -85,6 +85,8 @@ static const struct tunable builtin_tunables[] = {
 	{"mmap_threshold", 0, 1ull << 20, 1},     /* bytes, at most the largest class */
 	{"idle_ratio", 0, 1000000, 1},            /* used:idle bound on free resident memory; 0 = none */
 	{"span_min", 0, 1ull << 20, 1},           /* bytes: larger blocks from the span heap; 0 = none */
+	{"sparse", 0, 1000000, 1},                /* pages' worth under which a class above 2 KiB is sparse */
+	{"span_cache", 0, 1ull << 30, 1},         /* bytes of free span-heap blocks a thread keeps; 0 = none */
 };
 
 /* How an allocator takes its tunables "name:k=v,k=v". */

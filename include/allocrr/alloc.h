@@ -91,8 +91,14 @@ int arr_alloc_stats_get(struct arr_alloc_stats *out);
  *                   in use (and beyond 256 KiB per thread) is returned at
  *                   once, whatever purge_delay says (default 0 = no bound).
  *   span_min        blocks above this many bytes (to 1 MiB) come from the
- *                   span heap, carved at 1 KiB granularity and coalesced,
+ *                   span heap, carved at 256-byte granularity and coalesced,
  *                   instead of a size class (default 8192; 0 = none).
+ *   sparse          a class of 2-8 KiB blocks of which a thread holds fewer
+ *                   than this many pages' worth is served by the span heap
+ *                   (default 16; 0 = never).
+ *   span_cache      bytes of freed span-heap blocks each thread keeps for its
+ *                   own next mallocs, without the span heap's lock (default
+ *                   0 = none).
  * Returns 0, ARR_ENOTFOUND for an unknown name, ARR_ERANGE for a bad value.
  * The preload library reads ALLOCRR_MALLOC_OPTIONS="purge_delay=1000,..."
  * (byte values accept k/m/g suffixes).

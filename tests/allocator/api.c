@@ -286,6 +286,8 @@ static void test_usable_size(void)
 static void test_stats(void)
 {
 	struct arr_alloc_stats before;
+	/* every block in a class (sizes to 3.5 KB: not the span heap's sparse classes) */
+	CHECK(arr_alloc_set_option("sparse", 0) == 0);
 	arr_alloc_stats_get(&before);
 	enum { N = 5000 };
 	static void *v[N];
@@ -317,6 +319,7 @@ static void test_stats(void)
 	CHECK(st.live_usable == before.live_usable);
 	CHECK(st.live_requested == before.live_requested);
 	CHECK(st.huge_blocks == before.huge_blocks);
+	CHECK(arr_alloc_set_option("sparse", 1) == 0);
 }
 
 /* The tests of the pool's slices with blocks above span_min run with the
@@ -1261,6 +1264,10 @@ int main(void)
 	test_calloc_prefault();
 	test_purge_on_fast_path();
 	test_rss_returns();
+	/* from here on, the pages of the classes of 2-8 KiB blocks: as dense
+	 * classes, not the sparse ones the span heap serves (tests/allocator/
+	 * spanheap.c) */
+	CHECK(arr_alloc_set_option("sparse", 0) == 0);
 	run_in_thread(trim_idle_page);
 	run_in_thread(borrow_neighbour);
 	run_in_thread(remote_free_live);
@@ -1276,6 +1283,7 @@ int main(void)
 	run_in_thread(free_is_lifo);
 	run_in_thread(fullest_next);
 	run_in_thread(span_cache_reused);
+	CHECK(arr_alloc_set_option("sparse", 1) == 0);
 	test_own_segments();
 	if (failures) {
 		fprintf(stderr, "%d check(s) failed\n", failures);

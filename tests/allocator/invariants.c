@@ -74,7 +74,9 @@ static void foreign_block_on_list(bool corrupt)
 
 static void class_list_link(bool corrupt)
 {
-	/* two pages of one class: the first fills, the second becomes current */
+	/* two pages of one class: the first fills, the second becomes current
+	 * (a dense class: pages of its own, not the span heap) */
+	arr_alloc_set_option("sparse", 0);
 	size_t sz = 6144;
 	unsigned per_page = (unsigned)(ARR__SLICE_SIZE * arr__class_slices[arr__size_class(sz)] / 6144);
 	void *first = fresh_block(sz);
@@ -252,6 +254,38 @@ static void span_uncoalesced(bool corrupt)
 	arr__spanheap_is_valid();
 }
 
+/* A thread's span-heap block cache (span_cache on): a freed block waits
+ * there, in use to the span heap and marked cached; its bytes add up. */
+static void span_block_cache(bool corrupt)
+{
+	arr_alloc_set_option("span_cache", 1 << 20);
+	void *a = fresh_block(40000), *b = fresh_block(40000);
+	(void)b;
+	arr_free(a);
+	struct arr__heap *h = arr__tl_heap;
+	if (h->sc_n != 1) {
+		fprintf(stderr, "expected a cached block\n");
+		_exit(2);
+	}
+	if (corrupt) /* the cache's byte count no longer its blocks' */
+		h->sc_units += 1;
+	arr__heap_is_valid(h);
+	arr__spanheap_is_valid();
+}
+
+static void span_cached_unmarked(bool corrupt)
+{
+	arr_alloc_set_option("span_cache", 1 << 20);
+	void *a = fresh_block(40000), *b = fresh_block(40000);
+	(void)b;
+	arr_free(a);
+	struct arr__spanseg *s = (struct arr__spanseg *)arr__segment_of(a);
+	unsigned u = span_unit(a), len = s->tag[u] & ARR__SP_T_LEN;
+	if (corrupt) /* a block of the cache that the span heap could hand out twice */
+		s->tag[u + len - 1] &= ~ARR__SP_T_CACHED;
+	arr__heap_is_valid(arr__tl_heap);
+}
+
 struct tcase {
 	const char *name;
 	void (*run)(bool corrupt);
@@ -275,6 +309,8 @@ static const struct tcase cases[] = {
 	{"span dirty ends", span_dirty_ends, "(t & T_DIRTY) == (e & T_DIRTY)"},
 	{"span slack", span_slack, "req == live_req"},
 	{"span coalesced", span_uncoalesced, "prev_state != T_FREE"},
+	{"span block cache", span_block_cache, "units == h->sc_units"},
+	{"span cached mark", span_cached_unmarked, "ARR__SP_T_CACHED"},
 };
 
 /* Run c in a child; returns its wait status and its stderr in err. */

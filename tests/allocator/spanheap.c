@@ -4,7 +4,10 @@
  * granularity; freed neighbours coalesce, malloc takes the best fit, calloc
  * knows fresh memory is zero, a freed span is purged only after purge_delay
  * operations (and never when the program takes it back sooner), blocks freed
- * by another thread come back, and the statistics return exactly.
+ * by another thread come back, and the statistics return exactly; realloc
+ * grows into a free neighbour and shrinks in place; a thread's block cache
+ * (span_cache) serves its next requests and gives its blocks back; the
+ * sparse classes above 2 KiB come from it until a thread holds many.
  * Exits non-zero if a check fails.
  */
 #include <pthread.h>
@@ -12,7 +15,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include "allocrr/alloc.h"
 
 static int failures;
@@ -261,6 +268,153 @@ static void test_realloc(void)
 	arr_free(r);
 }
 
+/* realloc in place: a block grows into the free span after it (the bytes
+ * stay, the statistics say the new size), shrinks by giving its tail back,
+ * and moves only when the next span is in use. */
+static void test_realloc_in_place(void)
+{
+	/* live bytes under the counts: plain frees of class blocks leave the
+	 * requested-bytes sum a lower bound, clamped at 0 (test_stats) */
+	void *pin = arr_malloc(100000);
+	unsigned char *a = arr_malloc(30000), *b = arr_malloc(30000), *g = arr_malloc(30000);
+	CHECK(a && b && g && b == a + 30208 && g == b + 30208);
+	memset(a, 5, 30000);
+	CHECK(arr_alloc_stats_get(&st) == 0);
+	uint64_t req0 = st.live_requested, use0 = st.live_usable;
+	arr_free(b);
+	unsigned char *a2 = arr_realloc(a, 55000); /* 30 208 + 30 208 free after it */
+	CHECK(a2 == a && a2[0] == 5 && a2[29999] == 5);
+	CHECK(arr_alloc_stats_get(&st) == 0);
+	CHECK(st.live_requested == req0 - 30000 + 25000 && st.live_usable == use0 - 30208 + 55040 - 30208);
+	memset(a2, 6, 55000);
+	/* the rest of b's span is still free: it serves the next request there */
+	unsigned char *a3 = arr_realloc(a2, 12000); /* shrunk: the tail is free again */
+	CHECK(a3 == a && a3[11999] == 6);
+	CHECK(arr_alloc_stats_get(&st) == 0);
+	CHECK(st.live_requested == req0 - 60000 + 12000 && st.live_usable == use0 - 2 * 30208 + 12032);
+	unsigned char *d = arr_malloc(40000); /* best fit: the freed tail, 48 384 bytes */
+	CHECK(d == a + 12032);
+	/* no room after a (d in use): realloc moves it with its bytes */
+	unsigned char *a4 = arr_realloc(a3, 20000);
+	CHECK(a4 != NULL && a4 != a && a4[0] == 6 && a4[11999] == 6);
+	arr_free(a4);
+	arr_free(d);
+	arr_free(g);
+	CHECK(arr_alloc_stats_get(&st) == 0);
+	CHECK(st.live_requested == req0 - 90000 && st.live_usable == use0 - 3 * 30208);
+	arr_free(pin);
+}
+
+/* The thread's block cache (span_cache on): a freed block serves this
+ * thread's next request that fits it without the span heap (the same
+ * address, exact statistics), a second free of it is a double free, and the
+ * heap's ticks give it back to the span heap, where it coalesces. */
+static void *cache_thread(void *arg)
+{
+	(void)arg;
+	void *v[8];
+	for (int i = 0; i < 8; i++)
+		v[i] = arr_malloc(20000 + (size_t)i * 1000);
+	for (int i = 0; i < 8; i++)
+		arr_free(v[i]); /* into this thread's cache; back at its exit */
+	return NULL;
+}
+
+static void test_block_cache(void)
+{
+	long long sc0;
+	CHECK(arr_alloc_get_option("span_cache", &sc0) == 0);
+	CHECK(arr_alloc_set_option("span_cache", 1 << 20) == 0);
+	void *pin = arr_malloc(100000); /* as in test_realloc_in_place */
+	CHECK(arr_alloc_stats_get(&st) == 0);
+	uint64_t req0 = st.live_requested, use0 = st.live_usable, n0 = st.live_blocks;
+	char *a = arr_malloc(40000), *b = arr_malloc(40000), *g = arr_malloc(40000);
+	CHECK(a && b && g && b == a + 40192);
+	arr_free(a);
+	CHECK(arr_alloc_stats_get(&st) == 0);
+	CHECK(st.live_requested == req0 + 80000 && st.live_usable == use0 + 2 * 40192 && st.live_blocks == n0 + 2);
+	char *a2 = arr_malloc(39000); /* 4 units shorter: the cached block */
+	CHECK(a2 == a && arr_malloc_usable_size(a2) == 40192);
+	CHECK(arr_alloc_stats_get(&st) == 0);
+	CHECK(st.live_requested == req0 + 119000 && st.live_usable == use0 + 3 * 40192);
+	char *x = arr_malloc(20000); /* no cached block fits: the span heap */
+	CHECK(x != NULL && x != a && x != b);
+	arr_free(x);
+	arr_free(a2);
+	/* a double free of a cached block */
+	fflush(stderr);
+	pid_t pid = fork();
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+		dup2(null, 2);
+		arr_free(a2);
+		_exit(0);
+	}
+	int ws = 0;
+	CHECK(pid > 0 && waitpid(pid, &ws, 0) == pid && WIFSIGNALED(ws) && WTERMSIG(ws) == SIGABRT);
+	arr_free(b);
+	/* cached a and b do not coalesce; two ticks later they have */
+	churn(2 * 4096 + 10);
+	char *d = arr_malloc(80000);
+	CHECK(d == a);
+	arr_free(d);
+	arr_free(g);
+	/* another thread's cache goes back at its exit */
+	pthread_t t;
+	CHECK(pthread_create(&t, NULL, cache_thread, NULL) == 0);
+	pthread_join(t, NULL);
+	arr_alloc_purge();
+	CHECK(arr_alloc_stats_get(&st) == 0);
+	CHECK(st.live_requested == req0 && st.live_usable == use0 && st.live_blocks == n0);
+	CHECK(arr_alloc_set_option("span_cache", sc0) == 0);
+	arr_free(pin);
+}
+
+/* Sparse classes: a 4700-byte request, a block of the 5120-byte class when
+ * its class is dense, is a 4864-byte span-heap block while this thread
+ * holds few of that class (fewer than `sparse` pages' worth); past that the
+ * class gets pages again, and once they have all gone back (a tick) it is
+ * sparse again. The statistics stay exact throughout. */
+static void test_sparse_classes(void)
+{
+	enum { N = 400, SZ = 4700 };
+	static void *v[N];
+	long long pages;
+	CHECK(arr_alloc_get_option("sparse", &pages) == 0 && pages > 0);
+	CHECK(arr_alloc_set_option("sparse", 2) == 0); /* dense from 2 x 65 536 / 5120 = 25 blocks */
+	void *pin = arr_malloc(100000);
+	CHECK(arr_alloc_stats_get(&st) == 0);
+	uint64_t req0 = st.live_requested, n0 = st.live_blocks;
+	unsigned span = 0, cls = 0;
+	for (int i = 0; i < N; i++) {
+		v[i] = arr_malloc(SZ);
+		size_t u = arr_malloc_usable_size(v[i]);
+		CHECK(u == 4864 || u == 5120);
+		if (u == 4864)
+			span += 1 + (cls != 0) * 1000; /* none after the first class block */
+		else
+			cls++;
+		memset(v[i], i, SZ);
+	}
+	CHECK(span == 25 && cls == N - 25);
+	CHECK(arr_alloc_stats_get(&st) == 0 && st.live_requested == req0 + (uint64_t)N * SZ &&
+	      st.live_blocks == n0 + N);
+	for (int i = 0; i < N; i++)
+		arr_free(v[i]);
+	churn(2 * 4096 + 10); /* the class's pages go back, a tick: sparse again */
+	void *p = arr_malloc(SZ);
+	CHECK(arr_malloc_usable_size(p) == 4864);
+	arr_free(p);
+	CHECK(arr_alloc_stats_get(&st) == 0 && st.live_blocks == n0);
+	/* off: the class's pages from the first block */
+	CHECK(arr_alloc_set_option("sparse", 0) == 0);
+	p = arr_malloc(SZ);
+	CHECK(arr_malloc_usable_size(p) == 5120);
+	arr_free(p);
+	CHECK(arr_alloc_set_option("sparse", pages) == 0);
+	arr_free(pin);
+}
+
 int main(void)
 {
 	test_stats();
@@ -270,6 +424,9 @@ int main(void)
 	test_decay();
 	test_remote_free();
 	test_realloc();
+	test_realloc_in_place();
+	test_block_cache();
+	test_sparse_classes();
 	test_off();
 	if (failures) {
 		fprintf(stderr, "%d check(s) failed\n", failures);
