@@ -566,8 +566,8 @@ static struct arr_doc *set_number(struct arr_doc *obj, const char *key, double v
 /* The numeric leaf path under obj nearest name (prefix + keys joined by
  * '.'), into best (cap bytes, as prefix) and bestd: what a misspelt metric
  * most likely meant. */
-static void nearest_in(const struct arr_doc *obj, const char *name, char *prefix, size_t plen, size_t cap,
-		       char *best, unsigned *bestd, int depth)
+static void nearest_in(const struct arr_doc *obj, const char *name, char *prefix, size_t plen, size_t cap, char *best,
+		       unsigned *bestd, int depth)
 {
 	if (!obj || obj->type != ARR_DOC_OBJECT || depth > 4)
 		return;
@@ -592,8 +592,8 @@ static void nearest_in(const struct arr_doc *obj, const char *name, char *prefix
 
 /* A suggestion for a name no metric has: a path as lookup() takes it — from
  * the trace, from one of its sections, or from the allocator entry. */
-static void suggest_metric(const struct arr_doc *trace, const struct arr_doc *alloc, const char *name,
-			   char *best, size_t cap)
+static void suggest_metric(const struct arr_doc *trace, const struct arr_doc *alloc, const char *name, char *best,
+			   size_t cap)
 {
 	char prefix[256], found[256] = "";
 	unsigned bestd = (unsigned)strlen(name) / 3 + 1;
