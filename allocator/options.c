@@ -16,7 +16,7 @@ struct arr__options arr__opt = {
 	.mmap_threshold = ARR__MAX_SMALL,
 	.idle_ratio = 0, /* off: see pool.c idle_budget */
 	.span_min = (size_t)8 << 10,
-	.sparse = 0, /* off: the shared span heap's lock costs multi-thread replays (docs/allocator.md) */
+	.sparse = 0,     /* off: the shared span heap's lock costs multi-thread replays (docs/allocator.md) */
 	.span_cache = 0, /* off: measured no faster, and more resident (spanheap.c) */
 
 };
