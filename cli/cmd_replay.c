@@ -70,29 +70,39 @@ static int add_phase(const char *cmd, const char *opt, const char *arg, void *ta
 	if (p->n == MAX_PHASES)
 		return cli_usage_error(cmd, "at most %d phases", MAX_PHASES);
 	if (parse_phase((char *)arg, &p->v[p->n]))
-		return cli_usage_error(cmd, "%s wants NAME=FROM..TO (call indexes), not '%s'", opt, arg);
+		return cli_usage_error(cmd, "%s wants NAME=FROM..TO or NAME:FROM:TO (call indexes), not '%s'", opt,
+				       arg);
 	p->n++;
 	return 0;
 }
 
-/* NAME=FROM..TO, TO optional; s is kept (the name points into it). */
+/* NAME=FROM..TO, or NAME:FROM:TO as `analyze --phase` writes it (here in
+ * call indexes only); TO optional; s is kept (the name points into it). */
 static int parse_phase(char *s, struct arr_replay_phase *ph)
 {
-	char *eq = strchr(s, '='), *dots, *end;
-	if (!eq || eq == s || !(dots = strstr(eq, "..")))
+	char *eq = strchr(s, '='), *dots = NULL, *end;
+	size_t seplen = 2; /* ".." */
+	if (eq) {
+		dots = strstr(eq, "..");
+	} else if ((eq = strchr(s, ':'))) {
+		dots = strchr(eq + 1, ':');
+		seplen = 1;
+	}
+	if (!eq || eq == s || !dots)
 		return -1;
+	char sep = *eq;
 	*eq = 0;
 	ph->name = s;
 	errno = 0;
 	ph->from_op = strtoull(eq + 1, &end, 10);
 	int bad = errno || end != dots || eq[1] == '-' || end == eq + 1;
 	ph->to_op = UINT64_MAX;
-	if (!bad && dots[2]) {
-		ph->to_op = strtoull(dots + 2, &end, 10);
-		bad = errno || *end || dots[2] == '-' || ph->to_op <= ph->from_op;
+	if (!bad && dots[seplen]) {
+		ph->to_op = strtoull(dots + seplen, &end, 10);
+		bad = errno || *end || dots[seplen] == '-' || ph->to_op <= ph->from_op;
 	}
 	if (bad)
-		*eq = '='; /* the message quotes it whole */
+		*eq = sep; /* the message quotes it whole */
 	return bad ? -1 : 0;
 }
 
@@ -496,7 +506,8 @@ static int parse_args(struct replay *r, int argc, char **argv)
 			 "internal and external fragmentation over time"),
 		CLI_CALLBACK(0, "phase", CLI_ARG_REQUIRED, "NAME=FROM..TO", &r->phases, add_phase,
 			     "RSS growth of the calls FROM to TO (call indexes\n"
-			     "from 0, TO excluded, empty: the end); repeatable"),
+			     "from 0, TO excluded, empty: the end; NAME:FROM:TO\n"
+			     "as analyze writes it works too); repeatable"),
 		CLI_FLAG(0, "analysis", &r->analysis,
 			 "with --json: print the analysis document's\n"
 			 "'allocators' entries instead (docs/report.md)"),

@@ -7,7 +7,7 @@
 for m in checkerboard contiguous; do
 	"$ALLOCRR" record -q -o $m.atr -- "$BINDIR/replay-test-frag" $m 2> $m.native || fail "recording $m"
 	"$ALLOCRR" replay -q -a glibc --threads serial --json $m.atr > $m.json || fail "replay $m"
-	"$ALLOCRR" replay -q -a glibc --threads serial --fragmentation --phase fill=0..100001 --phase rest=100001.. \
+	"$ALLOCRR" replay -q -a glibc --threads serial --fragmentation --phase fill=0..100001 --phase rest:100001: \
 		--analysis --json $m.atr > $m.frag.json ||
 		fail "fragmentation replay $m"
 done
