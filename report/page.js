@@ -137,8 +137,11 @@
 			var r = rowAt(d.x);
 			return d.xHTML + ": " + d.series.map(function (s, si) {
 				var v = s.y !== null && s.y !== undefined ? s.y : last[si][r];
-				if (v === null || v === undefined || !s.isVisible) return "";
-				return "<span style=\"color:" + s.color + "\"><b>" + s.labelHTML + "</b>: " + bytes(v) + "</span>";
+				if (!s.isVisible) return "";
+				/* before a series' first sample (a recorder's first RSS sample
+				 * comes when its thread first runs): named, without a value */
+				return "<span style=\"color:" + s.color + "\"><b>" + s.labelHTML + "</b>: " +
+					(v === null || v === undefined ? "–" : bytes(v)) + "</span>";
 			}).join(" ");
 		}
 		/* the legend above the plot, never over the curves */
