@@ -3,6 +3,7 @@
  * merged events in, the live-block model and threads kept once, semantic
  * callbacks out to the selected analyzers; arr_analyze_trace().
  */
+#define _GNU_SOURCE /* mremap */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -72,22 +73,157 @@ static __attribute__((noinline)) void slots_free(struct an_slot *s, size_t cap)
 		munmap(s, len);
 }
 
+/* Every entry of src into the empty table dst (out of place). */
+static void live_copy(struct an_live *dst, const struct an_slot *src, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (src[i].key) {
+			size_t s = live_slot(dst, src[i].key);
+			while (dst->slots[s].key)
+				s = (s + 1) & dst->mask;
+			dst->slots[s] = src[i];
+		}
+}
+
+/*
+ * A mapped table to twice its length, its pages moved, not copied: mremap
+ * to a 2 MiB-aligned address (both ends aligned, so the kernel moves the
+ * huge pages whole); only the new half is fresh memory. The kernel zeroing
+ * fresh huge pages was most of python3's growth cost (a 64 MiB table had
+ * cost 126 MiB of fresh memory). NULL, the old table untouched, on failure.
+ */
+static struct an_slot *slots_double(struct an_slot *old, size_t oldlen)
+{
+	size_t len = 2 * oldlen;
+	char *p = mmap(NULL, len + LIVE_HUGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	char *a = (char *)(((uintptr_t)p + LIVE_HUGE - 1) & ~(uintptr_t)(LIVE_HUGE - 1));
+	if (mremap(old, oldlen, len, MREMAP_MAYMOVE | MREMAP_FIXED, a) == MAP_FAILED) {
+		munmap(p, len + LIVE_HUGE);
+		return NULL;
+	}
+	if (a > p)
+		munmap(p, (size_t)(a - p));
+	munmap(a + len, (size_t)(p + LIVE_HUGE - a));
+#ifdef MADV_HUGEPAGE
+	madvise(a, len, MADV_HUGEPAGE);
+#endif
+	return (struct an_slot *)a;
+}
+
+#define LIVE_DEFER 256
+
+/*
+ * Rehash after doubling in place: the entries are in [0, oldcap), the new
+ * half is empty, m->mask is the new one. Each entry's new home is its old
+ * home h or h + oldcap. The old table is walked cluster by cluster from
+ * just after an empty slot; each entry is taken out and inserted again.
+ * Why that is safe: an entry at old position j with old home h lands at
+ * the first free slot from its new home; from h up to j every position was
+ * walked already (no empty slot lies between h and j, the walk started at
+ * one), so it lands at or before j, or in the new half, where nothing is
+ * ever taken out. Its probe path therefore never crosses a slot that is
+ * emptied later. The exception is a probe that wraps from the table's end
+ * to slot 0, whose slots may not be walked yet: those entries are set
+ * aside (few: the end of the new half) and inserted once the walk is done.
+ * 0, or 1 if more than LIVE_DEFER were set aside (*defer then holds
+ * LIVE_DEFER of them, the table the rest: the caller copies both out).
+ */
+static int live_rehash_in_place(struct an_live *m, size_t oldcap, struct an_slot *defer, size_t *ndefer)
+{
+	size_t e = 0;
+	while (m->slots[e].key) /* the table is at most 3/4 full: there is one */
+		e++;
+	*ndefer = 0;
+	for (size_t k = 1; k <= oldcap; k++) {
+		size_t i = (e + k) & (oldcap - 1);
+		if (!m->slots[i].key)
+			continue;
+		struct an_slot x = m->slots[i];
+		m->slots[i].key = 0;
+		size_t s = live_slot(m, x.key);
+		while (m->slots[s].key && s != m->mask)
+			s++;
+		if (m->slots[s].key) { /* would wrap to slot 0 */
+			if (*ndefer == LIVE_DEFER) {
+				m->slots[i] = x; /* back where it was: it is still in the table */
+				return 1;
+			}
+			defer[(*ndefer)++] = x;
+			continue;
+		}
+		m->slots[s] = x;
+	}
+	for (size_t d = 0; d < *ndefer; d++) {
+		size_t s = live_slot(m, defer[d].key);
+		while (m->slots[s].key)
+			s = (s + 1) & m->mask;
+		m->slots[s] = defer[d];
+	}
+	*ndefer = 0;
+	return 0;
+}
+
+#ifdef __SANITIZE_ADDRESS__
+/* The sanitizer build checks the table after every growth: each entry is
+ * found from its home without crossing an empty slot, and count is right. */
+static void live_check(const struct an_live *m)
+{
+	size_t n = 0;
+	for (size_t i = 0; i <= m->mask; i++) {
+		if (!m->slots[i].key)
+			continue;
+		n++;
+		for (size_t s = live_slot(m, m->slots[i].key); s != i; s = (s + 1) & m->mask)
+			if (!m->slots[s].key)
+				abort();
+	}
+	if (n != m->count)
+		abort();
+}
+#else
+static inline void live_check(const struct an_live *m) { (void)m; }
+#endif
+
 static __attribute__((noinline)) int live_grow(struct an_live *m)
 {
-	size_t cap = m->mask ? (m->mask + 1) * 2 : 4096;
+	size_t oldcap = m->mask ? m->mask + 1 : 0, cap = oldcap ? oldcap * 2 : 4096;
+	size_t oldlen = oldcap * sizeof(struct an_slot);
+	if (oldlen >= LIVE_HUGE) {
+		struct an_slot *d = slots_double(m->slots, oldlen);
+		if (d) {
+			struct an_slot *df = malloc(LIVE_DEFER * sizeof *df);
+			size_t nd = 0;
+			m->slots = d;
+			m->mask = cap - 1;
+			if (!df || live_rehash_in_place(m, oldcap, df, &nd)) {
+				/* rare: copy everything out of place (the table and what was set aside) */
+				struct an_live n = {slots_alloc(cap), cap - 1, m->count};
+				if (!n.slots) {
+					free(df);
+					return ARR_ENOMEM;
+				}
+				live_copy(&n, m->slots, cap);
+				if (df)
+					live_copy(&n, df, nd);
+				slots_free(m->slots, cap);
+				*m = n;
+			}
+			free(df);
+			live_check(m);
+			return 0;
+		}
+		/* no room to move it: try a fresh table */
+	}
 	struct an_live n = {slots_alloc(cap), cap - 1, m->count};
 	if (!n.slots)
 		return ARR_ENOMEM;
-	if (m->mask)
-		for (size_t i = 0; i <= m->mask; i++)
-			if (m->slots[i].key) {
-				size_t s = live_slot(&n, m->slots[i].key);
-				while (n.slots[s].key)
-					s = (s + 1) & n.mask;
-				n.slots[s] = m->slots[i];
-			}
-	slots_free(m->slots, m->mask ? m->mask + 1 : 0);
+	if (oldcap)
+		live_copy(&n, m->slots, oldcap);
+	slots_free(m->slots, oldcap);
 	*m = n;
+	live_check(m);
 	return 0;
 }
 
