@@ -4,6 +4,7 @@
  * callbacks out to the selected analyzers; arr_analyze_trace().
  */
 #define _GNU_SOURCE /* mremap */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -112,6 +113,50 @@ static struct an_slot *slots_double(struct an_slot *old, size_t oldlen)
 	return (struct an_slot *)a;
 }
 
+/*
+ * Fault in fresh table memory on both cores. Most of a growth's time is
+ * the kernel zeroing the new half's huge pages at their first touch (in
+ * this VM a fresh huge page costs far more than 512 small ones: the host
+ * backs it anew), and while the table grows the read-ahead thread soon
+ * waits for the analysis: the second core is free. A helper thread
+ * populates the upper half of [p, p + len) while the caller populates the
+ * lower. Advice only: where MADV_POPULATE_WRITE is refused (kernels before
+ * 5.14), the rehash faults the pages in as before.
+ */
+#define LIVE_POPULATE_SPLIT ((size_t)16 << 20) /* below: one thread */
+
+struct populate {
+	char *p;
+	size_t len;
+};
+
+static void *populate_run(void *arg)
+{
+	struct populate *w = arg;
+#ifdef MADV_POPULATE_WRITE
+	madvise(w->p, w->len, MADV_POPULATE_WRITE);
+#endif
+	return NULL;
+}
+
+static void slots_populate(char *p, size_t len)
+{
+	struct populate lo = {p, len}, hi;
+	pthread_t th;
+	int two = 0;
+	if (len >= LIVE_POPULATE_SPLIT) {
+		size_t half = len / 2 & ~(LIVE_HUGE - 1);
+		lo.len = half;
+		hi = (struct populate){p + half, len - half};
+		two = !pthread_create(&th, NULL, populate_run, &hi);
+		if (!two)
+			lo.len = len;
+	}
+	populate_run(&lo);
+	if (two)
+		pthread_join(th, NULL);
+}
+
 #define LIVE_DEFER 256
 
 /*
@@ -193,6 +238,7 @@ static __attribute__((noinline)) int live_grow(struct an_live *m)
 	if (oldlen >= LIVE_HUGE) {
 		struct an_slot *d = slots_double(m->slots, oldlen);
 		if (d) {
+			slots_populate((char *)d + oldlen, oldlen);
 			struct an_slot *df = malloc(LIVE_DEFER * sizeof *df);
 			size_t nd = 0;
 			m->slots = d;
