@@ -28,8 +28,10 @@ def main():
              "collide: peak %d blocks, %d bytes, want %d, %d" % (
                  doc["live"]["peak_blocks"], s["peak_live_bytes"], N, 16 * N))
     t.expect(leaks["blocks"] == kept and leaks["bytes"] == 16 * kept,
-             "collide: leaks %d blocks, %d bytes, want %d, %d" % (leaks["blocks"], leaks["bytes"], kept, 16 * kept))
-    t.expect(doc["lifetimes"]["freed"] == N - kept, "collide: %d blocks freed, want %d" % (doc["lifetimes"]["freed"], N - kept))
+             "collide: leaks %d blocks, %d bytes, want %d, %d" % (
+                 leaks["blocks"], leaks["bytes"], kept, 16 * kept))
+    freed = doc["lifetimes"]["freed"]
+    t.expect(freed == N - kept, "collide: %d blocks freed, want %d" % (freed, N - kept))
 
 
 main()
