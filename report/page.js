@@ -72,7 +72,12 @@
 			var row = el("tr");
 			r.forEach(function (c) {
 				var td = el("td", c && c.cls ? c.cls : null, c && c.v !== undefined ? c.v : c);
+				if (c && c.path) breakable(td, String(c.v));
 				if (c && c.title) td.title = c.title;
+				if (c && c.click) {
+					td.classList.add("link");
+					td.addEventListener("click", c.click);
+				}
 				row.appendChild(td);
 			});
 			tb.appendChild(row);
@@ -81,6 +86,16 @@
 		wrap.appendChild(t);
 		parent.appendChild(wrap);
 		return t;
+	}
+	/* A path or expression that may wrap only between its parts: a break
+	 * opportunity (<wbr>) after each '/', ',' and '=', so "/tmp/run-12/trace.atr"
+	 * never breaks inside "trace" (CSS's overflow-wrap would, anywhere). */
+	function breakable(td, text) {
+		td.textContent = "";
+		text.split(/(?<=[\/,=])/).forEach(function (part, i) {
+			if (i) td.appendChild(el("wbr"));
+			td.appendChild(document.createTextNode(part));
+		});
 	}
 	function tiles(parent, list) {
 		var box = el("div", "tiles");
@@ -251,7 +266,8 @@
 		toc.appendChild(Object.assign(el("a", null, "Checks"), { href: "#checks" }));
 		var c = card(sec, "Thresholds from the configuration", true);
 		table(c, ["check", "trace", "allocator", "value", "limit", "result"], list.map(function (k) {
-			return [{ v: k.check, cls: "l wrap" }, { v: k.trace || "", cls: "l wrap" }, { v: k.allocator || "–", cls: "l" },
+			return [{ v: k.check, cls: "l wrap", path: 1 }, { v: k.trace || "", cls: "l wrap", path: 1 },
+				{ v: k.allocator || "–", cls: "l" },
 				k.error ? { v: k.error, cls: "l badv" } : fmtAuto(k.check, k.value), fmtAuto(k.check, k.limit),
 				{ v: k.ok ? "pass" : "broken", cls: k.ok ? "good" : "badv" }];
 		}));
@@ -573,7 +589,13 @@
 	function sitesCard(grid, t) {
 		var s = t.sites;
 		if (!s || !s.recorded) return;
-		var c = card(grid, "Call sites: who allocated the memory", true);
+		var est = s.sampled ? "≈ " : "", flames = null;
+		var c = card(grid, "Call sites: who allocated the memory" + (s.sampled ? " (estimates from a sample)" : ""), true);
+		if (s.sampled)
+			c.appendChild(el("p", "warn", "Recorded with --stack-sample: one allocation in about every " +
+				bytes(s.sampled.mean_bytes) + " allocated has its stack, and each is counted as the " +
+				"allocations it stands for, so every figure of the sites and flame graphs (marked ≈) is an " +
+				"estimate; the other sections are exact."));
 		var tabs = SITE_TABLES.filter(function (k) { return Array.isArray(s[k[0]]) && s[k[0]].length; });
 		if (!tabs.length) {
 			c.appendChild(el("p", "empty", "No site allocated anything."));
@@ -588,10 +610,14 @@
 			table(body, ["site (top by " + k[1] + ")", "where", "live at peak", "leaked", "allocated", "calls",
 				"temporary", "fragmentation", "calloc (fresh / reused)"], s[k[0]].slice(0, 15).map(function (r) {
 				var fn = r.function + (r.inlined_into ? " (inlined into " + r.inlined_into + ")" : "");
-				return [{ v: fn, cls: "l", title: (r.stack || []).join("\n") }, { v: where(r), cls: "l", title: r.file || "" },
-					bytes(r.live_at_peak_bytes), bytes(r.leaked_bytes), bytes(r.bytes), count(r.allocs),
-					count(r.temporaries), bytes(r.fragmentation_bytes),
-					r.calloc_bytes ? bytes(r.calloc_bytes) + (isNum(r.calloc_fresh_bytes) ? " (" +
+				function b(v) { return v ? est + bytes(v) : bytes(v); }
+				function n(v) { return v ? est + count(v) : count(v); }
+				return [{ v: fn, cls: "l", title: (r.stack || []).join("\n") + "\n(click: find it in the flame graph)",
+					click: function () { if (flames) flames.find(r.function); } },
+					{ v: where(r), cls: "l", title: r.file || "" },
+					b(r.live_at_peak_bytes), b(r.leaked_bytes), b(r.bytes), n(r.allocs),
+					n(r.temporaries), b(r.fragmentation_bytes),
+					r.calloc_bytes ? b(r.calloc_bytes) + (isNum(r.calloc_fresh_bytes) ? " (" +
 						bytes(r.calloc_fresh_bytes) + " / " + bytes(r.calloc_reused_bytes) + ")" : "") : "–"];
 			}));
 		}
@@ -604,8 +630,8 @@
 		show(tabs[0]);
 		note(c, s.sites + " distinct sites. Fragmentation: at the peak of live bytes, the free bytes of each 4 KiB page " +
 			"holding live blocks, shared among them by their bytes on the page (the recorded allocator's layout). " +
-			"Hover a site for its heaviest stack.");
-		flameCard(grid, s);
+			"Hover a site for its heaviest stack, click it to find it in the flame graph.");
+		flames = flameCard(grid, s, est);
 	}
 
 	/* An icicle (a flame graph with its root on top) on a canvas: click a frame
@@ -634,7 +660,7 @@
 		return n;
 	}
 
-	function flameGraph(parent, root, what) {
+	function flameGraph(parent, root, what, est, term) {
 		link(root, null);
 		var wrap = el("div", "flame");
 		var canvas = el("canvas");
@@ -663,7 +689,7 @@
 			g.textBaseline = "middle";
 			rects = [];
 			function box(n, x, y, bw, dim) {
-				g.fillStyle = flameColor(n);
+				g.fillStyle = term && n.name.indexOf(term) >= 0 ? "#e040c8" : flameColor(n);
 				g.globalAlpha = dim ? 0.45 : 1;
 				g.fillRect(x, y, Math.max(bw - 1, 0.5), ROW - 1);
 				g.globalAlpha = 1;
@@ -709,7 +735,7 @@
 			tip.appendChild(el("b", null, n.name + (n.inlined ? " (inlined)" : "")));
 			/* a node merges the function's frames: a line only when they all have the same one */
 			if (n.file) tip.appendChild(el("div", null, n.file + (n.line ? ":" + n.line : "")));
-			tip.appendChild(el("div", null, bytes(n.value) + " · " + pct(root.value ? n.value / root.value : 0) +
+			tip.appendChild(el("div", null, est + bytes(n.value) + " · " + pct(root.value ? n.value / root.value : 0) +
 				" of all" + (focus !== root && focus.value ? " · " + pct(n.value / focus.value) + " of " + focus.name : "")));
 			var r = wrap.getBoundingClientRect();
 			tip.style.display = "block";
@@ -718,17 +744,34 @@
 		});
 		canvas.addEventListener("mouseleave", function () { tip.style.display = "none"; });
 		draw();
-		return canvas;
+		/* what the search matches: the bytes under frames whose name holds the term, a frame
+		 * under a matching one not counted again (as FlameGraph's search does) */
+		var matched = 0;
+		(function sum(n) {
+			if (term && n.name.indexOf(term) >= 0 && n.name !== "all") {
+				matched += n.value;
+				return;
+			}
+			(n.children || []).forEach(sum);
+		})(root);
+		canvas.setAttribute("data-matched", String(matched));
+		return { canvas: canvas, matched: matched, total: root.value };
 	}
 
-	function flameCard(grid, s) {
+	function flameCard(grid, s, est) {
 		var fl = s.flame;
-		if (!fl) return;
+		if (!fl) return null;
 		var kinds = FLAMES.filter(function (k) { return fl[k[0]] && fl[k[0]].value > 0; });
-		if (!kinds.length) return;
-		var c = card(grid, "Flame graphs of the call stacks", true);
+		if (!kinds.length) return null;
+		var c = card(grid, "Flame graphs of the call stacks" + (s.sampled ? " (estimates from a sample)" : ""), true);
 		var bar = el("div", "tabs"), body = el("div");
+		var search = el("input", "flame-search"), found = el("span", "flame-found");
+		search.type = "search";
+		search.placeholder = "search frames (function name contains…)";
+		search.setAttribute("aria-label", "search frames");
 		c.appendChild(bar);
+		c.appendChild(search);
+		c.appendChild(found);
 		c.appendChild(body);
 		var boxEl = el("div");
 		boxEl.setAttribute("data-chart", "1");
@@ -738,8 +781,11 @@
 			current = k;
 			Array.prototype.forEach.call(bar.children, function (b) { b.classList.toggle("on", b.textContent === k[1]); });
 			boxEl.textContent = "";
-			flameGraph(boxEl, fl[k[0]], k[0]);
+			var term = search.value.trim(), r = flameGraph(boxEl, fl[k[0]], k[0], est || "", term);
+			found.textContent = term ? (r.matched ? "matched " + (est || "") + bytes(r.matched) + ", " +
+				pct(r.total ? r.matched / r.total : 0) + " of " + k[1] : "no frame matches") : "";
 		}
+		search.addEventListener("input", function () { if (current) show(current); });
 		/* the canvas is drawn at the card's width: draw again when that changes (the zoom resets) */
 		window.addEventListener("resize", function () {
 			clearTimeout(timer);
@@ -753,9 +799,17 @@
 		});
 		body.appendChild(boxEl);
 		show(kinds[0]);
-		note(c, "Outermost frame on top, callees below, widths by bytes; inlined functions in blue. Click a frame to " +
+		note(c, "Outermost frame on top, callees below, widths by bytes; inlined functions in blue, frames matching " +
+			"the search in magenta. Click a frame to " +
 			"zoom into it, click it again or a frame above to zoom out. At most " + (fl.max_nodes || "a few hundred") +
 			" frames per graph, the rest folded into \"(other)\"; the same stacks as `allocrr analyze --collapsed`.");
+		return {
+			find: function (name) {
+				search.value = name;
+				if (current) show(current);
+				c.scrollIntoView({ block: "start" });
+			}
+		};
 	}
 
 	function traceSection(t, idx) {
