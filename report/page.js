@@ -87,12 +87,12 @@
 		parent.appendChild(wrap);
 		return t;
 	}
-	/* A path or expression that may wrap only between its parts: a break
-	 * opportunity (<wbr>) after each '/', ',' and '=', so "/tmp/run-12/trace.atr"
+	/* A path, expression or C++ name that may wrap only between its parts: a break
+	 * opportunity (<wbr>) after each "/", ",", "=", ":" and "(", so "/tmp/run-12/trace.atr"
 	 * never breaks inside "trace" (CSS's overflow-wrap would, anywhere). */
 	function breakable(td, text) {
 		td.textContent = "";
-		text.split(/(?<=[\/,=])/).forEach(function (part, i) {
+		text.split(/(?<=[\/,=:(])/).forEach(function (part, i) {
 			if (i) td.appendChild(el("wbr"));
 			td.appendChild(document.createTextNode(part));
 		});
@@ -582,8 +582,35 @@
 		["by_fragmentation", "fragmentation at the peak", "fragmentation_bytes"],
 		["by_calloc", "calloc bytes", "calloc_bytes"]];
 
+	/*
+	 * A C++ name as heaptrack shows it: template arguments folded to "<>"
+	 * ("std::vector<int, std::allocator<int> >::push_back(int const&)" ->
+	 * "std::vector<>::push_back(int const&)"), the parameters kept; "operator<",
+	 * "operator<<" and "operator->" are not templates. The full name stays in
+	 * the tooltips and the JSON.
+	 */
+	function shortName(name) {
+		if (!name || name.indexOf("<") < 0) return name;
+		var out = "", depth = 0;
+		for (var i = 0; i < name.length; i++) {
+			var ch = name[i];
+			if ((ch === "<" || ch === ">") && /operator\s*[<>-]*$/.test(name.slice(0, i))) {
+				if (!depth) out += ch;
+				continue;
+			}
+			if (ch === "<") {
+				if (!depth++) out += "<";
+			} else if (ch === ">" && depth) {
+				if (!--depth) out += ">";
+			} else if (!depth) out += ch;
+		}
+		return out;
+	}
+
+	/* file:line, or without lines the return address in its module (for addr2line or objdump -d) */
 	function where(o) {
-		return o.file ? o.file.split("/").pop() + ":" + o.line : "";
+		if (o.file) return o.file.split("/").pop() + ":" + o.line;
+		return o.module && o.module_offset ? o.module.split("/").pop() + "+" + o.module_offset : "";
 	}
 
 	function sitesCard(grid, t) {
@@ -607,18 +634,24 @@
 		function show(k) {
 			Array.prototype.forEach.call(bar.children, function (b) { b.classList.toggle("on", b.textContent === k[1]); });
 			body.textContent = "";
-			table(body, ["site (top by " + k[1] + ")", "where", "live at peak", "leaked", "allocated", "calls",
-				"temporary", "fragmentation", "calloc (fresh / reused)"], s[k[0]].slice(0, 15).map(function (r) {
-				var fn = r.function + (r.inlined_into ? " (inlined into " + r.inlined_into + ")" : "");
-				function b(v) { return v ? est + bytes(v) : bytes(v); }
-				function n(v) { return v ? est + count(v) : count(v); }
-				return [{ v: fn, cls: "l", title: (r.stack || []).join("\n") + "\n(click: find it in the flame graph)",
+			/* the figures every table has, and the one its tab sorts by when it is another:
+			 * nine columns did not fit a half screen */
+			var extra = { by_temporaries: ["temporary", function (r) { return n(r.temporaries); }],
+				by_fragmentation: ["fragmentation", function (r) { return b(r.fragmentation_bytes); }],
+				by_calloc: ["calloc (fresh / reused)", function (r) {
+					return r.calloc_bytes ? b(r.calloc_bytes) + (isNum(r.calloc_fresh_bytes) ? " (" +
+						bytes(r.calloc_fresh_bytes) + " / " + bytes(r.calloc_reused_bytes) + ")" : "") : "–";
+				}] }[k[0]];
+			function b(v) { return v ? est + bytes(v) : bytes(v); }
+			function n(v) { return v ? est + count(v) : count(v); }
+			table(body, ["site (top by " + k[1] + ")", "where", "live at peak", "leaked", "allocated", "calls"]
+				.concat(extra ? [extra[0]] : []), s[k[0]].slice(0, 15).map(function (r) {
+				var fn = shortName(r.function) + (r.inlined_into ? " (inlined into " + shortName(r.inlined_into) + ")" : "");
+				return [{ v: fn, cls: "l wrap", path: 1, title: r.function + (r.inlined_into ? "\ninlined into " + r.inlined_into : "") +
+					"\n\n" + (r.stack || []).join("\n") + "\n(click: find it in the flame graph)",
 					click: function () { if (flames) flames.find(r.function); } },
-					{ v: where(r), cls: "l", title: r.file || "" },
-					b(r.live_at_peak_bytes), b(r.leaked_bytes), b(r.bytes), n(r.allocs),
-					n(r.temporaries), b(r.fragmentation_bytes),
-					r.calloc_bytes ? b(r.calloc_bytes) + (isNum(r.calloc_fresh_bytes) ? " (" +
-						bytes(r.calloc_fresh_bytes) + " / " + bytes(r.calloc_reused_bytes) + ")" : "") : "–"];
+					{ v: where(r), cls: "l wrap", path: 1, title: r.file || r.module || "" },
+					b(r.live_at_peak_bytes), b(r.leaked_bytes), b(r.bytes), n(r.allocs)].concat(extra ? [extra[1](r)] : []);
 			}));
 		}
 		tabs.forEach(function (k) {
@@ -696,7 +729,7 @@
 				rects.push({ x: x, y: y, w: bw, n: n });
 				if (bw > 30) {
 					g.fillStyle = "#1d2330";
-					var label = n.name, max = Math.floor((bw - 6) / 6.5);
+					var label = shortName(n.name), max = Math.floor((bw - 6) / 6.5);
 					if (label.length > max) label = label.slice(0, Math.max(max - 1, 1)) + "…";
 					g.fillText(label, x + 3, y + ROW / 2);
 				}

@@ -238,6 +238,29 @@ def check_flames(exe, sites_prog, d):
         dt.close()
 
 
+def check_cxx(exe, prog, d):
+    """C++ sites (tests/analyzers/sites_cxx.cc): names of hundreds of characters,
+    shown with their template arguments folded as heaptrack does, in tables that
+    fit their cards; the full name in the tooltip."""
+    tr = os.path.join(d, "cxx.atr")
+    arrtest.record(tr, [prog], extra=["--stacks"])
+    cfg = write(os.path.join(d, "c.yaml"), "traces: [%s]\noutput: {dir: %s/cout}\n" % (tr, d))
+    report(cfg, "-q", check=0)
+    page = os.path.join(d, "cout", "report.html")
+    check_fit(exe, page, wraps=1)
+    dt = DevTools(exe, "--window-size=1300,2000")
+    try:
+        dt.open("file://" + page)
+        cells = dt.eval("Array.from(document.querySelectorAll('td.link')).map(function(td){"
+                        "return [td.textContent, td.title];})")
+        short = [c for c in cells if c[0].startswith("std::__new_allocator<>::allocate(unsigned long, void const*)")]
+        expect(short and "std::__new_allocator<long>::allocate(" in short[0][1],
+               "C++ site names: %s" % [c[0] for c in cells])
+        expect(not dt.console(), "console messages: %s" % dt.console()[:3])
+    finally:
+        dt.close()
+
+
 def doc_sites(d):
     with open(os.path.join(d, "sout", "report.json")) as f:
         return json.load(f)["traces"][0]["sites"]
@@ -276,7 +299,7 @@ class Charts(html.parser.HTMLParser):
                 break
 
 
-def check_fit(exe, page):
+def check_fit(exe, page, wraps=2):
     """No table wider than its card (a scrolled-off column is a figure lost),
     on a laptop's width and on half a screen's."""
     for width in (1300, 800):
@@ -288,12 +311,12 @@ def check_fit(exe, page):
                 .map(function (s) { return s.closest('.card').querySelector('h3').textContent + ': ' +
                                     s.scrollWidth + ' px in ' + s.clientWidth; })""")
             # a wrapped path or expression breaks between its parts, never inside a word:
-            # each word (between spaces, hyphens, '/', ',' and '=') of a wrapping cell lies on one line
+            # each word (between spaces, hyphens, '/', ',', '=', ':' and '(') of a wrapping cell lies on one line
             broken = dt.eval("""(function () { var out = [];
                 document.querySelectorAll('td.wrap').forEach(function (td) {
                   td.childNodes.forEach(function (t) {
                     if (t.nodeType !== 3) return;
-                    var re = /[^\\s\\/,=-]+/g, m;  // a hyphen is a break of its own
+                    var re = /[^\\s\\/,=:(-]+/g, m;  // a hyphen is a break of its own
                     while ((m = re.exec(t.data))) {
                       var r = document.createRange(); r.setStart(t, m.index); r.setEnd(t, m.index + m[0].length);
                       var lines = {}; Array.from(r.getClientRects()).forEach(function (q) { lines[Math.round(q.top)] = 1; });
@@ -302,11 +325,11 @@ def check_fit(exe, page):
                   });
                 });
                 return out; })()""")
-            wraps = dt.eval("document.querySelectorAll('td.wrap').length")
+            nwrap = dt.eval("document.querySelectorAll('td.wrap').length")
         finally:
             dt.close()
         expect(not over, "%d px wide: tables cut off: %s" % (width, over))
-        expect(wraps >= 2 and not broken, "%d px wide: words broken across lines: %s" % (width, broken))
+        expect(nwrap >= wraps and not broken, "%d px wide: words broken across lines: %s" % (width, broken))
 
 
 def check_legends(exe, page):
@@ -388,6 +411,8 @@ output: {dir: %s/out}
     check_fit(exe, page)
     check_legends(exe, page)
     check_flames(exe, sys.argv[2], d)
+    if len(sys.argv) > 3 and sys.argv[3]:  # built when there is a C++ compiler
+        check_cxx(exe, sys.argv[3], d)
     shot = os.environ.get("ALLOCRR_SCREENSHOT")
     if shot:
         browse(exe, page, "--screenshot=" + os.path.abspath(shot), "--window-size=1400,3000")
