@@ -303,6 +303,37 @@ static int source_frames(const struct an_core *c, struct arr_symbolizer *sy, uin
 	return k;
 }
 
+/*
+ * Is a frame in the program's own sources? Not without a file, nor in a
+ * system header or library source (under /usr/, or relative as Debian's
+ * libc debug info names its ../sysdeps): std::vector's allocate,
+ * inlined into the program, is a site of the program's binary but
+ * not code its authors wrote.
+ */
+static int own_source(const struct arr_frame_info *fi)
+{
+	return fi->file && strncmp(fi->file, "/usr/", 5) && strncmp(fi->file, "../", 3) && fi->file[0] != '<';
+}
+
+/* "caller": the innermost frame of the site's stack in the program's own
+ * sources, when the site's frame is not (C++ containers: the site is the
+ * library's allocate, this the function that grew the container). */
+static void put_caller(struct arr_doc *o, const struct an_core *c, struct arr_symbolizer *sy, uint32_t sid)
+{
+	const struct arr_frame_info *fr[FLAME_MAX_DEPTH];
+	int trunc, n = source_frames(c, sy, sid, fr, FLAME_MAX_DEPTH, &trunc);
+	if (n < 2 || own_source(fr[0]))
+		return;
+	for (int i = 1; i < n; i++)
+		if (own_source(fr[i])) {
+			struct arr_doc *k = arr_doc_set_obj(o, "caller");
+			arr_doc_set_str(k, "function", fr[i]->func);
+			arr_doc_set_str(k, "file", fr[i]->file);
+			arr_doc_set_int(k, "line", fr[i]->line);
+			return;
+		}
+}
+
 static void put_stack(struct arr_doc *arr, const struct an_core *c, struct arr_symbolizer *sy, uint32_t sid)
 {
 	const struct arr_frame_info *fr[FLAME_MAX_DEPTH];
@@ -789,6 +820,7 @@ static int sites_end(struct an_core *c, void *st, struct arr_doc *sec)
 			snprintf(buf, sizeof buf, "0x%llx", (unsigned long long)x->addr);
 			arr_doc_set_str(o, "address", buf);
 			put_acc(o, &x->a, s->zeroing);
+			put_caller(o, c, sy, x->top_stack);
 			put_stack(arr_doc_set_arr(o, "stack"), c, sy, x->top_stack);
 		}
 	}

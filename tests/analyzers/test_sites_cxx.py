@@ -66,6 +66,10 @@ def test():
              "the inlined _M_allocate between allocate and _M_realloc_insert: %s" % fr)
     find_chain(fr, [("std::vector<long, std::allocator<long> >::push_back(", None),
                     ("app::Store::fill(int)", line("FILL")), ("main", line("MAIN_FILL"))], "vector growth")
+    # the site is the library's code; its caller the program's function that grew the vector
+    t.expect(vec[0].get("caller") == {"function": "app::Store::fill(int)", "file": vec[0]["caller"]["file"],
+                                      "line": line("FILL")} and
+             os.path.realpath(vec[0]["caller"]["file"]) == os.path.realpath(SRC), "vector's caller: %s" % vec[0].get("caller"))
     t.expect(vec[0]["allocs"] >= 10 and vec[0]["leaked_bytes"] >= 10000 * 8, "vector figures: %s" % vec[0])
 
     grow = [r for r in s["by_bytes"] if any(f.startswith("app::Store::grow(int) ") for f in r["stack"])]
@@ -76,6 +80,7 @@ def test():
     deep = [r for r in s["by_bytes"] if r["allocs"] == 1 and r["bytes"] == 4002]
     t.expect(len(deep) == 1, "the site of deep3's malloc(4002): %s" % [(r["function"], r["bytes"]) for r in rows])
     dr = deep[0]
+    t.expect("caller" not in dr, "a site in the program's sources has no caller: %s" % dr.get("caller"))
     t.expect(dr["function"] == "app::deep3(unsigned long)" and dr["line"] == line("DEEP3")
              and dr["inlined_into"] == "app::deep2(unsigned long)", "deep site: %s" % dr)
     find_chain(frames(dr["stack"]), [("app::deep3(unsigned long)", line("DEEP3")),
@@ -113,6 +118,8 @@ def test():
     # the text output names the site demangled
     txt = t.run([t.ALLOCRR, "analyze", "--trace-only", "--what", "sites", trace]).stdout.decode()
     t.expect("app::deep3(" in txt and "_Z" not in txt, "text output:\n%s" % txt)
+    t.expect("std::__new_allocator<>::allocate()" in txt and
+             "    from app::Store::fill(int) sites_cxx.cc:%d\n" % line("FILL") in txt, "text output:\n%s" % txt)
 
 
 t.main(test)

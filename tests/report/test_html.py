@@ -253,7 +253,9 @@ def check_cxx(exe, prog, d):
         dt.open("file://" + page)
         cells = dt.eval("Array.from(document.querySelectorAll('td.link')).map(function(td){"
                         "return [td.textContent, td.title];})")
-        short = [c for c in cells if c[0].startswith("std::__new_allocator<>::allocate(unsigned long, void const*)")]
+        short = [c for c in cells if c[0].startswith("std::__new_allocator<>::allocate(unsigned long, void const*)")
+                 and c[0].endswith(" · from app::Store::fill(int) sites_cxx.cc:%d" % arrtest.marker_line(
+                     os.path.join(os.path.dirname(__file__), "..", "analyzers", "sites_cxx.cc"), "FILL"))]
         expect(short and "std::__new_allocator<long>::allocate(" in short[0][1],
                "C++ site names: %s" % [c[0] for c in cells])
         expect(not dt.console(), "console messages: %s" % dt.console()[:3])
