@@ -452,14 +452,16 @@ static void short_name(const char *in, char *out, size_t cap, int room)
 /* One table of call sites (sites.<key>), when the trace was recorded with stacks;
  * a site outside the program's own sources (a C++ container's allocate) is
  * followed by the line "from" its caller there. */
-static void sites_table(FILE *f, const struct arr_doc *tr, const char *key, const char *title)
+static void sites_table(FILE *f, const struct arr_doc *tr, const char *key, const char *title, int temps)
 {
 	const struct arr_doc *t = arr_doc_path(tr, "sites");
 	const struct arr_doc *rows = t ? arr_doc_get(t, key) : NULL;
 	if (!rows || rows->type != ARR_DOC_ARRAY || !rows->len)
 		return;
-	fprintf(f, "\ncall sites by %s\n  %-40s %-24s %9s %9s %9s %9s %9s\n", title, "function", "where", "at peak",
-		"leaked", "allocated", "calls", "frag.");
+	int est = arr_doc_get(t, "sampled") != NULL;
+	fprintf(f, "\ncall sites by %s%s\n  %-40s %-24s %9s %9s %9s %9s %9s\n", title,
+		est ? " (estimates: sampled stacks)" : "", "function", "where", "at peak", "leaked", "allocated",
+		"calls", temps ? "temporary" : "frag.");
 	for (size_t i = 0; i < rows->len && i < TOP_ROWS; i++) {
 		const struct arr_doc *r = rows->items[i];
 		const char *fn = str_at(r, "function"), *file = str_at(r, "file"), *into = str_at(r, "inlined_into");
@@ -479,7 +481,8 @@ static void sites_table(FILE *f, const struct arr_doc *tr, const char *key, cons
 			fmt_bytes(a, sizeof a, num_or(r, "live_at_peak_bytes", 0)),
 			fmt_bytes(b, sizeof b, num_or(r, "leaked_bytes", 0)),
 			fmt_bytes(c, sizeof c, num_or(r, "bytes", 0)), fmt_count(d, sizeof d, num_or(r, "allocs", 0)),
-			fmt_bytes(e, sizeof e, num_or(r, "fragmentation_bytes", 0)));
+			temps ? fmt_count(e, sizeof e, num_or(r, "temporaries", 0))
+			      : fmt_bytes(e, sizeof e, num_or(r, "fragmentation_bytes", 0)));
 		const struct arr_doc *cl = arr_doc_get(r, "caller");
 		const char *cfn = cl ? str_at(cl, "function") : NULL, *cfile = cl ? str_at(cl, "file") : NULL;
 		if (cfn && cfile) {
@@ -932,8 +935,11 @@ static void render_trace(FILE *f, const struct arr_doc *tr)
 		blocks_print(f, bs, nb, 4);
 	}
 
-	sites_table(f, tr, "by_live_at_peak", "live bytes at the peak");
-	sites_table(f, tr, "by_leaked", "leaked bytes");
+	/* heaptrack_print's four lists: peak consumers, leaks, most calls, most temporary allocations */
+	sites_table(f, tr, "by_live_at_peak", "live bytes at the peak", 0);
+	sites_table(f, tr, "by_leaked", "leaked bytes", 0);
+	sites_table(f, tr, "by_allocs", "calls", 0);
+	sites_table(f, tr, "by_temporaries", "temporary allocations (freed before their thread's next allocation)", 1);
 	phases_table(f, arr_doc_get(tr, "phases"));
 	allocators_table(f, arr_doc_get(tr, "allocators"));
 }
