@@ -630,7 +630,10 @@ static int build_tree(struct ftree *t, const struct sites *s, const struct an_co
 		uint32_t at = 0;
 		for (int g = 0; g < G_COUNT; g++)
 			t->n[0].v[g] += v[g];
-		if (trunc && !(at = ftree_child(t, 0, "[truncated]", NULL)))
+		/* a stack the recorder walked no frame of (a call before its unwinder was ready: the
+		 * first malloc of a C++ program, libstdc++'s emergency pool) still has its bytes under a
+		 * frame, so the graphs and the collapsed lines sum to the sites' figures */
+		if ((trunc || !n) && !(at = ftree_child(t, 0, trunc ? "[truncated]" : "[no stack]", NULL)))
 			return ARR_ENOMEM;
 		for (int g = 0; g < G_COUNT && at; g++)
 			t->n[at].v[g] += v[g];
@@ -805,7 +808,7 @@ static int sites_end(struct an_core *c, void *st, struct arr_doc *sec)
 				break;
 			struct arr_doc *o = arr_doc_push_obj(arr);
 			const struct arr_frame_info *fi = x->addr ? arr_symbolize_at(sy, x->addr, x->epoch) : NULL;
-			arr_doc_set_str(o, "function", fi ? fi->func : "[no frame outside the allocator]");
+			arr_doc_set_str(o, "function", fi ? fi->func : "[no stack]");
 			if (fi && fi->file) {
 				arr_doc_set_str(o, "file", fi->file);
 				arr_doc_set_int(o, "line", fi->line);

@@ -676,7 +676,7 @@
 	var ROW = 18;
 
 	function flameColor(n) {
-		if (n.name === "(other)" || n.name === "[truncated]" || n.name === "all") return "#c9ced8";
+		if (n.name === "(other)" || n.name === "[truncated]" || n.name === "[no stack]" || n.name === "all") return "#c9ced8";
 		var h = 0;
 		for (var i = 0; i < n.name.length; i++) h = (h * 31 + n.name.charCodeAt(i)) >>> 0;
 		var hue = n.inlined ? 190 + h % 40 : 10 + h % 45;

@@ -9,6 +9,7 @@ line). Checked in the sites' stacks, the flame graph, the collapsed
 stacks, `dump --stacks` and the text output."""
 import json
 import os
+import re
 import sys
 
 import anatest as a
@@ -104,6 +105,12 @@ def test():
 
     # collapsed: the same chain, root first
     lines = open(folded).read().splitlines()
+    # FlameGraph's format: frames root first, ';' between, the count (bytes) after the last space
+    bad = [ln for ln in lines if not re.fullmatch(r"(allocations|leaks|live_at_peak)(;[^;]+)+ [1-9][0-9]*", ln)]
+    t.expect(lines and not bad, "collapsed lines that do not parse: %s" % bad[:3])
+    total = sum(int(ln.rsplit(" ", 1)[1]) for ln in lines if ln.startswith("allocations;"))
+    t.expect(total == sum(r["bytes"] for r in s["by_bytes"]), "collapsed allocations sum to %d bytes, sites to %d"
+             % (total, sum(r["bytes"] for r in s["by_bytes"])))
     t.expect(any(ln.startswith("allocations;") and
                  ";main;app::deep1(unsigned long);app::deep2(unsigned long);app::deep3(unsigned long) 4002" in ln
                  for ln in lines), "collapsed: %s" % [ln for ln in lines if "deep" in ln])
