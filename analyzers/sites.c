@@ -31,7 +31,11 @@
  *
  * Weights: every figure goes through site_weight(), the multiplier of an
  * allocation's bytes and count (1 for a full recording; sampled stacks
- * scale their allocations up), so the accumulators are doubles.
+ * scale their allocations up), so the accumulators are doubles. With
+ * sampled stacks the pages at the peak are still filled by every live
+ * block (the core's live set, and the blocks freed since the peak, sampled
+ * or not), and only the sampled ones take a weighted share of the spare
+ * bytes: an unsampled neighbour is no hole.
  */
 #include <math.h>
 #include <stdio.h>
@@ -64,6 +68,8 @@ struct stk {
 	struct site_acc a;
 	uint32_t site; /* index + 1 in sites; 0: not seen yet */
 };
+
+#define NO_SID UINT32_MAX /* a block without a stack (not in the sample) */
 
 /* a block live at the peak */
 struct pblock {
@@ -243,14 +249,36 @@ static void sites_alloc(struct an_core *c, void *st, uint64_t addr, struct an_bl
 		c->oom = ARR_ENOMEM;
 }
 
+/* Remember a block live at the peak (so far) that is freed now. */
+static void peak_freed(struct sites *s, struct an_core *c, uint64_t addr, const struct an_block *b, uint32_t sid)
+{
+	if (b->evno > c->peak_evno)
+		return;
+	if (s->nfreed == s->freed_cap) {
+		size_t cap = s->freed_cap ? s->freed_cap * 2 : 1024;
+		struct pblock *n = realloc(s->freed, cap * sizeof *n);
+		if (!n) {
+			c->oom = ARR_ENOMEM;
+			return;
+		}
+		s->freed = n;
+		s->freed_cap = cap;
+	}
+	s->freed[s->nfreed++] = (struct pblock){addr, b->size, sid};
+}
+
 static void sites_release(struct an_core *c, void *st, uint64_t addr, struct an_block *b, const struct arr_event *ev,
 			  int temporary)
 {
 	(void)ev;
 	struct sites *s = st;
 	uint64_t sid;
-	if (!arr_ptrmap_del(&s->blocks, addr, &sid) || sid >= s->nstk || !s->stk[sid].site)
+	if (!arr_ptrmap_del(&s->blocks, addr, &sid) || sid >= s->nstk || !s->stk[sid].site) {
+		/* not in the sample: no site's, but it takes room on its pages at the peak */
+		if (s->sample)
+			peak_freed(s, c, addr, b, NO_SID);
 		return;
+	}
 	struct stk *k = &s->stk[sid];
 	struct site_acc *as[2] = {&k->a, &s->site[k->site - 1].a};
 	double w = site_weight(s, b->size), bytes = w * (double)b->size;
@@ -261,19 +289,7 @@ static void sites_release(struct an_core *c, void *st, uint64_t addr, struct an_
 			as[i]->temp_bytes += bytes;
 		}
 	}
-	if (b->evno <= c->peak_evno) { /* it was live at the peak (so far) */
-		if (s->nfreed == s->freed_cap) {
-			size_t cap = s->freed_cap ? s->freed_cap * 2 : 1024;
-			struct pblock *n = realloc(s->freed, cap * sizeof *n);
-			if (!n) {
-				c->oom = ARR_ENOMEM;
-				return;
-			}
-			s->freed = n;
-			s->freed_cap = cap;
-		}
-		s->freed[s->nfreed++] = (struct pblock){addr, b->size, (uint32_t)sid};
-	}
+	peak_freed(s, c, addr, b, (uint32_t)sid);
 }
 
 /* A frame as "func file:line" (or "func" / "module+0xoff"). */
@@ -416,8 +432,13 @@ static void add_live(void *ctx, uint64_t addr, const struct an_block *b)
 {
 	struct peak_set *ps = ctx;
 	uint64_t sid;
-	if (ps->oom || b->evno > ps->peak_evno || !arr_ptrmap_get(&ps->s->blocks, addr, &sid))
+	if (ps->oom || b->evno > ps->peak_evno)
 		return;
+	if (!arr_ptrmap_get(&ps->s->blocks, addr, &sid)) {
+		if (!ps->s->sample) /* a full recording: every block has its stack */
+			return;
+		sid = NO_SID; /* not in the sample: it still fills its pages */
+	}
 	if (ps->n == ps->cap) {
 		size_t cap = ps->cap ? ps->cap * 2 : 1024;
 		struct pblock *n = realloc(ps->b, cap * sizeof *n);
@@ -453,6 +474,8 @@ static void page_flush(struct sites *s, struct on_page *on, size_t n)
 		return;
 	double spare = (double)(FRAG_PAGE - used);
 	for (size_t i = 0; i < n; i++) {
+		if (on[i].sid == NO_SID)
+			continue;
 		struct stk *k = &s->stk[on[i].sid];
 		double share = spare * (double)on[i].bytes / (double)used * on[i].w;
 		k->a.frag += share;
@@ -491,13 +514,16 @@ static int peak_figures(struct sites *s, const struct an_core *c)
 	size_t non = 0;
 	uint64_t cur = UINT64_MAX;
 	for (size_t i = 0; i < ps.n; i++) {
-		const struct pblock *p = &ps.b[i];
-		if (p->sid >= s->nstk || !s->stk[p->sid].site)
+		struct pblock *p = &ps.b[i];
+		if (p->sid != NO_SID && (p->sid >= s->nstk || !s->stk[p->sid].site))
 			continue;
-		struct stk *k = &s->stk[p->sid];
-		double w = site_weight(s, p->size), bytes = w * (double)p->size;
-		k->a.at_peak += bytes;
-		s->site[k->site - 1].a.at_peak += bytes;
+		double w = 0;
+		if (p->sid != NO_SID) {
+			struct stk *k = &s->stk[p->sid];
+			w = site_weight(s, p->size);
+			k->a.at_peak += w * (double)p->size;
+			s->site[k->site - 1].a.at_peak += w * (double)p->size;
+		}
 		if (!p->size)
 			continue;
 		uint64_t last = p->addr + p->size - 1 < p->addr ? UINT64_MAX : p->addr + p->size - 1;
