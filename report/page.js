@@ -63,7 +63,11 @@
 	/* rows: arrays of cells (strings or {v, cls}); first column left-aligned */
 	function table(parent, head, rows) {
 		var wrap = el("div", "scroll"), t = el("table"), tr = el("tr");
-		head.forEach(function (h) { tr.appendChild(el("th", null, h)); });
+		/* a column of left-aligned cells (names, paths) has its heading left-aligned too */
+		head.forEach(function (h, i) {
+			var c0 = rows.length ? rows[0][i] : null;
+			tr.appendChild(el("th", c0 && c0.cls && /(^| )l( |$)/.test(c0.cls) ? "l" : null, h));
+		});
 		var thead = el("thead");
 		thead.appendChild(tr);
 		t.appendChild(thead);
@@ -72,7 +76,7 @@
 			var row = el("tr");
 			r.forEach(function (c) {
 				var td = el("td", c && c.cls ? c.cls : null, c && c.v !== undefined ? c.v : c);
-				if (c && c.path) breakable(td, String(c.v));
+				if (c && c.path) breakable(td, String(c.v), c.path);
 				if (c && c.title) td.title = c.title;
 				if (c && c.click) {
 					td.classList.add("link");
@@ -88,11 +92,15 @@
 		return t;
 	}
 	/* A path, expression or C++ name that may wrap only between its parts: a break
-	 * opportunity (<wbr>) after each "/", ",", "=", ":" and "(", so "/tmp/run-12/trace.atr"
-	 * never breaks inside "trace" (CSS's overflow-wrap would, anywhere). */
-	function breakable(td, text) {
+	 * opportunity (<wbr>) after each of its separators (besides spaces and hyphens), so
+	 * "/tmp/run-12/trace.atr" never breaks inside "trace" (CSS's overflow-wrap would,
+	 * anywhere). kind: PATH (after "/"), EXPR (a check: also after ".", "_", ",", "=",
+	 * "(" - metric paths are long words), else a C++ name ("/", ",", "=", ":", "("). */
+	var PATH = 2, EXPR = 3;
+	function breakable(td, text, kind) {
+		var at = kind === PATH ? /(?<=\/)/ : kind === EXPR ? /(?<=[\/,=.(_])/ : /(?<=[\/,=:(])/;
 		td.textContent = "";
-		text.split(/(?<=[\/,=:(])/).forEach(function (part, i) {
+		text.split(at).forEach(function (part, i) {
 			if (i) td.appendChild(el("wbr"));
 			td.appendChild(document.createTextNode(part));
 		});
@@ -266,9 +274,10 @@
 		toc.appendChild(Object.assign(el("a", null, "Checks"), { href: "#checks" }));
 		var c = card(sec, "Thresholds from the configuration", true);
 		table(c, ["check", "trace", "allocator", "value", "limit", "result"], list.map(function (k) {
-			return [{ v: k.check, cls: "l wrap", path: 1 }, { v: k.trace || "", cls: "l wrap", path: 1 },
+			return [{ v: k.check, cls: "l wrap", path: EXPR }, { v: k.trace || "", cls: "l wrap", path: PATH },
 				{ v: k.allocator || "–", cls: "l" },
-				k.error ? { v: k.error, cls: "l badv" } : fmtAuto(k.check, k.value), fmtAuto(k.check, k.limit),
+				k.error ? { v: k.error, cls: "l badv" } : { v: fmtAuto(k.check, k.value), cls: "brk" },
+				{ v: fmtAuto(k.check, k.limit), cls: "brk" },
 				{ v: k.ok ? "pass" : "broken", cls: k.ok ? "good" : "badv" }];
 		}));
 	}

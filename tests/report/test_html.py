@@ -389,7 +389,7 @@ def test():
 traces: [%s]
 allocators: [glibc, builtin]
 replay: {samples: 200}
-checks: [leaks.bytes == 4000, peak_rss <= 2 * glibc + 1MiB]
+checks: [leaks.bytes == 4000, peak_rss <= 2 * glibc + 1MiB, zeroing.calloc_as_malloc_memset_ns >= 0]
 output: {dir: %s/out}
 """ % (tr, d))
     report(cfg, "-q", check=0)
