@@ -53,7 +53,9 @@
 
 struct site_acc {
 	double allocs, bytes, live, peak, temps, temp_bytes;
+	double live_blocks;   /* blocks live now (at the end: leaked) */
 	double at_peak, frag; /* at the trace's peak of live bytes */
+	double at_peak_blocks;
 	double calloc_bytes, calloc_fresh, calloc_reused;
 };
 
@@ -222,6 +224,7 @@ static void acc_alloc(struct site_acc *a, double w, const struct an_block *b, in
 	a->allocs += w;
 	a->bytes += bytes;
 	a->live += bytes;
+	a->live_blocks += w;
 	if (a->live > a->peak)
 		a->peak = a->live;
 	if (b->op == ARR_OP_CALLOC) {
@@ -284,6 +287,7 @@ static void sites_release(struct an_core *c, void *st, uint64_t addr, struct an_
 	double w = site_weight(s, b->size), bytes = w * (double)b->size;
 	for (int i = 0; i < 2; i++) {
 		as[i]->live -= bytes < as[i]->live ? bytes : as[i]->live;
+		as[i]->live_blocks -= w < as[i]->live_blocks ? w : as[i]->live_blocks;
 		if (temporary) {
 			as[i]->temps += w;
 			as[i]->temp_bytes += bytes;
@@ -523,6 +527,8 @@ static int peak_figures(struct sites *s, const struct an_core *c)
 			w = site_weight(s, p->size);
 			k->a.at_peak += w * (double)p->size;
 			s->site[k->site - 1].a.at_peak += w * (double)p->size;
+			k->a.at_peak_blocks += w;
+			s->site[k->site - 1].a.at_peak_blocks += w;
 		}
 		if (!p->size)
 			continue;
@@ -566,6 +572,7 @@ struct fnode {
 	uint32_t parent, child, next, depth;
 	uint8_t lines_differ, files_differ, not_inlined;
 	double v[G_COUNT];
+	double n[G_COUNT]; /* allocations (G_ALLOC), blocks (G_PEAK, G_LEAKS) */
 };
 
 struct ftree {
@@ -650,26 +657,33 @@ static int build_tree(struct ftree *t, const struct sites *s, const struct an_co
 	for (size_t sid = 0; sid < s->nstk; sid++) {
 		const struct stk *k = &s->stk[sid];
 		double v[G_COUNT] = {k->a.bytes, k->a.at_peak, k->a.live};
+		double cn[G_COUNT] = {k->a.allocs, k->a.at_peak_blocks, k->a.live_blocks};
 		if (!k->site || (!v[0] && !v[1] && !v[2]))
 			continue;
 		int trunc, n = source_frames(c, sy, (uint32_t)sid, fr, FLAME_MAX_DEPTH, &trunc);
 		uint32_t at = 0;
-		for (int g = 0; g < G_COUNT; g++)
+		for (int g = 0; g < G_COUNT; g++) {
 			t->n[0].v[g] += v[g];
+			t->n[0].n[g] += cn[g];
+		}
 		/* a stack the recorder walked no frame of (a call before its unwinder was ready: the
 		 * first malloc of a C++ program, libstdc++'s emergency pool) still has its bytes under a
 		 * frame, so the graphs and the collapsed lines sum to the sites' figures */
 		if ((trunc || !n) && !(at = ftree_child(t, 0, trunc ? "[truncated]" : "[no stack]", NULL)))
 			return ARR_ENOMEM;
-		for (int g = 0; g < G_COUNT && at; g++)
+		for (int g = 0; g < G_COUNT && at; g++) {
 			t->n[at].v[g] += v[g];
+			t->n[at].n[g] += cn[g];
+		}
 		for (int i = n - 1; i >= 0; i--) {
 			uint32_t nx = ftree_child(t, at, fr[i]->func, fr[i]);
 			if (!nx)
 				return ARR_ENOMEM;
 			at = nx;
-			for (int g = 0; g < G_COUNT; g++)
+			for (int g = 0; g < G_COUNT; g++) {
 				t->n[at].v[g] += v[g];
+				t->n[at].n[g] += cn[g];
+			}
 		}
 	}
 	return 0;
@@ -700,14 +714,17 @@ static void put_node(struct arr_doc *o, const struct ftree *t, const uint8_t *ke
 	if (x->fi && !x->not_inlined)
 		arr_doc_set_bool(o, "inlined", 1);
 	arr_doc_set_int(o, "value", whole(x->v[g]));
+	arr_doc_set_int(o, "count", whole(x->n[g]));
 	/* kept children, heaviest first; the others as one "(other)" */
 	size_t n = 0;
-	double rest = 0;
+	double rest = 0, rest_n = 0;
 	for (uint32_t ch = x->child; ch; ch = t->n[ch].next)
 		if (keep[ch])
 			kids[n++] = ch;
-		else
+		else {
 			rest += t->n[ch].v[g];
+			rest_n += t->n[ch].n[g];
+		}
 	if (!n && rest < 0.5)
 		return;
 	fsort_tree = t, fsort_g = g;
@@ -720,6 +737,7 @@ static void put_node(struct arr_doc *o, const struct ftree *t, const uint8_t *ke
 		struct arr_doc *oth = arr_doc_push_obj(arr);
 		arr_doc_set_str(oth, "name", "(other)");
 		arr_doc_set_int(oth, "value", whole(rest));
+		arr_doc_set_int(oth, "count", whole(rest_n));
 	}
 }
 

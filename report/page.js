@@ -779,6 +779,8 @@
 			tip.appendChild(el("b", null, n.name + (n.inlined ? " (inlined)" : "")));
 			/* a node merges the function's frames: a line only when they all have the same one */
 			if (n.file) tip.appendChild(el("div", null, n.file + (n.line ? ":" + n.line : "")));
+			if (isNum(n.count))
+				tip.appendChild(el("div", null, est + count(n.count) + (what === "allocations" ? " allocations" : " blocks")));
 			tip.appendChild(el("div", null, est + bytes(n.value) + " · " + pct(root.value ? n.value / root.value : 0) +
 				" of all" + (focus !== root && focus.value ? " · " + pct(n.value / focus.value) + " of " + focus.name : "")));
 			var r = wrap.getBoundingClientRect();

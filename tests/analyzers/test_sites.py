@@ -172,6 +172,18 @@ def test():
         t.expect(leaves == col, "%s: tree leaves %s, collapsed %s" % (graph, sorted(leaves.items())[:4],
                                                                     sorted(col.items())[:4]))
         t.expect(tree["value"] == sum(col.values()), "%s: root %d" % (graph, tree["value"]))
+        def counts_add_up(n):  # a node's count is its callees' and its own stacks': never less than theirs
+            kids = n.get("children", [])
+            t.expect(n["count"] >= sum(k["count"] for k in kids) and n["count"] >= 0, "%s count: %s" % (graph, n["name"]))
+            for k in kids:
+                counts_add_up(k)
+        counts_add_up(tree)
+    fl = s["flame"]
+    t.expect(fl["leaks"]["count"] == doc["leaks"]["blocks"] and fl["live_at_peak"]["count"] == len(live)
+             and fl["allocations"]["count"] == sum(r["allocs"] for r in s["by_allocs"]),
+             "flame counts: leaks %d (blocks %d), live at peak %d (model %d), allocations %d" % (
+                 fl["leaks"]["count"], doc["leaks"]["blocks"], fl["live_at_peak"]["count"], len(live),
+                 fl["allocations"]["count"]))
     t.expect(any(l.startswith("leaks;") and l.endswith(";main;make_name;grow 333") for l in lines),
              "collapsed: the inlined leak: %s" % [l for l in lines if l.startswith("leaks")])
 

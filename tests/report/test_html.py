@@ -178,7 +178,8 @@ def check_flames(exe, sites_prog, d):
             if tip.startswith("contiguous"):
                 found = (y, tip)
                 break
-        expect(found and "sites.c:" in found[1] and " of all" in found[1], "hover: %s" % (found,))
+        expect(found and "sites.c:" in found[1] and " of all" in found[1] and " allocations" in found[1],
+               "hover: %s" % (found,))
         dt.mouse("click", st["x"] + 5, found[0])
         z = flame_state(dt)
         expect(z["focus"] == "contiguous" and z["frames"] < st["frames"], "after a click: %s (before %s)" % (z, st))
