@@ -133,7 +133,6 @@ static const struct arr_module *module_of(const struct arr_symbolizer *s, uint64
 	return NULL;
 }
 
-
 /* C++'s __cxa_demangle (libstdc++, which every g++ program loads anyway):
  * the one demangler that follows the compiler's ABI as it changes. */
 extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
