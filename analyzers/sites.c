@@ -31,7 +31,11 @@
  *
  * Weights: every figure goes through site_weight(), the multiplier of an
  * allocation's bytes and count (1 for a full recording; sampled stacks
- * scale their allocations up), so the accumulators are doubles.
+ * scale their allocations up), so the accumulators are doubles. With
+ * sampled stacks the pages at the peak are still filled by every live
+ * block (the core's live set, and the blocks freed since the peak, sampled
+ * or not), and only the sampled ones take a weighted share of the spare
+ * bytes: an unsampled neighbour is no hole.
  */
 #include <math.h>
 #include <stdio.h>
@@ -49,7 +53,9 @@
 
 struct site_acc {
 	double allocs, bytes, live, peak, temps, temp_bytes;
+	double live_blocks;   /* blocks live now (at the end: leaked) */
 	double at_peak, frag; /* at the trace's peak of live bytes */
+	double at_peak_blocks;
 	double calloc_bytes, calloc_fresh, calloc_reused;
 };
 
@@ -64,6 +70,8 @@ struct stk {
 	struct site_acc a;
 	uint32_t site; /* index + 1 in sites; 0: not seen yet */
 };
+
+#define NO_SID UINT32_MAX /* a block without a stack (not in the sample) */
 
 /* a block live at the peak */
 struct pblock {
@@ -216,6 +224,7 @@ static void acc_alloc(struct site_acc *a, double w, const struct an_block *b, in
 	a->allocs += w;
 	a->bytes += bytes;
 	a->live += bytes;
+	a->live_blocks += w;
 	if (a->live > a->peak)
 		a->peak = a->live;
 	if (b->op == ARR_OP_CALLOC) {
@@ -243,37 +252,48 @@ static void sites_alloc(struct an_core *c, void *st, uint64_t addr, struct an_bl
 		c->oom = ARR_ENOMEM;
 }
 
+/* Remember a block live at the peak (so far) that is freed now. */
+static void peak_freed(struct sites *s, struct an_core *c, uint64_t addr, const struct an_block *b, uint32_t sid)
+{
+	if (b->evno > c->peak_evno)
+		return;
+	if (s->nfreed == s->freed_cap) {
+		size_t cap = s->freed_cap ? s->freed_cap * 2 : 1024;
+		struct pblock *n = realloc(s->freed, cap * sizeof *n);
+		if (!n) {
+			c->oom = ARR_ENOMEM;
+			return;
+		}
+		s->freed = n;
+		s->freed_cap = cap;
+	}
+	s->freed[s->nfreed++] = (struct pblock){addr, b->size, sid};
+}
+
 static void sites_release(struct an_core *c, void *st, uint64_t addr, struct an_block *b, const struct arr_event *ev,
 			  int temporary)
 {
 	(void)ev;
 	struct sites *s = st;
 	uint64_t sid;
-	if (!arr_ptrmap_del(&s->blocks, addr, &sid) || sid >= s->nstk || !s->stk[sid].site)
+	if (!arr_ptrmap_del(&s->blocks, addr, &sid) || sid >= s->nstk || !s->stk[sid].site) {
+		/* not in the sample: no site's, but it takes room on its pages at the peak */
+		if (s->sample)
+			peak_freed(s, c, addr, b, NO_SID);
 		return;
+	}
 	struct stk *k = &s->stk[sid];
 	struct site_acc *as[2] = {&k->a, &s->site[k->site - 1].a};
 	double w = site_weight(s, b->size), bytes = w * (double)b->size;
 	for (int i = 0; i < 2; i++) {
 		as[i]->live -= bytes < as[i]->live ? bytes : as[i]->live;
+		as[i]->live_blocks -= w < as[i]->live_blocks ? w : as[i]->live_blocks;
 		if (temporary) {
 			as[i]->temps += w;
 			as[i]->temp_bytes += bytes;
 		}
 	}
-	if (b->evno <= c->peak_evno) { /* it was live at the peak (so far) */
-		if (s->nfreed == s->freed_cap) {
-			size_t cap = s->freed_cap ? s->freed_cap * 2 : 1024;
-			struct pblock *n = realloc(s->freed, cap * sizeof *n);
-			if (!n) {
-				c->oom = ARR_ENOMEM;
-				return;
-			}
-			s->freed = n;
-			s->freed_cap = cap;
-		}
-		s->freed[s->nfreed++] = (struct pblock){addr, b->size, (uint32_t)sid};
-	}
+	peak_freed(s, c, addr, b, (uint32_t)sid);
 }
 
 /* A frame as "func file:line" (or "func" / "module+0xoff"). */
@@ -301,6 +321,37 @@ static int source_frames(const struct an_core *c, struct arr_symbolizer *sy, uin
 		     fi && k < max; fi = fi->caller)
 			out[k++] = fi;
 	return k;
+}
+
+/*
+ * Is a frame in the program's own sources? Not without a file, nor in a
+ * system header or library source (under /usr/, or relative as Debian's
+ * libc debug info names its ../sysdeps): std::vector's allocate,
+ * inlined into the program, is a site of the program's binary but
+ * not code its authors wrote.
+ */
+static int own_source(const struct arr_frame_info *fi)
+{
+	return fi->file && strncmp(fi->file, "/usr/", 5) && strncmp(fi->file, "../", 3) && fi->file[0] != '<';
+}
+
+/* "caller": the innermost frame of the site's stack in the program's own
+ * sources, when the site's frame is not (C++ containers: the site is the
+ * library's allocate, this the function that grew the container). */
+static void put_caller(struct arr_doc *o, const struct an_core *c, struct arr_symbolizer *sy, uint32_t sid)
+{
+	const struct arr_frame_info *fr[FLAME_MAX_DEPTH];
+	int trunc, n = source_frames(c, sy, sid, fr, FLAME_MAX_DEPTH, &trunc);
+	if (n < 2 || own_source(fr[0]))
+		return;
+	for (int i = 1; i < n; i++)
+		if (own_source(fr[i])) {
+			struct arr_doc *k = arr_doc_set_obj(o, "caller");
+			arr_doc_set_str(k, "function", fr[i]->func);
+			arr_doc_set_str(k, "file", fr[i]->file);
+			arr_doc_set_int(k, "line", fr[i]->line);
+			return;
+		}
 }
 
 static void put_stack(struct arr_doc *arr, const struct an_core *c, struct arr_symbolizer *sy, uint32_t sid)
@@ -385,8 +436,13 @@ static void add_live(void *ctx, uint64_t addr, const struct an_block *b)
 {
 	struct peak_set *ps = ctx;
 	uint64_t sid;
-	if (ps->oom || b->evno > ps->peak_evno || !arr_ptrmap_get(&ps->s->blocks, addr, &sid))
+	if (ps->oom || b->evno > ps->peak_evno)
 		return;
+	if (!arr_ptrmap_get(&ps->s->blocks, addr, &sid)) {
+		if (!ps->s->sample) /* a full recording: every block has its stack */
+			return;
+		sid = NO_SID; /* not in the sample: it still fills its pages */
+	}
 	if (ps->n == ps->cap) {
 		size_t cap = ps->cap ? ps->cap * 2 : 1024;
 		struct pblock *n = realloc(ps->b, cap * sizeof *n);
@@ -422,6 +478,8 @@ static void page_flush(struct sites *s, struct on_page *on, size_t n)
 		return;
 	double spare = (double)(FRAG_PAGE - used);
 	for (size_t i = 0; i < n; i++) {
+		if (on[i].sid == NO_SID)
+			continue;
 		struct stk *k = &s->stk[on[i].sid];
 		double share = spare * (double)on[i].bytes / (double)used * on[i].w;
 		k->a.frag += share;
@@ -460,13 +518,18 @@ static int peak_figures(struct sites *s, const struct an_core *c)
 	size_t non = 0;
 	uint64_t cur = UINT64_MAX;
 	for (size_t i = 0; i < ps.n; i++) {
-		const struct pblock *p = &ps.b[i];
-		if (p->sid >= s->nstk || !s->stk[p->sid].site)
+		struct pblock *p = &ps.b[i];
+		if (p->sid != NO_SID && (p->sid >= s->nstk || !s->stk[p->sid].site))
 			continue;
-		struct stk *k = &s->stk[p->sid];
-		double w = site_weight(s, p->size), bytes = w * (double)p->size;
-		k->a.at_peak += bytes;
-		s->site[k->site - 1].a.at_peak += bytes;
+		double w = 0;
+		if (p->sid != NO_SID) {
+			struct stk *k = &s->stk[p->sid];
+			w = site_weight(s, p->size);
+			k->a.at_peak += w * (double)p->size;
+			s->site[k->site - 1].a.at_peak += w * (double)p->size;
+			k->a.at_peak_blocks += w;
+			s->site[k->site - 1].a.at_peak_blocks += w;
+		}
 		if (!p->size)
 			continue;
 		uint64_t last = p->addr + p->size - 1 < p->addr ? UINT64_MAX : p->addr + p->size - 1;
@@ -509,6 +572,7 @@ struct fnode {
 	uint32_t parent, child, next, depth;
 	uint8_t lines_differ, files_differ, not_inlined;
 	double v[G_COUNT];
+	double n[G_COUNT]; /* allocations (G_ALLOC), blocks (G_PEAK, G_LEAKS) */
 };
 
 struct ftree {
@@ -593,23 +657,33 @@ static int build_tree(struct ftree *t, const struct sites *s, const struct an_co
 	for (size_t sid = 0; sid < s->nstk; sid++) {
 		const struct stk *k = &s->stk[sid];
 		double v[G_COUNT] = {k->a.bytes, k->a.at_peak, k->a.live};
+		double cn[G_COUNT] = {k->a.allocs, k->a.at_peak_blocks, k->a.live_blocks};
 		if (!k->site || (!v[0] && !v[1] && !v[2]))
 			continue;
 		int trunc, n = source_frames(c, sy, (uint32_t)sid, fr, FLAME_MAX_DEPTH, &trunc);
 		uint32_t at = 0;
-		for (int g = 0; g < G_COUNT; g++)
+		for (int g = 0; g < G_COUNT; g++) {
 			t->n[0].v[g] += v[g];
-		if (trunc && !(at = ftree_child(t, 0, "[truncated]", NULL)))
+			t->n[0].n[g] += cn[g];
+		}
+		/* a stack the recorder walked no frame of (a call before its unwinder was ready: the
+		 * first malloc of a C++ program, libstdc++'s emergency pool) still has its bytes under a
+		 * frame, so the graphs and the collapsed lines sum to the sites' figures */
+		if ((trunc || !n) && !(at = ftree_child(t, 0, trunc ? "[truncated]" : "[no stack]", NULL)))
 			return ARR_ENOMEM;
-		for (int g = 0; g < G_COUNT && at; g++)
+		for (int g = 0; g < G_COUNT && at; g++) {
 			t->n[at].v[g] += v[g];
+			t->n[at].n[g] += cn[g];
+		}
 		for (int i = n - 1; i >= 0; i--) {
 			uint32_t nx = ftree_child(t, at, fr[i]->func, fr[i]);
 			if (!nx)
 				return ARR_ENOMEM;
 			at = nx;
-			for (int g = 0; g < G_COUNT; g++)
+			for (int g = 0; g < G_COUNT; g++) {
 				t->n[at].v[g] += v[g];
+				t->n[at].n[g] += cn[g];
+			}
 		}
 	}
 	return 0;
@@ -640,14 +714,17 @@ static void put_node(struct arr_doc *o, const struct ftree *t, const uint8_t *ke
 	if (x->fi && !x->not_inlined)
 		arr_doc_set_bool(o, "inlined", 1);
 	arr_doc_set_int(o, "value", whole(x->v[g]));
+	arr_doc_set_int(o, "count", whole(x->n[g]));
 	/* kept children, heaviest first; the others as one "(other)" */
 	size_t n = 0;
-	double rest = 0;
+	double rest = 0, rest_n = 0;
 	for (uint32_t ch = x->child; ch; ch = t->n[ch].next)
 		if (keep[ch])
 			kids[n++] = ch;
-		else
+		else {
 			rest += t->n[ch].v[g];
+			rest_n += t->n[ch].n[g];
+		}
 	if (!n && rest < 0.5)
 		return;
 	fsort_tree = t, fsort_g = g;
@@ -660,6 +737,7 @@ static void put_node(struct arr_doc *o, const struct ftree *t, const uint8_t *ke
 		struct arr_doc *oth = arr_doc_push_obj(arr);
 		arr_doc_set_str(oth, "name", "(other)");
 		arr_doc_set_int(oth, "value", whole(rest));
+		arr_doc_set_int(oth, "count", whole(rest_n));
 	}
 }
 
@@ -774,7 +852,7 @@ static int sites_end(struct an_core *c, void *st, struct arr_doc *sec)
 				break;
 			struct arr_doc *o = arr_doc_push_obj(arr);
 			const struct arr_frame_info *fi = x->addr ? arr_symbolize_at(sy, x->addr, x->epoch) : NULL;
-			arr_doc_set_str(o, "function", fi ? fi->func : "[no frame outside the allocator]");
+			arr_doc_set_str(o, "function", fi ? fi->func : "[no stack]");
 			if (fi && fi->file) {
 				arr_doc_set_str(o, "file", fi->file);
 				arr_doc_set_int(o, "line", fi->line);
@@ -789,6 +867,7 @@ static int sites_end(struct an_core *c, void *st, struct arr_doc *sec)
 			snprintf(buf, sizeof buf, "0x%llx", (unsigned long long)x->addr);
 			arr_doc_set_str(o, "address", buf);
 			put_acc(o, &x->a, s->zeroing);
+			put_caller(o, c, sy, x->top_stack);
 			put_stack(arr_doc_set_arr(o, "stack"), c, sy, x->top_stack);
 		}
 	}

@@ -133,17 +133,62 @@ static const struct arr_module *module_of(const struct arr_symbolizer *s, uint64
 	return NULL;
 }
 
-static char *dup_or_null(const char *x) { return x ? strdup(x) : NULL; }
+/* C++'s __cxa_demangle (libstdc++, which every g++ program loads anyway):
+ * the one demangler that follows the compiler's ABI as it changes. */
+extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 
+/*
+ * A name as people read it, malloc'd (NULL: out of memory): without the
+ * symbol version the symbol table gives aliases ("__libc_start_main@@GLIBC_2.34"),
+ * demangled ("_ZN3app5Store4fillEi" -> "app::Store::fill(int)", clones
+ * as "... [clone .isra.0]"); anything else as it is.
+ */
+static char *readable_name(const char *name)
+{
+	char *n = strdup(name);
+	if (!n)
+		return NULL;
+	char *at = strchr(n, '@');
+	if (at && at != n)
+		*at = 0;
+	if (n[0] == '_' && n[1] == 'Z') {
+		int st = -1;
+		char *d = __cxa_demangle(n, NULL, NULL, &st);
+		if (d && !st) {
+			free(n);
+			return d;
+		}
+		free(d);
+	}
+	return n;
+}
+
+/* A function's name from its DIE (through abstract origin and declaration):
+ * the linkage name when it has one (C++: qualified, with its parameters once
+ * demangled), else the plain name. */
 static const char *die_name(Dwarf_Die *d)
 {
 	Dwarf_Attribute a;
-	const char *n = dwarf_formstring(dwarf_attr_integrate(d, DW_AT_name, &a));
-	return n ? n : dwarf_formstring(dwarf_attr_integrate(d, DW_AT_linkage_name, &a));
+	const char *n = dwarf_formstring(dwarf_attr_integrate(d, DW_AT_linkage_name, &a));
+	if (!n)
+		n = dwarf_formstring(dwarf_attr_integrate(d, DW_AT_MIPS_linkage_name, &a));
+	return n ? n : dwarf_formstring(dwarf_attr_integrate(d, DW_AT_name, &a));
 }
 
-/* The inlined scopes around pc, innermost first: each one's name and call
- * site. Returns how many (0 without debug info or inlining). */
+static int is_function(Dwarf_Die *d)
+{
+	int tag = dwarf_tag(d);
+	return tag == DW_TAG_inlined_subroutine || tag == DW_TAG_subprogram;
+}
+
+/*
+ * The inlined calls around pc, innermost first: each one's name and call
+ * site. Returns how many (0 without debug info or inlining).
+ * dwarf_getscopes() gives the scopes of the innermost inlined instance and
+ * then those of its abstract definition, not of the function it was
+ * inlined into; so each instance's concrete parents are asked in turn
+ * (dwarf_getscopes_die), as eu-addr2line -i does, out to the subprogram.
+ */
 struct inl {
 	const char *name, *call_file;
 	int call_line;
@@ -151,27 +196,39 @@ struct inl {
 static int inlined_scopes(Dwfl_Module *dm, uint64_t pc, struct inl *out, int max)
 {
 	Dwarf_Addr bias;
-	Dwarf_Die *cu = dwfl_module_addrdie(dm, pc, &bias), *scopes = NULL;
+	Dwarf_Die *cu = dwfl_module_addrdie(dm, pc, &bias), *scopes = NULL, cur;
 	if (!cu)
 		return 0;
-	int n = dwarf_getscopes(cu, pc - bias, &scopes), k = 0;
+	int n = dwarf_getscopes(cu, pc - bias, &scopes), k = 0, have = 0;
+	for (int i = 0; i < n && !have; i++)
+		if (is_function(&scopes[i])) {
+			cur = scopes[i];
+			have = 1;
+		}
+	free(scopes);
 	Dwarf_Files *files = NULL;
 	size_t nfiles = 0;
-	if (n > 0 && dwarf_getsrcfiles(cu, &files, &nfiles) != 0)
+	if (have && dwarf_getsrcfiles(cu, &files, &nfiles) != 0)
 		files = NULL;
-	for (int i = 0; i < n && k < max; i++) {
-		if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
-			continue;
+	while (have && dwarf_tag(&cur) == DW_TAG_inlined_subroutine && k < max) {
 		Dwarf_Attribute a;
 		Dwarf_Word fileno = 0, line = 0;
-		dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &a), &fileno);
-		dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &a), &line);
-		out[k].name = die_name(&scopes[i]);
+		dwarf_formudata(dwarf_attr(&cur, DW_AT_call_file, &a), &fileno);
+		dwarf_formudata(dwarf_attr(&cur, DW_AT_call_line, &a), &line);
+		out[k].name = die_name(&cur);
 		out[k].call_file = files && fileno < nfiles ? dwarf_filesrc(files, fileno, NULL, NULL) : NULL;
 		out[k].call_line = (int)line;
 		k++;
+		Dwarf_Die *up = NULL; /* up[0] is cur itself */
+		int m = dwarf_getscopes_die(&cur, &up);
+		have = 0;
+		for (int j = 1; j < m && !have; j++)
+			if (is_function(&up[j])) {
+				cur = up[j];
+				have = 1;
+			}
+		free(up);
 	}
-	free(scopes);
 	return k;
 }
 
@@ -201,7 +258,7 @@ static struct arr_frame_info *lookup(struct arr_symbolizer *s, uint64_t addr, un
 		int line = 0;
 		const char *file = ln ? dwfl_lineinfo(ln, NULL, &line, NULL, NULL, NULL) : NULL;
 		for (int i = 0; i <= ninl; i++) {
-			fi[i].func = dup_or_null(i == ninl ? name : inl[i].name ? inl[i].name : "?");
+			fi[i].func = readable_name(i == ninl ? name : inl[i].name ? inl[i].name : "?");
 			fi[i].known = 1;
 			if (file) {
 				fi[i].file = strdup(file);

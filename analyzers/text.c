@@ -65,6 +65,8 @@ static const char *fmt_bytes(char *buf, size_t cap, double b)
 	double v = neg ? -b : b;
 	while (v >= 1024 && u < 5)
 		v /= 1024, u++;
+	if (u && u < 5 && v >= 1023.95) /* 1,048,572 B: "1.0 MiB", not "1024.0 KiB" (a column too wide) */
+		v /= 1024, u++;
 	/* whole numbers (4 KiB, the log2 buckets) without a decimal */
 	snprintf(buf, cap, u && v != floor(v) ? "%s%.1f %s" : "%s%.0f %s", neg ? "-" : "", v, units[u]);
 	return buf;
@@ -399,20 +401,74 @@ static void leak_tables(struct block *by_size, struct block *largest, const stru
 	}
 }
 
-/* One table of call sites (sites.<key>), when the trace was recorded with stacks. */
-static void sites_table(FILE *f, const struct arr_doc *tr, const char *key, const char *title)
+/*
+ * A C++ name as heaptrack shows it, template arguments folded to "<>"
+ * ("std::vector<int, std::allocator<int> >::push_back(int const&)" ->
+ * "std::vector<>::push_back(int const&)"); "operator<", "operator<<" and
+ * "operator->" are no templates. Still wider than room: the parameters
+ * folded too ("std::vector<>::push_back()"). The JSON keeps the full name.
+ */
+static void short_name(const char *in, char *out, size_t cap, int room)
+{
+	size_t k = 0;
+	int depth = 0;
+	for (const char *p = in; *p && k + 1 < cap; p++) {
+		if (*p == '<' || *p == '>') {
+			const char *q = p;
+			while (q > in && (q[-1] == '<' || q[-1] == '>' || q[-1] == '-'))
+				q--;
+			if (q - in >= 8 && !strncmp(q - 8, "operator", 8)) {
+				if (!depth)
+					out[k++] = *p;
+				continue;
+			}
+		}
+		if (*p == '<') {
+			if (!depth++)
+				out[k++] = '<';
+		} else if (*p == '>' && depth) {
+			if (!--depth)
+				out[k++] = '>';
+		} else if (!depth) {
+			out[k++] = *p;
+		}
+	}
+	out[k] = 0;
+	if ((int)k <= room)
+		return;
+	char *o = out; /* fold "(...)" at depth 0 to "()", keep what follows (" const", clones) */
+	depth = 0;
+	for (const char *p = out; *p; p++) {
+		if (*p == '(' && !depth++)
+			*o++ = '(';
+		else if (*p == ')' && depth && !--depth)
+			*o++ = ')';
+		else if (!depth)
+			*o++ = *p;
+	}
+	*o = 0;
+}
+
+/* One table of call sites (sites.<key>), when the trace was recorded with stacks;
+ * a site outside the program's own sources (a C++ container's allocate) is
+ * followed by the line "from" its caller there. */
+static void sites_table(FILE *f, const struct arr_doc *tr, const char *key, const char *title, int temps)
 {
 	const struct arr_doc *t = arr_doc_path(tr, "sites");
 	const struct arr_doc *rows = t ? arr_doc_get(t, key) : NULL;
 	if (!rows || rows->type != ARR_DOC_ARRAY || !rows->len)
 		return;
-	fprintf(f, "\ncall sites by %s\n  %-40s %-24s %9s %9s %9s %9s %9s\n", title, "function", "where", "at peak",
-		"leaked", "allocated", "calls", "frag.");
+	int est = arr_doc_get(t, "sampled") != NULL;
+	fprintf(f, "\ncall sites by %s%s\n  %-40s %-24s %9s %9s %9s %9s %9s\n", title,
+		est ? " (estimates: sampled stacks)" : "", "function", "where", "at peak", "leaked", "allocated",
+		"calls", temps ? "temporary" : "frag.");
 	for (size_t i = 0; i < rows->len && i < TOP_ROWS; i++) {
 		const struct arr_doc *r = rows->items[i];
 		const char *fn = str_at(r, "function"), *file = str_at(r, "file"), *into = str_at(r, "inlined_into");
-		char name[256], where[256], a[32], b[32], c[32], d[32], e[32];
-		snprintf(name, sizeof name, "%s%s%s", fn ? fn : "?", into ? " < " : "", into ? into : "");
+		char name[600], where[256], a[32], b[32], c[32], d[32], e[32], sfn[256], sinto[256];
+		short_name(fn ? fn : "?", sfn, sizeof sfn, 40);
+		short_name(into ? into : "", sinto, sizeof sinto, 40 - 3 - (int)strlen(sfn));
+		snprintf(name, sizeof name, "%s%s%s", sfn, into ? " < " : "", sinto);
 		const char *base = file ? strrchr(file, '/') : NULL, *mod = str_at(r, "module");
 		const char *off = str_at(r, "module_offset"), *mbase = mod ? strrchr(mod, '/') : NULL;
 		if (file) /* no lines: the return address in its module, for addr2line or objdump */
@@ -425,7 +481,15 @@ static void sites_table(FILE *f, const struct arr_doc *tr, const char *key, cons
 			fmt_bytes(a, sizeof a, num_or(r, "live_at_peak_bytes", 0)),
 			fmt_bytes(b, sizeof b, num_or(r, "leaked_bytes", 0)),
 			fmt_bytes(c, sizeof c, num_or(r, "bytes", 0)), fmt_count(d, sizeof d, num_or(r, "allocs", 0)),
-			fmt_bytes(e, sizeof e, num_or(r, "fragmentation_bytes", 0)));
+			temps ? fmt_count(e, sizeof e, num_or(r, "temporaries", 0))
+			      : fmt_bytes(e, sizeof e, num_or(r, "fragmentation_bytes", 0)));
+		const struct arr_doc *cl = arr_doc_get(r, "caller");
+		const char *cfn = cl ? str_at(cl, "function") : NULL, *cfile = cl ? str_at(cl, "file") : NULL;
+		if (cfn && cfile) {
+			const char *cb = strrchr(cfile, '/');
+			short_name(cfn, sfn, sizeof sfn, 60);
+			fprintf(f, "    from %s %s:%.0f\n", sfn, cb ? cb + 1 : cfile, num_or(cl, "line", 0));
+		}
 	}
 }
 
@@ -871,8 +935,11 @@ static void render_trace(FILE *f, const struct arr_doc *tr)
 		blocks_print(f, bs, nb, 4);
 	}
 
-	sites_table(f, tr, "by_live_at_peak", "live bytes at the peak");
-	sites_table(f, tr, "by_leaked", "leaked bytes");
+	/* heaptrack_print's four lists: peak consumers, leaks, most calls, most temporary allocations */
+	sites_table(f, tr, "by_live_at_peak", "live bytes at the peak", 0);
+	sites_table(f, tr, "by_leaked", "leaked bytes", 0);
+	sites_table(f, tr, "by_allocs", "calls", 0);
+	sites_table(f, tr, "by_temporaries", "temporary allocations (freed before their thread's next allocation)", 1);
 	phases_table(f, arr_doc_get(tr, "phases"));
 	allocators_table(f, arr_doc_get(tr, "allocators"));
 }

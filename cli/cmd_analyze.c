@@ -239,12 +239,15 @@ static int parse_args(struct analyze_args *a, int argc, char **argv)
 			   "when TRACE is the top one of its family"),
 		CLI_FLAG('j', "json", &a->json, "print the analysis document as JSON (docs/report.md)"),
 		CLI_STRING(0, "collapsed", "FILE", &a->collapsed,
-			   "also write collapsed stacks of allocated and of leaked\n"
-			   "bytes (\"allocations;main;f;g 1234\", \"leaks;...\") for\n"
-			   "flamegraph.pl, speedscope or inferno: traces recorded\n"
-			   "with `allocrr record --stacks`"),
+			   "also write collapsed stacks (traces recorded with\n"
+			   "`allocrr record --stacks`): bytes allocated, leaked and\n"
+			   "live at the peak, one line per path, outermost frame\n"
+			   "first, under the roots allocations, leaks, live_at_peak\n"
+			   "(\"allocations;main;f;g 1234\"; _estimated when sampled).\n"
+			   "One graph: grep '^leaks;' FILE | flamegraph.pl"),
 		CLI_UINT(0, "top", "N", &a->opt.top, 1, 100000,
-			 "rows in the \"most frequent\"/\"largest\" tables (default 20)"),
+			 "rows in the \"most frequent\"/\"largest\" tables and in\n"
+			 "each call-site table (default 20)"),
 		CLI_UINT(0, "points", "N", &a->opt.timeline_points, 2, 1000000,
 			 "points in timelines, at most (default 2000)"),
 		CLI_CALLBACK('p', "phase", CLI_ARG_REQUIRED, "NAME:FROM:TO", &a->phases, add_phase,

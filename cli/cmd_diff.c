@@ -25,7 +25,10 @@ static const struct cli_usage usage = {
 	"Compare two traces, or two reports (report.json or 'allocrr analyze\n"
 	"--json' output): calls, sizes, peak live bytes, leaks and, per allocator,\n"
 	"peak RSS and replay time, with the change from A to B. Traces are\n"
-	"analysed on the fly; with -a they are also replayed into ALLOCATOR.\n",
+	"analysed on the fly; with -a they are also replayed into ALLOCATOR.\n"
+	"Traces recorded with --stacks (or their reports) also show the call sites\n"
+	"that changed most (at most 10; matched by function and file:line):\n"
+	"leaked bytes, live bytes at the peak, bytes allocated and calls.\n",
 	"Colours (on a terminal only; NO_COLOR turns them off): red where B uses\n"
 	"more than A, green where it uses less.\n",
 	NULL,
@@ -137,6 +140,12 @@ static void emit(struct out *o, const char *scope, const char *label, double a, 
 	printf("  %-26s %16s %16s   %s%s%s\n", label, sa, sb, on, change, off);
 }
 
+static const char *base_name(const char *p)
+{
+	const char *s = p ? strrchr(p, '/') : NULL;
+	return s ? s + 1 : p ? p : "";
+}
+
 static double num_at(const struct arr_doc *d, const char *path)
 {
 	double v;
@@ -245,6 +254,8 @@ static int diff_all(struct out *o, const struct arr_doc *ta, const struct arr_do
 	return 0;
 }
 
+static void diff_sites(struct out *o, const struct arr_doc *ta, const struct arr_doc *tb);
+
 static void diff_trace(struct out *o, const struct arr_doc *ta, const struct arr_doc *tb, int all)
 {
 	if (!o->json)
@@ -280,6 +291,159 @@ static void diff_trace(struct out *o, const struct arr_doc *ta, const struct arr
 				emit(o, name, alloc_rows[k].label, num_at(aa, alloc_rows[k].path),
 				     num_at(ab, alloc_rows[k].path), alloc_rows[k].unit);
 		}
+	diff_sites(o, ta, tb);
+}
+
+/*
+ * Call sites, when both traces were recorded with stacks: sites are matched
+ * by function and file:line (module+offset without lines), as addresses
+ * move from run to run; a site of several return addresses (a function's
+ * line called twice on one line) is their sum. Each side knows the sites
+ * of its top tables (analyze --top), so a site in none of them is "only in"
+ * the other; those that changed most (leaked, then live at the peak and
+ * allocated bytes) come first.
+ */
+#define DIFF_SITES 10
+enum { SF_LEAKED, SF_AT_PEAK, SF_BYTES, SF_CALLS, SF_COUNT };
+static const struct row_def site_rows[SF_COUNT] = {
+	{"leaked bytes", "leaked_bytes", "bytes"},
+	{"live at the peak", "live_at_peak_bytes", "bytes"},
+	{"bytes allocated", "bytes", "bytes"},
+	{"calls", "allocs", "count"},
+};
+struct dsite {
+	char key[512];
+	double v[2][SF_COUNT]; /* per side; NAN: not in that side's tables */
+};
+struct dsites {
+	struct dsite *s;
+	size_t n, cap;
+	const char **seen; /* addresses taken from this side */
+	size_t nseen, seen_cap;
+};
+
+static void site_key(const struct arr_doc *r, char *buf, size_t cap)
+{
+	const char *fn = arr_doc_as_str(arr_doc_get(r, "function")), *file = arr_doc_as_str(arr_doc_get(r, "file"));
+	const char *mod = arr_doc_as_str(arr_doc_get(r, "module"));
+	const char *off = arr_doc_as_str(arr_doc_get(r, "module_offset"));
+	if (file)
+		snprintf(buf, cap, "%s %s:%.0f", fn ? fn : "?", base_name(file), num_at(r, "line"));
+	else if (mod && off)
+		snprintf(buf, cap, "%s %s+%s", fn ? fn : "?", base_name(mod), off);
+	else
+		snprintf(buf, cap, "%s", fn ? fn : "?");
+}
+
+static int sites_side(struct dsites *d, const struct arr_doc *sites, int side)
+{
+	d->nseen = 0;
+	for (size_t t = 0; sites && sites->type == ARR_DOC_OBJECT && t < sites->len; t++) {
+		const struct arr_doc *tab = sites->items[t];
+		if (strncmp(sites->keys[t], "by_", 3) || tab->type != ARR_DOC_ARRAY)
+			continue;
+		for (size_t i = 0; i < tab->len; i++) {
+			const struct arr_doc *r = tab->items[i];
+			const char *addr = arr_doc_as_str(arr_doc_get(r, "address"));
+			int dup = 0;
+			for (size_t k = 0; addr && k < d->nseen && !dup; k++)
+				dup = !strcmp(d->seen[k], addr);
+			if (dup)
+				continue;
+			if (addr) {
+				if (d->nseen == d->seen_cap) {
+					size_t cap = d->seen_cap ? d->seen_cap * 2 : 64;
+					const char **ns = realloc(d->seen, cap * sizeof *ns);
+					if (!ns)
+						return -1;
+					d->seen = ns;
+					d->seen_cap = cap;
+				}
+				d->seen[d->nseen++] = addr;
+			}
+			char key[512];
+			site_key(r, key, sizeof key);
+			size_t j = 0;
+			while (j < d->n && strcmp(d->s[j].key, key))
+				j++;
+			if (j == d->n) {
+				if (d->n == d->cap) {
+					size_t cap = d->cap ? d->cap * 2 : 64;
+					struct dsite *ns = realloc(d->s, cap * sizeof *ns);
+					if (!ns)
+						return -1;
+					d->s = ns;
+					d->cap = cap;
+				}
+				struct dsite *x = &d->s[d->n++];
+				snprintf(x->key, sizeof x->key, "%s", key);
+				for (int k = 0; k < 2 * SF_COUNT; k++)
+					x->v[k / SF_COUNT][k % SF_COUNT] = NAN;
+			}
+			struct dsite *x = &d->s[j];
+			for (int k = 0; k < SF_COUNT; k++) {
+				double v = num_at(r, site_rows[k].path);
+				if (isfinite(v))
+					x->v[side][k] = (isfinite(x->v[side][k]) ? x->v[side][k] : 0) + v;
+			}
+		}
+	}
+	return 0;
+}
+
+static double site_change(const struct dsite *x, int k)
+{
+	double a = x->v[0][k], b = x->v[1][k];
+	return fabs((isfinite(b) ? b : 0) - (isfinite(a) ? a : 0));
+}
+
+static int by_change(const void *p, const void *q)
+{
+	const struct dsite *x = p, *y = q;
+	for (int k = 0; k < SF_CALLS; k++) {
+		double dx = site_change(x, k), dy = site_change(y, k);
+		if (dx != dy)
+			return dx < dy ? 1 : -1;
+	}
+	return strcmp(x->key, y->key);
+}
+
+static void diff_sites(struct out *o, const struct arr_doc *ta, const struct arr_doc *tb)
+{
+	const struct arr_doc *sa = arr_doc_get(ta, "sites"), *sb = arr_doc_get(tb, "sites");
+	const struct arr_doc *ra = arr_doc_get(sa, "recorded"), *rb = arr_doc_get(sb, "recorded");
+	if (!ra || !rb || ra->type != ARR_DOC_BOOL || rb->type != ARR_DOC_BOOL || !ra->v.b || !rb->v.b)
+		return;
+	struct dsites d = {0};
+	if (sites_side(&d, sa, 0) || sites_side(&d, sb, 1)) {
+		free(d.s);
+		free(d.seen);
+		cli_error("out of memory");
+		return;
+	}
+	qsort(d.s, d.n, sizeof *d.s, by_change);
+	int est = arr_doc_get(sa, "sampled") || arr_doc_get(sb, "sampled"), shown = 0;
+	for (size_t i = 0; i < d.n && shown < DIFF_SITES; i++) {
+		const struct dsite *x = &d.s[i];
+		int changed = 0;
+		for (int k = 0; k < SF_COUNT; k++)
+			changed |= !(x->v[0][k] == x->v[1][k]);
+		if (!changed)
+			continue;
+		if (!o->json) {
+			if (!shown)
+				printf("call sites that changed most%s\n", est ? " (estimates: sampled stacks)" : "");
+			printf(" %s\n", x->key);
+		}
+		char scope[600];
+		snprintf(scope, sizeof scope, "site %s", x->key);
+		for (int k = 0; k < SF_COUNT; k++)
+			if (!(x->v[0][k] == x->v[1][k]))
+				emit(o, scope, site_rows[k].label, x->v[0][k], x->v[1][k], site_rows[k].unit);
+		shown++;
+	}
+	free(d.s);
+	free(d.seen);
 }
 
 /* Read A or B: a JSON document (a report, or analyze --json), else a trace. */
@@ -358,12 +522,6 @@ static int load(const char *path, const char *const *specs, size_t nspecs, int q
 	}
 	*out = doc;
 	return 0;
-}
-
-static const char *base_name(const char *p)
-{
-	const char *s = p ? strrchr(p, '/') : NULL;
-	return s ? s + 1 : p ? p : "";
 }
 
 int cmd_diff(int argc, char **argv)

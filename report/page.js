@@ -63,7 +63,11 @@
 	/* rows: arrays of cells (strings or {v, cls}); first column left-aligned */
 	function table(parent, head, rows) {
 		var wrap = el("div", "scroll"), t = el("table"), tr = el("tr");
-		head.forEach(function (h) { tr.appendChild(el("th", null, h)); });
+		/* a column of left-aligned cells (names, paths) has its heading left-aligned too */
+		head.forEach(function (h, i) {
+			var c0 = rows.length ? rows[0][i] : null;
+			tr.appendChild(el("th", c0 && c0.cls && /(^| )l( |$)/.test(c0.cls) ? "l" : null, h));
+		});
 		var thead = el("thead");
 		thead.appendChild(tr);
 		t.appendChild(thead);
@@ -72,7 +76,12 @@
 			var row = el("tr");
 			r.forEach(function (c) {
 				var td = el("td", c && c.cls ? c.cls : null, c && c.v !== undefined ? c.v : c);
+				if (c && c.path) breakable(td, String(c.v), c.path);
 				if (c && c.title) td.title = c.title;
+				if (c && c.click) {
+					td.classList.add("link");
+					td.addEventListener("click", c.click);
+				}
 				row.appendChild(td);
 			});
 			tb.appendChild(row);
@@ -81,6 +90,20 @@
 		wrap.appendChild(t);
 		parent.appendChild(wrap);
 		return t;
+	}
+	/* A path, expression or C++ name that may wrap only between its parts: a break
+	 * opportunity (<wbr>) after each of its separators (besides spaces and hyphens), so
+	 * "/tmp/run-12/trace.atr" never breaks inside "trace" (CSS's overflow-wrap would,
+	 * anywhere). kind: PATH (after "/"), EXPR (a check: also after ".", "_", ",", "=",
+	 * "(" - metric paths are long words), else a C++ name ("/", ",", "=", ":", "("). */
+	var PATH = 2, EXPR = 3;
+	function breakable(td, text, kind) {
+		var at = kind === PATH ? /(?<=\/)/ : kind === EXPR ? /(?<=[\/,=.(_])/ : /(?<=[\/,=:(])/;
+		td.textContent = "";
+		text.split(at).forEach(function (part, i) {
+			if (i) td.appendChild(el("wbr"));
+			td.appendChild(document.createTextNode(part));
+		});
 	}
 	function tiles(parent, list) {
 		var box = el("div", "tiles");
@@ -251,8 +274,10 @@
 		toc.appendChild(Object.assign(el("a", null, "Checks"), { href: "#checks" }));
 		var c = card(sec, "Thresholds from the configuration", true);
 		table(c, ["check", "trace", "allocator", "value", "limit", "result"], list.map(function (k) {
-			return [{ v: k.check, cls: "l wrap" }, { v: k.trace || "", cls: "l wrap" }, { v: k.allocator || "–", cls: "l" },
-				k.error ? { v: k.error, cls: "l badv" } : fmtAuto(k.check, k.value), fmtAuto(k.check, k.limit),
+			return [{ v: k.check, cls: "l wrap", path: EXPR }, { v: k.trace || "", cls: "l wrap", path: PATH },
+				{ v: k.allocator || "–", cls: "l" },
+				k.error ? { v: k.error, cls: "l badv" } : { v: fmtAuto(k.check, k.value), cls: "brk" },
+				{ v: fmtAuto(k.check, k.limit), cls: "brk" },
 				{ v: k.ok ? "pass" : "broken", cls: k.ok ? "good" : "badv" }];
 		}));
 	}
@@ -566,14 +591,47 @@
 		["by_fragmentation", "fragmentation at the peak", "fragmentation_bytes"],
 		["by_calloc", "calloc bytes", "calloc_bytes"]];
 
+	/*
+	 * A C++ name as heaptrack shows it: template arguments folded to "<>"
+	 * ("std::vector<int, std::allocator<int> >::push_back(int const&)" ->
+	 * "std::vector<>::push_back(int const&)"), the parameters kept; "operator<",
+	 * "operator<<" and "operator->" are not templates. The full name stays in
+	 * the tooltips and the JSON.
+	 */
+	function shortName(name) {
+		if (!name || name.indexOf("<") < 0) return name;
+		var out = "", depth = 0;
+		for (var i = 0; i < name.length; i++) {
+			var ch = name[i];
+			if ((ch === "<" || ch === ">") && /operator\s*[<>-]*$/.test(name.slice(0, i))) {
+				if (!depth) out += ch;
+				continue;
+			}
+			if (ch === "<") {
+				if (!depth++) out += "<";
+			} else if (ch === ">" && depth) {
+				if (!--depth) out += ">";
+			} else if (!depth) out += ch;
+		}
+		return out;
+	}
+
+	/* file:line, or without lines the return address in its module (for addr2line or objdump -d) */
 	function where(o) {
-		return o.file ? o.file.split("/").pop() + ":" + o.line : "";
+		if (o.file) return o.file.split("/").pop() + ":" + o.line;
+		return o.module && o.module_offset ? o.module.split("/").pop() + "+" + o.module_offset : "";
 	}
 
 	function sitesCard(grid, t) {
 		var s = t.sites;
 		if (!s || !s.recorded) return;
-		var c = card(grid, "Call sites: who allocated the memory", true);
+		var est = s.sampled ? "≈ " : "", flames = null;
+		var c = card(grid, "Call sites: who allocated the memory" + (s.sampled ? " (estimates from a sample)" : ""), true);
+		if (s.sampled)
+			c.appendChild(el("p", "warn", "Recorded with --stack-sample: one allocation in about every " +
+				bytes(s.sampled.mean_bytes) + " allocated has its stack, and each is counted as the " +
+				"allocations it stands for, so every figure of the sites and flame graphs (marked ≈) is an " +
+				"estimate; the other sections are exact."));
 		var tabs = SITE_TABLES.filter(function (k) { return Array.isArray(s[k[0]]) && s[k[0]].length; });
 		if (!tabs.length) {
 			c.appendChild(el("p", "empty", "No site allocated anything."));
@@ -585,14 +643,26 @@
 		function show(k) {
 			Array.prototype.forEach.call(bar.children, function (b) { b.classList.toggle("on", b.textContent === k[1]); });
 			body.textContent = "";
-			table(body, ["site (top by " + k[1] + ")", "where", "live at peak", "leaked", "allocated", "calls",
-				"temporary", "fragmentation", "calloc (fresh / reused)"], s[k[0]].slice(0, 15).map(function (r) {
-				var fn = r.function + (r.inlined_into ? " (inlined into " + r.inlined_into + ")" : "");
-				return [{ v: fn, cls: "l", title: (r.stack || []).join("\n") }, { v: where(r), cls: "l", title: r.file || "" },
-					bytes(r.live_at_peak_bytes), bytes(r.leaked_bytes), bytes(r.bytes), count(r.allocs),
-					count(r.temporaries), bytes(r.fragmentation_bytes),
-					r.calloc_bytes ? bytes(r.calloc_bytes) + (isNum(r.calloc_fresh_bytes) ? " (" +
-						bytes(r.calloc_fresh_bytes) + " / " + bytes(r.calloc_reused_bytes) + ")" : "") : "–"];
+			/* the figures every table has, and the one its tab sorts by when it is another:
+			 * nine columns did not fit a half screen */
+			var extra = { by_temporaries: ["temporary", function (r) { return n(r.temporaries); }],
+				by_fragmentation: ["fragmentation", function (r) { return b(r.fragmentation_bytes); }],
+				by_calloc: ["calloc (fresh / reused)", function (r) {
+					return r.calloc_bytes ? b(r.calloc_bytes) + (isNum(r.calloc_fresh_bytes) ? " (" +
+						bytes(r.calloc_fresh_bytes) + " / " + bytes(r.calloc_reused_bytes) + ")" : "") : "–";
+				}] }[k[0]];
+			function b(v) { return v ? est + bytes(v) : bytes(v); }
+			function n(v) { return v ? est + count(v) : count(v); }
+			table(body, ["site (top by " + k[1] + ")", "where", "live at peak", "leaked", "allocated", "calls"]
+				.concat(extra ? [extra[0]] : []), s[k[0]].slice(0, 15).map(function (r) {
+				var fn = shortName(r.function) + (r.inlined_into ? " (inlined into " + shortName(r.inlined_into) + ")" : "");
+				/* a site outside the program's sources (a container's allocate): the program's frame that called it */
+				if (r.caller) fn += " · from " + shortName(r.caller.function) + " " + where(r.caller);
+				return [{ v: fn, cls: "l wrap", path: 1, title: r.function + (r.inlined_into ? "\ninlined into " + r.inlined_into : "") +
+					"\n\n" + (r.stack || []).join("\n") + "\n(click: find it in the flame graph)",
+					click: function () { if (flames) flames.find(r.function); } },
+					{ v: where(r), cls: "l wrap", path: 1, title: r.file || r.module || "" },
+					b(r.live_at_peak_bytes), b(r.leaked_bytes), b(r.bytes), n(r.allocs)].concat(extra ? [extra[1](r)] : []);
 			}));
 		}
 		tabs.forEach(function (k) {
@@ -604,8 +674,8 @@
 		show(tabs[0]);
 		note(c, s.sites + " distinct sites. Fragmentation: at the peak of live bytes, the free bytes of each 4 KiB page " +
 			"holding live blocks, shared among them by their bytes on the page (the recorded allocator's layout). " +
-			"Hover a site for its heaviest stack.");
-		flameCard(grid, s);
+			"Hover a site for its heaviest stack, click it to find it in the flame graph.");
+		flames = flameCard(grid, s, est);
 	}
 
 	/* An icicle (a flame graph with its root on top) on a canvas: click a frame
@@ -615,7 +685,7 @@
 	var ROW = 18;
 
 	function flameColor(n) {
-		if (n.name === "(other)" || n.name === "[truncated]" || n.name === "all") return "#c9ced8";
+		if (n.name === "(other)" || n.name === "[truncated]" || n.name === "[no stack]" || n.name === "all") return "#c9ced8";
 		var h = 0;
 		for (var i = 0; i < n.name.length; i++) h = (h * 31 + n.name.charCodeAt(i)) >>> 0;
 		var hue = n.inlined ? 190 + h % 40 : 10 + h % 45;
@@ -634,7 +704,7 @@
 		return n;
 	}
 
-	function flameGraph(parent, root, what) {
+	function flameGraph(parent, root, what, est, term) {
 		link(root, null);
 		var wrap = el("div", "flame");
 		var canvas = el("canvas");
@@ -663,14 +733,14 @@
 			g.textBaseline = "middle";
 			rects = [];
 			function box(n, x, y, bw, dim) {
-				g.fillStyle = flameColor(n);
+				g.fillStyle = term && n.name.indexOf(term) >= 0 ? "#e040c8" : flameColor(n);
 				g.globalAlpha = dim ? 0.45 : 1;
 				g.fillRect(x, y, Math.max(bw - 1, 0.5), ROW - 1);
 				g.globalAlpha = 1;
 				rects.push({ x: x, y: y, w: bw, n: n });
 				if (bw > 30) {
 					g.fillStyle = "#1d2330";
-					var label = n.name, max = Math.floor((bw - 6) / 6.5);
+					var label = shortName(n.name), max = Math.floor((bw - 6) / 6.5);
 					if (label.length > max) label = label.slice(0, Math.max(max - 1, 1)) + "…";
 					g.fillText(label, x + 3, y + ROW / 2);
 				}
@@ -709,7 +779,9 @@
 			tip.appendChild(el("b", null, n.name + (n.inlined ? " (inlined)" : "")));
 			/* a node merges the function's frames: a line only when they all have the same one */
 			if (n.file) tip.appendChild(el("div", null, n.file + (n.line ? ":" + n.line : "")));
-			tip.appendChild(el("div", null, bytes(n.value) + " · " + pct(root.value ? n.value / root.value : 0) +
+			if (isNum(n.count))
+				tip.appendChild(el("div", null, est + count(n.count) + (what === "allocations" ? " allocations" : " blocks")));
+			tip.appendChild(el("div", null, est + bytes(n.value) + " · " + pct(root.value ? n.value / root.value : 0) +
 				" of all" + (focus !== root && focus.value ? " · " + pct(n.value / focus.value) + " of " + focus.name : "")));
 			var r = wrap.getBoundingClientRect();
 			tip.style.display = "block";
@@ -718,17 +790,34 @@
 		});
 		canvas.addEventListener("mouseleave", function () { tip.style.display = "none"; });
 		draw();
-		return canvas;
+		/* what the search matches: the bytes under frames whose name holds the term, a frame
+		 * under a matching one not counted again (as FlameGraph's search does) */
+		var matched = 0;
+		(function sum(n) {
+			if (term && n.name.indexOf(term) >= 0 && n.name !== "all") {
+				matched += n.value;
+				return;
+			}
+			(n.children || []).forEach(sum);
+		})(root);
+		canvas.setAttribute("data-matched", String(matched));
+		return { canvas: canvas, matched: matched, total: root.value };
 	}
 
-	function flameCard(grid, s) {
+	function flameCard(grid, s, est) {
 		var fl = s.flame;
-		if (!fl) return;
+		if (!fl) return null;
 		var kinds = FLAMES.filter(function (k) { return fl[k[0]] && fl[k[0]].value > 0; });
-		if (!kinds.length) return;
-		var c = card(grid, "Flame graphs of the call stacks", true);
+		if (!kinds.length) return null;
+		var c = card(grid, "Flame graphs of the call stacks" + (s.sampled ? " (estimates from a sample)" : ""), true);
 		var bar = el("div", "tabs"), body = el("div");
+		var search = el("input", "flame-search"), found = el("span", "flame-found");
+		search.type = "search";
+		search.placeholder = "search frames (function name contains…)";
+		search.setAttribute("aria-label", "search frames");
 		c.appendChild(bar);
+		c.appendChild(search);
+		c.appendChild(found);
 		c.appendChild(body);
 		var boxEl = el("div");
 		boxEl.setAttribute("data-chart", "1");
@@ -738,8 +827,11 @@
 			current = k;
 			Array.prototype.forEach.call(bar.children, function (b) { b.classList.toggle("on", b.textContent === k[1]); });
 			boxEl.textContent = "";
-			flameGraph(boxEl, fl[k[0]], k[0]);
+			var term = search.value.trim(), r = flameGraph(boxEl, fl[k[0]], k[0], est || "", term);
+			found.textContent = term ? (r.matched ? "matched " + (est || "") + bytes(r.matched) + ", " +
+				pct(r.total ? r.matched / r.total : 0) + " of " + k[1] : "no frame matches") : "";
 		}
+		search.addEventListener("input", function () { if (current) show(current); });
 		/* the canvas is drawn at the card's width: draw again when that changes (the zoom resets) */
 		window.addEventListener("resize", function () {
 			clearTimeout(timer);
@@ -753,9 +845,17 @@
 		});
 		body.appendChild(boxEl);
 		show(kinds[0]);
-		note(c, "Outermost frame on top, callees below, widths by bytes; inlined functions in blue. Click a frame to " +
+		note(c, "Outermost frame on top, callees below, widths by bytes; inlined functions in blue, frames matching " +
+			"the search in magenta. Click a frame to " +
 			"zoom into it, click it again or a frame above to zoom out. At most " + (fl.max_nodes || "a few hundred") +
 			" frames per graph, the rest folded into \"(other)\"; the same stacks as `allocrr analyze --collapsed`.");
+		return {
+			find: function (name) {
+				search.value = name;
+				if (current) show(current);
+				c.scrollIntoView({ block: "start" });
+			}
+		};
 	}
 
 	function traceSection(t, idx) {

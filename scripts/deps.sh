@@ -9,8 +9,8 @@
 # allocators, chromium for the page's test) missing without root: a note,
 # exit 0 — the demo and the tests skip what is not there.
 set -euo pipefail
-need=(cmake pkg-config gcc make libzstd-dev libxxhash-dev libyaml-dev libdw-dev libunwind-dev sqlite3 python3 git
-      libjs-dygraphs libjs-chart.js)
+need=(cmake pkg-config gcc g++ make libzstd-dev libxxhash-dev libyaml-dev libdw-dev libunwind-dev sqlite3 python3 git
+      libjs-dygraphs libjs-chart.js) # g++: libstdc++, whose __cxa_demangle names C++ frames
 # the other allocators replays compare against; chromium: the report page's test;
 # the allocators' -dev packages and redis: the recorder's tests of programs linked
 # against another allocator, and of a real server; clang-format: style.format

@@ -37,6 +37,15 @@ def main():
                  "  ok    peak_rss <= 1.1 * glibc  (1 of 1)", "--json"):
         t.expect(want in out, "render: %r not in:\n%s" % (want, out))
     t.expect(out.index("allocators (") < out.index("checks:"), "render: the checks after the traces")
+    # call sites: C++ names folded to fit ("<>", then "()"), 1,048,572 B as 1.0 MiB (not "1024.0 KiB",
+    # a column too wide), the program's caller of a library site, a site without lines at module+offset
+    site = [l for l in out.splitlines() if l.startswith("  std::__new_allocator<>::allocate() < std")]
+    t.expect(site and site[0].endswith(" new_allocator.h:137        1.0 MiB       0 B   1.0 MiB        18     4 KiB"),
+             "render: site row %r" % site)
+    t.expect("\n    from app::Index::operator<<(std::map<> const&) index.cc:42\n" in out,
+             "render: the site's caller:\n" + out)
+    t.expect(any(l.startswith("  operator<=> ") and " app+0x11c1 " in l for l in out.splitlines()),
+             "render: a site without lines:\n" + out)
     bad = os.path.join(t.tmpdir(), "bad.json")
     open(bad, "w").write('{"traces": [')
     p = t.run([sys.argv[1], bad], check=False)

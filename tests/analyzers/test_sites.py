@@ -129,6 +129,20 @@ def test():
     t.expect(abs(s["fragmentation_bytes"] - want) <= len(s["by_fragmentation"]) + 2,
              "fragmentation in all %d, model %d" % (s["fragmentation_bytes"], want))
 
+    # sampled stacks: the fragmentation charged to a site is estimated from its sampled blocks,
+    # on pages whose occupancy counts every live block (the unsampled ones are no holes: taken as
+    # holes, and scaled up, the checkerboard was charged ~30 times the truth)
+    sp = os.path.join(d, "sampled.atr")
+    t.record(sp, [os.path.join(a.BIN, "an_sites")], extra=["--stacks", "--stack-sample", "256"])
+    ss = a.analyze(sp, "--what", "sites")["sites"]
+    t.expect(ss.get("sampled", {}).get("mean_bytes") == 256, "sampled: %s" % ss.get("sampled"))
+    for fn in ("checker", "contiguous"):
+        full = row(s["by_fragmentation"], fn)["fragmentation_bytes"]
+        est = row(ss["by_fragmentation"], fn)["fragmentation_bytes"]
+        t.expect(abs(est - full) <= 0.25 * full + 512, "%s: fragmentation %d sampled, %d in full" % (fn, est, full))
+    t.expect(abs(ss["fragmentation_bytes"] - s["fragmentation_bytes"]) <= 0.25 * s["fragmentation_bytes"],
+             "fragmentation in all: %d sampled, %d in full" % (ss["fragmentation_bytes"], s["fragmentation_bytes"]))
+
     # calloc by site, classified as the zeroing section does
     z = row(s["by_calloc"], "zeroed")
     t.expect(z["calloc_bytes"] == 32 * 1000 and z["line"] == marker_line("CALLOC"), "calloc site: %s" % z)
@@ -158,6 +172,18 @@ def test():
         t.expect(leaves == col, "%s: tree leaves %s, collapsed %s" % (graph, sorted(leaves.items())[:4],
                                                                     sorted(col.items())[:4]))
         t.expect(tree["value"] == sum(col.values()), "%s: root %d" % (graph, tree["value"]))
+        def counts_add_up(n):  # a node's count is its callees' and its own stacks': never less than theirs
+            kids = n.get("children", [])
+            t.expect(n["count"] >= sum(k["count"] for k in kids) and n["count"] >= 0, "%s count: %s" % (graph, n["name"]))
+            for k in kids:
+                counts_add_up(k)
+        counts_add_up(tree)
+    fl = s["flame"]
+    t.expect(fl["leaks"]["count"] == doc["leaks"]["blocks"] and fl["live_at_peak"]["count"] == len(live)
+             and fl["allocations"]["count"] == sum(r["allocs"] for r in s["by_allocs"]),
+             "flame counts: leaks %d (blocks %d), live at peak %d (model %d), allocations %d" % (
+                 fl["leaks"]["count"], doc["leaks"]["blocks"], fl["live_at_peak"]["count"], len(live),
+                 fl["allocations"]["count"]))
     t.expect(any(l.startswith("leaks;") and l.endswith(";main;make_name;grow 333") for l in lines),
              "collapsed: the inlined leak: %s" % [l for l in lines if l.startswith("leaks")])
 

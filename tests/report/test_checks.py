@@ -100,6 +100,23 @@ output: {dir: %s/out-missing, html: false, csv: false}
     expect([c["ok"] for c in doc["checks"]] == [True, False, False]
            and doc["checks"][2].get("did_you_mean") == "leaks.bytes", "entries: %s" % doc["checks"])
 
+    # gating on call sites (docs/report-config.md): the worst leaking site of a recording with stacks
+    stacked = os.path.join(d, "stacked.atr")
+    arrtest.record(stacked, [leaker, "10"], extra=["--stacks"])
+    cfg = write(os.path.join(d, "sites.yaml"), """\
+traces: [%s]
+analyses: {what: [summary, leaks, sites]}
+checks:
+  - sites.by_leaked.0.leaked_bytes < 16KiB
+  - sites.by_leaked.0.leaked_bytes < 8KiB
+output: {dir: %s/out-sites, html: false, csv: false}
+""" % (stacked, d))
+    p = report(cfg, "-q", check=3)
+    doc = load_json(os.path.join(d, "out-sites", "report.json"))
+    expect([(c["ok"], c["value"]) for c in doc["checks"]] == [(True, 10000), (False, 10000)],
+           "site checks: %s" % doc["checks"])
+    expect("sites.by_leaked.0.leaked_bytes < 8KiB" in p.stderr, "the broken site check named:\n" + p.stderr)
+
 
 if __name__ == "__main__":
     arrtest.main(test)

@@ -1,6 +1,7 @@
 """allocrr diff: two recordings of the same program run with two arguments
 that leak different amounts (2 and 10 blocks of 1000 bytes) differ by
-exactly that; two report.json files compare per allocator; a trace against
+exactly that, and so does the site of the leak when they were recorded with
+stacks; two report.json files compare per allocator; a trace against
 itself has no differences; colour only on a terminal."""
 import json
 import os
@@ -73,6 +74,23 @@ output: {dir: %s/out-%s, html: false, csv: false}
     expect(p.returncode == 1 and "offset" in p.stderr.decode(), "bad JSON: exit 1 with the offset: %s" % p.stderr)
     p = arrtest.run([arrtest.ALLOCRR, "diff", a], check=False)
     expect(p.returncode == 2, "one input: usage error")
+
+    # recorded with stacks: the site of the leak is the one that changed, by exactly the 8 blocks;
+    # the churn's and the spike's sites are the same on both sides and not shown
+    sa, sb = os.path.join(d, "s2.atr"), os.path.join(d, "s10.atr")
+    arrtest.record(sa, [leaker, "2"], extra=["--stacks"])
+    arrtest.record(sb, [leaker, "10"], extra=["--stacks"])
+    r = rows_of(json.loads(arrtest.run([arrtest.ALLOCRR, "diff", "--json", sa, sb]).stdout))
+    sites = sorted({k[0] for k in r if k[0].startswith("site ")})
+    # main's malloc(1000), named by file:line with debug info, else by module+offset (leaker is built without)
+    expect(len(sites) == 1 and sites[0].startswith("site main "), "sites that changed: %s" % sites)
+    lk, calls, at = (r.get((sites[0], m)) for m in ("leaked bytes", "calls", "live at the peak"))
+    expect(lk and lk["a"] == 2000 and lk["b"] == 10000 and calls["delta"] == 8 and at is None,
+           "the leak's site: %s" % {k: v for k, v in r.items() if k[0].startswith("site")})
+    out = arrtest.run([arrtest.ALLOCRR, "diff", sa, sb]).stdout.decode()
+    expect("call sites that changed most\n %s\n  leaked bytes " % sites[0][5:] in out, "diff text:\n" + out)
+    out = arrtest.run([arrtest.ALLOCRR, "diff", a, b]).stdout.decode()
+    expect("call sites" not in out, "traces without stacks have no sites rows:\n" + out)
 
 
 if __name__ == "__main__":

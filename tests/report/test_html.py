@@ -178,7 +178,8 @@ def check_flames(exe, sites_prog, d):
             if tip.startswith("contiguous"):
                 found = (y, tip)
                 break
-        expect(found and "sites.c:" in found[1] and " of all" in found[1], "hover: %s" % (found,))
+        expect(found and "sites.c:" in found[1] and " of all" in found[1] and " allocations" in found[1],
+               "hover: %s" % (found,))
         dt.mouse("click", st["x"] + 5, found[0])
         z = flame_state(dt)
         expect(z["focus"] == "contiguous" and z["frames"] < st["frames"], "after a click: %s (before %s)" % (z, st))
@@ -190,12 +191,82 @@ def check_flames(exe, sites_prog, d):
                 "return b.textContent == 'leaked';}).pop().click()")
         lk = flame_state(dt)
         expect(lk["what"] == "leaks" and lk["frames"] >= 3, "leaks flame graph: %s" % lk)
+        # the search: frames holding the term are counted (and drawn in magenta), once under a match
+        dt.eval("(function(){var s=document.querySelector('.flame-search'); s.value='contiguous';"
+                "s.dispatchEvent(new Event('input'));})()")
+        m = dt.eval("(function(){var c=%s; return {m: +c.getAttribute('data-matched'), what: c.getAttribute('data-flame'),"
+                    "found: document.querySelector('.flame-found').textContent};})()" % FLAME)
+        expect(m["what"] == "leaks" and m["m"] == 0 and m["found"] == "no frame matches",
+               "search in the leaks graph (contiguous frees everything): %s" % m)
+        dt.eval("Array.from(document.querySelectorAll('.tabs button')).filter(function(b){"
+                "return b.textContent == 'bytes allocated';}).pop().click()")
+        m = dt.eval("(function(){var c=%s; return {m: +c.getAttribute('data-matched'),"
+                    "found: document.querySelector('.flame-found').textContent};})()" % FLAME)
+        want = sum(r["bytes"] for r in doc_sites(d)["by_bytes"] if r["function"] == "contiguous")
+        expect(m["m"] == want and m["found"].startswith("matched "), "search 'contiguous': %s, want %d" % (m, want))
+        # a site's function cell finds it in the flame graph
+        dt.eval("Array.from(document.querySelectorAll('td.link')).filter(function(td){"
+                "return td.textContent == 'checker';})[0].click()")
+        m = dt.eval("(function(){var c=%s; return {m: +c.getAttribute('data-matched'),"
+                    "term: document.querySelector('.flame-search').value};})()" % FLAME)
+        want = sum(r["bytes"] for r in doc_sites(d)["by_bytes"] if r["function"] == "checker")
+        expect(m["term"] == "checker" and m["m"] == want, "click on the site 'checker': %s, want %d" % (m, want))
+        expect("estimate" not in dt.eval("document.body.innerText"), "a full recording's sites marked as estimates")
         msgs = dt.console()
         expect(not msgs, "console messages: %s" % msgs[:3])
         dt.eval("console.warn('deliberate')")  # the detector must see one, or a clean page proves nothing
         expect(len(dt.console()) == 1, "a console warning is not detected: %s" % dt.console())
     finally:
         dt.close()
+    # sampled stacks: the sites' figures and the flame graph say they are estimates
+    tr = os.path.join(d, "sampled.atr")
+    arrtest.record(tr, [sites_prog], extra=["--stacks", "--stack-sample", "4K"])
+    cfg = write(os.path.join(d, "p.yaml"), "traces: [%s]\noutput: {dir: %s/pout}\n" % (tr, d))
+    report(cfg, "-q", check=0)
+    dt = DevTools(exe, "--window-size=1300,2000")
+    try:
+        dt.open("file://" + os.path.join(d, "pout", "report.html"))
+        text = dt.eval("document.body.innerText")
+        expect("Call sites: who allocated the memory (estimates from a sample)" in text
+               and "Flame graphs of the call stacks (estimates from a sample)" in text
+               and "--stack-sample" in text, "a sampled trace's sites are not marked as estimates")
+        cells = dt.eval("Array.from(document.querySelectorAll('.card table')).filter(function(t){"
+                        "return t.querySelector('th').textContent.indexOf('site (top by') == 0;})[0].rows[1].cells[2]"
+                        ".textContent")
+        expect(cells.startswith("≈ "), "a sampled site's figure: %r" % cells)
+        expect(not dt.console(), "console messages: %s" % dt.console()[:3])
+    finally:
+        dt.close()
+
+
+def check_cxx(exe, prog, d):
+    """C++ sites (tests/analyzers/sites_cxx.cc): names of hundreds of characters,
+    shown with their template arguments folded as heaptrack does, in tables that
+    fit their cards; the full name in the tooltip."""
+    tr = os.path.join(d, "cxx.atr")
+    arrtest.record(tr, [prog], extra=["--stacks"])
+    cfg = write(os.path.join(d, "c.yaml"), "traces: [%s]\noutput: {dir: %s/cout}\n" % (tr, d))
+    report(cfg, "-q", check=0)
+    page = os.path.join(d, "cout", "report.html")
+    check_fit(exe, page, wraps=1)
+    dt = DevTools(exe, "--window-size=1300,2000")
+    try:
+        dt.open("file://" + page)
+        cells = dt.eval("Array.from(document.querySelectorAll('td.link')).map(function(td){"
+                        "return [td.textContent, td.title];})")
+        short = [c for c in cells if c[0].startswith("std::__new_allocator<>::allocate(unsigned long, void const*)")
+                 and c[0].endswith(" · from app::Store::fill(int) sites_cxx.cc:%d" % arrtest.marker_line(
+                     os.path.join(os.path.dirname(__file__), "..", "analyzers", "sites_cxx.cc"), "FILL"))]
+        expect(short and "std::__new_allocator<long>::allocate(" in short[0][1],
+               "C++ site names: %s" % [c[0] for c in cells])
+        expect(not dt.console(), "console messages: %s" % dt.console()[:3])
+    finally:
+        dt.close()
+
+
+def doc_sites(d):
+    with open(os.path.join(d, "sout", "report.json")) as f:
+        return json.load(f)["traces"][0]["sites"]
 
 
 class Charts(html.parser.HTMLParser):
@@ -231,7 +302,7 @@ class Charts(html.parser.HTMLParser):
                 break
 
 
-def check_fit(exe, page):
+def check_fit(exe, page, wraps=2):
     """No table wider than its card (a scrolled-off column is a figure lost),
     on a laptop's width and on half a screen's."""
     for width in (1300, 800):
@@ -242,9 +313,26 @@ def check_fit(exe, page):
                 .filter(function (s) { return s.scrollWidth > s.clientWidth + 1; })
                 .map(function (s) { return s.closest('.card').querySelector('h3').textContent + ': ' +
                                     s.scrollWidth + ' px in ' + s.clientWidth; })""")
+            # a wrapped path or expression breaks between its parts, never inside a word:
+            # each word (between spaces, hyphens, '/', ',', '=', ':' and '(') of a wrapping cell lies on one line
+            broken = dt.eval("""(function () { var out = [];
+                document.querySelectorAll('td.wrap').forEach(function (td) {
+                  td.childNodes.forEach(function (t) {
+                    if (t.nodeType !== 3) return;
+                    var re = /[^\\s\\/,=:(-]+/g, m;  // a hyphen is a break of its own
+                    while ((m = re.exec(t.data))) {
+                      var r = document.createRange(); r.setStart(t, m.index); r.setEnd(t, m.index + m[0].length);
+                      var lines = {}; Array.from(r.getClientRects()).forEach(function (q) { lines[Math.round(q.top)] = 1; });
+                      if (Object.keys(lines).length > 1) out.push(m[0]);
+                    }
+                  });
+                });
+                return out; })()""")
+            nwrap = dt.eval("document.querySelectorAll('td.wrap').length")
         finally:
             dt.close()
         expect(not over, "%d px wide: tables cut off: %s" % (width, over))
+        expect(nwrap >= wraps and not broken, "%d px wide: words broken across lines: %s" % (width, broken))
 
 
 def check_legends(exe, page):
@@ -294,12 +382,15 @@ def test():
     _, console = browse(exe, bad, "--dump-dom")
     expect(any("deliberate" in l for l in console), "console errors are not detected: %s" % console)
 
-    tr = record_leaker(leaker, d, 4)
+    # a long path, as real recordings have: the checks table must wrap it between its parts
+    long = os.path.join(d, "recordings-of-the-leaking-program-with-four-blocks", "nightly-run-2026-12-01")
+    os.makedirs(long)
+    tr = record_leaker(leaker, long, 4)
     cfg = write(os.path.join(d, "r.yaml"), """\
 traces: [%s]
 allocators: [glibc, builtin]
 replay: {samples: 200}
-checks: [leaks.bytes == 4000, peak_rss <= 2 * glibc + 1MiB]
+checks: [leaks.bytes == 4000, peak_rss <= 2 * glibc + 1MiB, zeroing.calloc_as_malloc_memset_ns >= 0]
 output: {dir: %s/out}
 """ % (tr, d))
     report(cfg, "-q", check=0)
@@ -323,6 +414,8 @@ output: {dir: %s/out}
     check_fit(exe, page)
     check_legends(exe, page)
     check_flames(exe, sys.argv[2], d)
+    if len(sys.argv) > 3 and sys.argv[3]:  # built when there is a C++ compiler
+        check_cxx(exe, sys.argv[3], d)
     shot = os.environ.get("ALLOCRR_SCREENSHOT")
     if shot:
         browse(exe, page, "--screenshot=" + os.path.abspath(shot), "--window-size=1400,3000")
