@@ -80,10 +80,34 @@ struct uw_walk {
 	struct uw_frame f[UW_PREV];
 };
 
+/*
+ * Whole walks, remembered with the stack id they gave: a call whose
+ * innermost frame is in the state (return address, stack pointer, and rbp
+ * where the walk used it) of a remembered walk, and finds every stack word
+ * that walk read still holding what it read, has the same stack, so it
+ * takes the id without a rule probe, a frame copy or a trie lookup. The
+ * previous walk (struct uw_walk) only gives back the outer frames of the
+ * one call before; a program's loop allocates from a few dozen stacks in
+ * turn, and these are the hot ones. Direct-mapped by (ip, sp); a walk that
+ * read more words than UW_HIT_WORDS is not remembered.
+ */
+#define UW_HIT_SET_BITS 8
+#define UW_WAYS 4
+#define UW_HITS ((1u << UW_HIT_SET_BITS) * UW_WAYS)
+#define UW_HIT_WORDS 30
+struct uw_hit {
+	uintptr_t ip, sp, bp; /* bp: only compared when need_bp */
+	uint32_t sid, epoch;  /* the stack's id (0: empty), valid while the caller's epoch is the same */
+	uint8_t need_bp, n;   /* n: words to compare */
+	uintptr_t at[UW_HIT_WORDS], val[UW_HIT_WORDS];
+};
+
 struct uw_cache {
 	unsigned gen;
 	unsigned count;
+	unsigned turn; /* the way of a full set that a new whole walk takes */
 	struct uw_walk walk;
+	struct uw_hit hit[UW_HITS];
 	struct uw_frame t[UW_PREV]; /* this walk's own frames, innermost first */
 	struct uw_ent e[UW_CACHE];
 };
@@ -446,6 +470,62 @@ int arr__unwind_cfi(uintptr_t ip, uintptr_t sp, uintptr_t bp, uintptr_t lo, uint
 	(void)lo;
 	arr__ts.internal = internal;
 	return w->n;
+}
+
+static inline struct uw_hit *hit_set(struct uw_cache *c, uintptr_t ip, uintptr_t sp)
+{
+	return &c->hit[(((ip ^ sp * 0x9E3779B97F4A7C15ull) * 0xC2B2AE3D27D4EB4Full) >> (64 - UW_HIT_SET_BITS)) * UW_WAYS];
+}
+
+int arr__unwind_hit(uintptr_t ip, uintptr_t sp, uintptr_t bp, uint32_t epoch, uint32_t *sid)
+{
+	struct uw_cache *c = uw_tls;
+	if (!c || c->gen != __atomic_load_n(&uw_gen, __ATOMIC_RELAXED))
+		return 0;
+	const struct uw_hit *h = hit_set(c, ip, sp);
+	for (unsigned way = 0; way < UW_WAYS; way++, h++) {
+		if (!h->sid || h->ip != ip || h->sp != sp || h->epoch != epoch || (h->need_bp && h->bp != bp))
+			continue;
+		unsigned k = 0;
+		while (k < h->n && *(const uintptr_t *)h->at[k] == h->val[k])
+			k++;
+		if (k == h->n) {
+			*sid = h->sid;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+void arr__unwind_remember(uint32_t sid, uint32_t epoch)
+{
+	struct uw_cache *c = uw_tls;
+	if (!c || c->gen != __atomic_load_n(&uw_gen, __ATOMIC_RELAXED) || !c->walk.n)
+		return;
+	const struct uw_walk *w = &c->walk;
+	const struct uw_frame *in = &w->f[w->n - 1];
+	struct uw_hit *h = hit_set(c, in->ip, in->sp), *set = h;
+	for (unsigned way = 0; way < UW_WAYS && h->sid; way++)
+		h++;
+	if (h == set + UW_WAYS) /* all taken: another in turn */
+		h = set + (c->turn++ & (UW_WAYS - 1));
+	unsigned n = 0;
+	h->sid = 0;
+	/* what same_outer() compares from the innermost frame out */
+	for (int k = w->n - 1; k > 0; k--) {
+		const struct uw_frame *q = &w->f[k], *o = q - 1;
+		if (n == UW_HIT_WORDS)
+			return;
+		h->at[n] = q->ra_at, h->val[n++] = o->ip;
+		if (q->bp_at && o->need_bp) {
+			if (n == UW_HIT_WORDS)
+				return;
+			h->at[n] = q->bp_at, h->val[n++] = o->bp;
+		}
+	}
+	h->ip = in->ip, h->sp = in->sp, h->bp = in->bp, h->need_bp = in->need_bp;
+	h->sid = sid, h->epoch = epoch;
+	h->n = (uint8_t)n;
 }
 
 void arr__unwind_frames(uint64_t *out)
