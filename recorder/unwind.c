@@ -95,11 +95,18 @@ struct uw_walk {
 #define UW_WAYS 4
 #define UW_HITS ((1u << UW_HIT_SET_BITS) * UW_WAYS)
 #define UW_HIT_WORDS 30
+/* The keys of a set's ways on one cache line: a probe reads one line, then
+ * only the matching walk. */
+struct uw_hkey {
+	uintptr_t ip[UW_WAYS], sp[UW_WAYS]; /* ip 0: empty */
+} __attribute__((aligned(64)));
 struct uw_hit {
-	uintptr_t ip, sp, bp; /* bp: only compared when need_bp */
-	uint32_t sid, epoch;  /* the stack's id (0: empty), valid while the caller's epoch is the same */
-	uint8_t need_bp, n;   /* n: words to compare */
-	uintptr_t at[UW_HIT_WORDS], val[UW_HIT_WORDS];
+	uintptr_t bp;        /* only compared when need_bp */
+	uint32_t sid, epoch; /* the stack's id, valid while the caller's epoch is the same */
+	uint8_t need_bp, n;  /* n: words to compare */
+	struct {
+		uintptr_t at, val;
+	} w[UW_HIT_WORDS];
 };
 
 struct uw_cache {
@@ -107,6 +114,7 @@ struct uw_cache {
 	unsigned count;
 	unsigned turn; /* the way of a full set that a new whole walk takes */
 	struct uw_walk walk;
+	struct uw_hkey hkey[UW_HITS / UW_WAYS];
 	struct uw_hit hit[UW_HITS];
 	struct uw_frame t[UW_PREV]; /* this walk's own frames, innermost first */
 	struct uw_ent e[UW_CACHE];
@@ -472,9 +480,9 @@ int arr__unwind_cfi(uintptr_t ip, uintptr_t sp, uintptr_t bp, uintptr_t lo, uint
 	return w->n;
 }
 
-static inline struct uw_hit *hit_set(struct uw_cache *c, uintptr_t ip, uintptr_t sp)
+static inline unsigned hit_set(uintptr_t ip, uintptr_t sp)
 {
-	return &c->hit[(((ip ^ sp * 0x9E3779B97F4A7C15ull) * 0xC2B2AE3D27D4EB4Full) >> (64 - UW_HIT_SET_BITS)) * UW_WAYS];
+	return (unsigned)(((ip ^ sp * 0x9E3779B97F4A7C15ull) * 0xC2B2AE3D27D4EB4Full) >> (64 - UW_HIT_SET_BITS));
 }
 
 int arr__unwind_hit(uintptr_t ip, uintptr_t sp, uintptr_t bp, uint32_t epoch, uint32_t *sid)
@@ -482,12 +490,16 @@ int arr__unwind_hit(uintptr_t ip, uintptr_t sp, uintptr_t bp, uint32_t epoch, ui
 	struct uw_cache *c = uw_tls;
 	if (!c || c->gen != __atomic_load_n(&uw_gen, __ATOMIC_RELAXED))
 		return 0;
-	const struct uw_hit *h = hit_set(c, ip, sp);
-	for (unsigned way = 0; way < UW_WAYS; way++, h++) {
-		if (!h->sid || h->ip != ip || h->sp != sp || h->epoch != epoch || (h->need_bp && h->bp != bp))
+	unsigned set = hit_set(ip, sp);
+	const struct uw_hkey *key = &c->hkey[set];
+	for (unsigned way = 0; way < UW_WAYS; way++) {
+		if (key->ip[way] != ip || key->sp[way] != sp)
+			continue;
+		const struct uw_hit *h = &c->hit[set * UW_WAYS + way];
+		if (h->epoch != epoch || (h->need_bp && h->bp != bp))
 			continue;
 		unsigned k = 0;
-		while (k < h->n && *(const uintptr_t *)h->at[k] == h->val[k])
+		while (k < h->n && *(const uintptr_t *)h->w[k].at == h->w[k].val)
 			k++;
 		if (k == h->n) {
 			*sid = h->sid;
@@ -504,28 +516,31 @@ void arr__unwind_remember(uint32_t sid, uint32_t epoch)
 		return;
 	const struct uw_walk *w = &c->walk;
 	const struct uw_frame *in = &w->f[w->n - 1];
-	struct uw_hit *h = hit_set(c, in->ip, in->sp), *set = h;
-	for (unsigned way = 0; way < UW_WAYS && h->sid; way++)
-		h++;
-	if (h == set + UW_WAYS) /* all taken: another in turn */
-		h = set + (c->turn++ & (UW_WAYS - 1));
+	unsigned words = 0;
+	for (int k = w->n - 1; k > 0; k--)
+		words += 1 + (w->f[k].bp_at && w->f[k - 1].need_bp);
+	if (words > UW_HIT_WORDS) /* not worth the room (deep recursions) */
+		return;
+	unsigned set = hit_set(in->ip, in->sp), way = 0;
+	struct uw_hkey *key = &c->hkey[set];
+	while (way < UW_WAYS && key->ip[way])
+		way++;
+	if (way == UW_WAYS) /* all taken: another in turn */
+		way = c->turn++ & (UW_WAYS - 1);
+	struct uw_hit *h = &c->hit[set * UW_WAYS + way];
 	unsigned n = 0;
-	h->sid = 0;
 	/* what same_outer() compares from the innermost frame out */
 	for (int k = w->n - 1; k > 0; k--) {
 		const struct uw_frame *q = &w->f[k], *o = q - 1;
-		if (n == UW_HIT_WORDS)
-			return;
-		h->at[n] = q->ra_at, h->val[n++] = o->ip;
-		if (q->bp_at && o->need_bp) {
-			if (n == UW_HIT_WORDS)
-				return;
-			h->at[n] = q->bp_at, h->val[n++] = o->bp;
-		}
+		h->w[n].at = q->ra_at, h->w[n++].val = o->ip;
+		if (q->bp_at && o->need_bp)
+			h->w[n].at = q->bp_at, h->w[n++].val = o->bp;
 	}
-	h->ip = in->ip, h->sp = in->sp, h->bp = in->bp, h->need_bp = in->need_bp;
+	h->bp = in->bp, h->need_bp = in->need_bp;
 	h->sid = sid, h->epoch = epoch;
 	h->n = (uint8_t)n;
+	key->sp[way] = in->sp;
+	key->ip[way] = in->ip;
 }
 
 void arr__unwind_frames(uint64_t *out)
