@@ -210,7 +210,7 @@ ARR_HIDDEN void arr__unwind_frames(uint64_t *out); /* every frame of the last wa
  * same epoch (the caller's: its ids change meaning when it starts again). */
 ARR_HIDDEN int arr__unwind_hit(uintptr_t ip, uintptr_t sp, uintptr_t bp, uint32_t epoch, uint32_t *sid);
 ARR_HIDDEN void arr__unwind_remember(uint32_t sid, uint32_t epoch); /* the last walk gave stack sid */
-ARR_HIDDEN void arr__unwind_reset(void);           /* a module went away: forget every rule */
+ARR_HIDDEN void arr__unwind_reset(void);                            /* a module went away: forget every rule */
 ARR_HIDDEN void arr__unwind_thread_exit(void);
 ARR_HIDDEN void arr__unwind_fork_child(void);
 

@@ -22,6 +22,9 @@ __attribute__((noinline)) void *leaf(size_t n)
 
 typedef void *(*fn)(size_t);
 
+/* clang-format would join the expansions into one line */
+/* clang-format off */
+
 #define C(k)                                                                                                       \
 	__attribute__((noinline)) void *c##k(size_t n)                                                             \
 	{                                                                                                          \
@@ -42,6 +45,7 @@ static fn const cs[8] = {c0, c1, c2, c3, c4, c5, c6, c7};
 M(0) M(1) M(2) M(3)
 typedef void *(*mfn)(unsigned, size_t);
 static mfn const ms[4] = {m0, m1, m2, m3};
+/* clang-format on */
 
 int main(int argc, char **argv)
 {
