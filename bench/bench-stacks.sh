@@ -18,13 +18,17 @@ alternating the modes within each:
   stacks-unw     the same with ALLOCRR_UNWIND=libunwind (libunwind's unw_backtrace)
   sampled        allocrr record --stack-sample 512K
   heaptrack      heaptrack -r (record only), when installed
+  allocrr-nice   allocrr record with ALLOCRR_FLUSHER_NICE=10 (not in the
+                 default set: name it in MODES)
 and prints the load average at the start, then a Markdown table of median
 wall and CPU (user + system) times and the least CPU time of the rounds,
 their slowdowns against native, trace bytes per event and the mean number
 of frames of the stacks recorded, then the load average at the end. On a
 shared machine the least CPU time is the firm figure: other jobs only ever
 add to a run's time (cache and core contention), so the median moves with
-the load and the minimum much less. A load above half the CPUs is flagged.
+the load and the minimum much less. A load above half the CPUs is flagged,
+and the table's last column gives the 1-minute load average when each
+workload's rounds ended, so a figure can be read with the load it had.
 
 Environment:
   RUNS=N           rounds (default 3)
@@ -33,7 +37,7 @@ Environment:
                    0.01 s and the recorder's start-up; small: ~0.25 s each)
   PYTHON=PATH      the python3 to measure (default /usr/bin/python3)
   WORKLOADS="..."  subset and order (default: python3 sqlite3 cc1)
-  MODES="..."      subset of the modes, by spaces or commas (default: all of them)
+  MODES="..."      subset of the modes, by spaces or commas (default: all but allocrr-nice)
 EOF2
 }
 
@@ -77,6 +81,7 @@ run() {
 	stacks-fp) pre=("${rec[@]}" --stacks --); env+=(ALLOCRR_UNWIND=fp) ;;
 	stacks-unw) pre=("${rec[@]}" --stacks --); env+=(ALLOCRR_UNWIND=libunwind) ;;
 	sampled) pre=("${rec[@]}" --stack-sample 512K --) ;;
+	allocrr-nice) pre=("${rec[@]}" --); env+=(ALLOCRR_FLUSHER_NICE=10) ;;
 	heaptrack) pre=("$heaptrack" -r -o "$tmp/ht-$wl") ;;
 	esac
 	/usr/bin/env "${env[@]}" /usr/bin/time -f "%e %U %S" -o "$tmp/time" "${pre[@]}" "${cmd[@]}" <"$in" >/dev/null 2>&1
@@ -93,8 +98,8 @@ read -r -a wls <<<"${WORKLOADS:-python3 sqlite3 cc1}"
 load0=$(loadavg)
 echo "bench-stacks: $(date -u '+%F %H:%M UTC'), $(nproc) CPUs, SCALE=${SCALE:-medium}, RUNS=$runs, load average $load0 at the start"
 echo
-echo "| workload | mode | median wall s | slowdown | median cpu s | cpu slowdown | least cpu s | least cpu slowdown | bytes/event | mean frames |"
-echo "|---|---|---|---|---|---|---|---|---|---|"
+echo "| workload | mode | median wall s | slowdown | median cpu s | cpu slowdown | least cpu s | least cpu slowdown | bytes/event | mean frames | load |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|"
 for wl in "${wls[@]}"; do
 	declare -A walls=() cpus=()
 	for ((r = 0; r < runs; r++)); do
@@ -105,6 +110,7 @@ for wl in "${wls[@]}"; do
 			cpus[$m]+="$c "
 		done
 	done
+	wl_load=$(cut -d' ' -f1 /proc/loadavg)
 	nat=$(echo "${walls[native]}" | tr ' ' '\n' | grep . | median)
 	natc=$(echo "${cpus[native]}" | tr ' ' '\n' | grep . | median)
 	natl=$(echo "${cpus[native]}" | tr ' ' '\n' | grep . | least)
@@ -116,7 +122,7 @@ for wl in "${wls[@]}"; do
 		bpe=n/a depth=n/a
 		if [ -f "$tmp/$wl-$m.atr" ]; then
 			bpe=$("$allocrr" info --json "$tmp/$wl-$m.atr" | "$python" -c 'import json,sys; print(json.loads(sys.stdin.readline())["bytes_per_event"])')
-			if [ "$m" != allocrr ]; then
+			if [ "${m%-nice}" != allocrr ]; then
 				depth=$("$allocrr" dump --json --stacks --op malloc,calloc,realloc "$tmp/$wl-$m.atr" | "$python" -c '
 import json, sys
 n = d = 0
@@ -128,9 +134,9 @@ print("%.1f" % (d / max(n, 1)))')
 			fi
 		fi
 		awk -v w="$wl" -v m="$m" -v t="$med" -v n="$nat" -v c="$medc" -v nc="$natc" -v l="$minc" -v nl="$natl" \
-			-v b="$bpe" -v d="$depth" \
-			'BEGIN { printf "| %s | %s | %.3f | x%.2f | %.3f | x%.2f | %.3f | x%.2f | %s | %s |\n", w, m, t / 1e9, t / n,
-				 c / 1e9, c / (nc ? nc : 1), l / 1e9, l / (nl ? nl : 1), b, d }'
+			-v b="$bpe" -v d="$depth" -v ld="$wl_load" \
+			'BEGIN { printf "| %s | %s | %.3f | x%.2f | %.3f | x%.2f | %.3f | x%.2f | %s | %s | %s |\n", w, m, t / 1e9, t / n,
+				 c / 1e9, c / (nc ? nc : 1), l / 1e9, l / (nl ? nl : 1), b, d, ld }'
 	done
 	unset walls cpus
 done

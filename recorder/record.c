@@ -71,6 +71,7 @@ static struct {
 	int failed;
 	pid_t pid;
 	int zlevel, cur_level;
+	int flusher_nice; /* ALLOCRR_FLUSHER_NICE: how much nicer the flusher is than the program */
 	uint32_t time_unit;
 	struct arr_encoder enc;
 	int enc_ready;
@@ -678,6 +679,30 @@ static void flusher_own_fds(void)
 	g.tfd[1] = g.tfd[0];
 }
 
+/*
+ * ALLOCRR_FLUSHER_NICE=N: the flusher runs N nice levels below the program
+ * (19 at most; its own thread only: on Linux a nice value is per thread).
+ * On an idle core that changes nothing. Where the program competes for the
+ * cores with one other job, the encoding should yield to the program
+ * instead of taking a nice-0 share of its time; under a heavy load it
+ * gives up the flusher's own share, and once the budget is spent the
+ * program's thread writes the queue itself (handoff). Off by default: on
+ * the shared machine neither effect could be measured (notes,
+ * 2026-12-01-stacks-4). Nothing is lost either way.
+ */
+static void flusher_nice(void)
+{
+	if (!g.flusher_nice)
+		return;
+	errno = 0;
+	int now = getpriority(PRIO_PROCESS, 0); /* this thread's */
+	if (now == -1 && errno)
+		return;
+	int want = now + g.flusher_nice > 19 ? 19 : now + g.flusher_nice;
+	if (want > now)
+		setpriority(PRIO_PROCESS, 0, want);
+}
+
 static int flusher_main(void *arg)
 {
 	(void)arg;
@@ -685,6 +710,7 @@ static int flusher_main(void *arg)
 	arr__ts.flusher = 1;
 	ts_set(MODE_BUSY);
 	flusher_own_fds();
+	flusher_nice();
 	if (g.rss_interval_ns) {
 		/* the first sample at once, before the calibration's 2 ms of the
 		 * clock: short programs get their RSS at the start too */
@@ -1051,6 +1077,7 @@ void arr__rec_init(void)
 	/* A power of two, so the encoder shifts instead of dividing. */
 	g.time_unit = 1u << env_int("ALLOCRR_TIME_SHIFT", 4, 0, 20);
 	g.zlevel = env_int("ALLOCRR_ZSTD_LEVEL", 1, -5, 19);
+	g.flusher_nice = env_int("ALLOCRR_FLUSHER_NICE", 0, 0, 19);
 	g.buf_words = (size_t)env_int("ALLOCRR_BUFFER_KB", 256, 16, 65536) * 1024 / 8;
 	g.maxbufs = 32;
 	arr__hot.exact_time = env_int("ALLOCRR_EXACT_TIME", 0, 0, 1);

@@ -205,7 +205,12 @@ ARR_HIDDEN void arr__stacks_dlclosed(void); /* after a dlclose: modules, rules a
 ARR_HIDDEN int arr__unwind_cfi(uintptr_t ip, uintptr_t sp, uintptr_t bp, uintptr_t lo, uintptr_t hi, uint64_t *out,
 			       int max, int *trunc, int *kept);
 ARR_HIDDEN void arr__unwind_frames(uint64_t *out); /* every frame of the last walk, innermost first */
-ARR_HIDDEN void arr__unwind_reset(void);           /* a module went away: forget every rule */
+/* A remembered whole walk from the same state, its stack words unchanged:
+ * 1 and its stack id, which the caller gave arr__unwind_remember() in the
+ * same epoch (the caller's: its ids change meaning when it starts again). */
+ARR_HIDDEN int arr__unwind_hit(uintptr_t ip, uintptr_t sp, uintptr_t bp, uint32_t epoch, uint32_t *sid);
+ARR_HIDDEN void arr__unwind_remember(uint32_t sid, uint32_t epoch); /* the last walk gave stack sid */
+ARR_HIDDEN void arr__unwind_reset(void);                            /* a module went away: forget every rule */
 ARR_HIDDEN void arr__unwind_thread_exit(void);
 ARR_HIDDEN void arr__unwind_fork_child(void);
 

@@ -86,6 +86,7 @@ struct stk_tab {
 	struct stk_ent *e;
 	size_t mask, count;
 	unsigned gen;
+	uint32_t epoch;   /* this trie's, unique in the process: what remembered walks' ids belong to */
 	uintptr_t lo, hi; /* the thread's stack */
 	unsigned since_mod;
 	int last_n;
@@ -96,6 +97,7 @@ struct stk_tab {
 static __thread struct stk_tab *stk_tls __attribute__((tls_model("initial-exec")));
 static uint32_t next_id = 1;
 static unsigned gen = 1;
+static uint32_t next_epoch = 1;
 static uintptr_t self_lo, self_hi; /* liballocrr-record.so's text: frames to skip */
 static unsigned long long mod_adds = ~0ull, mod_subs = ~0ull;
 static char exe_path[ARR_MODULE_PATH_MAX];
@@ -405,6 +407,7 @@ static struct stk_tab *tab_get(void)
 		munmap(tb->e, (tb->mask + 1) * sizeof *tb->e);
 	memset(tb, 0, sizeof *tb);
 	tb->gen = gen;
+	tb->epoch = __atomic_fetch_add(&next_epoch, 1, __ATOMIC_RELAXED);
 	tb->since_mod = 1;
 	if (!(tb->e = stk_map(STK_TAB_INIT * sizeof *tb->e))) {
 		stk_tls = NULL;
@@ -491,8 +494,11 @@ static uint32_t tab_node(struct stk_tab *tb, uint32_t parent, uint64_t addr, uin
 	return id;
 }
 
-/* Return addresses of the program's frames, innermost first. */
-static __attribute__((noinline)) int walk(const struct stk_tab *tb, uint64_t *out, int max, int *trunc, int *kept)
+/* Return addresses of the program's frames, innermost first. With the CFI
+ * walk, *how says 1 (walked: the unwinder may remember it) or 2 (the
+ * unwinder remembered this stack: *sid is its id, nothing in out). */
+static __attribute__((noinline)) int walk(const struct stk_tab *tb, uint64_t *out, int max, int *trunc, int *kept,
+					  int *how, uint32_t *sid)
 {
 	uintptr_t fp = (uintptr_t)__builtin_frame_address(0), lo = fp, hi = tb->hi;
 	int n = 0, skipping = 1;
@@ -510,6 +516,11 @@ static __attribute__((noinline)) int walk(const struct stk_tab *tb, uint64_t *ou
 		} else if (skipping && unwind_mode == UNWIND_CFI) {
 			/* fp is the hook's frame: its caller returns to ret with rsp just above it
 			 * and the rbp the hook saved; from there on by the CFI (unwind.c) */
+			if (arr__unwind_hit(ret, fp + 16, next, tb->epoch, sid)) {
+				*how = 2;
+				return 0;
+			}
+			*how = 1;
 			return arr__unwind_cfi(ret, fp + 16, next, tb->lo, hi, out, max, trunc, kept);
 		} else {
 			skipping = 0;
@@ -539,9 +550,12 @@ static uint32_t capture(void)
 		check_modules();
 	}
 	uint64_t fr[STK_MAX_DEPTH];
-	int trunc, kept = 0,
+	uint32_t sid = 0;
+	int trunc, kept = 0, how = 0,
 		   n = unwind_mode == UNWIND_LIBUNWIND ? walk_libunwind(fr, arr__hot.stacks, &trunc)
-						       : walk(tb, fr, arr__hot.stacks, &trunc, &kept);
+						       : walk(tb, fr, arr__hot.stacks, &trunc, &kept, &how, &sid);
+	if (how == 2)
+		return sid;
 	/* Outermost first, the truncation marker before all: seq[mk + j] is frame
 	 * n - 1 - j. The unwinder's kept outer frames are the previous walk's,
 	 * which the previous call put in tb->last at the same places -- unless
@@ -602,6 +616,7 @@ static uint32_t capture(void)
 			r->id[j - rs] = tb->last_id[j];
 		}
 	}
+	int whole = m == mk + n; /* not cut short by a full table */
 	tb->last_n = m;
 	if (nn) {
 		uint64_t *w = rec_begin(1 + 2 * nn);
@@ -613,7 +628,10 @@ static uint32_t capture(void)
 		memcpy(w + 1, nodes, nn * 2 * sizeof *nodes);
 		rec_commit(1 + 2 * nn);
 	}
-	return m ? tb->last_id[m - 1] : 0;
+	sid = m ? tb->last_id[m - 1] : 0;
+	if (how == 1 && whole && sid)
+		arr__unwind_remember(sid, tb->epoch);
+	return sid;
 }
 
 /* Record the call, with stack id sid (with no stack word at all when not stacked). */

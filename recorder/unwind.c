@@ -80,10 +80,42 @@ struct uw_walk {
 	struct uw_frame f[UW_PREV];
 };
 
+/*
+ * Whole walks, remembered with the stack id they gave: a call whose
+ * innermost frame is in the state (return address, stack pointer, and rbp
+ * where the walk used it) of a remembered walk, and finds every stack word
+ * that walk read still holding what it read, has the same stack, so it
+ * takes the id without a rule probe, a frame copy or a trie lookup. The
+ * previous walk (struct uw_walk) only gives back the outer frames of the
+ * one call before; a program's loop allocates from a few dozen stacks in
+ * turn, and these are the hot ones. Direct-mapped by (ip, sp); a walk that
+ * read more words than UW_HIT_WORDS is not remembered.
+ */
+#define UW_HIT_SET_BITS 8
+#define UW_WAYS 4
+#define UW_HITS ((1u << UW_HIT_SET_BITS) * UW_WAYS)
+#define UW_HIT_WORDS 30
+/* The keys of a set's ways on one cache line: a probe reads one line, then
+ * only the matching walk. */
+struct uw_hkey {
+	uintptr_t ip[UW_WAYS], sp[UW_WAYS]; /* ip 0: empty */
+} __attribute__((aligned(64)));
+struct uw_hit {
+	uintptr_t bp;        /* only compared when need_bp */
+	uint32_t sid, epoch; /* the stack's id, valid while the caller's epoch is the same */
+	uint8_t need_bp, n;  /* n: words to compare */
+	struct {
+		uintptr_t at, val;
+	} w[UW_HIT_WORDS];
+};
+
 struct uw_cache {
 	unsigned gen;
 	unsigned count;
+	unsigned turn; /* the way of a full set that a new whole walk takes */
 	struct uw_walk walk;
+	struct uw_hkey hkey[UW_HITS / UW_WAYS];
+	struct uw_hit hit[UW_HITS];
 	struct uw_frame t[UW_PREV]; /* this walk's own frames, innermost first */
 	struct uw_ent e[UW_CACHE];
 };
@@ -446,6 +478,69 @@ int arr__unwind_cfi(uintptr_t ip, uintptr_t sp, uintptr_t bp, uintptr_t lo, uint
 	(void)lo;
 	arr__ts.internal = internal;
 	return w->n;
+}
+
+static inline unsigned hit_set(uintptr_t ip, uintptr_t sp)
+{
+	return (unsigned)(((ip ^ sp * 0x9E3779B97F4A7C15ull) * 0xC2B2AE3D27D4EB4Full) >> (64 - UW_HIT_SET_BITS));
+}
+
+int arr__unwind_hit(uintptr_t ip, uintptr_t sp, uintptr_t bp, uint32_t epoch, uint32_t *sid)
+{
+	struct uw_cache *c = uw_tls;
+	if (!c || c->gen != __atomic_load_n(&uw_gen, __ATOMIC_RELAXED))
+		return 0;
+	unsigned set = hit_set(ip, sp);
+	const struct uw_hkey *key = &c->hkey[set];
+	for (unsigned way = 0; way < UW_WAYS; way++) {
+		if (key->ip[way] != ip || key->sp[way] != sp)
+			continue;
+		const struct uw_hit *h = &c->hit[set * UW_WAYS + way];
+		if (h->epoch != epoch || (h->need_bp && h->bp != bp))
+			continue;
+		unsigned k = 0;
+		while (k < h->n && *(const uintptr_t *)h->w[k].at == h->w[k].val)
+			k++;
+		if (k == h->n) {
+			*sid = h->sid;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+void arr__unwind_remember(uint32_t sid, uint32_t epoch)
+{
+	struct uw_cache *c = uw_tls;
+	if (!c || c->gen != __atomic_load_n(&uw_gen, __ATOMIC_RELAXED) || !c->walk.n)
+		return;
+	const struct uw_walk *w = &c->walk;
+	const struct uw_frame *in = &w->f[w->n - 1];
+	unsigned words = 0;
+	for (int k = w->n - 1; k > 0; k--)
+		words += 1 + (w->f[k].bp_at && w->f[k - 1].need_bp);
+	if (words > UW_HIT_WORDS) /* not worth the room (deep recursions) */
+		return;
+	unsigned set = hit_set(in->ip, in->sp), way = 0;
+	struct uw_hkey *key = &c->hkey[set];
+	while (way < UW_WAYS && key->ip[way])
+		way++;
+	if (way == UW_WAYS) /* all taken: another in turn */
+		way = c->turn++ & (UW_WAYS - 1);
+	struct uw_hit *h = &c->hit[set * UW_WAYS + way];
+	unsigned n = 0;
+	/* what same_outer() compares from the innermost frame out */
+	for (int k = w->n - 1; k > 0; k--) {
+		const struct uw_frame *q = &w->f[k], *o = q - 1;
+		h->w[n].at = q->ra_at, h->w[n++].val = o->ip;
+		if (q->bp_at && o->need_bp)
+			h->w[n].at = q->bp_at, h->w[n++].val = o->bp;
+	}
+	h->bp = in->bp, h->need_bp = in->need_bp;
+	h->sid = sid, h->epoch = epoch;
+	h->n = (uint8_t)n;
+	key->sp[way] = in->sp;
+	key->ip[way] = in->ip;
 }
 
 void arr__unwind_frames(uint64_t *out)
