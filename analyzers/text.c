@@ -823,9 +823,7 @@ static void allocators_table(FILE *f, const struct arr_doc *al)
 
 /* ---- checks ---- */
 
-/* A check's value or limit as the page shows it: bytes in units (and exact)
- * when the check reads bytes, times in units, counts in thousands. */
-static void check_value(char *buf, size_t cap, const char *check, double v)
+void arr_check_value_text(char *buf, size_t cap, const char *check, double v)
 {
 	char a[32], b[32];
 	const char *c = check ? check : "";
@@ -863,9 +861,9 @@ static void checks(FILE *f, const struct arr_doc *ck)
 		char v[64] = "-", l[64] = "-";
 		double x;
 		if (get_num(c, "value", &x))
-			check_value(v, sizeof v, name, x);
+			arr_check_value_text(v, sizeof v, name, x);
 		if (get_num(c, "limit", &x))
-			check_value(l, sizeof l, name, x);
+			arr_check_value_text(l, sizeof l, name, x);
 		fprintf(f, "  FAIL  %s  [%s%s%s]  value %s, limit %s\n", name ? name : "?", trace ? trace : "-",
 			alloc ? ", " : "", alloc ? alloc : "", v, l);
 	}

@@ -202,26 +202,6 @@ static int write_file(const char *dir, const char *name, write_fn fn, const stru
 	return 0;
 }
 
-/* A value or limit as the summary and the page show it: bytes in units (and
- * exact) when the check reads bytes, times in ms, counts in thousands. */
-static void check_value(char *buf, size_t cap, const char *check, double v)
-{
-	char a[32], b[32];
-	const char *c = check ? check : "";
-	if ((strstr(c, "rss") || strstr(c, "bytes") || strstr(c, "live") || strstr(c, "ideal") || strstr(c, "size")) &&
-	    fabs(v) >= 1024 && v == floor(v)) {
-		cli_human_bytes(a, sizeof a, (uint64_t)fabs(v));
-		cli_count(b, sizeof b, v);
-		snprintf(buf, cap, "%s%s (%s)", v < 0 ? "-" : "", a, b);
-	} else if (strstr(c, "_ns") || strstr(c, "latency") || strstr(c, "wall") || strstr(c, "cpu")) {
-		snprintf(buf, cap, "%.3f ms", v / 1e6);
-	} else if (v == floor(v) && fabs(v) < 1e15) {
-		cli_count(buf, cap, v);
-	} else {
-		snprintf(buf, cap, "%.4g", v);
-	}
-}
-
 static void print_broken(const struct arr_doc *checks)
 {
 	for (size_t i = 0; checks && i < checks->len; i++) {
@@ -250,8 +230,8 @@ static void print_broken(const struct arr_doc *checks)
 		if (op)
 			snprintf(want, sizeof want, " (wanted value %s limit)", op);
 		char vs[96], ls[96];
-		check_value(vs, sizeof vs, check, v);
-		check_value(ls, sizeof ls, check, lim);
+		arr_check_value_text(vs, sizeof vs, check, v);
+		arr_check_value_text(ls, sizeof ls, check, lim);
 		cli_error("check '%s' broken for %s: value %s, limit %s%s", check, where, vs, ls, want);
 	}
 }

@@ -97,4 +97,12 @@ int arr_analysis_parse_what(const char *list, uint32_t *mask, const char **bad, 
  */
 int arr_doc_render_text(FILE *f, const struct arr_doc *doc);
 
+/*
+ * A check's value or limit in the units the text report, the page and
+ * `allocrr report`'s stderr all use: bytes in units and exact ("8.0 KiB
+ * (8,192)") when the check names a byte metric, times in units, counts
+ * grouped in thousands. `check` is the check's text (may be NULL).
+ */
+void arr_check_value_text(char *buf, size_t cap, const char *check, double v);
+
 #endif
