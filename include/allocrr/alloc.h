@@ -100,6 +100,9 @@ int arr_alloc_stats_get(struct arr_alloc_stats *out);
  *   span_cache      bytes of freed span-heap blocks each thread keeps for its
  *                   own next mallocs, without the span heap's lock (default
  *                   0 = none).
+ *   span_arenas     span heaps of their own (lock, free spans, decay) that
+ *                   threads are dealt to round-robin; a free goes to its
+ *                   block's arena (default and maximum 8; 1 = one shared).
  * Returns 0, ARR_ENOTFOUND for an unknown name, ARR_ERANGE for a bad value.
  * The preload library reads ALLOCRR_MALLOC_OPTIONS="purge_delay=1000,..."
  * (byte values accept k/m/g suffixes).

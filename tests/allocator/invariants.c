@@ -307,7 +307,7 @@ static const struct tcase cases[] = {
 	{"block size", block_size, "page->block_size == arr__class_size[page->cls]"},
 	{"span interior tag", span_interior_tag, "s->tag[k] == 0"},
 	{"span dirty ends", span_dirty_ends, "(t & T_DIRTY) == (e & T_DIRTY)"},
-	{"span slack", span_slack, "req == live_req"},
+	{"span slack", span_slack, "req == a->live_req"},
 	{"span coalesced", span_uncoalesced, "prev_state != T_FREE"},
 	{"span block cache", span_block_cache, "units == h->sc_units"},
 	{"span cached mark", span_cached_unmarked, "ARR__SP_T_CACHED"},
