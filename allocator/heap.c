@@ -712,8 +712,6 @@ static void *meta_alloc(size_t size)
 	return p;
 }
 
-static unsigned heaps_made; /* under arr__lock */
-
 struct arr__heap *arr__heap_thread_init(void)
 {
 	arr__ensure_init();
@@ -732,9 +730,6 @@ struct arr__heap *arr__heap_thread_init(void)
 		}
 		for (unsigned c = 0; c < ARR__NCLASSES; c++)
 			h->pages[c] = &arr__page_empty;
-		/* round-robin: the first ARR__SPAN_ARENAS threads alive at once
-		 * each have an arena (a reused heap keeps its own) */
-		h->span_arena = heaps_made++ % ARR__SPAN_ARENAS;
 		h->next_all = all_heaps;
 		all_heaps = h;
 	}

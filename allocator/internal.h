@@ -357,7 +357,8 @@ struct arr__heap {
 	 * dense (a page of their own again). */
 	int32_t sparse_live[ARR__SPARSE_END - ARR__SPARSE_FIRST];
 	uint32_t dense;      /* bit c - ARR__SPARSE_FIRST */
-	unsigned span_arena; /* its span-heap mallocs' arena, modulo span_arenas (spanheap.c) */
+	unsigned span_arena;     /* its span-heap mallocs' arena, modulo span_arenas (spanheap.c) */
+	unsigned span_contended; /* its span-heap mallocs that found the arena's lock taken */
 	_Atomic(struct arr__block *) delayed;
 	int state;                    /* ARR__HEAP_* */
 	struct arr__heap *next_all;   /* every heap ever made (never unmapped) */
@@ -384,6 +385,7 @@ struct arr__options {
 	size_t span_min;       /* larger requests (to ARR__MAX_SMALL) go to the span heap; 0: none */
 	size_t span_cache;     /* bytes of free span-heap blocks a thread keeps for itself; 0: none */
 	unsigned span_arenas;  /* span-heap arenas, 1..ARR__SPAN_ARENAS (spanheap.c) */
+	unsigned span_split;   /* contended span-heap mallocs before a thread takes an arena of its own */
 	unsigned sparse;       /* a class above 2 KiB is sparse (from the span heap) while a thread
 				* holds fewer of its blocks than this many pages' worth (heap.c); 0: none */
 };

@@ -77,8 +77,9 @@
 /*
  * An arena: a span heap of its own (lock, segments, bins, decay list,
  * counters). A thread's span-heap mallocs go to its heap's arena
- * (arr__heap.span_arena, dealt round-robin as heaps are made, modulo the
- * `span_arenas` option); a free goes to the arena of the block's segment
+ * (arr__heap.span_arena modulo the `span_arenas` option: 0, shared, until
+ * the thread finds its lock taken often, see contended()); a free goes to
+ * the arena of the block's segment
  * (struct arr__spanseg.arena), under that arena's lock, whichever thread
  * frees. A heap left by an exited thread is the next new thread's, with its
  * arena; meanwhile every heap tick purges the expired spans of every arena
@@ -574,14 +575,44 @@ static struct arr__span_arena *steal(struct arr__span_arena *a, unsigned need, s
 static void *carve(struct arr__span_arena *a, struct arr__spanseg *s, unsigned u, unsigned need, size_t size,
 		   bool *zeroed);
 
+/*
+ * Heap h's malloc found its arena's lock taken. Every heap starts in arena 0
+ * (one span heap, whose free memory every thread reuses at once); a heap
+ * that keeps finding it taken (`span_split` times; 0: at its first malloc)
+ * moves to an arena of its
+ * own, dealt round-robin from the others. So threads that do not run at
+ * once (a loaded machine, a program whose threads take turns) keep sharing
+ * one heap's free memory, and only threads that would queue pay for arenas
+ * of their own: each arena holds its own free memory until its decay, 7-12 %
+ * more peak RSS than one on the `large` replays when every thread has one
+ * from the start (docs/notes/2026-12-01-allocator-rss-4.md).
+ */
+static _Atomic unsigned arenas_dealt;
+
+static void split(struct arr__heap *h, unsigned contended)
+{
+	unsigned n = arr__opt.span_arenas;
+	if (h == &arr__heap_empty || n <= 1 || h->span_arena % n != 0)
+		return;
+	h->span_contended += contended;
+	if (h->span_contended < arr__opt.span_split)
+		return;
+	h->span_arena = 1 + atomic_fetch_add_explicit(&arenas_dealt, 1, memory_order_relaxed) % (n - 1);
+}
+
 void *arr__span_alloc(struct arr__heap *h, size_t size, bool zero, bool *zeroed)
 {
 	(void)zero;
+	if (ARR_UNLIKELY(arr__opt.span_split == 0))
+		split(h, 0);
 	struct arr__span_arena *a = arena_of_heap(h);
 	unsigned need = (unsigned)((size + UNIT - 1) >> UNIT_SHIFT);
 	if (need == 0)
 		need = 1;
-	pthread_mutex_lock(&a->lock);
+	if (pthread_mutex_trylock(&a->lock) != 0) {
+		split(h, 1); /* from its next malloc on */
+		pthread_mutex_lock(&a->lock);
+	}
 	struct arr__spanseg *s;
 	unsigned u;
 	bool found = best_fit(a, need, &s, &u);

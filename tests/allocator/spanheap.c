@@ -418,7 +418,8 @@ static void test_sparse_classes(void)
 	arr_free(pin);
 }
 
-/* ---- arenas (span_arenas): threads dealt to span heaps of their own ---- */
+/* ---- arenas (span_arenas; span_split 0: each thread its own from its
+ * first span-heap malloc, not after contention) ---- */
 
 #define SEG_OF(p) ((uintptr_t)(p) >> 22) /* 4 MiB segments */
 enum { XN = 48 };
@@ -466,7 +467,7 @@ static void *cross_free(void *arg)
  * segments of their own (each arena maps its own). */
 static void test_arena_cross_free(void)
 {
-	CHECK(arr_alloc_set_option("span_arenas", 8) == 0);
+	CHECK(arr_alloc_set_option("span_arenas", 8) == 0 && arr_alloc_set_option("span_split", 0) == 0);
 	CHECK(arr_alloc_stats_get(&st) == 0);
 	uint64_t n0 = st.live_blocks, req0 = st.live_requested;
 	pthread_barrier_t bar;
@@ -510,7 +511,7 @@ static void test_arena_thread_exit(void)
 	long long delay0;
 	CHECK(arr_alloc_get_option("purge_delay", &delay0) == 0);
 	CHECK(arr_alloc_set_option("purge_delay", 20000) == 0);
-	CHECK(arr_alloc_set_option("span_arenas", 8) == 0);
+	CHECK(arr_alloc_set_option("span_arenas", 8) == 0 && arr_alloc_set_option("span_split", 0) == 0);
 	static void *v[32];
 	pthread_t t;
 	CHECK(pthread_create(&t, NULL, exit_holding, v) == 0);
@@ -554,7 +555,7 @@ static void test_arena_steal(void)
 	long long delay0;
 	CHECK(arr_alloc_get_option("purge_delay", &delay0) == 0);
 	CHECK(arr_alloc_set_option("purge_delay", -1) == 0); /* nothing purged meanwhile */
-	CHECK(arr_alloc_set_option("span_arenas", 8) == 0);
+	CHECK(arr_alloc_set_option("span_arenas", 8) == 0 && arr_alloc_set_option("span_split", 0) == 0);
 	arr_alloc_purge(); /* every arena's free memory clean: a resident fit is rare */
 	void *a = NULL, *b = NULL;
 	void *pin = arr_malloc(200000); /* this thread's arena holds it */
@@ -598,7 +599,7 @@ static void *span_worker(void *arg)
 
 static void test_arena_fork(void)
 {
-	CHECK(arr_alloc_set_option("span_arenas", 8) == 0);
+	CHECK(arr_alloc_set_option("span_arenas", 8) == 0 && arr_alloc_set_option("span_split", 0) == 0);
 	pthread_t t;
 	CHECK(pthread_create(&t, NULL, span_worker, NULL) == 0);
 	while (atomic_load(&fork_block) == NULL)
