@@ -356,7 +356,7 @@ struct arr__heap {
 	 * free counts in the freeing heap), and the classes that have become
 	 * dense (a page of their own again). */
 	int32_t sparse_live[ARR__SPARSE_END - ARR__SPARSE_FIRST];
-	uint32_t dense;      /* bit c - ARR__SPARSE_FIRST */
+	uint32_t dense;          /* bit c - ARR__SPARSE_FIRST */
 	unsigned span_arena;     /* its span-heap mallocs' arena, modulo span_arenas (spanheap.c) */
 	unsigned span_contended; /* its span-heap mallocs that found the arena's lock taken */
 	_Atomic(struct arr__block *) delayed;

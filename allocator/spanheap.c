@@ -95,20 +95,26 @@ struct arr__span_arena {
 	struct arr__span_node *bins[NBINS];
 	uint64_t bin_mask[BIN_WORDS];
 	struct arr__span_node *lru_head, *lru_tail;
-	uint64_t lru_units;      /* units of spans on the lru */
-	uint64_t ops, tick_at;   /* the arena's operations, for the ticks */
-	unsigned busy_spans;     /* purges in flight */
+	uint64_t lru_units;    /* units of spans on the lru */
+	uint64_t ops, tick_at; /* the arena's operations, for the ticks */
+	unsigned busy_spans;   /* purges in flight */
 	/* statistics */
 	uint64_t live_blocks, live_units, live_req, nmallocs, nfrees, purged_pages;
 } __attribute__((aligned(64)));
 
+_Static_assert((ARR__SPAN_ARENAS & (ARR__SPAN_ARENAS - 1)) == 0, "arenas: a power of two");
 static struct arr__span_arena arenas[ARR__SPAN_ARENAS] = {
 	[0 ... ARR__SPAN_ARENAS - 1] = {.lock = PTHREAD_MUTEX_INITIALIZER, .tick_at = TICK_OPS},
 };
 
 static inline unsigned arena_index(const struct arr__span_arena *a) { return (unsigned)(a - arenas); }
 
-static inline struct arr__span_arena *arena_of_seg(const struct arr__spanseg *s) { return &arenas[s->arena]; }
+/* (masked: a corrupt header picks a wrong lock, never memory past the array;
+ * ARR__SPAN_ARENAS is a power of two) */
+static inline struct arr__span_arena *arena_of_seg(const struct arr__spanseg *s)
+{
+	return &arenas[s->arena & (ARR__SPAN_ARENAS - 1)];
+}
 
 /* The arena of heap h's thread's mallocs. */
 static inline struct arr__span_arena *arena_of_heap(const struct arr__heap *h)
