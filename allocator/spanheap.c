@@ -879,8 +879,8 @@ void arr__span_stats(struct arr__span_stats *out)
 
 /* ---- the thread's block cache ----
  *
- * With the span heap under one lock, every big malloc and free of every
- * thread took it: on the `large` working sets that was the span heap's
+ * With the span heap under one lock (one arena), every big malloc and free
+ * of every thread took it: on the `large` working sets that was the span heap's
  * main cost (pthread_mutex_lock and unlock ~16 % of a 2-thread replay).
  * A thread's frees of span-heap blocks go to a small cache of its own
  * (ARR__SC_N blocks, at most `span_cache` bytes), its next mallocs take a
