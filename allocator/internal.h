@@ -298,6 +298,10 @@ struct arr__segment {
 #define ARR__SPARSE_END (ARR__FINE_FIRST + 33)
 #define ARR__SPAN_SPARSE_MAX ((size_t)8 << 10) /* the largest of them */
 
+/* Span-heap arenas (spanheap.c): at most this many; the `span_arenas`
+ * option says how many are used. */
+#define ARR__SPAN_ARENAS 8
+
 /* Entries of a heap's span-heap block cache (spanheap.c). */
 #define ARR__SC_N 16
 
@@ -352,7 +356,9 @@ struct arr__heap {
 	 * free counts in the freeing heap), and the classes that have become
 	 * dense (a page of their own again). */
 	int32_t sparse_live[ARR__SPARSE_END - ARR__SPARSE_FIRST];
-	uint32_t dense; /* bit c - ARR__SPARSE_FIRST */
+	uint32_t dense;          /* bit c - ARR__SPARSE_FIRST */
+	unsigned span_arena;     /* its span-heap mallocs' arena, modulo span_arenas (spanheap.c) */
+	unsigned span_contended; /* its span-heap mallocs that found the arena's lock taken */
 	_Atomic(struct arr__block *) delayed;
 	int state;                    /* ARR__HEAP_* */
 	struct arr__heap *next_all;   /* every heap ever made (never unmapped) */
@@ -378,6 +384,8 @@ struct arr__options {
 	unsigned idle_ratio;   /* free dirty slices kept ≤ used slices / this (0, default: no bound) */
 	size_t span_min;       /* larger requests (to ARR__MAX_SMALL) go to the span heap; 0: none */
 	size_t span_cache;     /* bytes of free span-heap blocks a thread keeps for itself; 0: none */
+	unsigned span_arenas;  /* span-heap arenas, 1..ARR__SPAN_ARENAS (spanheap.c) */
+	unsigned span_split;   /* contended span-heap mallocs before a thread takes an arena of its own */
 	unsigned sparse;       /* a class above 2 KiB is sparse (from the span heap) while a thread
 				* holds fewer of its blocks than this many pages' worth (heap.c); 0: none */
 };
@@ -605,7 +613,7 @@ struct arr__spanseg {
 	struct arr__spanseg *next;
 	struct arr__span_node *slot_free; /* released slots */
 	uint32_t slots_used;              /* slots ever handed out */
-	uint32_t pad_;
+	uint32_t arena;                   /* its arena (spanheap.c), for good */
 	uint64_t clean[ARR__SP_OSPAGES / 64];
 	uint32_t tag[ARR__SP_UNITS];
 	struct arr__span_node node[ARR__SP_SLOTS];
@@ -620,7 +628,7 @@ _Static_assert(ARR__SP_DATA_UNITS >= ARR__SP_MAX_UNITS, "a span segment holds th
 
 /* A block of size bytes (span_min < size <= ARR__MAX_SMALL), aligned to
  * 256 bytes; *zeroed (if asked): known zero. NULL if out of memory. */
-void *arr__span_alloc(size_t size, bool zero, bool *zeroed);
+void *arr__span_alloc(struct arr__heap *h, size_t size, bool zero, bool *zeroed);
 void arr__span_free(void *p); /* p in a span segment; aborts on misuse */
 /* The same through heap h's block cache (h may be &arr__heap_empty); the
  * cache's entry points count the operation in h like the fast paths. */
@@ -700,7 +708,6 @@ bool arr__pool_is_valid_locked(void); /* caller holds arr__lock */
  * used spans' units, count and requested bytes == the live counters.
  */
 bool arr__spanheap_is_valid(void);
-bool arr__spanheap_is_valid_locked(void);
 /* Checks that abort even at ARR_DEBUG 0 (arr__page_is_valid & co. use it). */
 #define ARR__CHECK(c) (ARR_LIKELY(c) ? (void)0 : arr__assert_fail(__FILE__, __LINE__, #c))
 

@@ -18,6 +18,8 @@ struct arr__options arr__opt = {
 	.span_min = (size_t)8 << 10,
 	.sparse = 0,     /* off: the shared span heap's lock costs multi-thread replays (docs/allocator.md) */
 	.span_cache = 0, /* off: measured no faster, and more resident (spanheap.c) */
+	.span_arenas = ARR__SPAN_ARENAS,
+	.span_split = 32,
 
 };
 
@@ -53,6 +55,18 @@ int arr_alloc_set_option(const char *name, long long value)
 		arr__opt.sparse = (unsigned)value;
 		return 0;
 	}
+	if (strcmp(name, "span_arenas") == 0) {
+		if (value < 1 || value > ARR__SPAN_ARENAS)
+			return ARR_ERANGE;
+		arr__opt.span_arenas = (unsigned)value;
+		return 0;
+	}
+	if (strcmp(name, "span_split") == 0) {
+		if (value < 0 || value > 1000000000)
+			return ARR_ERANGE;
+		arr__opt.span_split = (unsigned)value;
+		return 0;
+	}
 	if (strcmp(name, "span_cache") == 0) {
 		if (value < 0)
 			return ARR_ERANGE;
@@ -78,6 +92,10 @@ int arr_alloc_get_option(const char *name, long long *value)
 		*value = arr__opt.sparse;
 	else if (strcmp(name, "span_cache") == 0)
 		*value = (long long)arr__opt.span_cache;
+	else if (strcmp(name, "span_arenas") == 0)
+		*value = arr__opt.span_arenas;
+	else if (strcmp(name, "span_split") == 0)
+		*value = arr__opt.span_split;
 
 	else
 		return ARR_ENOTFOUND;

@@ -37,8 +37,8 @@
  * cannot happen. Purges run outside the lock: the spans are marked BUSY
  * (neither allocated nor merged) meanwhile.
  *
- * Everything here runs under span_lock (not arr__lock: the pool's users
- * never wait for it).
+ * Everything here runs under the lock of the block's arena (below; not
+ * arr__lock: the pool's users never wait for it).
  */
 #include <string.h>
 #include <sys/uio.h>
@@ -74,19 +74,57 @@
 /* Free resident memory kept whatever its age. */
 #define CACHE_UNITS (((size_t)128 << 10) >> UNIT_SHIFT)
 
-static pthread_mutex_t span_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct arr__spanseg *segs;
-static unsigned nsegs;
-static struct arr__span_node *bins[NBINS];
-static uint64_t bin_mask[BIN_WORDS];
-static struct arr__span_node *lru_head, *lru_tail;
-static uint64_t lru_units;               /* units of spans on the lru */
-static uint64_t ops, tick_at = TICK_OPS; /* span-heap operations, for the ticks */
-static unsigned busy_spans;              /* purges in flight */
-/* statistics */
-static uint64_t live_blocks, live_units, live_req, nmallocs, nfrees, purged_pages;
+/*
+ * An arena: a span heap of its own (lock, segments, bins, decay list,
+ * counters). A thread's span-heap mallocs go to its heap's arena
+ * (arr__heap.span_arena modulo the `span_arenas` option: 0, shared, until
+ * the thread finds its lock taken often, see contended()); a free goes to
+ * the arena of the block's segment
+ * (struct arr__spanseg.arena), under that arena's lock, whichever thread
+ * frees. A heap left by an exited thread is the next new thread's, with its
+ * arena; meanwhile every heap tick purges the expired spans of every arena
+ * (arr__span_tick), so an idle arena's memory decays as the busy ones'.
+ * With one arena (span_arenas=1) every thread shares one lock: 16 % of a
+ * 2-thread `large` replay's profile, and with sparse classes on, threads
+ * working at once in 2-8 KiB blocks queued on it (docs/allocator.md).
+ */
+struct arr__span_arena {
+	pthread_mutex_t lock;
+	struct arr__spanseg *segs;
+	unsigned nsegs;
+	struct arr__span_node *bins[NBINS];
+	uint64_t bin_mask[BIN_WORDS];
+	struct arr__span_node *lru_head, *lru_tail;
+	uint64_t lru_units;    /* units of spans on the lru */
+	uint64_t ops, tick_at; /* the arena's operations, for the ticks */
+	unsigned busy_spans;   /* purges in flight */
+	/* statistics */
+	uint64_t live_blocks, live_units, live_req, nmallocs, nfrees, purged_pages;
+} __attribute__((aligned(64)));
+
+_Static_assert((ARR__SPAN_ARENAS & (ARR__SPAN_ARENAS - 1)) == 0, "arenas: a power of two");
+static struct arr__span_arena arenas[ARR__SPAN_ARENAS] = {
+	[0 ... ARR__SPAN_ARENAS - 1] = {.lock = PTHREAD_MUTEX_INITIALIZER, .tick_at = TICK_OPS},
+};
+
+static inline unsigned arena_index(const struct arr__span_arena *a) { return (unsigned)(a - arenas); }
+
+/* (masked: a corrupt header picks a wrong lock, never memory past the array;
+ * ARR__SPAN_ARENAS is a power of two) */
+static inline struct arr__span_arena *arena_of_seg(const struct arr__spanseg *s)
+{
+	return &arenas[s->arena & (ARR__SPAN_ARENAS - 1)];
+}
+
+/* The arena of heap h's thread's mallocs. */
+static inline struct arr__span_arena *arena_of_heap(const struct arr__heap *h)
+{
+	unsigned n = arr__opt.span_arenas;
+	return &arenas[n > 1 ? h->span_arena % n : 0];
+}
 
 static int64_t slack_correction(uint32_t first, uint32_t last);
+static bool arena_is_valid_locked(struct arr__span_arena *a);
 static void waste_add(struct arr__heap *h, int64_t d);
 
 /* ---- units, tags, nodes ---- */
@@ -142,63 +180,63 @@ static void set_tags(struct arr__spanseg *s, unsigned u, unsigned len, uint32_t 
 	s->tag[u] = len | state;
 }
 
-static void bin_insert(struct arr__span_node *n, unsigned len)
+static void bin_insert(struct arr__span_arena *a, struct arr__span_node *n, unsigned len)
 {
 	unsigned b = bin_of(len);
 	n->prev = NULL;
-	n->next = bins[b];
+	n->next = a->bins[b];
 	if (n->next)
 		n->next->prev = n;
-	bins[b] = n;
-	bin_mask[b / 64] |= (uint64_t)1 << (b % 64);
+	a->bins[b] = n;
+	a->bin_mask[b / 64] |= (uint64_t)1 << (b % 64);
 }
 
-static void bin_remove(struct arr__span_node *n, unsigned len)
+static void bin_remove(struct arr__span_arena *a, struct arr__span_node *n, unsigned len)
 {
 	unsigned b = bin_of(len);
 	if (n->prev)
 		n->prev->next = n->next;
 	else
-		bins[b] = n->next;
+		a->bins[b] = n->next;
 	if (n->next)
 		n->next->prev = n->prev;
-	if (bins[b] == NULL)
-		bin_mask[b / 64] &= ~((uint64_t)1 << (b % 64));
+	if (a->bins[b] == NULL)
+		a->bin_mask[b / 64] &= ~((uint64_t)1 << (b % 64));
 }
 
-static void lru_append(struct arr__span_node *n, unsigned len)
+static void lru_append(struct arr__span_arena *a, struct arr__span_node *n, unsigned len)
 {
 	n->lnext = NULL;
-	n->lprev = lru_tail;
-	if (lru_tail)
-		lru_tail->lnext = n;
+	n->lprev = a->lru_tail;
+	if (a->lru_tail)
+		a->lru_tail->lnext = n;
 	else
-		lru_head = n;
-	lru_tail = n;
-	lru_units += len;
+		a->lru_head = n;
+	a->lru_tail = n;
+	a->lru_units += len;
 }
 
-static void lru_remove(struct arr__span_node *n, unsigned len)
+static void lru_remove(struct arr__span_arena *a, struct arr__span_node *n, unsigned len)
 {
 	if (n->lprev)
 		n->lprev->lnext = n->lnext;
 	else
-		lru_head = n->lnext;
+		a->lru_head = n->lnext;
 	if (n->lnext)
 		n->lnext->lprev = n->lprev;
 	else
-		lru_tail = n->lprev;
-	lru_units -= len;
+		a->lru_tail = n->lprev;
+	a->lru_units -= len;
 }
 
 /* Take the free span at u (len units) out of the bins and the lru; its
  * node goes back to the free slots. */
-static void free_unlink(struct arr__spanseg *s, unsigned u, unsigned len)
+static void free_unlink(struct arr__span_arena *a, struct arr__spanseg *s, unsigned u, unsigned len)
 {
 	struct arr__span_node *n = node_at(s, u);
-	bin_remove(n, len);
+	bin_remove(a, n, len);
 	if (s->tag[u] & T_DIRTY)
-		lru_remove(n, len);
+		lru_remove(a, n, len);
 	node_release(s, n);
 }
 
@@ -251,12 +289,13 @@ static unsigned dirty_pages(const struct arr__spanseg *s, unsigned lo, unsigned 
 
 /* ---- segments ---- */
 
-static struct arr__spanseg *seg_new(void)
+static struct arr__spanseg *seg_new(struct arr__span_arena *a)
 {
 	struct arr__spanseg *s = arr__os_map_aligned(ARR__SEG_SIZE, ARR__SEG_SIZE);
 	if (s == NULL)
 		return NULL;
 	s->seg.kind = 2;
+	s->arena = arena_index(a);
 	for (unsigned k = 0; k < ARR__SLICES; k++) {
 		s->seg.pages[k].flags = ARR__PF_SPAN;
 		s->seg.pages[k].cls = ARR__NCLASSES;
@@ -265,24 +304,24 @@ static struct arr__spanseg *seg_new(void)
 		s->clean[k / 64] |= (uint64_t)1 << (k % 64);
 	struct arr__span_node *n = node_new(s, FIRST_UNIT);
 	set_tags(s, FIRST_UNIT, DATA_UNITS, T_FREE | slot_bits(s, n));
-	bin_insert(n, DATA_UNITS);
-	s->next = segs;
-	segs = s;
-	nsegs++;
+	bin_insert(a, n, DATA_UNITS);
+	s->next = a->segs;
+	a->segs = s;
+	a->nsegs++;
 	arr__segmap_set(s, true);
 	return s;
 }
 
 /* Under the lock: the segment s is wholly free and clean; unmap it. */
-static void seg_drop(struct arr__spanseg *s)
+static void seg_drop(struct arr__span_arena *a, struct arr__spanseg *s)
 {
-	bin_remove(node_at(s, FIRST_UNIT), DATA_UNITS);
-	for (struct arr__spanseg **pp = &segs; *pp; pp = &(*pp)->next)
+	bin_remove(a, node_at(s, FIRST_UNIT), DATA_UNITS);
+	for (struct arr__spanseg **pp = &a->segs; *pp; pp = &(*pp)->next)
 		if (*pp == s) {
 			*pp = s->next;
 			break;
 		}
-	nsegs--;
+	a->nsegs--;
 	arr__segmap_set(s, false);
 	arr__os_unmap(s, ARR__SEG_SIZE);
 }
@@ -305,7 +344,7 @@ struct busy {
 /* Under the lock: mark up to PURGE_BATCH expired spans (all: every dirty
  * one) BUSY, out of the bins and the lru, and their resident page runs in
  * iov. Returns the number of spans. */
-static unsigned purge_collect(bool all, struct busy *out, struct iovec *iov, unsigned *niov)
+static unsigned purge_collect(struct arr__span_arena *a, bool all, struct busy *out, struct iovec *iov, unsigned *niov)
 {
 	long long decay = decay_ops();
 	uint64_t now = arr__pool_clock();
@@ -313,13 +352,13 @@ static unsigned purge_collect(bool all, struct busy *out, struct iovec *iov, uns
 	*niov = 0;
 	if (decay < 0 && !all)
 		return 0;
-	while (lru_head && n < PURGE_BATCH && *niov < PURGE_BATCH) {
-		struct arr__span_node *nd = lru_head;
-		if (!all && (lru_units <= (decay == 0 ? 0 : CACHE_UNITS) || now - nd->stamp < (uint64_t)decay))
+	while (a->lru_head && n < PURGE_BATCH && *niov < PURGE_BATCH) {
+		struct arr__span_node *nd = a->lru_head;
+		if (!all && (a->lru_units <= (decay == 0 ? 0 : CACHE_UNITS) || now - nd->stamp < (uint64_t)decay))
 			break;
 		struct arr__spanseg *s = seg_of_node(nd);
 		unsigned u = nd->unit, len = s->tag[u] & T_LEN;
-		free_unlink(s, u, len);
+		free_unlink(a, s, u, len);
 		set_tags(s, u, len, T_BUSY);
 		unsigned lo, hi;
 		inner_pages(u, len, &lo, &hi);
@@ -335,11 +374,11 @@ static unsigned purge_collect(bool all, struct busy *out, struct iovec *iov, uns
 				j++;
 			iov[(*niov)++] =
 				(struct iovec){(uint8_t *)s + (size_t)k * ARR__OS_PAGE, (size_t)(j - k) * ARR__OS_PAGE};
-			purged_pages += j - k;
+			a->purged_pages += j - k;
 			k = j;
 		}
 		out[n++] = (struct busy){s, u, len};
-		busy_spans++;
+		a->busy_spans++;
 	}
 	return n;
 }
@@ -349,7 +388,7 @@ static unsigned purge_collect(bool all, struct busy *out, struct iovec *iov, uns
  * stamp). Not dirty (just purged): merged into a dirty neighbour, it takes
  * that one's place and stamp on the lru (the younger one's if both are).
  * Returns the merged span's start. */
-static unsigned free_insert(struct arr__spanseg *s, unsigned u, unsigned len, bool dirty)
+static unsigned free_insert(struct arr__span_arena *a, struct arr__spanseg *s, unsigned u, unsigned len, bool dirty)
 {
 	struct arr__span_node *keep = NULL;
 	bool was_dirty = dirty;
@@ -361,17 +400,17 @@ static unsigned free_insert(struct arr__spanseg *s, unsigned u, unsigned len, bo
 		unsigned nl = s->tag[e] & T_LEN, nu = side == 0 ? e + 1 - nl : e;
 		struct arr__span_node *n = node_at(s, nu);
 		bool nd = s->tag[nu] & T_DIRTY;
-		bin_remove(n, nl);
+		bin_remove(a, n, nl);
 		if (nd && !dirty && (keep == NULL || n->stamp > keep->stamp)) {
 			if (keep != NULL) {
-				lru_remove(keep, 0);
+				lru_remove(a, keep, 0);
 				node_release(s, keep);
 			}
 			keep = n;
-			lru_units -= nl; /* in its place; counted again below */
+			a->lru_units -= nl; /* in its place; counted again below */
 		} else {
 			if (nd)
-				lru_remove(n, nl);
+				lru_remove(a, n, nl);
 			node_release(s, n);
 		}
 		was_dirty |= nd;
@@ -389,21 +428,21 @@ static unsigned free_insert(struct arr__spanseg *s, unsigned u, unsigned len, bo
 	struct arr__span_node *n = keep ? keep : node_new(s, u);
 	n->unit = u;
 	set_tags(s, u, len, T_FREE | (was_dirty ? T_DIRTY : 0) | slot_bits(s, n));
-	bin_insert(n, len);
+	bin_insert(a, n, len);
 	if (keep != NULL) {
-		lru_units += len;
+		a->lru_units += len;
 	} else if (was_dirty) {
 		n->stamp = arr__pool_clock();
-		lru_append(n, len);
+		lru_append(a, n, len);
 	}
 	return u;
 }
 
 /* Without the lock: purge, then put the spans back free and clean. */
-static void purge_finish(struct busy *b, unsigned n, struct iovec *iov, unsigned niov)
+static void purge_finish(struct arr__span_arena *a, struct busy *b, unsigned n, struct iovec *iov, unsigned niov)
 {
 	arr__os_purge_many(iov, niov);
-	pthread_mutex_lock(&span_lock);
+	pthread_mutex_lock(&a->lock);
 	for (unsigned k = 0; k < n; k++) {
 		struct arr__spanseg *s = b[k].s;
 		unsigned lo, hi;
@@ -414,106 +453,206 @@ static void purge_finish(struct busy *b, unsigned n, struct iovec *iov, unsigned
 			uint8_t *p = iov[i].iov_base;
 			if (seg_of(p) != s)
 				continue;
-			unsigned a = (unsigned)((p - (uint8_t *)s) / ARR__OS_PAGE);
-			unsigned e = a + (unsigned)(iov[i].iov_len / ARR__OS_PAGE);
-			if (a < lo || e > hi)
+			unsigned pa = (unsigned)((p - (uint8_t *)s) / ARR__OS_PAGE);
+			unsigned e = pa + (unsigned)(iov[i].iov_len / ARR__OS_PAGE);
+			if (pa < lo || e > hi)
 				continue;
-			for (unsigned j = a; j < e; j++)
+			for (unsigned j = pa; j < e; j++)
 				s->clean[j / 64] |= (uint64_t)1 << (j % 64);
 		}
 		bool still_dirty = dirty_pages(s, lo, hi) != 0;
 		s->tag[b[k].u] = 0;
 		s->tag[b[k].u + b[k].len - 1] = 0;
-		unsigned u = free_insert(s, b[k].u, b[k].len, false);
+		unsigned u = free_insert(a, s, b[k].u, b[k].len, false);
 		if (still_dirty && !(s->tag[u] & T_DIRTY)) {
 			/* not all purged (batch full): waits on the lru again */
 			s->tag[u] |= T_DIRTY;
 			s->tag[u + (s->tag[u] & T_LEN) - 1] |= T_DIRTY;
 			node_at(s, u)->stamp = arr__pool_clock();
-			lru_append(node_at(s, u), s->tag[u] & T_LEN);
+			lru_append(a, node_at(s, u), s->tag[u] & T_LEN);
 		}
-		busy_spans--;
-		if (u == FIRST_UNIT && (s->tag[u] & T_LEN) == DATA_UNITS && !(s->tag[u] & T_DIRTY) && nsegs > 1)
-			seg_drop(s);
+		a->busy_spans--;
+		if (u == FIRST_UNIT && (s->tag[u] & T_LEN) == DATA_UNITS && !(s->tag[u] & T_DIRTY) && a->nsegs > 1)
+			seg_drop(a, s);
 	}
-	ARR__ASSERT_EXPENSIVE(arr__spanheap_is_valid_locked());
-	pthread_mutex_unlock(&span_lock);
+	ARR__ASSERT_EXPENSIVE(arena_is_valid_locked(a));
+	pthread_mutex_unlock(&a->lock);
 }
 
 /* Called with the lock held; releases it. */
-static void unlock_and_purge(void)
+static void unlock_and_purge(struct arr__span_arena *a)
 {
 	struct busy b[PURGE_BATCH];
 	struct iovec iov[PURGE_BATCH];
-	unsigned niov, n = purge_collect(false, b, iov, &niov);
-	pthread_mutex_unlock(&span_lock);
+	unsigned niov, n = purge_collect(a, false, b, iov, &niov);
+	pthread_mutex_unlock(&a->lock);
 	if (n)
-		purge_finish(b, n, iov, niov);
+		purge_finish(a, b, n, iov, niov);
 }
 
 /* Called with the lock held; releases it. Every TICK_OPS operations of
  * the span heap, and at every heap tick (arr__span_tick), not more often:
  * purges come in batches. */
-static void unlock_and_tick(void)
+static void unlock_and_tick(struct arr__span_arena *a)
 {
-	if (ops < tick_at) {
-		pthread_mutex_unlock(&span_lock);
+	if (a->ops < a->tick_at) {
+		pthread_mutex_unlock(&a->lock);
 		return;
 	}
-	tick_at = ops + TICK_OPS;
+	a->tick_at = a->ops + TICK_OPS;
 	/* the walk is O(segments x units): every 16th tick, not every operation */
-	if (ARR_DEBUG >= 2 && ops % (16 * TICK_OPS) < TICK_OPS)
-		ARR__ASSERT_EXPENSIVE(arr__spanheap_is_valid_locked());
-	unlock_and_purge();
+	if (ARR_DEBUG >= 2 && a->ops % (16 * TICK_OPS) < TICK_OPS)
+		ARR__ASSERT_EXPENSIVE(arena_is_valid_locked(a));
+	unlock_and_purge(a);
 }
 
+/* Every arena, the idle ones too: a thread's tick decays the memory an
+ * exited thread's arena holds (a heap's ticks are its own operations). */
 void arr__span_tick(void)
 {
-	if (lru_head == NULL) /* racy: a miss waits for the next tick */
-		return;
-	pthread_mutex_lock(&span_lock);
-	unlock_and_purge();
+	for (unsigned k = 0; k < ARR__SPAN_ARENAS; k++) {
+		struct arr__span_arena *a = &arenas[k];
+		if (a->lru_head == NULL) /* racy: a miss waits for the next tick */
+			continue;
+		pthread_mutex_lock(&a->lock);
+		unlock_and_purge(a);
+	}
 }
 
 /* ---- the entry points ---- */
 
-void *arr__span_alloc(size_t size, bool zero, bool *zeroed)
+/* Under a's lock: the best fit for need units (the first non-empty bin from
+ * need on), false if none. */
+static bool best_fit(struct arr__span_arena *a, unsigned need, struct arr__spanseg **sp, unsigned *up)
 {
+	unsigned b = need, w = b / 64;
+	uint64_t m = a->bin_mask[w] & (~(uint64_t)0 << (b % 64));
+	while (m == 0 && ++w < BIN_WORDS)
+		m = a->bin_mask[w];
+	if (m == 0)
+		return false;
+	b = w * 64 + (unsigned)__builtin_ctzll(m);
+	struct arr__span_node *n = a->bins[b];
+	if (b == MAX_UNITS + 1) {
+		/* longer spans: the shortest (there are few) */
+		for (struct arr__span_node *q = n->next; q; q = q->next)
+			if ((seg_of_node(q)->tag[q->unit] & T_LEN) < (seg_of_node(n)->tag[n->unit] & T_LEN))
+				n = q;
+	}
+	*sp = seg_of_node(n);
+	*up = n->unit;
+	return true;
+}
+
+/* Would the block carved from the free span at u touch an OS page that is
+ * not resident (where arr__span_alloc's carve puts it)? */
+static bool carve_faults(const struct arr__spanseg *s, unsigned u, unsigned need, size_t size)
+{
+	unsigned len = s->tag[u] & T_LEN;
+	unsigned at = len > need && size <= ARR__SPAN_SPARSE_MAX ? u + len - need : u;
+	return range_clean(s, at, need) != 0;
+}
+
+/*
+ * Under a's lock, its best fit would make fresh memory resident (or there
+ * is none): the first other arena whose best fit is resident, locked (a
+ * try: never waits, so no order between arena locks), with *sp, *up; NULL
+ * if none. Without it each arena holds the peak of its own threads' free
+ * memory until its decay: a 2-thread private `large` replay peaked 18 %
+ * above one shared arena's, a 4-thread shared one 73 % (docs/allocator.md).
+ * Only a malloc that would fault looks, so the steady state stays in its
+ * arena.
+ */
+static struct arr__span_arena *steal(struct arr__span_arena *a, unsigned need, size_t size, struct arr__spanseg **sp,
+				     unsigned *up)
+{
+	unsigned n = arr__opt.span_arenas, self = arena_index(a);
+	for (unsigned k = 1; k < n; k++) {
+		struct arr__span_arena *o = &arenas[(self + k) % n];
+		if (__atomic_load_n(&o->lru_units, __ATOMIC_RELAXED) == 0 || pthread_mutex_trylock(&o->lock) != 0)
+			continue;
+		if (o->lru_units != 0 && best_fit(o, need, sp, up) && !carve_faults(*sp, *up, need, size))
+			return o;
+		pthread_mutex_unlock(&o->lock);
+	}
+	return NULL;
+}
+
+static void *carve(struct arr__span_arena *a, struct arr__spanseg *s, unsigned u, unsigned need, size_t size,
+		   bool *zeroed);
+
+/*
+ * Heap h's malloc found its arena's lock taken. Every heap starts in arena 0
+ * (one span heap, whose free memory every thread reuses at once); a heap
+ * that keeps finding it taken (`span_split` times; 0: at its first malloc)
+ * moves to an arena of its
+ * own, dealt round-robin from the others. So threads that do not run at
+ * once (a loaded machine, a program whose threads take turns) keep sharing
+ * one heap's free memory, and only threads that would queue pay for arenas
+ * of their own: each arena holds its own free memory until its decay, 7-12 %
+ * more peak RSS than one on the `large` replays when every thread has one
+ * from the start (docs/notes/2026-12-01-allocator-rss-4.md).
+ */
+static _Atomic unsigned arenas_dealt;
+
+static void split(struct arr__heap *h, unsigned contended)
+{
+	unsigned n = arr__opt.span_arenas;
+	if (h == &arr__heap_empty || n <= 1 || h->span_arena % n != 0)
+		return;
+	h->span_contended += contended;
+	if (h->span_contended < arr__opt.span_split)
+		return;
+	h->span_arena = 1 + atomic_fetch_add_explicit(&arenas_dealt, 1, memory_order_relaxed) % (n - 1);
+}
+
+void *arr__span_alloc(struct arr__heap *h, size_t size, bool zero, bool *zeroed)
+{
+	(void)zero;
+	if (ARR_UNLIKELY(arr__opt.span_split == 0))
+		split(h, 0);
+	struct arr__span_arena *a = arena_of_heap(h);
 	unsigned need = (unsigned)((size + UNIT - 1) >> UNIT_SHIFT);
 	if (need == 0)
 		need = 1;
-	pthread_mutex_lock(&span_lock);
-	/* best fit: the first non-empty bin from need on */
-	unsigned b = need, w = b / 64;
-	uint64_t m = bin_mask[w] & (~(uint64_t)0 << (b % 64));
-	while (m == 0 && ++w < BIN_WORDS)
-		m = bin_mask[w];
+	if (pthread_mutex_trylock(&a->lock) != 0) {
+		split(h, 1); /* from its next malloc on */
+		pthread_mutex_lock(&a->lock);
+	}
 	struct arr__spanseg *s;
-	unsigned u, len;
-	if (m != 0) {
-		b = w * 64 + (unsigned)__builtin_ctzll(m);
-		struct arr__span_node *n = bins[b];
-		if (b == MAX_UNITS + 1) {
-			/* longer spans: the shortest (there are few) */
-			for (struct arr__span_node *q = n->next; q; q = q->next)
-				if ((seg_of_node(q)->tag[q->unit] & T_LEN) < (seg_of_node(n)->tag[n->unit] & T_LEN))
-					n = q;
+	unsigned u;
+	bool found = best_fit(a, need, &s, &u);
+	if (arr__opt.span_arenas > 1 && (!found || carve_faults(s, u, need, size))) {
+		struct arr__spanseg *os;
+		unsigned ou;
+		struct arr__span_arena *o = steal(a, need, size, &os, &ou);
+		if (o != NULL) {
+			pthread_mutex_unlock(&a->lock);
+			return carve(o, os, ou, need, size, zeroed);
 		}
-		s = seg_of_node(n);
-		u = n->unit;
-	} else {
-		s = seg_new();
+	}
+	if (!found) {
+		s = seg_new(a);
 		if (s == NULL) {
-			pthread_mutex_unlock(&span_lock);
+			pthread_mutex_unlock(&a->lock);
 			return NULL;
 		}
 		u = FIRST_UNIT;
 	}
+	return carve(a, s, u, need, size, zeroed);
+}
+
+/* Under a's lock, which it releases: the block of need units for size
+ * bytes from the free span at u. */
+static void *carve(struct arr__span_arena *a, struct arr__spanseg *s, unsigned u, unsigned need, size_t size,
+		   bool *zeroed)
+{
+	unsigned len;
 	len = s->tag[u] & T_LEN;
 	ARR__ASSERT((s->tag[u] & T_STATE) == T_FREE && len >= need);
 	bool dirty = s->tag[u] & T_DIRTY;
 	struct arr__span_node *n = node_at(s, u);
-	bin_remove(n, len);
+	bin_remove(a, n, len);
 	if (len > need && size <= ARR__SPAN_SPARSE_MAX) {
 		/* A block of a sparse class from the high end, the rest keeps the
 		 * low end (and the node): small blocks carved where big ones are
@@ -522,21 +661,21 @@ void *arr__span_alloc(size_t size, bool zero, bool *zeroed)
 		 * (17 312 without sparse classes; glibc 16 860). */
 		unsigned rl = len - need;
 		set_tags(s, u, rl, T_FREE | (dirty ? T_DIRTY : 0) | slot_bits(s, n));
-		bin_insert(n, rl);
+		bin_insert(a, n, rl);
 		if (dirty)
-			lru_units -= need;
+			a->lru_units -= need;
 		u += rl;
 	} else if (len > need) {
 		/* the rest stays free, with the node: same lru place and stamp */
 		unsigned r = u + need, rl = len - need;
 		n->unit = r;
 		set_tags(s, r, rl, T_FREE | (dirty ? T_DIRTY : 0) | slot_bits(s, n));
-		bin_insert(n, rl);
+		bin_insert(a, n, rl);
 		if (dirty)
-			lru_units -= need;
+			a->lru_units -= need;
 	} else {
 		if (dirty)
-			lru_remove(n, len);
+			lru_remove(a, n, len);
 		node_release(s, n);
 	}
 	unsigned npages = (u + need + UNITS_PER_OSPAGE - 1) / UNITS_PER_OSPAGE - u / UNITS_PER_OSPAGE;
@@ -546,12 +685,12 @@ void *arr__span_alloc(size_t size, bool zero, bool *zeroed)
 	set_tags(s, u, need, T_USED | T_START | ((uint32_t)(usable - size) << T_SLACK_SHIFT));
 	if (need > 1) /* the slack as requested now: what the span heap books */
 		s->tag[u + need - 1] |= (uint32_t)(usable - size) << ARR__SP_T_XSLACK_SHIFT;
-	live_blocks++;
-	live_units += need;
-	live_req += size;
-	nmallocs++;
-	ops++;
-	unlock_and_tick();
+	a->live_blocks++;
+	a->live_units += need;
+	a->live_req += size;
+	a->nmallocs++;
+	a->ops++;
+	unlock_and_tick(a);
 	/* Growth: the pool's idle memory (kept huge mappings, dirty slices)
 	 * cannot serve this; give back as much (as the pool does for its own). */
 	if (fresh)
@@ -580,29 +719,30 @@ static unsigned checked_unit(struct arr__spanseg *s, const void *p, const char *
 }
 
 /* Under the lock: the block in use at u goes back to the free spans. */
-static void span_release_locked(struct arr__spanseg *s, unsigned u)
+static void span_release_locked(struct arr__span_arena *a, struct arr__spanseg *s, unsigned u)
 {
 	uint32_t t = s->tag[u];
 	unsigned len = t & T_LEN;
-	live_blocks--;
-	live_units -= len;
-	live_req -= ((size_t)len << UNIT_SHIFT) - (t >> T_SLACK_SHIFT & ARR__SP_T_SLACK_MASK);
-	nfrees++;
-	ops++;
+	a->live_blocks--;
+	a->live_units -= len;
+	a->live_req -= ((size_t)len << UNIT_SHIFT) - (t >> T_SLACK_SHIFT & ARR__SP_T_SLACK_MASK);
+	a->nfrees++;
+	a->ops++;
 	s->tag[u] = 0;
 	s->tag[u + len - 1] = 0;
-	free_insert(s, u, len, true);
+	free_insert(a, s, u, len, true);
 }
 
 void arr__span_free(void *p)
 {
 	struct arr__spanseg *s = seg_of(p);
-	pthread_mutex_lock(&span_lock);
+	struct arr__span_arena *a = arena_of_seg(s);
+	pthread_mutex_lock(&a->lock);
 	unsigned u = checked_unit(s, p, FREE_INVALID);
-	span_release_locked(s, u);
+	span_release_locked(a, s, u);
 	if (decay_ops() == 0)
-		tick_at = ops; /* purge_delay 0: at once, nothing kept */
-	unlock_and_tick();
+		a->tick_at = a->ops; /* purge_delay 0: at once, nothing kept */
+	unlock_and_tick(a);
 }
 
 /*
@@ -618,7 +758,8 @@ bool arr__span_resize(struct arr__heap *h, void *p, size_t size)
 	if (need == 0 || need > MAX_UNITS)
 		return false;
 	struct arr__spanseg *s = seg_of(p);
-	pthread_mutex_lock(&span_lock);
+	struct arr__span_arena *a = arena_of_seg(s);
+	pthread_mutex_lock(&a->lock);
 	unsigned u = checked_unit(s, p, "realloc(): invalid pointer");
 	uint32_t t = s->tag[u];
 	unsigned len = t & T_LEN, fresh = 0;
@@ -627,7 +768,7 @@ bool arr__span_resize(struct arr__heap *h, void *p, size_t size)
 	size_t req = ((size_t)len << UNIT_SHIFT) - (size_t)((int64_t)(t >> T_SLACK_SHIFT & ARR__SP_T_SLACK_MASK) +
 							    slack_correction(t, s->tag[u + len - 1]));
 	if ((req <= ARR__SPAN_SPARSE_MAX) != (size <= ARR__SPAN_SPARSE_MAX)) {
-		pthread_mutex_unlock(&span_lock);
+		pthread_mutex_unlock(&a->lock);
 		return false;
 	}
 	if (need > len) {
@@ -635,7 +776,7 @@ bool arr__span_resize(struct arr__heap *h, void *p, size_t size)
 		uint32_t et = e < UNITS ? s->tag[e] : 0;
 		unsigned el = et & T_LEN;
 		if ((et & T_STATE) != T_FREE || len + el < need) {
-			pthread_mutex_unlock(&span_lock);
+			pthread_mutex_unlock(&a->lock);
 			return false;
 		}
 		/* the neighbour's first need - len units join the block; the
@@ -643,18 +784,18 @@ bool arr__span_resize(struct arr__heap *h, void *p, size_t size)
 		unsigned take = need - len;
 		bool dirty = et & T_DIRTY;
 		struct arr__span_node *n = node_at(s, e);
-		bin_remove(n, el);
+		bin_remove(a, n, el);
 		s->tag[e] = 0;
 		s->tag[e + el - 1] = 0;
 		if (el > take) {
 			n->unit = e + take;
 			set_tags(s, e + take, el - take, T_FREE | (dirty ? T_DIRTY : 0) | slot_bits(s, n));
-			bin_insert(n, el - take);
+			bin_insert(a, n, el - take);
 			if (dirty)
-				lru_units -= take;
+				a->lru_units -= take;
 		} else {
 			if (dirty)
-				lru_remove(n, el);
+				lru_remove(a, n, el);
 			node_release(s, n);
 		}
 		fresh = range_clean(s, e, take);
@@ -663,20 +804,20 @@ bool arr__span_resize(struct arr__heap *h, void *p, size_t size)
 	/* the holder's slack correction (a block from a thread's cache) ends:
 	 * the tags say the new request exactly */
 	waste_add(h, -slack_correction(t, s->tag[u + len - 1]));
-	live_req -= ((size_t)len << UNIT_SHIFT) - (t >> T_SLACK_SHIFT & ARR__SP_T_SLACK_MASK);
-	live_units -= len;
+	a->live_req -= ((size_t)len << UNIT_SHIFT) - (t >> T_SLACK_SHIFT & ARR__SP_T_SLACK_MASK);
+	a->live_units -= len;
 	s->tag[u] = 0;
 	s->tag[u + len - 1] = 0;
 	uint32_t slack = (uint32_t)(((size_t)need << UNIT_SHIFT) - size);
 	set_tags(s, u, need, T_USED | T_START | slack << T_SLACK_SHIFT);
 	if (need > 1)
 		s->tag[u + need - 1] |= slack << ARR__SP_T_XSLACK_SHIFT;
-	live_units += need;
-	live_req += size;
-	ops++;
+	a->live_units += need;
+	a->live_req += size;
+	a->ops++;
 	if (need < len)
-		free_insert(s, u + need, len - need, true);
-	unlock_and_tick();
+		free_insert(a, s, u + need, len - need, true);
+	unlock_and_tick(a);
 	if (fresh)
 		arr__pool_grow((size_t)fresh * ARR__OS_PAGE);
 	return true;
@@ -692,47 +833,54 @@ size_t arr__span_usable(const void *p)
 size_t arr__span_purge_all(void)
 {
 	size_t bytes = 0;
-	for (;;) {
-		struct busy b[PURGE_BATCH];
-		struct iovec iov[PURGE_BATCH];
-		unsigned niov;
-		pthread_mutex_lock(&span_lock);
-		unsigned n = purge_collect(true, b, iov, &niov);
-		pthread_mutex_unlock(&span_lock);
-		if (n == 0)
-			return bytes;
-		for (unsigned i = 0; i < niov; i++)
-			bytes += iov[i].iov_len;
-		purge_finish(b, n, iov, niov);
+	for (unsigned k = 0; k < ARR__SPAN_ARENAS; k++) {
+		struct arr__span_arena *a = &arenas[k];
+		for (;;) {
+			struct busy b[PURGE_BATCH];
+			struct iovec iov[PURGE_BATCH];
+			unsigned niov;
+			pthread_mutex_lock(&a->lock);
+			unsigned n = purge_collect(a, true, b, iov, &niov);
+			pthread_mutex_unlock(&a->lock);
+			if (n == 0)
+				break;
+			for (unsigned i = 0; i < niov; i++)
+				bytes += iov[i].iov_len;
+			purge_finish(a, b, n, iov, niov);
+		}
 	}
+	return bytes;
 }
 
 void arr__span_stats(struct arr__span_stats *out)
 {
 	memset(out, 0, sizeof *out);
-	pthread_mutex_lock(&span_lock);
-	for (struct arr__spanseg *s = segs; s; s = s->next) {
-		out->mapped += ARR__SEG_SIZE;
-		unsigned clean = 0;
-		for (unsigned k = 0; k < OSPAGES / 64; k++)
-			clean += (unsigned)__builtin_popcountll(s->clean[k]);
-		out->resident += (size_t)FIRST_UNIT * UNIT +
-				 ((size_t)(OSPAGES - FIRST_UNIT / UNITS_PER_OSPAGE) - clean) * ARR__OS_PAGE;
+	for (unsigned k = 0; k < ARR__SPAN_ARENAS; k++) {
+		struct arr__span_arena *a = &arenas[k];
+		pthread_mutex_lock(&a->lock);
+		for (struct arr__spanseg *s = a->segs; s; s = s->next) {
+			out->mapped += ARR__SEG_SIZE;
+			unsigned clean = 0;
+			for (unsigned j = 0; j < OSPAGES / 64; j++)
+				clean += (unsigned)__builtin_popcountll(s->clean[j]);
+			out->resident += (size_t)FIRST_UNIT * UNIT +
+					 ((size_t)(OSPAGES - FIRST_UNIT / UNITS_PER_OSPAGE) - clean) * ARR__OS_PAGE;
+		}
+		out->live_blocks += a->live_blocks;
+		out->live_usable += a->live_units << UNIT_SHIFT;
+		out->live_req += a->live_req;
+		out->mallocs += a->nmallocs;
+		out->frees += a->nfrees;
+		out->purged_pages += a->purged_pages;
+		out->free_resident_units += a->lru_units;
+		pthread_mutex_unlock(&a->lock);
 	}
-	out->live_blocks = live_blocks;
-	out->live_usable = live_units << UNIT_SHIFT;
-	out->live_req = live_req;
-	out->mallocs = nmallocs;
-	out->frees = nfrees;
-	out->purged_pages = purged_pages;
-	out->free_resident_units = lru_units;
-	pthread_mutex_unlock(&span_lock);
 }
 
 /* ---- the thread's block cache ----
  *
- * With the span heap under one lock, every big malloc and free of every
- * thread took it: on the `large` working sets that was the span heap's
+ * With the span heap under one lock (one arena), every big malloc and free
+ * of every thread took it: on the `large` working sets that was the span heap's
  * main cost (pthread_mutex_lock and unlock ~16 % of a 2-thread replay).
  * A thread's frees of span-heap blocks go to a small cache of its own
  * (ARR__SC_N blocks, at most `span_cache` bytes), its next mallocs take a
@@ -773,20 +921,31 @@ static void cache_release(struct arr__heap *h, unsigned n)
 {
 	if (n == 0)
 		return;
-	pthread_mutex_lock(&span_lock);
+	/* the blocks may be of several arenas (remote frees): one lock per run
+	 * of one arena's */
+	struct arr__span_arena *a = NULL;
 	for (unsigned k = 0; k < n; k++) {
 		struct arr__spanseg *s = seg_of(h->sc[k].p);
+		if (arena_of_seg(s) != a) {
+			if (a != NULL) {
+				if (decay_ops() == 0)
+					a->tick_at = a->ops;
+				unlock_and_tick(a);
+			}
+			a = arena_of_seg(s);
+			pthread_mutex_lock(&a->lock);
+		}
 		unsigned u = (unsigned)(((uintptr_t)h->sc[k].p - (uintptr_t)s) >> UNIT_SHIFT);
 		h->sc_units -= h->sc[k].len;
 		h->sc_req -=
 			((uint64_t)h->sc[k].len << UNIT_SHIFT) - (s->tag[u] >> T_SLACK_SHIFT & ARR__SP_T_SLACK_MASK);
-		span_release_locked(s, u);
+		span_release_locked(a, s, u);
 	}
 	h->sc_n -= n;
 	memmove(h->sc, h->sc + n, h->sc_n * sizeof h->sc[0]);
 	if (decay_ops() == 0)
-		tick_at = ops;
-	unlock_and_tick();
+		a->tick_at = a->ops;
+	unlock_and_tick(a);
 	ARR__ASSERT_EXPENSIVE(arr__span_cache_is_valid(h));
 }
 
@@ -819,7 +978,7 @@ void *arr__span_cache_alloc(struct arr__heap *h, size_t size, bool zero, bool *z
 		}
 	}
 	if (best == ARR__SC_N)
-		return arr__span_alloc(size, zero, zeroed);
+		return arr__span_alloc(h, size, zero, zeroed);
 	uint8_t *p = h->sc[best].p;
 	struct arr__spanseg *s = seg_of(p);
 	unsigned u = (unsigned)(((uintptr_t)p - (uintptr_t)s) >> UNIT_SHIFT);
@@ -903,20 +1062,37 @@ bool arr__span_cache_is_valid(const struct arr__heap *h)
 
 /* ---- fork ---- */
 
-void arr__span_fork_prepare(void) { pthread_mutex_lock(&span_lock); }
+void arr__span_fork_prepare(void)
+{
+	for (unsigned k = 0; k < ARR__SPAN_ARENAS; k++)
+		pthread_mutex_lock(&arenas[k].lock);
+}
 
-void arr__span_fork_parent(void) { pthread_mutex_unlock(&span_lock); }
+void arr__span_fork_parent(void)
+{
+	for (unsigned k = ARR__SPAN_ARENAS; k-- > 0;)
+		pthread_mutex_unlock(&arenas[k].lock);
+}
 
 /* Spans a vanished thread was purging stay BUSY: address space, not memory. */
-void arr__span_fork_child(void) { pthread_mutex_init(&span_lock, NULL); }
+void arr__span_fork_child(void)
+{
+	for (unsigned k = 0; k < ARR__SPAN_ARENAS; k++)
+		pthread_mutex_init(&arenas[k].lock, NULL);
+}
 
 /* ---- invariants (beside struct arr__spanseg above; internal.h) ---- */
 
-bool arr__spanheap_is_valid_locked(void)
+static bool arena_is_valid_locked(struct arr__span_arena *a)
 {
 	uint64_t used = 0, nused = 0, req = 0, dirty = 0, nfree = 0, busy = 0;
-	for (struct arr__spanseg *s = segs; s; s = s->next) {
-		ARR__CHECK(s->seg.kind == 2 && arr__segment_known(s));
+	unsigned nseg = 0;
+	ARR__CHECK(arena_index(a) < ARR__SPAN_ARENAS);
+	for (struct arr__spanseg *s = a->segs; s; s = s->next) {
+		/* the arena holds only its segments (so its bins and lru, below,
+		 * only their spans) */
+		ARR__CHECK(s->seg.kind == 2 && arr__segment_known(s) && s->arena == arena_index(a));
+		ARR__CHECK(++nseg <= a->nsegs);
 		for (unsigned k = 0; k < ARR__SLICES; k++)
 			ARR__CHECK(s->seg.pages[k].flags == ARR__PF_SPAN && s->seg.pages[k].head_off == 0);
 		for (unsigned u = 0; u < FIRST_UNIT; u++)
@@ -962,10 +1138,11 @@ bool arr__spanheap_is_valid_locked(void)
 	 * which bins are not empty */
 	uint64_t inbins = 0;
 	for (unsigned b = 0; b < NBINS; b++) {
-		ARR__CHECK((bins[b] != NULL) == (bin_mask[b / 64] >> (b % 64) & 1));
+		ARR__CHECK((a->bins[b] != NULL) == (a->bin_mask[b / 64] >> (b % 64) & 1));
 		const struct arr__span_node *prev = NULL;
-		for (const struct arr__span_node *n = bins[b]; n; prev = n, n = n->next) {
+		for (const struct arr__span_node *n = a->bins[b]; n; prev = n, n = n->next) {
 			const struct arr__spanseg *s = seg_of_node(n);
+			ARR__CHECK(s->arena == arena_index(a));
 			ARR__CHECK(n->unit >= FIRST_UNIT && n->unit < UNITS);
 			uint32_t t = s->tag[n->unit];
 			ARR__CHECK((t & T_STATE) == T_FREE && bin_of(t & T_LEN) == b);
@@ -978,25 +1155,29 @@ bool arr__spanheap_is_valid_locked(void)
 	/* the lru: the dirty free spans, oldest first */
 	uint64_t lu = 0;
 	const struct arr__span_node *prev = NULL;
-	for (const struct arr__span_node *n = lru_head; n; prev = n, n = n->lnext) {
+	for (const struct arr__span_node *n = a->lru_head; n; prev = n, n = n->lnext) {
 		const struct arr__spanseg *s = seg_of_node(n);
 		uint32_t t = s->tag[n->unit];
+		ARR__CHECK(s->arena == arena_index(a));
 		ARR__CHECK((t & T_STATE) == T_FREE && (t & T_DIRTY));
 		ARR__CHECK(n->lprev == prev && (prev == NULL || prev->stamp <= n->stamp));
 		lu += t & T_LEN;
 		ARR__CHECK(lu <= dirty);
 	}
-	ARR__CHECK(lru_tail == prev);
-	ARR__CHECK(lu == dirty && lu == lru_units);
-	ARR__CHECK(used == live_units && nused == live_blocks && req == live_req);
-	ARR__CHECK(busy == busy_spans);
+	ARR__CHECK(a->lru_tail == prev);
+	ARR__CHECK(nseg == a->nsegs);
+	ARR__CHECK(lu == dirty && lu == a->lru_units);
+	ARR__CHECK(used == a->live_units && nused == a->live_blocks && req == a->live_req);
+	ARR__CHECK(busy == a->busy_spans);
 	return true;
 }
 
 bool arr__spanheap_is_valid(void)
 {
-	pthread_mutex_lock(&span_lock);
-	arr__spanheap_is_valid_locked();
-	pthread_mutex_unlock(&span_lock);
+	for (unsigned k = 0; k < ARR__SPAN_ARENAS; k++) {
+		pthread_mutex_lock(&arenas[k].lock);
+		arena_is_valid_locked(&arenas[k]);
+		pthread_mutex_unlock(&arenas[k].lock);
+	}
 	return true;
 }

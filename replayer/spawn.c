@@ -87,6 +87,8 @@ static const struct tunable builtin_tunables[] = {
 	{"span_min", 0, 1ull << 20, 1},           /* bytes: larger blocks from the span heap; 0 = none */
 	{"sparse", 0, 1000000, 1},                /* pages' worth under which a class above 2 KiB is sparse */
 	{"span_cache", 0, 1ull << 30, 1},         /* bytes of free span-heap blocks a thread keeps; 0 = none */
+	{"span_arenas", 1, 8, 1},                 /* span-heap arenas (locks) threads may be dealt to */
+	{"span_split", 0, 1000000000, 1},         /* contended span mallocs before a thread's own arena */
 };
 
 /* How an allocator takes its tunables "name:k=v,k=v". */

@@ -100,6 +100,13 @@ int arr_alloc_stats_get(struct arr_alloc_stats *out);
  *   span_cache      bytes of freed span-heap blocks each thread keeps for its
  *                   own next mallocs, without the span heap's lock (default
  *                   0 = none).
+ *   span_arenas     span heaps of their own (lock, free spans, decay): every
+ *                   thread starts in the first, one that finds its lock taken
+ *                   span_split times moves to one of the others (dealt
+ *                   round-robin); a free goes to its block's arena (default
+ *                   and maximum 8; 1 = one shared by all).
+ *   span_split      see span_arenas (default 32; 0 = every thread its own
+ *                   arena from its first span-heap malloc).
  * Returns 0, ARR_ENOTFOUND for an unknown name, ARR_ERANGE for a bad value.
  * The preload library reads ALLOCRR_MALLOC_OPTIONS="purge_delay=1000,..."
  * (byte values accept k/m/g suffixes).

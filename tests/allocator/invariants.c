@@ -254,6 +254,17 @@ static void span_uncoalesced(bool corrupt)
 	arr__spanheap_is_valid();
 }
 
+/* Span arenas: a segment on an arena's list marked as another arena's (its
+ * frees would go to a lock that does not guard its spans). */
+static void span_arena_foreign(bool corrupt)
+{
+	void *p = fresh_block(40000);
+	struct arr__spanseg *s = (struct arr__spanseg *)arr__segment_of(p);
+	if (corrupt)
+		s->arena = (s->arena + 1) % ARR__SPAN_ARENAS;
+	arr__spanheap_is_valid();
+}
+
 /* A thread's span-heap block cache (span_cache on): a freed block waits
  * there, in use to the span heap and marked cached; its bytes add up. */
 static void span_block_cache(bool corrupt)
@@ -307,10 +318,11 @@ static const struct tcase cases[] = {
 	{"block size", block_size, "page->block_size == arr__class_size[page->cls]"},
 	{"span interior tag", span_interior_tag, "s->tag[k] == 0"},
 	{"span dirty ends", span_dirty_ends, "(t & T_DIRTY) == (e & T_DIRTY)"},
-	{"span slack", span_slack, "req == live_req"},
+	{"span slack", span_slack, "req == a->live_req"},
 	{"span coalesced", span_uncoalesced, "prev_state != T_FREE"},
 	{"span block cache", span_block_cache, "units == h->sc_units"},
 	{"span cached mark", span_cached_unmarked, "ARR__SP_T_CACHED"},
+	{"span arena of a segment", span_arena_foreign, "s->arena == arena_index(a)"},
 };
 
 /* Run c in a child; returns its wait status and its stderr in err. */

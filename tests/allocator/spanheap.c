@@ -11,6 +11,9 @@
  * Exits non-zero if a check fails.
  */
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -415,6 +418,215 @@ static void test_sparse_classes(void)
 	arr_free(pin);
 }
 
+/* ---- arenas (span_arenas; span_split 0: each thread its own from its
+ * first span-heap malloc, not after contention) ---- */
+
+#define SEG_OF(p) ((uintptr_t)(p) >> 22) /* 4 MiB segments */
+enum { XN = 48 };
+struct xfer {
+	void *mine[XN], **theirs;
+	pthread_barrier_t *bar;
+	unsigned seed;
+	int bad;
+};
+
+/* Allocate XN blocks of 9-300 KiB, written; meet; free the other thread's
+ * (each checked) while the other frees ours; again, 20 rounds. */
+static void *cross_free(void *arg)
+{
+	struct xfer *x = arg;
+	for (int round = 0; round < 20; round++) {
+		for (int i = 0; i < XN; i++) {
+			size_t sz = 9000 + (size_t)(rand_r(&x->seed) % 300000);
+			unsigned char *p = arr_malloc(sz);
+			if (p == NULL) {
+				x->bad++;
+				continue;
+			}
+			p[0] = p[sz - 1] = (unsigned char)(i + round);
+			memcpy(p + 1, &sz, sizeof sz);
+			x->mine[i] = p;
+		}
+		pthread_barrier_wait(x->bar);
+		for (int i = 0; i < XN; i++) {
+			unsigned char *p = x->theirs[i];
+			size_t sz;
+			memcpy(&sz, p + 1, sizeof sz);
+			if (p[0] != (unsigned char)(i + round) || p[sz - 1] != (unsigned char)(i + round) ||
+			    arr_malloc_usable_size(p) < sz)
+				x->bad++;
+			arr_free(p);
+		}
+		pthread_barrier_wait(x->bar);
+	}
+	return NULL;
+}
+
+/* Two threads free each other's large blocks at once, from two arenas: the
+ * blocks survive, the counters come back, and the threads' blocks lie in
+ * segments of their own (each arena maps its own). */
+static void test_arena_cross_free(void)
+{
+	CHECK(arr_alloc_set_option("span_arenas", 8) == 0 && arr_alloc_set_option("span_split", 0) == 0);
+	CHECK(arr_alloc_stats_get(&st) == 0);
+	uint64_t n0 = st.live_blocks, req0 = st.live_requested;
+	pthread_barrier_t bar;
+	pthread_barrier_init(&bar, NULL, 2);
+	static struct xfer x[2];
+	x[0] = (struct xfer){.theirs = x[1].mine, .bar = &bar, .seed = 1};
+	x[1] = (struct xfer){.theirs = x[0].mine, .bar = &bar, .seed = 2};
+	pthread_t t[2];
+	for (int k = 0; k < 2; k++)
+		CHECK(pthread_create(&t[k], NULL, cross_free, &x[k]) == 0);
+	for (int k = 0; k < 2; k++)
+		pthread_join(t[k], NULL);
+	pthread_barrier_destroy(&bar);
+	CHECK(x[0].bad == 0 && x[1].bad == 0);
+	CHECK(arr_alloc_stats_get(&st) == 0 && st.live_blocks == n0 && st.live_requested == req0);
+}
+
+/* A thread exits holding span blocks: another frees them into its arena, the
+ * next thread (given the exited thread's heap, so its arena) reuses that
+ * memory, and what stays free is purged by the other threads' ticks. */
+static void *exit_holding(void *arg)
+{
+	void **v = arg;
+	for (int i = 0; i < 32; i++) {
+		v[i] = arr_malloc(100000);
+		if (v[i])
+			memset(v[i], i, 100000);
+	}
+	return NULL;
+}
+
+static void *reuse_one(void *arg)
+{
+	void **out = arg;
+	*out = arr_malloc(100000);
+	return NULL;
+}
+
+static void test_arena_thread_exit(void)
+{
+	long long delay0;
+	CHECK(arr_alloc_get_option("purge_delay", &delay0) == 0);
+	CHECK(arr_alloc_set_option("purge_delay", 20000) == 0);
+	CHECK(arr_alloc_set_option("span_arenas", 8) == 0 && arr_alloc_set_option("span_split", 0) == 0);
+	static void *v[32];
+	pthread_t t;
+	CHECK(pthread_create(&t, NULL, exit_holding, v) == 0);
+	pthread_join(t, NULL);
+	for (int i = 0; i < 32; i++) {
+		CHECK(v[i] != NULL && ((unsigned char *)v[i])[99999] == (unsigned char)i);
+		arr_free(v[i]); /* a remote free into the exited thread's arena */
+	}
+	void *q = NULL;
+	CHECK(pthread_create(&t, NULL, reuse_one, &q) == 0);
+	pthread_join(t, NULL);
+	bool reused = false;
+	for (int i = 0; i < 32; i++)
+		reused |= SEG_OF(q) == SEG_OF(v[i]);
+	CHECK(q != NULL && reused);
+	arr_free(q);
+	uint64_t before = purged();
+	churn(100000); /* this thread's ticks purge the idle arena */
+	unsigned left = 0;
+	for (int i = 0; i < 32; i++)
+		left += resident_pages(v[i], 100000);
+	CHECK(left <= 32 * 2); /* the OS pages the blocks share with a neighbour */
+	CHECK(purged() - before >= 32 * (100000 / 4096 - 2));
+	CHECK(arr_alloc_set_option("purge_delay", delay0) == 0);
+}
+
+/* A malloc that would fault in fresh memory takes another arena's free
+ * resident span first: thread B's block lands where thread A's was. */
+static void *alloc_free_one(void *arg)
+{
+	void **out = arg;
+	unsigned char *p = arr_malloc(200000);
+	if (p)
+		memset(p, 1, 200000);
+	*out = p;
+	return NULL;
+}
+
+static void test_arena_steal(void)
+{
+	long long delay0;
+	CHECK(arr_alloc_get_option("purge_delay", &delay0) == 0);
+	CHECK(arr_alloc_set_option("purge_delay", -1) == 0); /* nothing purged meanwhile */
+	CHECK(arr_alloc_set_option("span_arenas", 8) == 0 && arr_alloc_set_option("span_split", 0) == 0);
+	arr_alloc_purge(); /* every arena's free memory clean: a resident fit is rare */
+	void *a = NULL, *b = NULL;
+	void *pin = arr_malloc(200000); /* this thread's arena holds it */
+	CHECK(pin != NULL);
+	memset(pin, 3, 200000);
+	pthread_t t;
+	CHECK(pthread_create(&t, NULL, alloc_free_one, &a) == 0);
+	pthread_join(t, NULL);
+	CHECK(a != NULL);
+	memset(a, 2, 200000);
+	arr_free(pin);
+	/* pin's span is free and resident in this thread's arena; the next
+	 * thread's (the first one's heap, so its arena) holds `a` and nothing
+	 * resident that fits */
+	CHECK(resident_pages(pin, 200000) >= 200000 / 4096 - 1);
+	CHECK(pthread_create(&t, NULL, alloc_free_one, &b) == 0);
+	pthread_join(t, NULL);
+	CHECK(b == pin);
+	arr_free(a);
+	arr_free(b);
+	CHECK(arr_alloc_set_option("purge_delay", delay0) == 0);
+}
+
+/* fork while another thread works in every arena: the child frees a block
+ * of that thread's arena, allocates, and sums the statistics (every arena's
+ * lock) without hanging. */
+static _Atomic int fork_stop;
+static void *_Atomic fork_block;
+static void *span_worker(void *arg)
+{
+	(void)arg;
+	void *keep = arr_malloc(50000);
+	atomic_store(&fork_block, keep);
+	unsigned seed = 3;
+	while (!atomic_load(&fork_stop)) {
+		void *p = arr_malloc(9000 + rand_r(&seed) % 200000);
+		arr_free(p);
+	}
+	return NULL;
+}
+
+static void test_arena_fork(void)
+{
+	CHECK(arr_alloc_set_option("span_arenas", 8) == 0 && arr_alloc_set_option("span_split", 0) == 0);
+	pthread_t t;
+	CHECK(pthread_create(&t, NULL, span_worker, NULL) == 0);
+	while (atomic_load(&fork_block) == NULL)
+		sched_yield();
+	for (int k = 0; k < 20; k++) {
+		pid_t pid = fork();
+		if (pid == 0) {
+			alarm(20);
+			arr_free(atomic_load(&fork_block));
+			void *v[64];
+			for (int i = 0; i < 64; i++)
+				v[i] = arr_malloc(9000 + (size_t)i * 4000);
+			for (int i = 0; i < 64; i++)
+				arr_free(v[i]);
+			struct arr_alloc_stats cs;
+			(void)arr_alloc_purge();
+			_exit(arr_alloc_stats_get(&cs) == 0 ? 0 : 1);
+		}
+		int status = 0;
+		CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
+		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	}
+	atomic_store(&fork_stop, 1);
+	pthread_join(t, NULL);
+	arr_free(atomic_load(&fork_block));
+}
+
 int main(void)
 {
 	test_stats();
@@ -427,6 +639,10 @@ int main(void)
 	test_realloc_in_place();
 	test_block_cache();
 	test_sparse_classes();
+	test_arena_cross_free();
+	test_arena_thread_exit();
+	test_arena_steal();
+	test_arena_fork();
 	test_off();
 	if (failures) {
 		fprintf(stderr, "%d check(s) failed\n", failures);
