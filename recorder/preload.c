@@ -72,7 +72,7 @@ static void resolve(void)
 	if (resolving)
 		return;
 	resolving = 1;
-	arr__rec_clock_start(); /* before the first stamp, see there */
+	arr__rec_early(); /* before the first stamp, see there */
 #define R(name) real.name = (__typeof__(real.name))dlsym(RTLD_NEXT, #name)
 	R(calloc);
 	R(free);

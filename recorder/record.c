@@ -1061,6 +1061,19 @@ void arr__rec_clock_start(void)
 	__atomic_store_n(&arr__hot.start_tsc, g.cal_tsc, __ATOMIC_RELEASE);
 }
 
+/*
+ * The first hook call of the process (preload.c's resolve()), which may come
+ * before arr__rec_init(): the time origin, and whether calls are stacked. A
+ * C++ program's first malloc (libstdc++'s exception pool, allocated from its
+ * constructor, before ours) must already take the stacked path; that path
+ * initializes the recorder before it records, so the call gets its stack.
+ */
+void arr__rec_early(void)
+{
+	arr__rec_clock_start();
+	arr__hot.stacks = env_int("ALLOCRR_STACKS", 0, 0, 120);
+}
+
 void arr__rec_init(void)
 {
 	if (g.initialized)

@@ -272,6 +272,7 @@ static inline void rec_ok(unsigned op, uint64_t t, unsigned nargs, uint64_t a0, 
 
 /* Lifecycle (record.c). */
 ARR_HIDDEN void arr__rec_clock_start(void);
+ARR_HIDDEN void arr__rec_early(void);
 ARR_HIDDEN void arr__rec_init(void);
 ARR_HIDDEN void arr__final_flush(unsigned reason, int status);
 ARR_HIDDEN void arr__rec_thread_exit(void);

@@ -637,6 +637,8 @@ static uint32_t capture(void)
 /* Record the call, with stack id sid (with no stack word at all when not stacked). */
 static void rec_call(unsigned op, uint64_t t, unsigned failed, int err, unsigned nargs, const uint64_t *a, int stacked)
 {
+	if (ARR_UNLIKELY(arr__ts.mode == MODE_NEW)) /* register (and start the recorder) before the walk */
+		(void)arr__rec_slow(0);
 	uint32_t sid = stacked ? capture() : 0;
 	unsigned n = 1 + nargs + failed + (stacked != 0);
 	uint64_t *w = rec_begin(n);
