@@ -18,7 +18,7 @@ struct arr__options arr__opt = {
 	.span_min = (size_t)8 << 10,
 	.sparse = 0,     /* off: the shared span heap's lock costs multi-thread replays (docs/allocator.md) */
 	.span_cache = 0, /* off: measured no faster, and more resident (spanheap.c) */
-	.span_arenas = ARR__SPAN_ARENAS,
+	.span_arenas = 1,
 	.span_split = 32,
 
 };

@@ -104,7 +104,7 @@ int arr_alloc_stats_get(struct arr_alloc_stats *out);
  *                   thread starts in the first, one that finds its lock taken
  *                   span_split times moves to one of the others (dealt
  *                   round-robin); a free goes to its block's arena (default
- *                   and maximum 8; 1 = one shared by all).
+ *                   1 = one shared by all, the lowest peak RSS; maximum 8).
  *   span_split      see span_arenas (default 32; 0 = every thread its own
  *                   arena from its first span-heap malloc).
  * Returns 0, ARR_ENOTFOUND for an unknown name, ARR_ERANGE for a bad value.

@@ -3,7 +3,7 @@
 # Records real programs (python3, sqlite3) and replays their traces, serial
 # and with their threads, into the allocator built with its invariant checks
 # at level 2 (liballocrr-malloc-debug.so): a broken invariant aborts the
-# replay; python3's threads also with an arena each (span_split=0). Every call must be replayed, none repaired. Skips (77) a program
+# replay; python3's threads also with an arena each (span_arenas=8,span_split=0). Every call must be replayed, none repaired. Skips (77) a program
 # that is not installed; fails if neither is.
 set -u
 allocrr=$1 lib=$2
@@ -52,7 +52,7 @@ PY
 		check python3-parallel py.atr parallel
 		# every thread its own span-heap arena (the default splits only
 		# threads that contend): remote frees across arenas, steal
-		ALLOCRR_MALLOC_OPTIONS=span_split=0 check python3-arenas py.atr parallel
+		ALLOCRR_MALLOC_OPTIONS=span_arenas=8,span_split=0 check python3-arenas py.atr parallel
 	else
 		echo "FAIL recording python3"; fail=$((fail + 1))
 	fi
