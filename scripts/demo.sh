@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make demo: record a bundled real workload (python3 building and sorting
-# strings, PYTHONMALLOC=malloc so every object is a malloc) into
-# allocrr-report/demo.atr, then `allocrr report` on configs/demo.yaml with it added: the
+# strings, PYTHONMALLOC=malloc so every object is a malloc) with its call
+# stacks into allocrr-report/demo.atr, then `allocrr report` on configs/demo.yaml with it added: the
 # trace's analyses beside two bundled traces, each replayed into glibc, the
 # built-in allocator and every other allocator installed; the terminal
 # summary at a glance, then where the HTML page and the full summary are.
@@ -19,8 +19,8 @@ n=${DEMO_N:-100000}
 
 step() { printf '\n== %s\n' "$*"; }
 
-step "1/3 allocrr record -o $out/demo.atr -- $py bench/workloads/py_strings.py $n"
-PYTHONMALLOC=malloc "$allocrr" record -o "$out/demo.atr" -- "$py" bench/workloads/py_strings.py "$n"
+step "1/3 allocrr record --stacks -o $out/demo.atr -- $py bench/workloads/py_strings.py $n"
+PYTHONMALLOC=malloc "$allocrr" record --stacks -o "$out/demo.atr" -- "$py" bench/workloads/py_strings.py "$n"
 
 step "2/3 allocrr info $out/demo.atr"
 "$allocrr" info "$out/demo.atr"
