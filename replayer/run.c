@@ -187,6 +187,16 @@ static int resolve_fns(uint64_t *substituted)
 	void **slots = (void **)&F;
 	Dl_info base, di;
 	*substituted = 0;
+	/* The dynamic linker skips a library it cannot preload (a dependency
+	 * missing, a file being relinked) with a warning and goes on: the replay
+	 * would measure glibc under the allocator's name. */
+	const char *pre = getenv("LD_PRELOAD");
+	if (pre && *pre && !strpbrk(pre, ": ")) {
+		void *h = dlopen(pre, RTLD_LAZY | RTLD_NOLOAD);
+		if (!h)
+			return ARR_ENOTLOADED;
+		dlclose(h);
+	}
 	for (int i = 0; i < 10; i++)
 		if (!(slots[i] = dlsym(RTLD_DEFAULT, names[i])))
 			return ARR_ENOTFOUND;

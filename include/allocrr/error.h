@@ -24,7 +24,8 @@
 	X(RANGE, "value out of range")                  \
 	X(SYNTAX, "syntax error")                       \
 	X(STALE, "cache is stale")                      \
-	X(UNSUPPORTED, "operation not supported")
+	X(UNSUPPORTED, "operation not supported")       \
+	X(NOTLOADED, "the allocator library could not be loaded (LD_PRELOAD ignored it)")
 
 enum arr_errno {
 	ARR_OK = 0,
