@@ -217,6 +217,7 @@ int arr_replay_put_fragmentation(struct arr_doc *frag, const struct arr_replay_r
 		at_live = moment_of(top_live);
 	int has_mapped = at_rss.mapped || m->at_end.mapped;
 
+	arr_doc_set_int(frag, "replay_peak_live", (int64_t)m->max_live);
 	arr_doc_set_int(frag, "final_live", (int64_t)m->at_end.live);
 	arr_doc_set_int(frag, "final_usable", (int64_t)m->at_end.usable);
 	arr_doc_set_int(frag, "internal_bytes", (int64_t)at_rss.usable - (int64_t)at_rss.live);

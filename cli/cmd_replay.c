@@ -364,6 +364,7 @@ static void print_driver(const struct arr_doc *entries, const int *ok, int n)
 	}
 	if (arr_doc_path(entries, "0.fragmentation.at")) {
 		printf("fragmentation (a run tracking live and usable bytes)\n");
+		drow("  live peak (this replay)", entries, "fragmentation.replay_peak_live", D_BYTES, ok, n);
 		drow("  final live", entries, "fragmentation.final_live", D_BYTES, ok, n);
 		drow("  internal at peak RSS", entries, "fragmentation.internal_bytes", D_BYTES, ok, n);
 		drow("  external at peak RSS", entries, "fragmentation.external_bytes", D_BYTES, ok, n);
@@ -495,6 +496,11 @@ static int parse_args(struct replay *r, int argc, char **argv)
 		CLI_UINT(0, "samples", "N", &r->ro.samples, 1, 1000000, "RSS timeline samples (default 1000)"),
 		CLI_UINT(0, "latency-every", "N", &r->ro.latency_every, 0, 100000000,
 			 "time one call in N (default 1; 0 = no timing)"),
+		CLI_UINT(0, "pace", "N", &r->ro.pace, 0, 100000000,
+			 "parallel replay: a thread runs at most ~2N entries\n"
+			 "ahead of the recorded interleaving, so the live set\n"
+			 "stays the recorded one (default 256; 0 = only\n"
+			 "cross-thread frees order threads)"),
 		CLI_UINT(0, "runs", "N", &r->runs, 1, 1000,
 			 "timed replays per allocator; medians and min-max\n"
 			 "(default 1)"),

@@ -291,6 +291,7 @@ static void fill_plan(const struct arr_report_config *cfg, struct cli_replay_pla
 	plan->opt.touch = cfg->touch;
 	plan->opt.samples = cfg->samples;
 	plan->opt.latency_every = cfg->latency_every;
+	plan->opt.pace = cfg->pace;
 	plan->cache_dir = cfg->cache_dir;
 	plan->quiet = quiet;
 	plan->progress = !quiet && isatty(2);

@@ -5,7 +5,7 @@
  * `allocrr record` to check a replay's fidelity:
  *
  *   allocrr-replay-engine [--threads serial|parallel|auto] [--touch none|page|all]
- *                         [--samples N] [--latency-every N] [--glibc-stats]
+ *                         [--samples N] [--latency-every N] [--pace N] [--glibc-stats]
  *                         [--zeroing as_recorded|calloc_as_malloc|calloc_as_malloc_memset]
  *                         [--measure-usable] [--result-fd FD] WORKLOAD
  *
@@ -21,7 +21,7 @@
 static int usage(void)
 {
 	fputs("usage: allocrr-replay-engine [--threads serial|parallel|auto] [--touch none|page|all]\n"
-	      "       [--samples N] [--latency-every N] [--glibc-stats] [--measure-usable]\n"
+	      "       [--samples N] [--latency-every N] [--pace N] [--glibc-stats] [--measure-usable]\n"
 	      "       [--zeroing as_recorded|calloc_as_malloc|calloc_as_malloc_memset] [--result-fd FD] WORKLOAD\n",
 	      stderr);
 	return 2;
@@ -59,6 +59,8 @@ int main(int argc, char **argv)
 			opt.samples = (unsigned)strtoul(v, NULL, 10);
 		} else if ((v = value_of("--latency-every", argc, argv, &i))) {
 			opt.latency_every = (unsigned)strtoul(v, NULL, 10);
+		} else if ((v = value_of("--pace", argc, argv, &i))) {
+			opt.pace = (unsigned)strtoul(v, NULL, 10);
 		} else if ((v = value_of("--result-fd", argc, argv, &i))) {
 			fd = atoi(v);
 		} else if (!strcmp(argv[i], "--glibc-stats")) {

@@ -274,6 +274,13 @@ struct rthr {
 	uint64_t ops, entries;
 	_Atomic uint64_t ops_seen; /* ops, published at each block's end for the sampler */
 	uint64_t wait_cycles;
+	/* The pace (parallel replay): entries done, published at each run's end
+	 * and before any wait (pending: those of the current run not yet in
+	 * entries), and this thread's place in the checkpoint table. */
+	_Atomic uint64_t done_pub;
+	uint64_t pending;
+	uint32_t tid;
+	uint64_t ck;
 	double ghz;
 	struct arr_replay_divergence div;
 	uint64_t maxc[NOPS];
@@ -326,6 +333,7 @@ static struct {
 	_Atomic int64_t live, live_use; /* sums over live blocks */
 	int64_t ideal;                  /* peak live requested bytes, from the workload */
 	_Atomic int peak_taken;
+	_Atomic int64_t max_live;                 /* most live bytes at once in this run */
 	void (*take)(struct arr_replay_moment *); /* fills rss and mapped */
 	struct arr_replay_moment at_peak;
 	struct rthr *const *thr;
@@ -351,6 +359,10 @@ static void note(uint64_t id, void *p, uint64_t req)
 	M.use[id] = use;
 	int64_t live = atomic_fetch_add_explicit(&M.live, d, memory_order_relaxed) + d;
 	int64_t live_use = atomic_fetch_add_explicit(&M.live_use, du, memory_order_relaxed) + du;
+	int64_t top = atomic_load_explicit(&M.max_live, memory_order_relaxed);
+	while (live > top && !atomic_compare_exchange_weak_explicit(&M.max_live, &top, live, memory_order_relaxed,
+								    memory_order_relaxed)) {
+	}
 	/* The workload knows the peak in advance: take the moment when it is reached. */
 	if (d > 0 && live >= M.ideal && !atomic_exchange_explicit(&M.peak_taken, 1, memory_order_relaxed)) {
 		M.at_peak.live = (uint64_t)live;
@@ -368,6 +380,7 @@ static int wait_version(struct rthr *c, struct slot *s, uint32_t v)
 		c->div.sync_mismatch++;
 		return 0;
 	}
+	atomic_store_explicit(&c->done_pub, c->entries + c->pending, memory_order_release);
 	uint64_t t0 = tsc(), limit = (uint64_t)(SYNC_TIMEOUT_NS * c->ghz);
 	unsigned spins = 0;
 	while (atomic_load_explicit(&s->ver, memory_order_acquire) != v) {
@@ -709,12 +722,13 @@ op_sync:
 	if (q > end || id >= nslots)
 		goto corrupt;
 	if (atomic_load_explicit(&slots[id].ver, memory_order_acquire) != (uint32_t)v &&
-	    (rc = wait_version(c, &slots[id], (uint32_t)v)))
+	    (c->pending = done - 1, rc = wait_version(c, &slots[id], (uint32_t)v)))
 		goto out;
 	NEXT;
 other:
 	c->s.p = p;
 	c->lat_left = lat_left;
+	c->pending = done - 1;
 	if ((rc = exec_entry(c)))
 		goto out;
 	q = c->s.p;
@@ -747,6 +761,7 @@ static int64_t run_entries(struct rthr *c, uint64_t n)
 	if (ARR_UNLIKELY(c->measure)) { /* every entry on the slow path, which notes sizes */
 		uint64_t done = 0;
 		for (; done < n && c->s.p < c->s.end; done++) {
+			c->pending = done;
 			int rc = exec_entry(c);
 			if (rc)
 				return rc;
@@ -760,18 +775,83 @@ static int64_t run_entries(struct rthr *c, uint64_t n)
 
 static _Atomic int go;
 
+/*
+ * The pace of a parallel replay. Sync points keep only the order of calls on
+ * one object, so a thread that never waits for a free can run ahead of the
+ * others: the replay's live set then exceeds the recorded one (a thread
+ * rising into its next phase while the blocks it handed over are not freed
+ * yet), and peak RSS measures how far the threads drifted, not the
+ * allocator. Checkpoints every `w` entries of the recorded interleaving
+ * bound the drift: before running entries recorded at or after checkpoint k,
+ * a thread waits until every other thread has run all its entries recorded
+ * before checkpoint k - 1 (at[k][t]: thread t's entries before checkpoint k).
+ * No deadlock: the thread furthest behind in recorded order never waits for
+ * the pace, and its syncs wait only for entries recorded before its own,
+ * which the others have run or will run without waiting for it.
+ */
+static struct {
+	uint64_t w, ncp; /* entries between checkpoints; checkpoints */
+	uint32_t nthr;
+	const uint64_t *at; /* ncp x nthr */
+	struct rthr *const *thr;
+} pace;
+
+/* Wait for the others before c's next checkpoint; returns how many entries
+ * c may run before it must come back, or a negative code. */
+static int64_t pace_wait(struct rthr *c)
+{
+	const uint32_t n = pace.nthr;
+	while (c->ck + 1 < pace.ncp && pace.at[(c->ck + 1) * n + c->tid] <= c->entries)
+		c->ck++;
+	uint64_t limit = c->ck + 1 < pace.ncp ? pace.at[(c->ck + 1) * n + c->tid] - c->entries : UINT64_MAX;
+	if (c->ck < 2)
+		return (int64_t)(limit > INT64_MAX ? INT64_MAX : limit);
+	const uint64_t *need = &pace.at[(c->ck - 1) * n];
+	uint64_t t0 = 0, tmax = 0;
+	for (uint32_t u = 0; u < n; u++) {
+		if (u == c->tid || atomic_load_explicit(&pace.thr[u]->done_pub, memory_order_acquire) >= need[u])
+			continue;
+		if (!t0) {
+			t0 = tsc();
+			tmax = (uint64_t)(SYNC_TIMEOUT_NS * c->ghz);
+		}
+		unsigned spins = 0;
+		while (atomic_load_explicit(&pace.thr[u]->done_pub, memory_order_acquire) < need[u]) {
+			if (++spins < 64) {
+#if defined(__x86_64__) || defined(__i386__)
+				_mm_pause();
+#endif
+				continue;
+			}
+			sched_yield();
+			if (tsc() - t0 > tmax)
+				return ARR_ECORRUPT; /* a damaged workload: do not hang */
+		}
+	}
+	if (t0)
+		c->wait_cycles += tsc() - t0;
+	return (int64_t)(limit > INT64_MAX ? INT64_MAX : limit);
+}
+
 static void *thread_main(void *arg)
 {
 	struct rthr *c = arg;
 	while (!atomic_load_explicit(&go, memory_order_acquire))
 		sched_yield();
 	for (;;) {
-		int64_t n = run_entries(c, UINT64_MAX);
+		int64_t n = pace.w ? pace_wait(c) : INT64_MAX;
+		if (n > 0) {
+			c->pending = 0;
+			n = run_entries(c, (uint64_t)n);
+			atomic_store_explicit(&c->done_pub, c->entries, memory_order_release);
+		}
 		if (n < 0)
 			c->error = (int)n;
 		if (n <= 0)
 			break;
 	}
+	/* ended or failed: nobody waits for this thread any more */
+	atomic_store_explicit(&c->done_pub, UINT64_MAX, memory_order_release);
 	return NULL;
 }
 
@@ -1156,6 +1236,68 @@ static int make_threads(struct run *run, const struct arr_replay_options *opt)
 	return 0;
 }
 
+/*
+ * The pace's checkpoint table, from the schedule stream (the recorded
+ * interleaving): at[k][t] = thread t's entries recorded before entry k * w.
+ * Off for serial replays, one thread, opt->pace 0, or more than
+ * ARR_REPLAY_PACE_MAX_THREADS threads (each checkpoint looks at every
+ * thread); w grows so that the table stays under 64 MiB.
+ */
+#define PACE_TABLE_MAX (64ull << 20)
+static int setup_pace(struct run *run, const struct arr_replay_options *opt)
+{
+	memset(&pace, 0, sizeof pace);
+	uint32_t n = run->nthr;
+	if (run->serial || n < 2 || !opt->pace || n > ARR_REPLAY_PACE_MAX_THREADS)
+		return 0;
+	uint64_t total = run->w.h.entries[0], w = opt->pace;
+	if (total / w * n * 8 > PACE_TABLE_MAX)
+		w = total * n * 8 / PACE_TABLE_MAX + 1;
+	uint64_t ncp = total / w + 2;
+	uint64_t *at = map(ncp * n * sizeof *at), *cnt = map(n * sizeof *cnt);
+	struct rstream sched;
+	int rc;
+	if (!at || !cnt)
+		return ARR_ENOMEM;
+	if ((rc = stream_init(&sched, &run->w, run->sorted, run->first, n)))
+		return rc;
+	uint64_t g = 0, next = w, k = 1;
+	for (;;) {
+		if (sched.p >= sched.end) {
+			if ((rc = rs_load(&sched)) < 0)
+				return rc;
+			if (!rc)
+				break;
+		}
+		uint64_t t, len;
+		const uint8_t *p = wl_get(sched.p, &t);
+		p = wl_get(p, &len);
+		if (p > sched.end || t >= n)
+			return ARR_ECORRUPT;
+		sched.p = p;
+		while (g + len >= next) {
+			uint64_t d = next - g;
+			cnt[t] += d;
+			g += d;
+			len -= d;
+			if (k >= ncp)
+				return ARR_ECORRUPT; /* more entries than the header says */
+			memcpy(&at[k++ * n], cnt, n * sizeof *cnt);
+			next += w;
+		}
+		cnt[t] += len;
+		g += len;
+	}
+	pace.w = w;
+	pace.ncp = k;
+	pace.nthr = n;
+	pace.at = at;
+	pace.thr = run->thr;
+	for (uint32_t i = 0; i < n; i++)
+		run->thr[i]->tid = i;
+	return 0;
+}
+
 /* Live and usable bytes at the moments the options ask for. */
 static int setup_measure(struct run *run, const struct arr_replay_options *opt, struct arr_replay_result *res)
 {
@@ -1292,6 +1434,7 @@ static void collect(struct run *run, const struct arr_replay_options *opt, struc
 	res->timeline = r->tl;
 	if (opt->measure_usable) {
 		res->at_peak_live = M.at_peak;
+		res->max_live = (uint64_t)atomic_load(&M.max_live);
 		struct arr_replay_moment *e = &res->at_end;
 		e->live = (uint64_t)atomic_load(&M.live);
 		e->usable = (uint64_t)atomic_load(&M.live_use);
@@ -1339,7 +1482,8 @@ static int run_workload(struct run *run, const char *wl_path, const struct arr_r
 	run->overhead = timer_overhead();
 	res->tsc_ghz = run->ghz;
 	res->timer_overhead_ns_x100 = (uint64_t)((double)run->overhead * 100.0 / run->ghz);
-	if ((rc = make_threads(run, opt)) || (rc = setup_measure(run, opt, res)) || (rc = setup_rss(run, opt)))
+	if ((rc = make_threads(run, opt)) || (rc = setup_pace(run, opt)) || (rc = setup_measure(run, opt, res)) ||
+	    (rc = setup_rss(run, opt)))
 		return rc;
 	uint64_t sample_every = run->w.h.entries[0] / (opt->samples ? opt->samples : 1) + 1;
 	atomic_store(&go, 0);

@@ -421,9 +421,10 @@ int arr_replay_spawn(const char *engine, const struct arr_allocator *a, const ch
 	memset(res, 0, sizeof *res);
 	if (pipe2(pfd, O_CLOEXEC))
 		return -errno;
-	char samples[32], every[32];
+	char samples[32], every[32], pace[32];
 	snprintf(samples, sizeof samples, "%u", opt->samples);
 	snprintf(every, sizeof every, "%u", opt->latency_every);
+	snprintf(pace, sizeof pace, "%u", opt->pace);
 	const char *argv[24];
 	int n = 0;
 	argv[n++] = engine;
@@ -436,6 +437,8 @@ int arr_replay_spawn(const char *engine, const struct arr_allocator *a, const ch
 	argv[n++] = samples;
 	argv[n++] = "--latency-every";
 	argv[n++] = every;
+	argv[n++] = "--pace";
+	argv[n++] = pace;
 	if (a->is_glibc)
 		argv[n++] = "--glibc-stats";
 	if (opt->zeroing != ARR_ZERO_AS_RECORDED) {

@@ -458,8 +458,8 @@ static int parse_allocators(struct ctx *c, yaml_node_t *n)
 
 /* ---- replay ---- */
 
-static const char *const replay_keys[] = {"threads", "touch",   "samples",   "latency_every",
-					  "runs",    "zeroing", "cache_dir", NULL};
+static const char *const replay_keys[] = {"threads",   "touch", "samples", "latency_every", "runs", "zeroing",
+					  "cache_dir", "pace",  NULL};
 static const char *const threads_names[] = {ARR_REPLAY_THREADS_MAP(ARR__ENUM_NAME) NULL};
 static const char *const touch_names[] = {ARR_REPLAY_TOUCH_MAP(ARR__ENUM_NAME) NULL};
 
@@ -485,10 +485,12 @@ static int replay_pair(struct ctx *c, void *arg, int key, yaml_node_t *k, yaml_n
 		return get_uint(c, k, v, 1, 1000, &cfg->runs);
 	case 5:
 		return get_bool(c, k, v, &cfg->zeroing);
-	default:
+	case 6:
 		if ((rc = want_scalar(c, k, v, &s)))
 			return rc;
 		return dup_str(c, v, s, &cfg->cache_dir);
+	default:
+		return get_uint(c, k, v, 0, 100000000, &cfg->pace);
 	}
 }
 
@@ -779,6 +781,7 @@ static int set_defaults(struct arr_report_config *cfg)
 	cfg->touch = ARR_TOUCH_PAGE;
 	cfg->samples = 1000;
 	cfg->latency_every = 1;
+	cfg->pace = ARR_REPLAY_PACE_DEFAULT;
 	cfg->runs = 1;
 	cfg->zeroing = 1;
 	cfg->text = 1;

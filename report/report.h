@@ -74,7 +74,7 @@ struct arr_report_config {
 	/* replay */
 	enum arr_replay_threads threads; /* names from replay.h's tables */
 	enum arr_replay_touch touch;
-	unsigned samples, latency_every, runs;
+	unsigned samples, latency_every, runs, pace;
 	int zeroing;     /* replay three ways for the zeroing cost */
 	char *cache_dir; /* NULL: beside the traces */
 	/* analyses */

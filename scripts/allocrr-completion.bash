@@ -73,7 +73,7 @@ _allocrr()
 		[ "$cmd" = dump ] && { COMPREPLY=($(compgen -W "calls malloc calloc realloc free posix_memalign
 			aligned_alloc memalign valloc pvalloc reallocarray rss fork exec thread_start thread_exit" -- "$cur"))
 			return; } ;;
-	--rss-interval|--samples|--latency-every|--select|--from|--to|-n|--limit|--tid) return ;;
+	--rss-interval|--samples|--latency-every|--pace|--select|--from|--to|-n|--limit|--tid) return ;;
 	esac
 	if [[ $cur == -* ]]; then
 		COMPREPLY=($(compgen -W "$(_allocrr_options "$prog" "$cmd")" -- "$cur"))

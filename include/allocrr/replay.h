@@ -141,10 +141,16 @@ struct arr_replay_options {
 	 * allocator has it) per call, and sample them with RSS: a run for the
 	 * fragmentation figures, whose times are not the allocator's alone. */
 	int measure_usable;
+	/* Parallel replay: entries of the recorded interleaving between the
+	 * pace's checkpoints; a thread runs at most about 2 x pace entries ahead
+	 * of the recorded order (0 = no pace: only sync points order threads). */
+	unsigned pace;
 };
-#define ARR_REPLAY_OPTIONS_INIT                                                       \
-	{                                                                             \
-		ARR_THREADS_AUTO, ARR_TOUCH_PAGE, 1000, 1, 0, ARR_ZERO_AS_RECORDED, 0 \
+#define ARR_REPLAY_PACE_DEFAULT 256
+#define ARR_REPLAY_PACE_MAX_THREADS 64
+#define ARR_REPLAY_OPTIONS_INIT                                                                                \
+	{                                                                                                      \
+		ARR_THREADS_AUTO, ARR_TOUCH_PAGE, 1000, 1, 0, ARR_ZERO_AS_RECORDED, 0, ARR_REPLAY_PACE_DEFAULT \
 	}
 
 struct arr_latency {
@@ -201,6 +207,7 @@ struct arr_replay_result {
 	int has_live;   /* live bytes were tracked */
 	int has_usable; /* and the allocator has malloc_usable_size */
 	struct arr_replay_moment at_peak_live, at_end;
+	uint64_t max_live; /* most live requested bytes at once in this replay (the recorded peak is ideal_rss) */
 	uint32_t nsamples;
 	struct arr_rss_sample *timeline;
 };
