@@ -35,7 +35,9 @@
  * within the decay is never purged: the idle budget's fault storm on the
  * `large` working set (a freed block purged, faulted in by the next malloc)
  * cannot happen. Purges run outside the lock: the spans are marked BUSY
- * (neither allocated nor merged) meanwhile.
+ * (neither allocated nor merged) meanwhile. The trim (below) is the other
+ * way out: an arena left holding far more resident memory than live blocks
+ * gives back its oldest free spans at once.
  *
  * Everything here runs under the lock of the block's arena (below; not
  * arr__lock: the pool's users never wait for it).
