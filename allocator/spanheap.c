@@ -35,7 +35,9 @@
  * within the decay is never purged: the idle budget's fault storm on the
  * `large` working set (a freed block purged, faulted in by the next malloc)
  * cannot happen. Purges run outside the lock: the spans are marked BUSY
- * (neither allocated nor merged) meanwhile.
+ * (neither allocated nor merged) meanwhile. The trim (below) is the other
+ * way out: an arena left holding far more resident memory than live blocks
+ * gives back its oldest free spans at once.
  *
  * Everything here runs under the lock of the block's arena (below; not
  * arr__lock: the pool's users never wait for it).
@@ -96,6 +98,7 @@ struct arr__span_arena {
 	uint64_t bin_mask[BIN_WORDS];
 	struct arr__span_node *lru_head, *lru_tail;
 	uint64_t lru_units;    /* units of spans on the lru */
+	uint64_t resident;     /* data OS pages not known clean (Σ of the segments') */
 	uint64_t ops, tick_at; /* the arena's operations, for the ticks */
 	unsigned busy_spans;   /* purges in flight */
 	/* statistics */
@@ -341,20 +344,29 @@ struct busy {
 	unsigned u, len;
 };
 
-/* Under the lock: mark up to PURGE_BATCH expired spans (all: every dirty
- * one) BUSY, out of the bins and the lru, and their resident page runs in
- * iov. Returns the number of spans. */
-static unsigned purge_collect(struct arr__span_arena *a, bool all, struct busy *out, struct iovec *iov, unsigned *niov)
+/* What a purge takes from the lru's head: the spans whose decay expired,
+ * every dirty one, or the oldest until `goal` OS pages are collected (the
+ * trim). */
+enum purge_why { PURGE_EXPIRED, PURGE_ALL, PURGE_TRIM };
+
+/* Under the lock: mark up to PURGE_BATCH spans BUSY, out of the bins and
+ * the lru, and their resident page runs in iov. Returns the number of
+ * spans. */
+static unsigned purge_collect(struct arr__span_arena *a, enum purge_why why, uint64_t goal, struct busy *out,
+			      struct iovec *iov, unsigned *niov)
 {
 	long long decay = decay_ops();
-	uint64_t now = arr__pool_clock();
+	uint64_t now = arr__pool_clock(), pages = 0;
 	unsigned n = 0;
 	*niov = 0;
-	if (decay < 0 && !all)
+	if (decay < 0 && why != PURGE_ALL)
 		return 0;
 	while (a->lru_head && n < PURGE_BATCH && *niov < PURGE_BATCH) {
 		struct arr__span_node *nd = a->lru_head;
-		if (!all && (a->lru_units <= (decay == 0 ? 0 : CACHE_UNITS) || now - nd->stamp < (uint64_t)decay))
+		if (why == PURGE_EXPIRED &&
+		    (a->lru_units <= (decay == 0 ? 0 : CACHE_UNITS) || now - nd->stamp < (uint64_t)decay))
+			break;
+		if (why == PURGE_TRIM && pages >= goal)
 			break;
 		struct arr__spanseg *s = seg_of_node(nd);
 		unsigned u = nd->unit, len = s->tag[u] & T_LEN;
@@ -375,6 +387,7 @@ static unsigned purge_collect(struct arr__span_arena *a, bool all, struct busy *
 			iov[(*niov)++] =
 				(struct iovec){(uint8_t *)s + (size_t)k * ARR__OS_PAGE, (size_t)(j - k) * ARR__OS_PAGE};
 			a->purged_pages += j - k;
+			pages += j - k;
 			k = j;
 		}
 		out[n++] = (struct busy){s, u, len};
@@ -457,6 +470,7 @@ static void purge_finish(struct arr__span_arena *a, struct busy *b, unsigned n, 
 			unsigned e = pa + (unsigned)(iov[i].iov_len / ARR__OS_PAGE);
 			if (pa < lo || e > hi)
 				continue;
+			a->resident -= (e - pa) - bits_count(s->clean, pa, e);
 			for (unsigned j = pa; j < e; j++)
 				s->clean[j / 64] |= (uint64_t)1 << (j % 64);
 		}
@@ -484,10 +498,58 @@ static void unlock_and_purge(struct arr__span_arena *a)
 {
 	struct busy b[PURGE_BATCH];
 	struct iovec iov[PURGE_BATCH];
-	unsigned niov, n = purge_collect(a, false, b, iov, &niov);
+	unsigned niov, n = purge_collect(a, PURGE_EXPIRED, 0, b, iov, &niov);
 	pthread_mutex_unlock(&a->lock);
 	if (n)
 		purge_finish(a, b, n, iov, niov);
+}
+
+/*
+ * The trim: an arena whose resident pages exceed TRIM_RATIO x its live
+ * blocks' plus TRIM_FLOOR purges its oldest free spans, whatever their
+ * age, down to half of that (glibc trims its heap's top the same way, at
+ * the free that crosses its threshold). The decay alone never fires in a
+ * program that frees most of what it held and then stops calling malloc
+ * (it counts operations), nor within n threads x 4 x purge_delay summed
+ * operations: a 2-thread replay ended holding its 27 MB peak for 5 KB
+ * live. The ratio is a loose one on purpose: a working set of 1 KiB-1 MiB
+ * blocks replaced at random (mtwork `large`) swings its live bytes 3:1
+ * with resident memory flat, and a trim at 2x purged what the next malloc
+ * faulted in again (t1 private large steady: 91 k page faults against 5 k;
+ * docs/notes/2026-12-01-allocator-rss-6.md); at 8x + 4 MiB it fires only
+ * where a program has freed most of its memory.
+ */
+#define TRIM_RATIO 8
+#define TRIM_FLOOR_PAGES (((size_t)4 << 20) / ARR__OS_PAGE)
+#define TRIM_ROUNDS 8
+
+/* Under the lock: how many resident pages a trim should give back, 0 if
+ * none is due. */
+static uint64_t trim_goal(const struct arr__span_arena *a)
+{
+	uint64_t live = (a->live_units + UNITS_PER_OSPAGE - 1) / UNITS_PER_OSPAGE;
+	if (arr__opt.purge_delay < 0 || a->resident <= TRIM_RATIO * live + TRIM_FLOOR_PAGES)
+		return 0;
+	return a->resident - (TRIM_RATIO / 2 * live + TRIM_FLOOR_PAGES / 2);
+}
+
+/* Called with the lock held; releases it. A purged span that merges with a
+ * dirty neighbour stays on the lru (resident drops, lru_units does not), so
+ * the rounds are bounded: TRIM_ROUNDS batches at most per call. */
+static void unlock_and_trim(struct arr__span_arena *a)
+{
+	for (unsigned round = 0; round < TRIM_ROUNDS; round++) {
+		uint64_t goal = trim_goal(a);
+		struct busy b[PURGE_BATCH];
+		struct iovec iov[PURGE_BATCH];
+		unsigned niov, n = goal ? purge_collect(a, PURGE_TRIM, goal, b, iov, &niov) : 0;
+		pthread_mutex_unlock(&a->lock);
+		if (n == 0)
+			return;
+		purge_finish(a, b, n, iov, niov);
+		pthread_mutex_lock(&a->lock);
+	}
+	pthread_mutex_unlock(&a->lock);
 }
 
 /* Called with the lock held; releases it. Every TICK_OPS operations of
@@ -495,6 +557,10 @@ static void unlock_and_purge(struct arr__span_arena *a)
  * purges come in batches. */
 static void unlock_and_tick(struct arr__span_arena *a)
 {
+	if (ARR_UNLIKELY(trim_goal(a) != 0)) {
+		unlock_and_trim(a);
+		return;
+	}
 	if (a->ops < a->tick_at) {
 		pthread_mutex_unlock(&a->lock);
 		return;
@@ -681,6 +747,7 @@ static void *carve(struct arr__span_arena *a, struct arr__spanseg *s, unsigned u
 	unsigned npages = (u + need + UNITS_PER_OSPAGE - 1) / UNITS_PER_OSPAGE - u / UNITS_PER_OSPAGE;
 	unsigned fresh = range_clean(s, u, need);
 	range_dirty(s, u, need);
+	a->resident += fresh;
 	size_t usable = (size_t)need << UNIT_SHIFT;
 	set_tags(s, u, need, T_USED | T_START | ((uint32_t)(usable - size) << T_SLACK_SHIFT));
 	if (need > 1) /* the slack as requested now: what the span heap books */
@@ -800,6 +867,7 @@ bool arr__span_resize(struct arr__heap *h, void *p, size_t size)
 		}
 		fresh = range_clean(s, e, take);
 		range_dirty(s, e, take);
+		a->resident += fresh;
 	}
 	/* the holder's slack correction (a block from a thread's cache) ends:
 	 * the tags say the new request exactly */
@@ -840,7 +908,7 @@ size_t arr__span_purge_all(void)
 			struct iovec iov[PURGE_BATCH];
 			unsigned niov;
 			pthread_mutex_lock(&a->lock);
-			unsigned n = purge_collect(a, true, b, iov, &niov);
+			unsigned n = purge_collect(a, PURGE_ALL, 0, b, iov, &niov);
 			pthread_mutex_unlock(&a->lock);
 			if (n == 0)
 				break;
@@ -1085,7 +1153,7 @@ void arr__span_fork_child(void)
 
 static bool arena_is_valid_locked(struct arr__span_arena *a)
 {
-	uint64_t used = 0, nused = 0, req = 0, dirty = 0, nfree = 0, busy = 0;
+	uint64_t used = 0, nused = 0, req = 0, dirty = 0, nfree = 0, busy = 0, resident = 0;
 	unsigned nseg = 0;
 	ARR__CHECK(arena_index(a) < ARR__SPAN_ARENAS);
 	for (struct arr__spanseg *s = a->segs; s; s = s->next) {
@@ -1097,6 +1165,7 @@ static bool arena_is_valid_locked(struct arr__span_arena *a)
 			ARR__CHECK(s->seg.pages[k].flags == ARR__PF_SPAN && s->seg.pages[k].head_off == 0);
 		for (unsigned u = 0; u < FIRST_UNIT; u++)
 			ARR__CHECK(s->tag[u] == 0);
+		resident += OSPAGES - FIRST_UNIT / UNITS_PER_OSPAGE - bits_count(s->clean, 0, OSPAGES);
 		/* spans tile the data units; tags only at their ends */
 		uint32_t prev_state = 0;
 		unsigned u = FIRST_UNIT;
@@ -1169,6 +1238,7 @@ static bool arena_is_valid_locked(struct arr__span_arena *a)
 	ARR__CHECK(lu == dirty && lu == a->lru_units);
 	ARR__CHECK(used == a->live_units && nused == a->live_blocks && req == a->live_req);
 	ARR__CHECK(busy == a->busy_spans);
+	ARR__CHECK(resident == a->resident);
 	return true;
 }
 

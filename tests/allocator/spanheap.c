@@ -51,6 +51,14 @@ static unsigned resident_pages(const void *p, size_t size)
 	return n;
 }
 
+/* For checks that memory went back: an unmapped range (a segment left
+ * wholly free and clean is unmapped) counts as not resident. */
+static unsigned resident_or_unmapped(const void *p, size_t size)
+{
+	unsigned n = resident_pages(p, size);
+	return n == 9999 ? 0 : n;
+}
+
 static uint64_t purged(void)
 {
 	CHECK(arr_alloc_stats_get(&st) == 0);
@@ -228,6 +236,50 @@ static void test_decay(void)
 	arr_free(pin);
 	arr_free(pin2);
 	CHECK(arr_alloc_set_option("purge_delay", delay0) == 0);
+}
+
+/* The trim: a span heap whose live blocks fall below an eighth of what it
+ * holds resident (past a 4 MiB floor) gives back its free spans at once,
+ * long before their decay; one that still holds a quarter keeps them, and
+ * purge_delay < 0 (never purge) keeps everything. */
+static unsigned trim_round(unsigned char **b, unsigned n, size_t sz, unsigned keep)
+{
+	for (unsigned i = 0; i < n; i++) {
+		b[i] = arr_malloc(sz);
+		CHECK(b[i] != NULL);
+		memset(b[i], (int)i, sz);
+	}
+	for (unsigned i = 0; i < n - keep; i++)
+		arr_free(b[i]);
+	unsigned res = 0;
+	for (unsigned i = 0; i < n - keep; i++)
+		res += resident_pages(b[i], sz);
+	return res;
+}
+
+static void test_trim(void)
+{
+	enum { N = 96, SZ = 200000, INNER = SZ / 4096 - 1 };
+	static unsigned char *b[N];
+	long long delay0;
+	CHECK(arr_alloc_get_option("purge_delay", &delay0) == 0);
+	arr_alloc_purge();
+	/* 19 MB, three quarters freed: 4.8 MB live holds them */
+	unsigned res = trim_round(b, N, SZ, N / 4);
+	CHECK(res >= (N - N / 4) * INNER);
+	/* the last quarter freed: at most half the floor stays resident */
+	for (unsigned i = N - N / 4; i < N; i++)
+		arr_free(b[i]);
+	res = 0;
+	for (unsigned i = 0; i < N; i++)
+		res += resident_or_unmapped(b[i], SZ);
+	CHECK((size_t)res * 4096 <= ((size_t)4 << 20) + 2 * N * 4096);
+	/* never purge: nothing goes */
+	CHECK(arr_alloc_set_option("purge_delay", -1) == 0);
+	res = trim_round(b, N, SZ, 0);
+	CHECK(res >= N * INNER);
+	CHECK(arr_alloc_set_option("purge_delay", delay0) == 0);
+	arr_alloc_purge();
 }
 
 /* Blocks freed by another thread (there is no owner: one heap for all). */
@@ -512,6 +564,9 @@ static void test_arena_thread_exit(void)
 	CHECK(arr_alloc_get_option("purge_delay", &delay0) == 0);
 	CHECK(arr_alloc_set_option("purge_delay", 20000) == 0);
 	CHECK(arr_alloc_set_option("span_arenas", 8) == 0 && arr_alloc_set_option("span_split", 0) == 0);
+	/* nothing resident left free by the tests before: the 3.2 MB below
+	 * stay under the trim's 4 MiB floor, so the ticks' purge is tested */
+	arr_alloc_purge();
 	static void *v[32];
 	pthread_t t;
 	CHECK(pthread_create(&t, NULL, exit_holding, v) == 0);
@@ -532,7 +587,7 @@ static void test_arena_thread_exit(void)
 	churn(100000); /* this thread's ticks purge the idle arena */
 	unsigned left = 0;
 	for (int i = 0; i < 32; i++)
-		left += resident_pages(v[i], 100000);
+		left += resident_or_unmapped(v[i], 100000);
 	CHECK(left <= 32 * 2); /* the OS pages the blocks share with a neighbour */
 	CHECK(purged() - before >= 32 * (100000 / 4096 - 2));
 	CHECK(arr_alloc_set_option("purge_delay", delay0) == 0);
@@ -634,6 +689,7 @@ int main(void)
 	test_coalesce_best_fit();
 	test_calloc();
 	test_decay();
+	test_trim();
 	test_remote_free();
 	test_realloc();
 	test_realloc_in_place();
