@@ -897,7 +897,6 @@ static void heap_punch_idle(struct arr__heap *h, unsigned after)
 void arr__heap_tick(struct arr__heap *h)
 {
 	h->tick_at = h->free_count + ARR__TICK_OPS;
-	memset(h->borrows, 0, sizeof h->borrows);
 	if (atomic_load_explicit(&h->delayed, memory_order_relaxed))
 		process_delayed(h);
 	/* Empty current pages (the free fast path keeps them, uncounted, so
@@ -965,6 +964,7 @@ void arr__heap_tick(struct arr__heap *h)
 	if (arr__opt.purge_delay >= 0)
 		heap_punch_idle(h, trim_after);
 	ARR__ASSERT_EXPENSIVE(arr__heap_is_valid(h));
+	memset(h->borrows, 0, sizeof h->borrows); /* after the check: it sees the tick's borrows */
 	arr__pool_tick(h);
 }
 

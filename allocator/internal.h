@@ -291,9 +291,10 @@ struct arr__segment {
 	uint64_t stamp[ARR__SLICES]; /* op clock when the slice was freed */
 };
 
-/* Classes that may be sparse: above 2 KiB (a 256-byte span unit is then
- * within 1/8 of any request) to 8 KiB (span_min's default; a larger
- * span_min leaves the classes above 8 KiB to the span heap anyway). */
+/* Classes that may be sparse: above 1 KiB (a 256-byte span unit is then
+ * within 1/4 of any request, within 1/8 above 2 KiB; the `sparse_min`
+ * option raises the bound) to 8 KiB (span_min's default; a larger span_min
+ * leaves the classes above 8 KiB to the span heap anyway). */
 #define ARR__SPARSE_FIRST (ARR__FINE_FIRST)
 #define ARR__SPARSE_END (ARR__FINE_FIRST + 33)
 #define ARR__SPAN_SPARSE_MAX ((size_t)8 << 10) /* the largest of them */
