@@ -39,7 +39,6 @@ static _Atomic bool key_ok;
 static bool class_list_is_valid(const struct arr__heap *h, unsigned c, bool pages_too) __attribute__((unused));
 static bool span_cache_is_valid(const struct arr__heap *h) __attribute__((unused));
 
-
 /* borrow(): how many classes up, and from which block size without a limit per tick */
 #define BORROW_UP 4
 #define BORROW_MIN 256
@@ -1139,7 +1138,7 @@ void *arr__malloc_slow(struct arr__heap *h, size_t size, unsigned flags)
 		 * class, when its pages have gone back). */
 		if (to_span && (h->sparse_live[sk] >= (int32_t)(arr__opt.sparse * arr__class_slices[cls] *
 								ARR__SLICE_SIZE / arr__class_size[cls]) ||
-				(arr__opt.sparse_threads != 0 && arr__purge_scale() > arr__opt.sparse_threads))) {
+				(arr__opt.sparse_thr != 0 && arr__purge_scale() > arr__opt.sparse_thr))) {
 			h->dense |= (uint64_t)1 << sk;
 			to_span = false;
 		}

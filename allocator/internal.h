@@ -361,7 +361,7 @@ struct arr__heap {
 	 * free counts in the freeing heap), and the classes that have become
 	 * dense (a page of their own again). */
 	int32_t sparse_live[ARR__SPARSE_END - ARR__SPARSE_FIRST];
-	uint64_t dense;          /* bit c - ARR__SPARSE_FIRST */
+	uint64_t dense; /* bit c - ARR__SPARSE_FIRST */
 	/* Blocks each class below 256 bytes borrowed from a larger class's
 	 * current page since the last tick, at most ARR__SMALL_BORROWS (heap.c
 	 * borrow: past that the class takes a page of its own). */
@@ -395,10 +395,10 @@ struct arr__options {
 	size_t span_cache;     /* bytes of free span-heap blocks a thread keeps for itself; 0: none */
 	unsigned span_arenas;  /* span-heap arenas, 1..ARR__SPAN_ARENAS (spanheap.c) */
 	unsigned span_split;   /* contended span-heap mallocs before a thread takes an arena of its own */
-	unsigned sparse;       /* a class above 2 KiB is sparse (from the span heap) while a thread
+	unsigned sparse;       /* a class above 1 KiB is sparse (from the span heap) while a thread
 				* holds fewer of its blocks than this many pages' worth (heap.c); 0: none */
-	unsigned sparse_threads; /* ... and while at most this many threads hold a heap; 0: any number */
-	size_t sparse_min;       /* ... and whose blocks are larger than this (1024 .. 8192) */
+	unsigned sparse_thr;   /* ... while at most this many threads hold a heap (sparse_threads); 0: any */
+	size_t sparse_min;     /* ... and whose blocks are larger than this (1024 .. 8192) */
 };
 extern struct arr__options arr__opt;
 

@@ -19,7 +19,7 @@ struct arr__options arr__opt = {
 	.sparse = 16,
 	/* sparse classes single-threaded only: with threads working at once every sparse malloc
 	 * and free takes the span heap's one lock (docs/allocator.md, "Sparse classes") */
-	.sparse_threads = 2,
+	.sparse_thr = 2,
 	.sparse_min = 1024,
 	.span_cache = 0, /* off: measured no faster, and more resident (spanheap.c) */
 	.span_arenas = 1,
@@ -68,7 +68,7 @@ int arr_alloc_set_option(const char *name, long long value)
 	if (strcmp(name, "sparse_threads") == 0) {
 		if (value < 0 || value > 1000000)
 			return ARR_ERANGE;
-		arr__opt.sparse_threads = (unsigned)value;
+		arr__opt.sparse_thr = (unsigned)value;
 		return 0;
 	}
 	if (strcmp(name, "span_arenas") == 0) {
@@ -109,7 +109,7 @@ int arr_alloc_get_option(const char *name, long long *value)
 	else if (strcmp(name, "sparse_min") == 0)
 		*value = (long long)arr__opt.sparse_min;
 	else if (strcmp(name, "sparse_threads") == 0)
-		*value = arr__opt.sparse_threads;
+		*value = arr__opt.sparse_thr;
 	else if (strcmp(name, "span_cache") == 0)
 		*value = (long long)arr__opt.span_cache;
 	else if (strcmp(name, "span_arenas") == 0)

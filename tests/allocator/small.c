@@ -108,7 +108,7 @@ static void test_sparse_threads(void)
 	 * borrow), a 1792-byte block while sparse */
 	CHECK(usable_of(1550) == 1664);
 	CHECK(arr_alloc_set_option("sparse_threads", 0) == 0);
-	void *p = arr_malloc(2300);      /* class 2304, span 2304 */
+	void *p = arr_malloc(2300); /* class 2304, span 2304 */
 	CHECK(((uintptr_t)p & 255) == 0);
 	void *q = arr_malloc(2300);
 	CHECK(((uintptr_t)q & 255) == 0); /* two span blocks: 256-byte aligned */
