@@ -96,6 +96,6 @@ void arr__classes_init(void)
 		arr__class_tab[i] = (uint8_t)c;
 	}
 	/* the sparse classes' bounds (internal.h) */
-	ARR__CHECK(arr__class_size[ARR__SPARSE_FIRST - 1] == 2048 &&
+	ARR__CHECK(arr__class_size[ARR__SPARSE_FIRST - 1] == 1024 &&
 		   arr__class_size[ARR__SPARSE_END - 1] == ARR__SPAN_SPARSE_MAX);
 }

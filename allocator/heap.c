@@ -39,6 +39,9 @@ static _Atomic bool key_ok;
 static bool class_list_is_valid(const struct arr__heap *h, unsigned c, bool pages_too) __attribute__((unused));
 static bool span_cache_is_valid(const struct arr__heap *h) __attribute__((unused));
 
+/* borrow(): how many classes up, and from which block size without a limit per tick */
+#define BORROW_UP 4
+#define BORROW_MIN 256
 /* ---- page lists ---- */
 
 static void class_push_front(struct arr__heap *h, struct arr__page *page)
@@ -375,6 +378,8 @@ bool arr__heap_is_valid(const struct arr__heap *h)
 	}
 	span_cache_is_valid(h);
 	arr__span_cache_is_valid(h);
+	for (unsigned c = 0; c < ARR__NCLASSES; c++)
+		ARR__CHECK(h->borrows[c] <= (arr__class_size[c] < BORROW_MIN ? ARR__SMALL_BORROWS : 0));
 	/* the delayed list: blocks of pages of h (a snapshot: pushes only add
 	 * at the head; the page may have left the full list since, but keeps
 	 * the block counted in `used`) */
@@ -735,6 +740,7 @@ struct arr__heap *arr__heap_thread_init(void)
 	}
 	h->state = ARR__HEAP_ACTIVE;
 	h->full = NULL;
+	memset(h->borrows, 0, sizeof h->borrows); /* a reused heap's: a new thread borrows anew */
 	atomic_fetch_add_explicit(&arr__active_heaps, 1, memory_order_relaxed);
 	pthread_mutex_unlock(&arr__lock);
 	arr__tl_heap = h;
@@ -910,10 +916,10 @@ void arr__heap_tick(struct arr__heap *h)
 	if (h->sc_n)
 		arr__span_cache_flush(h, false);
 	/* a dense class whose pages have all gone back is sparse again */
-	for (uint32_t d = h->dense; d; d &= d - 1) {
-		unsigned k = (unsigned)__builtin_ctz(d);
+	for (uint64_t d = h->dense; d; d &= d - 1) {
+		unsigned k = (unsigned)__builtin_ctzll(d);
 		if (h->pages[ARR__SPARSE_FIRST + k] == &arr__page_empty)
-			h->dense &= ~(1u << k);
+			h->dense &= ~((uint64_t)1 << k);
 	}
 	for (unsigned c = 0; c < ARR__NCLASSES; c++) {
 		struct arr__page *page = h->pages[c];
@@ -944,7 +950,7 @@ void arr__heap_tick(struct arr__heap *h)
 		    (h->dense >> (c - ARR__SPARSE_FIRST) & 1) && page->next == NULL && page->reserved > 1) {
 			/* a dense class's last page, idle: back to the pool, and the
 			 * class is sparse again (its next blocks from the span heap) */
-			h->dense &= ~(1u << (c - ARR__SPARSE_FIRST));
+			h->dense &= ~((uint64_t)1 << (c - ARR__SPARSE_FIRST));
 			class_remove(h, page);
 			span_cache_put(h, page);
 			continue;
@@ -957,6 +963,7 @@ void arr__heap_tick(struct arr__heap *h)
 	if (arr__opt.purge_delay >= 0)
 		heap_punch_idle(h, trim_after);
 	ARR__ASSERT_EXPENSIVE(arr__heap_is_valid(h));
+	memset(h->borrows, 0, sizeof h->borrows); /* after the check: it sees the tick's borrows */
 	arr__pool_tick(h);
 }
 
@@ -973,13 +980,13 @@ void arr__heap_tick(struct arr__heap *h)
  * page's first carve is one OS page of many blocks, and borrowing would only
  * send the class to the slow path more often.
  */
-#define BORROW_UP 4
-#define BORROW_MIN 256
 
-static struct arr__page *borrow(struct arr__heap *h, unsigned cls)
+static struct arr__page *borrow(struct arr__heap *h, unsigned cls, size_t max_block)
 {
 	for (unsigned c = cls + 1; c <= cls + BORROW_UP && c < ARR__NCLASSES; c++) {
 		struct arr__page *page = h->pages[c];
+		if (arr__class_size[c] > max_block)
+			break;
 		if (page == &arr__page_empty || page->reserved == 1)
 			continue;
 		if (!page->free && page->local_free) {
@@ -996,7 +1003,7 @@ static struct arr__page *borrow(struct arr__heap *h, unsigned cls)
 	return NULL;
 }
 
-static struct arr__page *find_page(struct arr__heap *h, unsigned cls, bool exact)
+static struct arr__page *find_page(struct arr__heap *h, unsigned cls, size_t size, bool exact)
 {
 	if (atomic_load_explicit(&h->delayed, memory_order_relaxed))
 		process_delayed(h);
@@ -1015,7 +1022,7 @@ retry:;
 			/* only if the carve would touch fresh memory */
 			if (!exact && page->block_size >= BORROW_MIN &&
 			    (size_t)page->capacity * page->block_size >= (size_t)page->zero_from * ARR__OS_PAGE &&
-			    (b = borrow(h, cls)) != NULL)
+			    (b = borrow(h, cls, SIZE_MAX)) != NULL)
 				return b;
 			page_extend(page);
 		}
@@ -1071,8 +1078,20 @@ retry:;
 		}
 	}
 	if (!exact && arr__class_size[cls] >= BORROW_MIN && arr__class_size[cls] <= ARR__SLICE_SIZE &&
-	    (page = borrow(h, cls)) != NULL)
+	    (page = borrow(h, cls, SIZE_MAX)) != NULL)
 		return page;
+	/* A class below BORROW_MIN with no page yet borrows too, a few times a
+	 * tick, from a class at most twice the request: a small program uses
+	 * a few blocks each of many small classes, and a page of its own
+	 * costs each of them an OS page, most of it free (sed, make: 20
+	 * classes, 3 KB of free blocks each, against glibc's one heap). A
+	 * class that mallocs more than ARR__SMALL_BORROWS times a tick takes
+	 * a page of its own (each borrow is a slow-path malloc). */
+	if (!exact && arr__class_size[cls] < BORROW_MIN && h->borrows[cls] < ARR__SMALL_BORROWS &&
+	    h->pages[cls] == &arr__page_empty && (page = borrow(h, cls, 2 * size)) != NULL) {
+		h->borrows[cls]++;
+		return page;
+	}
 	page = h->span_cache ? span_cache_take(h, cls) : NULL;
 	if (page == NULL)
 		page = arr__pool_take(h, cls);
@@ -1111,10 +1130,16 @@ void *arr__malloc_slow(struct arr__heap *h, size_t size, unsigned flags)
 		/* A class that may be sparse is served by the span heap until this
 		 * thread holds a page's worth of its blocks there (then it is
 		 * dense: pages of its own, the fast paths); others by their pages. */
-		to_span = sk < ARR__SPARSE_END - ARR__SPARSE_FIRST && arr__opt.sparse && !(h->dense >> sk & 1);
-		if (to_span && h->sparse_live[sk] >= (int32_t)(arr__opt.sparse * arr__class_slices[cls] *
-							       ARR__SLICE_SIZE / arr__class_size[cls])) {
-			h->dense |= 1u << sk;
+		to_span = sk < ARR__SPARSE_END - ARR__SPARSE_FIRST && arr__opt.sparse && !(h->dense >> sk & 1) &&
+			  arr__class_size[cls] > arr__opt.sparse_min;
+		/* With more threads than sparse_threads holding a heap the class
+		 * is dense at once: the span heap's lock would be shared by every
+		 * thread's small blocks (it becomes sparse again, as any dense
+		 * class, when its pages have gone back). */
+		if (to_span && (h->sparse_live[sk] >= (int32_t)(arr__opt.sparse * arr__class_slices[cls] *
+								ARR__SLICE_SIZE / arr__class_size[cls]) ||
+				(arr__opt.sparse_thr != 0 && arr__purge_scale() > arr__opt.sparse_thr))) {
+			h->dense |= (uint64_t)1 << sk;
 			to_span = false;
 		}
 	}
@@ -1136,7 +1161,7 @@ void *arr__malloc_slow(struct arr__heap *h, size_t size, unsigned flags)
 		}
 		return p;
 	}
-	struct arr__page *page = find_page(h, cls, flags & ARR__ALLOC_EXACT);
+	struct arr__page *page = find_page(h, cls, size, flags & ARR__ALLOC_EXACT);
 	if (page == NULL)
 		return NULL;
 	struct arr__block *b = page->free;

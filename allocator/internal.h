@@ -291,12 +291,16 @@ struct arr__segment {
 	uint64_t stamp[ARR__SLICES]; /* op clock when the slice was freed */
 };
 
-/* Classes that may be sparse: above 2 KiB (a 256-byte span unit is then
- * within 1/8 of any request) to 8 KiB (span_min's default; a larger
- * span_min leaves the classes above 8 KiB to the span heap anyway). */
-#define ARR__SPARSE_FIRST (ARR__FINE_FIRST + 11)
+/* Classes that may be sparse: above 1 KiB (a 256-byte span unit is then
+ * within 1/4 of any request, within 1/8 above 2 KiB; the `sparse_min`
+ * option raises the bound) to 8 KiB (span_min's default; a larger span_min
+ * leaves the classes above 8 KiB to the span heap anyway). */
+#define ARR__SPARSE_FIRST (ARR__FINE_FIRST)
 #define ARR__SPARSE_END (ARR__FINE_FIRST + 33)
 #define ARR__SPAN_SPARSE_MAX ((size_t)8 << 10) /* the largest of them */
+
+/* Borrows a class below 256 bytes may make per heap tick (heap.c borrow). */
+#define ARR__SMALL_BORROWS 32
 
 /* Span-heap arenas (spanheap.c): at most this many; the `span_arenas`
  * option says how many are used. */
@@ -312,6 +316,7 @@ struct arr__segment {
  *       page on it has cls == c, heap == this heap, no FULL or HUGE flag
  *   every page on `full` has the FULL flag and heap == this heap
  *   span_cached == Σ slices of the span_cache pages <= 16, each with used == 0
+ *   borrows[c] <= ARR__SMALL_BORROWS, and 0 for classes of 256 bytes and more
  *   each block on `delayed` lies in a FULL page of this heap
  *   sc[0..sc_n): distinct span-heap blocks in use by the span heap with the
  *       CACHED mark, of length len; Σ len == sc_units <= span_cache bytes;
@@ -356,7 +361,11 @@ struct arr__heap {
 	 * free counts in the freeing heap), and the classes that have become
 	 * dense (a page of their own again). */
 	int32_t sparse_live[ARR__SPARSE_END - ARR__SPARSE_FIRST];
-	uint32_t dense;          /* bit c - ARR__SPARSE_FIRST */
+	uint64_t dense; /* bit c - ARR__SPARSE_FIRST */
+	/* Blocks each class below 256 bytes borrowed from a larger class's
+	 * current page since the last tick, at most ARR__SMALL_BORROWS (heap.c
+	 * borrow: past that the class takes a page of its own). */
+	uint8_t borrows[ARR__NCLASSES];
 	unsigned span_arena;     /* its span-heap mallocs' arena, modulo span_arenas (spanheap.c) */
 	unsigned span_contended; /* its span-heap mallocs that found the arena's lock taken */
 	_Atomic(struct arr__block *) delayed;
@@ -386,8 +395,10 @@ struct arr__options {
 	size_t span_cache;     /* bytes of free span-heap blocks a thread keeps for itself; 0: none */
 	unsigned span_arenas;  /* span-heap arenas, 1..ARR__SPAN_ARENAS (spanheap.c) */
 	unsigned span_split;   /* contended span-heap mallocs before a thread takes an arena of its own */
-	unsigned sparse;       /* a class above 2 KiB is sparse (from the span heap) while a thread
+	unsigned sparse;       /* a class above 1 KiB is sparse (from the span heap) while a thread
 				* holds fewer of its blocks than this many pages' worth (heap.c); 0: none */
+	unsigned sparse_thr;   /* ... while at most this many threads hold a heap (sparse_threads); 0: any */
+	size_t sparse_min;     /* ... and whose blocks are larger than this (1024 .. 8192) */
 };
 extern struct arr__options arr__opt;
 

@@ -16,7 +16,11 @@ struct arr__options arr__opt = {
 	.mmap_threshold = ARR__MAX_SMALL,
 	.idle_ratio = 0, /* off: see pool.c idle_budget */
 	.span_min = (size_t)8 << 10,
-	.sparse = 0,     /* off: the shared span heap's lock costs multi-thread replays (docs/allocator.md) */
+	.sparse = 16,
+	/* sparse classes single-threaded only: with threads working at once every sparse malloc
+	 * and free takes the span heap's one lock (docs/allocator.md, "Sparse classes") */
+	.sparse_thr = 2,
+	.sparse_min = 1024,
 	.span_cache = 0, /* off: measured no faster, and more resident (spanheap.c) */
 	.span_arenas = 1,
 	.span_split = 32,
@@ -55,6 +59,18 @@ int arr_alloc_set_option(const char *name, long long value)
 		arr__opt.sparse = (unsigned)value;
 		return 0;
 	}
+	if (strcmp(name, "sparse_min") == 0) {
+		if (value < 1024 || value > (long long)ARR__SPAN_SPARSE_MAX)
+			return ARR_ERANGE;
+		arr__opt.sparse_min = (size_t)value;
+		return 0;
+	}
+	if (strcmp(name, "sparse_threads") == 0) {
+		if (value < 0 || value > 1000000)
+			return ARR_ERANGE;
+		arr__opt.sparse_thr = (unsigned)value;
+		return 0;
+	}
 	if (strcmp(name, "span_arenas") == 0) {
 		if (value < 1 || value > ARR__SPAN_ARENAS)
 			return ARR_ERANGE;
@@ -90,6 +106,10 @@ int arr_alloc_get_option(const char *name, long long *value)
 		*value = (long long)arr__opt.span_min;
 	else if (strcmp(name, "sparse") == 0)
 		*value = arr__opt.sparse;
+	else if (strcmp(name, "sparse_min") == 0)
+		*value = (long long)arr__opt.sparse_min;
+	else if (strcmp(name, "sparse_threads") == 0)
+		*value = arr__opt.sparse_thr;
 	else if (strcmp(name, "span_cache") == 0)
 		*value = (long long)arr__opt.span_cache;
 	else if (strcmp(name, "span_arenas") == 0)

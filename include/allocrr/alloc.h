@@ -95,8 +95,10 @@ int arr_alloc_stats_get(struct arr_alloc_stats *out);
  *                   instead of a size class (default 8192; 0 = none).
  *   sparse          a class of 2-8 KiB blocks of which a thread holds fewer
  *                   than this many pages' worth is served by the span heap
- *                   (default 0 = never: off until it costs no time with
- *                   threads; 16 measures well single-threaded).
+ *                   (default 16; 0 = never).
+ *   sparse_threads  ... while at most this many threads hold a heap
+ *                   (default 1: single-threaded only, since with threads
+ *                   every sparse malloc takes the span heap's lock; 0 = any).
  *   span_cache      bytes of freed span-heap blocks each thread keeps for its
  *                   own next mallocs, without the span heap's lock (default
  *                   0 = none).

@@ -297,6 +297,18 @@ static void span_cached_unmarked(bool corrupt)
 	arr__heap_is_valid(arr__tl_heap);
 }
 
+/* A class's count of borrowed blocks past the bound a tick allows; the
+ * next tick's walk of the heap sees it. */
+static void small_borrows(bool corrupt)
+{
+	void *p = fresh_block(16);
+	(void)p;
+	if (corrupt)
+		arr__tl_heap->borrows[arr__size_class(40)] = ARR__SMALL_BORROWS + 1;
+	for (int i = 0; i < 2 * 4096; i++)
+		arr_free(arr_malloc(16));
+}
+
 struct tcase {
 	const char *name;
 	void (*run)(bool corrupt);
@@ -323,6 +335,7 @@ static const struct tcase cases[] = {
 	{"span block cache", span_block_cache, "units == h->sc_units"},
 	{"span cached mark", span_cached_unmarked, "ARR__SP_T_CACHED"},
 	{"span arena of a segment", span_arena_foreign, "s->arena == arena_index(a)"},
+	{"small-class borrows", small_borrows, "ARR__SMALL_BORROWS : 0)"},
 };
 
 /* Run c in a child; returns its wait status and its stderr in err. */
