@@ -116,7 +116,8 @@ int cli_replay_workload(const char *trace, const struct cli_replay_plan *plan, c
 	rc = plan->rebuild ? ARR_ESTALE : arr_workload_check(wl_path, trace, info);
 	if (rc == -EEXIST) {
 		cli_error("'%s' exists and is not an allocrr workload; not replacing it (remove it, or choose "
-			  "--cache-dir DIR)", wl_path);
+			  "--cache-dir DIR)",
+			  wl_path);
 		return EXIT_BAD_INPUT;
 	}
 	if (rc == 0 && info->truncated_at && !plan->partial) { /* cached by an earlier --partial */
@@ -155,7 +156,8 @@ int cli_replay_workload(const char *trace, const struct cli_replay_plan *plan, c
 	arr_trace_close(tr);
 	if (rc == -EEXIST) { /* --rebuild, or planted since the check */
 		cli_error("'%s' exists and is not an allocrr workload; not replacing it (remove it, or choose "
-			  "--cache-dir DIR)", wl_path);
+			  "--cache-dir DIR)",
+			  wl_path);
 		return EXIT_BAD_INPUT;
 	}
 	if (rc) {
