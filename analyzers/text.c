@@ -827,9 +827,11 @@ void arr_check_value_text(char *buf, size_t cap, const char *check, double v)
 {
 	char a[32], b[32];
 	const char *c = check ? check : "";
+	/* a limit such as 1.1 * glibc is no whole number of bytes: the same units
+	 * as the value, its bytes whole (as the HTML page shows them) */
 	if ((strstr(c, "rss") || strstr(c, "bytes") || strstr(c, "live") || strstr(c, "ideal") || strstr(c, "size")) &&
-	    fabs(v) >= 1024 && v == floor(v))
-		snprintf(buf, cap, "%s (%s)", fmt_bytes(a, sizeof a, v), fmt_count(b, sizeof b, v));
+	    fabs(v) >= 1024 && fabs(v) < 1e18)
+		snprintf(buf, cap, "%s (%s)", fmt_bytes(a, sizeof a, v), fmt_count(b, sizeof b, trunc(v)));
 	else if (strstr(c, "_ns") || strstr(c, "latency") || strstr(c, "wall") || strstr(c, "cpu"))
 		snprintf(buf, cap, "%s", fmt_ns(a, sizeof a, v));
 	else if (v == floor(v) && fabs(v) < 1e15)

@@ -114,6 +114,12 @@ int cli_replay_workload(const char *trace, const struct cli_replay_plan *plan, c
 		return EXIT_BAD_INPUT;
 	}
 	rc = plan->rebuild ? ARR_ESTALE : arr_workload_check(wl_path, trace, info);
+	if (rc == -EEXIST) {
+		cli_error("'%s' exists and is not an allocrr workload; not replacing it (remove it, or choose "
+			  "--cache-dir DIR)",
+			  wl_path);
+		return EXIT_BAD_INPUT;
+	}
 	if (rc == 0 && info->truncated_at && !plan->partial) { /* cached by an earlier --partial */
 		cli_error("'%s': %s at offset %" PRIu64, trace, arr_strerror(ARR_ETRUNCATED), info->truncated_at);
 		fprintf(stderr, "hint: --partial replays the complete part of a truncated trace\n");
@@ -148,6 +154,12 @@ int cli_replay_workload(const char *trace, const struct cli_replay_plan *plan, c
 		return rc;
 	}
 	arr_trace_close(tr);
+	if (rc == -EEXIST) { /* --rebuild, or planted since the check */
+		cli_error("'%s' exists and is not an allocrr workload; not replacing it (remove it, or choose "
+			  "--cache-dir DIR)",
+			  wl_path);
+		return EXIT_BAD_INPUT;
+	}
 	if (rc) {
 		cli_error("cannot write workload '%s': %s%s", wl_path, arr_strerror(rc),
 			  rc == -EACCES || rc == -EROFS ? " (try --cache-dir)" : "");

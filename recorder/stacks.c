@@ -42,6 +42,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <elf.h>
+#include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -396,6 +397,40 @@ static int in_known_module(uintptr_t addr)
 
 /* --- the walk and the trie --------------------------------------------- */
 
+/* The mapping holding address a, from /proc/self/maps read with raw system
+ * calls (no allocation, no lock, no cancellation point): a thread's stack,
+ * its TLS and descriptor above it. [0, 0) if not found. */
+static void mapping_of(uintptr_t a, uintptr_t *lo, uintptr_t *hi)
+{
+	*lo = *hi = 0;
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	char buf[4096];
+	uintptr_t v[2] = {0, 0};
+	int field = 0; /* 0: the start, 1: the end, 2: the rest of the line */
+	for (long n; (n = syscall(SYS_read, fd, buf, sizeof buf)) > 0;) {
+		for (long i = 0; i < n; i++) {
+			char c = buf[i];
+			if (c == '\n') {
+				if (field >= 1 && a >= v[0] && a < v[1]) {
+					*lo = v[0], *hi = v[1];
+					syscall(SYS_close, fd);
+					return;
+				}
+				field = 0, v[0] = v[1] = 0;
+			} else if (field < 2) {
+				int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+				if (d >= 0)
+					v[field] = v[field] << 4 | (uintptr_t)d;
+				else
+					field++;
+			}
+		}
+	}
+	syscall(SYS_close, fd);
+}
+
 static struct stk_tab *tab_get(void)
 {
 	struct stk_tab *tb = stk_tls;
@@ -405,6 +440,7 @@ static struct stk_tab *tab_get(void)
 		return NULL;
 	if (tb->e)
 		munmap(tb->e, (tb->mask + 1) * sizeof *tb->e);
+	uintptr_t lo = tb->lo, hi = tb->hi; /* a thread's stack stays where it is */
 	memset(tb, 0, sizeof *tb);
 	tb->gen = gen;
 	tb->epoch = __atomic_fetch_add(&next_epoch, 1, __ATOMIC_RELAXED);
@@ -423,17 +459,13 @@ static struct stk_tab *tab_get(void)
 			getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY ? rl.rlim_cur : (1ull << 30);
 		tb->hi = (uintptr_t)__libc_stack_end;
 		tb->lo = tb->hi - lim;
+	} else if (lo || hi) {
+		tb->lo = lo, tb->hi = hi; /* found before this generation */
 	} else {
-		pthread_attr_t at;
-		void *addr;
-		size_t sz;
-		arr__ts.internal = 1; /* glibc allocates the attribute's cpuset */
-		if (pthread_getattr_np(pthread_self(), &at) == 0) {
-			if (pthread_attr_getstack(&at, &addr, &sz) == 0)
-				tb->lo = (uintptr_t)addr, tb->hi = (uintptr_t)addr + sz;
-			pthread_attr_destroy(&at);
-		}
-		arr__ts.internal = 0;
+		/* Not pthread_getattr_np(): it holds the thread's lock while it
+		 * reallocs its cpuset, and a thread whose first allocation is that
+		 * realloc (every JVM thread) would wait for itself here. */
+		mapping_of(here, &tb->lo, &tb->hi);
 	}
 	if (here < tb->lo || here >= tb->hi)
 		tb->lo = tb->hi = 0; /* not where we think: no walks */

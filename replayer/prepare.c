@@ -756,15 +756,41 @@ static void info_from_header(const struct wl_header *h, struct arr_workload_info
 	info->recorded_peak_rss = h->recorded_peak_rss;
 }
 
+/* May a workload be written at path? 0 when nothing is there, or an empty
+ * regular file, or one that opens as a workload does (any version, damaged
+ * or not: the cache is ours to rebuild); -EEXIST for anything else, which is
+ * the user's (a file that happens to be named TRACE.wl, a directory, a FIFO,
+ * a symlink) and is never replaced. */
+static int wl_replaceable(const char *path)
+{
+	struct stat st;
+	if (lstat(path, &st))
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EEXIST;
+	if (st.st_size == 0)
+		return 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	uint64_t magic = 0;
+	ssize_t n = pread(fd, &magic, sizeof magic, 0);
+	close(fd);
+	return n == (ssize_t)sizeof magic && magic == WL_MAGIC ? 0 : -EEXIST;
+}
+
 int arr_workload_build(struct arr_trace *tr, const char *out_path, int allow_truncated, struct arr_workload_info *info)
 {
+	int rc = wl_replaceable(out_path);
+	if (rc)
+		return rc;
 	struct prep pp;
 	memset(&pp, 0, sizeof pp);
 	pp.live = (struct addrmap)ADDRMAP_INIT;
 	pp.displaced = (struct addrmap)ADDRMAP_INIT;
 	pp.tids = (struct addrmap)ADDRMAP_INIT;
 	pp.page_size = arr_trace_meta(tr)->page_size;
-	int rc = arr__wl_trace_identity(arr_trace_path(tr), &pp.h.trace_size, &pp.h.trace_mtime_ns, &pp.h.trace_hash);
+	rc = arr__wl_trace_identity(arr_trace_path(tr), &pp.h.trace_size, &pp.h.trace_mtime_ns, &pp.h.trace_hash);
 	if (rc)
 		return rc;
 	/* A fresh name beside the target, created O_EXCL|O_NOFOLLOW: a file or
@@ -821,7 +847,7 @@ int arr_workload_build(struct arr_trace *tr, const char *out_path, int allow_tru
 
 int arr_workload_read_info(const char *wl_path, struct arr_workload_info *info)
 {
-	int fd = open(wl_path, O_RDONLY | O_CLOEXEC);
+	int fd = open(wl_path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* a FIFO there: no wait */
 	if (fd < 0)
 		return -errno;
 	struct wl_header h;
@@ -864,6 +890,8 @@ int arr_workload_check(const char *wl_path, const char *trace_path, struct arr_w
 	uint64_t size, mtime, hash;
 	int rc = arr__wl_trace_identity(trace_path, &size, &mtime, &hash);
 	if (rc)
+		return rc;
+	if ((rc = wl_replaceable(wl_path)))
 		return rc;
 	rc = arr_workload_read_info(wl_path, info);
 	if (rc == -ENOENT)

@@ -80,7 +80,9 @@ struct arr_workload_info {
 
 /*
  * Build a workload from an open trace into out_path (written to a temporary
- * file beside it, then renamed). On a trace error the reader keeps the
+ * file beside it, then renamed); -EEXIST, and nothing written, when
+ * out_path is something other than a workload (a user's file, a directory,
+ * a FIFO, a symlink): only a workload is replaced. On a trace error the reader keeps the
  * offset (arr_trace_error_offset). allow_truncated: a trace without its END
  * (ARR_ETRUNCATED) still gives the workload of its complete chunks.
  */
@@ -91,7 +93,8 @@ int arr_workload_read_info(const char *wl_path, struct arr_workload_info *info);
  * Is wl_path a current workload of trace_path? 0 (and *info) when it is,
  * ARR_ESTALE when it exists but the trace changed (size, mtime, hash of all
  * its bytes), the workload does not match its checksum (every byte is read)
- * or the format version differs, -ENOENT when absent.
+ * or the format version differs, -ENOENT when absent, -EEXIST when
+ * something other than a workload is there (never replaced).
  */
 int arr_workload_check(const char *wl_path, const char *trace_path, struct arr_workload_info *info);
 /* Where the cache of trace_path lives: TRACE.wl, or in cache_dir (if not

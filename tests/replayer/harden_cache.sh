@@ -55,4 +55,23 @@ rc=0
 timeout 20 "$ALLOCRR" replay -a glibc -t parallel p.atr > /dev/null 2>err || rc=$?
 [ $rc != 124 ] || fail "damaged parallel workload waited for the guard"
 [ $rc = 0 ] && grep -q prepared err || fail "damaged parallel workload not rebuilt (exit $rc): $(cat err)"
+# Something of the user's where the cache would go (TRACE.wl: a file, a FIFO,
+# a directory) is never replaced, with --rebuild neither, nor waited on: the
+# replay says so (exit 1) and the file is as it was.
+"$ALLOCRR" record -q -o u.atr -- "$BINDIR/replay-test-calls" || fail "recording u"
+echo "the user's notes" > u.atr.wl
+for opt in "" --rebuild; do
+	rc=0
+	timeout 20 "$ALLOCRR" replay -a glibc $opt u.atr > /dev/null 2>err || rc=$?
+	[ $rc = 1 ] || fail "replay $opt over a user's u.atr.wl: exit $rc, want 1: $(cat err)"
+	grep -q "'u.atr.wl' exists and is not an allocrr workload; not replacing it" err || fail "message: $(cat err)"
+	[ "$(cat u.atr.wl)" = "the user's notes" ] || fail "replay $opt replaced a user's file named u.atr.wl"
+done
+rm u.atr.wl && mkfifo u.atr.wl
+rc=0
+timeout 20 "$ALLOCRR" replay -a glibc u.atr > /dev/null 2>err || rc=$?
+[ $rc = 1 ] || fail "replay over a FIFO u.atr.wl: exit $rc, want 1 (124: it waited): $(cat err)"
+[ -p u.atr.wl ] || fail "the FIFO u.atr.wl was replaced"
+rm u.atr.wl
+"$ALLOCRR" replay -q -a glibc u.atr > /dev/null || fail "replay once u.atr.wl is gone"
 echo ok

@@ -39,11 +39,14 @@ analyses: {what: [summary, leaks]}
 checks:
   - leaks.bytes == 0
   - summary.calls > 1000
+  - leaks.bytes <= 1100.5
 output: {dir: %s/out-leaky, html: false, csv: false}
 """ % (leaky, d))
     p = report(cfg, "-q", check=3)
     expect("check 'leaks.bytes == 0' broken" in p.stderr, "names the check:\n" + p.stderr)
     expect("value 4.9 KiB (5,000), limit 0" in p.stderr, "names value (in units, and exact) and limit:\n" + p.stderr)
+    # a limit that is no whole number of bytes (1.1 * glibc) in the same units as the value
+    expect("value 4.9 KiB (5,000), limit 1.1 KiB (1,100)" in p.stderr, "limit in units:\n" + p.stderr)
     expect("summary.calls > 1000' broken" not in p.stderr, "only the broken check:\n" + p.stderr)
     doc = load_json(os.path.join(d, "out-leaky", "report.json"))
     c0 = doc["checks"][0]
