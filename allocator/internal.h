@@ -573,8 +573,8 @@ void arr__segmap_set(const void *seg, bool on);
 #define ARR__SP_UNITS (ARR__SEG_SIZE >> ARR__SP_UNIT_SHIFT)           /* 4096 */
 #define ARR__SP_OSPAGES (ARR__SEG_SIZE / ARR__OS_PAGE)                /* 1024 */
 #define ARR__SP_UNITS_PER_OSPAGE (ARR__OS_PAGE >> ARR__SP_UNIT_SHIFT) /* 4 */
-#define ARR__SP_MAX_UNITS (ARR__MAX_SMALL >> ARR__SP_UNIT_SHIFT)      /* 1024 */
-#define ARR__SP_NBINS (ARR__SP_MAX_UNITS + 2)                         /* 1..1024, then "longer" */
+#define ARR__SP_MAX_UNITS (ARR__MAX_SMALL >> ARR__SP_UNIT_SHIFT)      /* 4096 */
+#define ARR__SP_NBINS (ARR__SP_MAX_UNITS + 2)                         /* 1..4096, then "longer" */
 #define ARR__SP_BIN_WORDS ((ARR__SP_NBINS + 63) / 64)
 
 /* tag bits */

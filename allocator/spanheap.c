@@ -21,7 +21,7 @@
  * purged span is never touched); per OS page a clean bit (known zero, not
  * resident). Blocks carry no header.
  *
- * Free spans: one bin per length up to 1024 units (the largest block, 1 MiB),
+ * Free spans: one bin per length up to 4096 units (the largest block, 1 MiB),
  * one for longer ones, LIFO within a bin (the last freed is the most likely
  * resident); malloc takes the best fit and carves from its low end. A freed
  * block is merged with free neighbours at once.
