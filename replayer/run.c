@@ -1116,6 +1116,7 @@ static int stream_init(struct rstream *s, struct wl *w, const struct wl_block *s
 	if (!(s->buf = map(WL_BLOCK + WL_ENTRY_MAX)))
 		return ARR_ENOMEM;
 	s->p = s->end = s->buf;
+	s->next = 0;
 	return 0;
 }
 
@@ -1288,6 +1289,8 @@ static int setup_pace(struct run *run, const struct arr_replay_options *opt)
 		cnt[t] += len;
 		g += len;
 	}
+	if (g != total)
+		return ARR_ECORRUPT; /* the schedule must hold every entry */
 	pace.w = w;
 	pace.ncp = k;
 	pace.nthr = n;
