@@ -76,6 +76,7 @@ struct an_slot {
 struct an_live {
 	struct an_slot *slots;
 	size_t mask, count;
+	size_t limit; /* grow before an insertion from this count up */
 };
 
 struct an_thread {
