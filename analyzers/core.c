@@ -362,7 +362,7 @@ uint64_t arr__duration(const struct an_core *c) { return c->end_t > c->last_t ? 
 
 static uint32_t thread_of(struct an_core *c, uint32_t tid)
 {
-	if (tid == c->last_tid && c->nthreads)
+	if (tid == c->last_tid)
 		return c->last_thread;
 	uint64_t v;
 	uint32_t idx;
@@ -655,10 +655,11 @@ static ALWAYS_INLINE void do_alloc(struct pass *p, const struct arr_event *ev, c
 		c->win_peak = c->live_bytes;
 		c->win_peak_t = v->t;
 	}
+	const unsigned sc = arr__log2_bucket(req); /* once for both */
 	if (hot & HOT_SIZES)
-		arr__sizes_on_alloc(c, p->sz, b, v->op, v->ptr);
+		arr__sizes_on_alloc(c, p->sz, req, sc, v->op, v->ptr);
 	if (hot & HOT_LIFETIMES)
-		arr__lifetimes_on_alloc(p->lt, b);
+		arr__lifetimes_on_alloc(p->lt, sc);
 	if (hot & HOT_LIVE)
 		arr__live_on_alloc(c, p->lv);
 	if (hot & HOT_ZEROING)
@@ -692,7 +693,7 @@ static ALWAYS_INLINE void handle(struct pass *p, const struct arr_event *ev, uns
 		c->evno++;
 		return;
 	}
-	uint32_t th = tid == c->last_tid && c->nthreads ? c->last_thread : thread_of(c, tid);
+	uint32_t th = tid == c->last_tid ? c->last_thread : thread_of(c, tid);
 	if (c->oom)
 		return;
 	struct an_thread *t = c->cur_thread;
@@ -863,6 +864,7 @@ int arr_analyze_trace(struct arr_trace *tr, const struct arr_analysis_options *o
 		return ARR_ENOMEM;
 	struct an_core *c = &p->c;
 	c->opt = opt;
+	c->last_tid = UINT64_MAX; /* no thread yet: matches no tid */
 	c->meta = arr_trace_meta(tr);
 	c->tr = tr;
 	c->page_size = c->meta->page_size;
