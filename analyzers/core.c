@@ -297,7 +297,9 @@ static inline void live_prefetch(const struct an_live *m, uint64_t key)
 	if (m->mask) {
 		size_t s = live_slot(m, key);
 		__builtin_prefetch(&m->slots[s]);
-		__builtin_prefetch(&m->slots[(s + 1) & m->mask]);
+		/* not wrapped to slot 0 after the last slot: one past the end is a
+		 * valid pointer and a prefetch never faults; one miss in 2^12+ */
+		__builtin_prefetch(&m->slots[s] + 1);
 	}
 }
 
