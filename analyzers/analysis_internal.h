@@ -133,7 +133,7 @@ struct an_core {
 	struct an_thread *threads;
 	size_t nthreads, threads_cap;
 	struct arr_ptrmap tid_index; /* tid -> index + 1 */
-	uint64_t last_tid; /* the tid of last_thread; UINT64_MAX before the first */
+	uint64_t last_tid;           /* the tid of last_thread; UINT64_MAX before the first */
 	uint32_t last_thread;
 	struct an_thread *cur_thread; /* &threads[last_thread] */
 	/* threads that take turns (the merge alternates every ~12 events when
