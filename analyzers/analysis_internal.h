@@ -76,6 +76,7 @@ struct an_slot {
 struct an_live {
 	struct an_slot *slots;
 	size_t mask, count;
+	size_t limit; /* grow before an insertion from this count up */
 };
 
 struct an_thread {
@@ -132,7 +133,8 @@ struct an_core {
 	struct an_thread *threads;
 	size_t nthreads, threads_cap;
 	struct arr_ptrmap tid_index; /* tid -> index + 1 */
-	uint32_t last_tid, last_thread;
+	uint64_t last_tid;           /* the tid of last_thread; UINT64_MAX before the first */
+	uint32_t last_thread;
 	struct an_thread *cur_thread; /* &threads[last_thread] */
 	/* threads that take turns (the merge alternates every ~12 events when
 	 * they allocate at the same time) skip tid_index: tid -> index + 1 */
@@ -173,7 +175,7 @@ struct an_timeline {
 	struct an_bucket *b;
 	unsigned cap;
 	uint64_t width;
-	uint64_t cur_lo, cur_hi; /* the last bucket written covers [cur_lo, cur_hi): no division */
+	uint64_t cur_lo, cur_hi; /* the last bucket written (used) covers [cur_lo, cur_hi): no division */
 	unsigned cur;
 };
 int arr__timeline_init(struct an_timeline *tl, unsigned cap, uint64_t expected_span);
@@ -194,9 +196,16 @@ static inline void arr__bucket_put(struct an_bucket *b, uint64_t v0, uint64_t v1
 }
 static inline void arr__timeline_add(struct an_timeline *tl, uint64_t t, uint64_t v0, uint64_t v1)
 {
-	if (t >= tl->cur_lo && t < tl->cur_hi) /* events arrive in time order: mostly the same bucket */
-		arr__bucket_put(&tl->b[tl->cur], v0, v1);
-	else
+	if (t >= tl->cur_lo && t < tl->cur_hi) { /* events arrive in time order: mostly the same bucket */
+		/* used: the slow path put a value in it when it made it current */
+		struct an_bucket *b = &tl->b[tl->cur];
+		if (v0 < b->min0)
+			b->min0 = v0;
+		if (v0 > b->max0)
+			b->max0 = v0;
+		if (v1 > b->max1)
+			b->max1 = v1;
+	} else
 		arr__timeline_add_slow(tl, t, v0, v1);
 }
 /* Columns t, name0_min (NULL: left out), name0_max, name1 of the used buckets. */

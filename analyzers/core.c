@@ -231,6 +231,8 @@ static void live_check(const struct an_live *m)
 static inline void live_check(const struct an_live *m) { (void)m; }
 #endif
 
+static size_t live_limit(size_t cap);
+
 static __attribute__((noinline)) int live_grow(struct an_live *m)
 {
 	size_t oldcap = m->mask ? m->mask + 1 : 0, cap = oldcap ? oldcap * 2 : 4096;
@@ -245,7 +247,7 @@ static __attribute__((noinline)) int live_grow(struct an_live *m)
 			m->mask = cap - 1;
 			if (!df || live_rehash_in_place(m, oldcap, df, &nd)) {
 				/* rare: copy everything out of place (the table and what was set aside) */
-				struct an_live n = {slots_alloc(cap), cap - 1, m->count};
+				struct an_live n = {slots_alloc(cap), cap - 1, m->count, 0};
 				if (!n.slots) {
 					free(df);
 					return ARR_ENOMEM;
@@ -257,18 +259,20 @@ static __attribute__((noinline)) int live_grow(struct an_live *m)
 				*m = n;
 			}
 			free(df);
+			m->limit = live_limit(cap);
 			live_check(m);
 			return 0;
 		}
 		/* no room to move it: try a fresh table */
 	}
-	struct an_live n = {slots_alloc(cap), cap - 1, m->count};
+	struct an_live n = {slots_alloc(cap), cap - 1, m->count, 0};
 	if (!n.slots)
 		return ARR_ENOMEM;
 	if (oldcap)
 		live_copy(&n, m->slots, oldcap);
 	slots_free(m->slots, oldcap);
 	*m = n;
+	m->limit = live_limit(cap);
 	live_check(m);
 	return 0;
 }
@@ -293,7 +297,9 @@ static inline void live_prefetch(const struct an_live *m, uint64_t key)
 	if (m->mask) {
 		size_t s = live_slot(m, key);
 		__builtin_prefetch(&m->slots[s]);
-		__builtin_prefetch(&m->slots[(s + 1) & m->mask]);
+		/* not wrapped to slot 0 after the last slot: one past the end is a
+		 * valid pointer and a prefetch never faults; one miss in 2^12+ */
+		__builtin_prefetch(&m->slots[s] + 1);
 	}
 }
 
@@ -322,11 +328,11 @@ static void live_remove_slot(struct an_live *m, size_t s)
  */
 #define LIVE_DENSE_SLOTS (1u << 20) /* 32 MiB of slots */
 
-static inline int live_full(const struct an_live *m)
-{
-	size_t cap = m->mask + 1;
-	return cap <= LIVE_DENSE_SLOTS ? (m->count + 1) * 2 > cap : (m->count + 1) * 4 > cap * 3;
-}
+/* an insertion grows the table from this count up: computed once per growth,
+ * not on every allocation (0 in an empty table: the first insertion makes it) */
+static size_t live_limit(size_t cap) { return cap <= LIVE_DENSE_SLOTS ? cap / 2 : cap / 4 * 3; }
+
+static inline int live_full(const struct an_live *m) { return m->count >= m->limit; }
 
 /* A slot for key (new or existing: *fresh says which), or NULL when out of memory. */
 static inline struct an_block *live_insert(struct an_live *m, uint64_t key, int *fresh)
@@ -358,7 +364,7 @@ uint64_t arr__duration(const struct an_core *c) { return c->end_t > c->last_t ? 
 
 static uint32_t thread_of(struct an_core *c, uint32_t tid)
 {
-	if (tid == c->last_tid && c->nthreads)
+	if (tid == c->last_tid)
 		return c->last_thread;
 	uint64_t v;
 	uint32_t idx;
@@ -556,6 +562,10 @@ struct pass {
 #define HOT_LIVE 0x4
 #define HOT_ZEROING 0x8
 #define HOT_ALL 0xf
+/* some analyzer has a call, resize, release or alloc callback: without one
+ * (the default analysis) the loop is compiled without their loops, whose
+ * counts it would otherwise load on every event */
+#define HOT_CB 0x10
 #define ALWAYS_INLINE inline __attribute__((always_inline))
 
 /*
@@ -590,8 +600,9 @@ static ALWAYS_INLINE void do_release(struct pass *p, const struct arr_event *ev,
 	if (v->op != ARR_OP_FREE) {
 		if (hot & HOT_SIZES)
 			arr__sizes_on_resize(c, p->sz, v->ptr, b, ev);
-		for (unsigned i = 0; i < p->nresize; i++)
-			p->resize[i].fn(c, p->resize[i].st, v->ptr, b, ev);
+		if (hot & HOT_CB)
+			for (unsigned i = 0; i < p->nresize; i++)
+				p->resize[i].fn(c, p->resize[i].st, v->ptr, b, ev);
 	}
 	if (b->thread != th)
 		for (unsigned i = 0; i < p->ncross; i++)
@@ -602,8 +613,9 @@ static ALWAYS_INLINE void do_release(struct pass *p, const struct arr_event *ev,
 		arr__live_on_release(c, p->lv, b, v->op, v->allocates);
 	if (hot & HOT_ZEROING)
 		arr__zeroing_on_release(c, p->zr, b, v->op);
-	for (unsigned i = 0; i < p->nrelease; i++)
-		p->release[i].fn(c, p->release[i].st, v->ptr, b, ev, temporary);
+	if (hot & HOT_CB)
+		for (unsigned i = 0; i < p->nrelease; i++)
+			p->release[i].fn(c, p->release[i].st, v->ptr, b, ev, temporary);
 	c->live_bytes -= b->size;
 	c->live_blocks--;
 	t->frees++;
@@ -645,16 +657,18 @@ static ALWAYS_INLINE void do_alloc(struct pass *p, const struct arr_event *ev, c
 		c->win_peak = c->live_bytes;
 		c->win_peak_t = v->t;
 	}
+	const unsigned sc = arr__log2_bucket(req); /* once for both */
 	if (hot & HOT_SIZES)
-		arr__sizes_on_alloc(c, p->sz, b, v->op, v->ptr);
+		arr__sizes_on_alloc(c, p->sz, req, sc, v->op, v->ptr);
 	if (hot & HOT_LIFETIMES)
-		arr__lifetimes_on_alloc(p->lt, b);
+		arr__lifetimes_on_alloc(p->lt, sc);
 	if (hot & HOT_LIVE)
 		arr__live_on_alloc(c, p->lv);
 	if (hot & HOT_ZEROING)
 		arr__zeroing_on_alloc(c, p->zr, v->ret, b, v->op);
-	for (unsigned i = 0; i < p->nalloc; i++)
-		p->alloc[i].fn(c, p->alloc[i].st, v->ret, b, ev);
+	if (hot & HOT_CB)
+		for (unsigned i = 0; i < p->nalloc; i++)
+			p->alloc[i].fn(c, p->alloc[i].st, v->ret, b, ev);
 }
 
 static ALWAYS_INLINE void handle(struct pass *p, const struct arr_event *ev, unsigned hot)
@@ -681,14 +695,15 @@ static ALWAYS_INLINE void handle(struct pass *p, const struct arr_event *ev, uns
 		c->evno++;
 		return;
 	}
-	uint32_t th = tid == c->last_tid && c->nthreads ? c->last_thread : thread_of(c, tid);
+	uint32_t th = tid == c->last_tid ? c->last_thread : thread_of(c, tid);
 	if (c->oom)
 		return;
 	struct an_thread *t = c->cur_thread;
 	c->calls++;
 	t->calls++;
-	for (unsigned i = 0; i < p->ncall; i++)
-		p->call[i].fn(c, p->call[i].st, ev);
+	if (hot & HOT_CB)
+		for (unsigned i = 0; i < p->ncall; i++)
+			p->call[i].fn(c, p->call[i].st, ev);
 	if (failed) {
 		c->failed++;
 		struct an_block *old = NULL;
@@ -851,6 +866,7 @@ int arr_analyze_trace(struct arr_trace *tr, const struct arr_analysis_options *o
 		return ARR_ENOMEM;
 	struct an_core *c = &p->c;
 	c->opt = opt;
+	c->last_tid = UINT64_MAX; /* no thread yet: matches no tid */
 	c->meta = arr_trace_meta(tr);
 	c->tr = tr;
 	c->page_size = c->meta->page_size;
@@ -917,6 +933,8 @@ int arr_analyze_trace(struct arr_trace *tr, const struct arr_analysis_options *o
 		ADD_CB(other, other, ARR__CB_OTHER);
 #undef ADD_CB
 	}
+	if (p->ncall || p->nresize || p->nrelease || p->nalloc)
+		p->hot |= HOT_CB;
 
 	uint64_t total_events = end->present ? end->events : 0, file_size = arr_trace_file_size(tr);
 	uint64_t next_progress = 1u << 20;

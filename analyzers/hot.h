@@ -48,30 +48,33 @@ struct an_lifetimes {
 	uint64_t c_allocs[65], c_freed[65], c_short[65], c_short_bytes[65], c_temp[65];
 };
 
-static inline void arr__lifetimes_on_alloc(struct an_lifetimes *s, const struct an_block *b)
+/* sc: arr__log2_bucket of the block's size, shared with sizes */
+static inline void arr__lifetimes_on_alloc(struct an_lifetimes *s, unsigned sc)
 {
 	s->allocs++;
-	s->c_allocs[arr__log2_bucket(b->size)]++;
+	s->c_allocs[sc]++;
 }
 
 static inline void arr__lifetimes_on_release(struct an_core *c, struct an_lifetimes *s, const struct an_block *b,
 					     uint64_t t, int temporary)
 {
-	uint64_t ns = t - b->t, events = c->evno - b->evno;
-	unsigned k = arr__log2_bucket(ns), e = arr__log2_bucket(events), sc = arr__log2_bucket(b->size);
+	/* read once: the counters below are uint64_t too, and the compiler
+	 * would load b's fields again after every store */
+	const uint64_t size = b->size, ns = t - b->t, events = c->evno - b->evno;
+	unsigned k = arr__log2_bucket(ns), e = arr__log2_bucket(events), sc = arr__log2_bucket(size);
 	s->freed++;
 	s->t_count[k]++;
-	s->t_bytes[k] += b->size;
+	s->t_bytes[k] += size;
 	s->e_count[e]++;
-	s->e_bytes[e] += b->size;
+	s->e_bytes[e] += size;
 	s->c_freed[sc]++;
 	if (ns < ARR__SHORT_NS) {
 		s->c_short[sc]++;
-		s->c_short_bytes[sc] += b->size;
+		s->c_short_bytes[sc] += size;
 	}
 	if (temporary) {
 		s->temp_count++;
-		s->temp_bytes += b->size;
+		s->temp_bytes += size;
 		s->c_temp[sc]++;
 	}
 }
@@ -98,16 +101,16 @@ void arr__sizes_count_big(struct an_core *c, struct an_sizes *s, uint64_t size);
 void arr__sizes_on_resize(struct an_core *c, struct an_sizes *s, uint64_t addr, const struct an_block *b,
 			  const struct arr_event *ev);
 
-static inline void arr__sizes_on_alloc(struct an_core *c, struct an_sizes *s, const struct an_block *b, unsigned op,
+/* size: the block's; k: its arr__log2_bucket, shared with lifetimes */
+static inline void arr__sizes_on_alloc(struct an_core *c, struct an_sizes *s, uint64_t size, unsigned k, unsigned op,
 				       uint64_t ptr)
 {
-	unsigned k = arr__log2_bucket(b->size);
 	s->count[k]++;
-	s->bytes[k] += b->size;
-	if (b->size < ARR__SIZES_SMALL)
-		s->small[b->size]++;
+	s->bytes[k] += size;
+	if (size < ARR__SIZES_SMALL)
+		s->small[size]++;
 	else
-		arr__sizes_count_big(c, s, b->size);
+		arr__sizes_count_big(c, s, size);
 	if ((op == ARR_OP_REALLOC || op == ARR_OP_REALLOCARRAY) && !ptr) {
 		s->r_count++;
 		s->r_from_null++;
@@ -152,7 +155,8 @@ static inline uint64_t arr__glibc_chunk_size(uint64_t req)
 static inline void arr__zeroing_on_alloc(struct an_core *c, struct an_zeroing *z, uint64_t addr, struct an_block *b,
 					 unsigned op)
 {
-	uint64_t len = b->size ? b->size : 1;
+	const uint64_t size = b->size; /* read once: see arr__lifetimes_on_release */
+	uint64_t len = size ? size : 1;
 	uint64_t hi = addr + len < addr ? UINT64_MAX : addr + len;
 	/* the interval written last (the heap's, mostly) already holds it */
 	int reused = z->hint < z->n && z->iv[z->hint].lo <= addr && hi <= z->iv[z->hint].hi
@@ -164,28 +168,28 @@ static inline void arr__zeroing_on_alloc(struct an_core *c, struct an_zeroing *z
 	}
 	if (reused)
 		b->flags |= ARR__BLK_REUSED;
-	int mmapped = arr__glibc_chunk_size(b->size) >= z->threshold;
+	int mmapped = arr__glibc_chunk_size(size) >= z->threshold;
 	if (mmapped)
 		b->flags |= ARR__BLK_MMAPPED;
 	struct an_zclass *k;
 	if (op == ARR_OP_CALLOC)
 		k = &z->calloc_;
-	else if (b->size >= ARR__LARGE_MALLOC)
+	else if (size >= ARR__LARGE_MALLOC)
 		k = &z->large;
 	else
 		return;
 	k->calls++;
-	k->bytes += b->size;
+	k->bytes += size;
 	if (reused) {
 		k->reused_calls++;
-		k->reused_bytes += b->size;
+		k->reused_bytes += size;
 	} else {
 		k->fresh_calls++;
-		k->fresh_bytes += b->size;
+		k->fresh_bytes += size;
 	}
 	if (mmapped) {
 		k->mmap_calls++;
-		k->mmap_bytes += b->size;
+		k->mmap_bytes += size;
 	}
 }
 
