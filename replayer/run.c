@@ -372,6 +372,21 @@ static void note(uint64_t id, void *p, uint64_t req)
 	}
 }
 
+/* One step of a wait for another replay thread: spin with pause, then
+ * yield; a wait past SYNC_TIMEOUT_NS (t0, limit in cycles) means a damaged
+ * workload, not a slow thread, and fails instead of hanging. */
+static int wait_step(unsigned *spins, uint64_t t0, uint64_t limit)
+{
+	if (++*spins < 64) {
+#if defined(__x86_64__) || defined(__i386__)
+		_mm_pause();
+#endif
+		return 0;
+	}
+	sched_yield();
+	return tsc() - t0 > limit ? ARR_ECORRUPT : 0;
+}
+
 static int wait_version(struct rthr *c, struct slot *s, uint32_t v)
 {
 	if (atomic_load_explicit(&s->ver, memory_order_acquire) == v)
@@ -383,17 +398,10 @@ static int wait_version(struct rthr *c, struct slot *s, uint32_t v)
 	atomic_store_explicit(&c->done_pub, c->entries + c->pending, memory_order_release);
 	uint64_t t0 = tsc(), limit = (uint64_t)(SYNC_TIMEOUT_NS * c->ghz);
 	unsigned spins = 0;
-	while (atomic_load_explicit(&s->ver, memory_order_acquire) != v) {
-		if (++spins < 64) {
-#if defined(__x86_64__) || defined(__i386__)
-			_mm_pause();
-#endif
-			continue;
-		}
-		sched_yield();
-		if (tsc() - t0 > limit)
-			return ARR_ECORRUPT; /* a damaged workload: do not hang */
-	}
+	int rc;
+	while (atomic_load_explicit(&s->ver, memory_order_acquire) != v)
+		if ((rc = wait_step(&spins, t0, limit)))
+			return rc;
 	c->wait_cycles += tsc() - t0;
 	return 0;
 }
@@ -816,17 +824,10 @@ static int64_t pace_wait(struct rthr *c)
 			tmax = (uint64_t)(SYNC_TIMEOUT_NS * c->ghz);
 		}
 		unsigned spins = 0;
-		while (atomic_load_explicit(&pace.thr[u]->done_pub, memory_order_acquire) < need[u]) {
-			if (++spins < 64) {
-#if defined(__x86_64__) || defined(__i386__)
-				_mm_pause();
-#endif
-				continue;
-			}
-			sched_yield();
-			if (tsc() - t0 > tmax)
-				return ARR_ECORRUPT; /* a damaged workload: do not hang */
-		}
+		int rc;
+		while (atomic_load_explicit(&pace.thr[u]->done_pub, memory_order_acquire) < need[u])
+			if ((rc = wait_step(&spins, t0, tmax)))
+				return rc;
 	}
 	if (t0)
 		c->wait_cycles += tsc() - t0;
@@ -1245,6 +1246,30 @@ static int make_threads(struct run *run, const struct arr_replay_options *opt)
  * thread); w grows so that the table stays under 64 MiB.
  */
 #define PACE_TABLE_MAX (64ull << 20)
+
+#ifdef __SANITIZE_ADDRESS__
+/* The sanitizer build checks the table once built: row 0 is empty, every
+ * thread's count only grows, and checkpoint k has exactly k * w entries
+ * before it. */
+static void pace_check(const uint64_t *at, uint64_t ncp, uint32_t n, uint64_t w)
+{
+	for (uint64_t k = 0; k < ncp; k++) {
+		uint64_t sum = 0;
+		for (uint32_t t = 0; t < n; t++) {
+			sum += at[k * n + t];
+			if (k && at[k * n + t] < at[(k - 1) * n + t])
+				abort();
+		}
+		if (sum != k * w)
+			abort();
+	}
+}
+#else
+static inline void pace_check(const uint64_t *at, uint64_t ncp, uint32_t n, uint64_t w)
+{
+	(void)at, (void)ncp, (void)n, (void)w;
+}
+#endif
 static int setup_pace(struct run *run, const struct arr_replay_options *opt)
 {
 	memset(&pace, 0, sizeof pace);
@@ -1291,6 +1316,7 @@ static int setup_pace(struct run *run, const struct arr_replay_options *opt)
 	}
 	if (g != total)
 		return ARR_ECORRUPT; /* the schedule must hold every entry */
+	pace_check(at, k, n, w);
 	pace.w = w;
 	pace.ncp = k;
 	pace.nthr = n;
