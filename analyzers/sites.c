@@ -570,6 +570,7 @@ struct fnode {
 	const struct arr_frame_info *fi; /* the first frame; NULL: the root or "[truncated]" */
 	const char *name;
 	uint32_t parent, child, next, depth;
+	uint32_t recursion; /* most frames of it in a row on one stack (direct recursion), folded into it */
 	uint8_t lines_differ, files_differ, not_inlined;
 	double v[G_COUNT];
 	double n[G_COUNT]; /* allocations (G_ALLOC), blocks (G_PEAK, G_LEAKS) */
@@ -675,7 +676,17 @@ static int build_tree(struct ftree *t, const struct sites *s, const struct an_co
 			t->n[at].v[g] += v[g];
 			t->n[at].n[g] += cn[g];
 		}
+		/* direct recursion folds: a function called by itself is one node, its depth in
+		 * `recursion`, so a recursive descent 200 calls deep is one row, not 200 (the graph
+		 * and the collapsed lines merge the path's frames by function anyway) */
+		uint32_t run = 1;
 		for (int i = n - 1; i >= 0; i--) {
+			if (at && t->n[at].fi && !strcmp(t->n[at].name, fr[i]->func)) {
+				if (++run > t->n[at].recursion)
+					t->n[at].recursion = run;
+				continue;
+			}
+			run = 1;
 			uint32_t nx = ftree_child(t, at, fr[i]->func, fr[i]);
 			if (!nx)
 				return ARR_ENOMEM;
@@ -713,6 +724,8 @@ static void put_node(struct arr_doc *o, const struct ftree *t, const uint8_t *ke
 	}
 	if (x->fi && !x->not_inlined)
 		arr_doc_set_bool(o, "inlined", 1);
+	if (x->recursion > 1)
+		arr_doc_set_int(o, "recursion", x->recursion);
 	arr_doc_set_int(o, "value", whole(x->v[g]));
 	arr_doc_set_int(o, "count", whole(x->n[g]));
 	/* kept children, heaviest first; the others as one "(other)" */

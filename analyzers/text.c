@@ -672,6 +672,73 @@ static void print_rows(FILE *f, const struct row *rows, int nrows, const char *c
 	}
 }
 
+/* text as lines of at most 100 columns, broken at spaces, the first after "  ", the others indented */
+static void wrapped(FILE *f, const char *text, int indent)
+{
+	int col = 2, first = 1;
+	fputs("  ", f);
+	for (const char *p = text; *p;) {
+		while (*p == ' ')
+			p++;
+		size_t w = strcspn(p, " ");
+		if (!w)
+			break;
+		if (!first && col + 1 + (int)w > 100) {
+			fprintf(f, "\n%*s", indent, "");
+			col = indent;
+		} else if (!first) {
+			fputc(' ', f);
+			col++;
+		}
+		fwrite(p, 1, w, f);
+		col += (int)w;
+		p += w;
+		first = 0;
+	}
+	fputc('\n', f);
+}
+
+/* Why an allocator's peak / ideal is "-": the replay left its blocks unwritten, or the trace is too
+ * small (under 16 pages live) for RSS, counted in pages above the engine's own, to weigh it.
+ * One note per reason, naming the allocators ("every allocator" when it is all of them). */
+static void ideal_notes(FILE *f, const struct arr_doc *al, int na)
+{
+	char who[2][512] = {"", ""};
+	int count[2] = {0, 0};
+	for (int a = 0; a < na; a++) {
+		const struct arr_doc *e = al->items[a];
+		const struct arr_doc *poi = arr_doc_path(e, "fragmentation.peak_over_ideal");
+		double ideal, peak;
+		if (!poi || poi->type != ARR_DOC_NULL || !get_num(e, "fragmentation.ideal_rss", &ideal) || ideal <= 0)
+			continue;
+		const char *touch = str_at(e, "fragmentation.touch"), *name = str_at(e, "allocator");
+		int tiny = ideal < 16 * 4096 || (get_num(e, "fragmentation.peak_rss", &peak) && peak < 4096);
+		int k = touch && !strcmp(touch, "none") ? 0 : tiny ? 1 : -1;
+		if (k < 0)
+			continue;
+		count[k]++;
+		if (strlen(who[k]) + strlen(name ? name : "?") + 3 < sizeof who[k])
+			strcat(strcat(who[k], *who[k] ? ", " : ""), name ? name : "?");
+	}
+	char id[32], line[1024];
+	fmt_bytes(id, sizeof id, num_or(arr_doc_at(al, 0), "fragmentation.ideal_rss", 0));
+	if (count[0] || count[1]) /* apart from the table's last block of columns */
+		fputc('\n', f);
+	for (int k = 0; k < 2; k++) {
+		if (!count[k])
+			continue;
+		const char *names = count[k] == na && na > 1 ? "every allocator" : who[k];
+		if (k == 0)
+			snprintf(line, sizeof line, "no peak / ideal: %s replayed with touch none (blocks left unwritten, "
+				 "as the program left most of its %s peak live): RSS is the allocator's own pages", names, id);
+		else
+			snprintf(line, sizeof line, "no peak / ideal: %s: too small a trace (%s live at its peak) for RSS, "
+				 "counted in pages above the replay engine's own, to weigh it (it may fit in pages "
+				 "already resident)", names, id);
+		wrapped(f, line, 21);
+	}
+}
+
 static void allocators_table(FILE *f, const struct arr_doc *al)
 {
 	if (!al || al->type != ARR_DOC_ARRAY || !al->len)
@@ -819,6 +886,7 @@ static void allocators_table(FILE *f, const struct arr_doc *al)
 	print_rows(f, rows, nr, names, na);
 	if ((int)al->len > na)
 		fprintf(f, "  ... %zu more allocators in --json\n", al->len - (size_t)na);
+	ideal_notes(f, al, na);
 }
 
 /* ---- checks ---- */

@@ -276,7 +276,7 @@ static void put_rss(struct arr_doc *rs, const struct arr_replay_result *m, const
 
 static void put_entry(struct arr_doc *e, const struct arr_allocator *a, const struct arr_workload_info *info,
 		      struct arr_replay_result *const z[S_N], const int have[S_N], unsigned runs,
-		      const struct arr_replay_result *f, const struct cli_replay_plan *plan)
+		      const struct arr_replay_result *f, const struct cli_replay_plan *plan, enum arr_replay_touch touch)
 {
 	const struct arr_replay_result *rec = z[S_TIMED];
 	const struct arr_replay_result *m = &rec[arr_replay_median_run(rec, runs)];
@@ -293,7 +293,18 @@ static void put_entry(struct arr_doc *e, const struct arr_allocator *a, const st
 	arr_doc_set_int(fr, "peak_live", (int64_t)info->ideal_rss);
 	arr_replay_put_spread(fr, "final_rss", fin, runs);
 	arr_doc_set_int(fr, "ideal_rss", (int64_t)info->ideal_rss);
-	arr_doc_set_num(fr, "peak_over_ideal", info->ideal_rss ? (double)peak.med / (double)info->ideal_rss : 0.0);
+	/* peak / ideal weighs resident pages against live bytes: it says nothing when the replay wrote no
+	 * block (touch none: RSS is the allocator's own pages), nor when the trace is too small for RSS,
+	 * counted in whole pages above the engine's baseline, to weigh it (under 16 pages live at the
+	 * peak: glibc serves such a trace from pages already resident, a 0 B peak, or one page, 2.5x):
+	 * null, and the renderers say why */
+	arr_doc_set_str(fr, "touch", arr_replay_touch_name(touch));
+	long pg = sysconf(_SC_PAGESIZE);
+	uint64_t page = pg > 0 ? (uint64_t)pg : 4096;
+	if (info->ideal_rss >= 16 * page && touch != ARR_TOUCH_NONE && peak.med >= page)
+		arr_doc_set_num(fr, "peak_over_ideal", (double)peak.med / (double)info->ideal_rss);
+	else
+		arr_doc_set(fr, "peak_over_ideal", arr_doc_null());
 	if (f) {
 		arr_replay_put_fragmentation(fr, f, peak.med, info->ideal_rss);
 		struct arr_doc *ft = arr_doc_set_obj(fr, "measured");
@@ -459,7 +470,7 @@ static int replay_allocator(struct replays *x, size_t i, const struct cli_replay
 	}
 	if (!failed) {
 		struct arr_doc *e = arr_doc_push_obj(allocators);
-		put_entry(e, &x->al[i], &x->info, z, have, x->runs, f, plan);
+		put_entry(e, &x->al[i], &x->info, z, have, x->runs, f, plan, x->base.touch);
 		if (plan->timed) { /* hand the median run over, timeline included */
 			struct arr_replay_result *m = &z[S_TIMED][arr_replay_median_run(z[S_TIMED], x->runs)];
 			plan->timed[i] = *m;

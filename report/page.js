@@ -343,7 +343,7 @@
 			if (i === 0 && tl.live)
 				series.push({ name: "live bytes", x: x, y: tl.live, color: "#1a7f37", fill: true });
 			var id = get(a, "fragmentation.ideal_rss");
-			if (isNum(id)) ideal = id;
+			if (isNum(id) && get(a, "fragmentation.touch") !== "none") ideal = id;
 		});
 		if (!series.length) return;
 		if (ideal !== null) {
@@ -358,6 +358,30 @@
 				: { xfmt: rts.fmt, xaxis: rts.axis });
 		note(c, withOps ? "Every allocator replays the same calls, so the x axis is the call index: the curves line up."
 			: "x: time since each replay's start.");
+		if (ideal === null && als.some(function (a) { return get(a, "fragmentation.touch") === "none"; }))
+			note(c, "No ideal RSS line: the replays wrote no block (touch none), so their RSS is not to be read " +
+				"against live bytes.");
+	}
+
+	/* Why peak / ideal is "–" (null in the document): the replay wrote no block (touch none), or the
+	 * trace is too small (under 16 pages live) for RSS to weigh it. The same words as the terminal's. */
+	function idealNotes(als) {
+		var untouched = [], small = [], out = [];
+		als.forEach(function (a, i) {
+			var f = a.fragmentation;
+			if (!f || f.peak_over_ideal !== null || !isNum(f.ideal_rss) || f.ideal_rss <= 0) return;
+			if (f.touch === "none") untouched.push(allocName(a, i));
+			else if (f.ideal_rss < 16 * 4096 || (isNum(f.peak_rss) && f.peak_rss < 4096)) small.push(allocName(a, i));
+		});
+		var ideal = bytes(get(als[0], "fragmentation.ideal_rss"));
+		if (untouched.length)
+			out.push("No peak/ideal: " + untouched.join(", ") + " replayed with touch none (blocks left unwritten, " +
+				"as the program left most of its " + ideal + " peak live): their RSS is the allocator's own pages.");
+		if (small.length)
+			out.push("No peak/ideal: " + small.join(", ") + ": too small a trace (" + ideal + " live at its peak) " +
+				"for RSS, counted in pages above the replay engine's own, to weigh it (it may fit in pages already " +
+				"resident).");
+		return out;
 	}
 
 	function fragmentation(grid, als) {
@@ -378,6 +402,7 @@
 			return [allocName(a, i), bytes(f.peak_rss), bytes(f.peak_live), ratio(f.peak_over_ideal),
 				bytes(f.internal_bytes), bytes(f.external_bytes), bytes(f.final_rss), bytes(f.final_live)];
 		}));
+		idealNotes(rows).forEach(function (s) { note(c, s); });
 		var jw = rows.filter(function (a) { return a.fragmentation.jw; });
 		if (jw.length) {
 			table(c, ["Johnstone & Wilson", "avg over time", "at peak live", "at peak RSS", "peak vs peak"],
@@ -740,7 +765,8 @@
 				rects.push({ x: x, y: y, w: bw, n: n });
 				if (bw > 30) {
 					g.fillStyle = "#1d2330";
-					var label = shortName(n.name), max = Math.floor((bw - 6) / 6.5);
+					var label = shortName(n.name) + (n.recursion > 1 ? " ×" + n.recursion : ""),
+						max = Math.floor((bw - 6) / 6.5);
 					if (label.length > max) label = label.slice(0, Math.max(max - 1, 1)) + "…";
 					g.fillText(label, x + 3, y + ROW / 2);
 				}
@@ -779,6 +805,10 @@
 			tip.appendChild(el("b", null, n.name + (n.inlined ? " (inlined)" : "")));
 			/* a node merges the function's frames: a line only when they all have the same one */
 			if (n.file) tip.appendChild(el("div", null, n.file + (n.line ? ":" + n.line : "")));
+			/* direct recursion is folded into one frame: say how deep it went */
+			if (n.recursion > 1)
+				tip.appendChild(el("div", null, "recursion: up to " + count(n.recursion) + " calls of itself in a row, " +
+					"drawn as one frame"));
 			if (isNum(n.count))
 				tip.appendChild(el("div", null, est + count(n.count) + (what === "allocations" ? " allocations" : " blocks")));
 			tip.appendChild(el("div", null, est + bytes(n.value) + " · " + pct(root.value ? n.value / root.value : 0) +

@@ -1,0 +1,83 @@
+"""peak / ideal where it cannot be read: a trace that fits in pages the
+replay engine already has resident (glibc's RSS grows by 0 B) and one whose
+program left its blocks untouched (replayed with --touch none) get
+peak_over_ideal null, fragmentation.touch, and a line saying why in the
+terminal summary and on the page (headless Chromium, when installed) instead
+of "0.000" or a ratio of untouched pages to live bytes."""
+import json
+import os
+import sys
+
+from report_common import expect, load_json, report, tmpdir, write
+
+import arrtest
+
+PROG = sys.argv[1]
+
+
+def frag(doc, name):
+    return next(a for a in doc["traces"][0]["allocators"] if a["allocator"] == name)["fragmentation"]
+
+
+def test():
+    d = tmpdir()
+    tiny, untouched = os.path.join(d, "tiny.atr"), os.path.join(d, "untouched.atr")
+    arrtest.record(tiny, [PROG, "tiny"])
+    arrtest.record(untouched, [PROG, "untouched"])
+
+    doc = json.loads(arrtest.run([arrtest.ALLOCRR, "analyze", "--json", "-a", "glibc", "-a", "builtin", tiny],
+                                 text=True).stdout)
+    for name in ("glibc", "builtin"):
+        f = frag(doc, name)
+        expect(f["ideal_rss"] == sum(40 + i for i in range(30)), "ideal RSS: the 30 blocks, %d" % f["ideal_rss"])
+        expect(f["touch"] == "page", "touched replay: %s" % f["touch"])
+        expect(f["peak_over_ideal"] is None, "%s: no ratio for 1.6 KiB (peak RSS %d): %r" % (
+            name, f["peak_rss"], f["peak_over_ideal"]))
+    text = arrtest.run([arrtest.ALLOCRR, "analyze", "-a", "glibc", tiny], text=True).stdout
+    expect("no peak / ideal: glibc: too small a trace (1.6 KiB live at its peak)" in text,
+           "the note:\n" + text[-1500:])
+    expect(" 0.000" not in text, "no 0.000 ratio:\n" + text[-1500:])
+
+    # a trace of 1 MiB, written: the ratio is kept
+    touched = os.path.join(d, "touched.atr")
+    arrtest.record(touched, [PROG, "touched"])
+    doc = json.loads(arrtest.run([arrtest.ALLOCRR, "analyze", "--json", "-a", "glibc", touched], text=True).stdout)
+    g = frag(doc, "glibc")
+    expect(g["ideal_rss"] == 1 << 20 and g["touch"] == "page", "1 MiB touched: %d %s" % (g["ideal_rss"], g["touch"]))
+    expect(isinstance(g["peak_over_ideal"], float) and g["peak_rss"] > 1 << 19 and
+           abs(g["peak_over_ideal"] - g["peak_rss"] / g["ideal_rss"]) < 1e-9,
+           "the ratio kept: %r (peak %d)" % (g["peak_over_ideal"], g["peak_rss"]))
+
+    p = arrtest.run([arrtest.ALLOCRR, "analyze", "--json", "-a", "glibc", untouched], text=True)
+    expect("--touch none" in p.stderr, "the replay says it chose touch none: %s" % p.stderr)
+    g = frag(json.loads(p.stdout), "glibc")
+    expect(g["touch"] == "none", "untouched replay: %s" % g["touch"])
+    expect(g["ideal_rss"] == 64 << 20, "ideal RSS 64 MiB: %d" % g["ideal_rss"])
+    expect(g["peak_over_ideal"] is None, "no ratio of untouched pages: %r" % g["peak_over_ideal"])
+    text = arrtest.run([arrtest.ALLOCRR, "analyze", "-a", "glibc", untouched], text=True).stdout
+    expect("no peak / ideal: glibc replayed with touch none" in text and "64 MiB peak live" in text,
+           "the note:\n" + text[-1500:])
+
+    # the page says the same; a touched replay keeps its ideal line
+    cfg = write(os.path.join(d, "r.yaml"), "traces: [%s, %s]\nallocators: [glibc]\n"
+                % (tiny, untouched))
+    report(cfg, "-q", "-o", os.path.join(d, "out"), check=0)
+    doc = load_json(os.path.join(d, "out", "report.json"))
+    expect([t["allocators"][0]["fragmentation"]["peak_over_ideal"] for t in doc["traces"]] == [None, None],
+           "report.json: null ratios")
+    from test_html import browse, chromium
+    exe = chromium()
+    if not exe:
+        print("chromium not installed: the page's notes not checked")
+        return
+    dom, console = browse(exe, os.path.join(d, "out", "report.html"), "--dump-dom", "--virtual-time-budget=10000")
+    expect(not console, "console: %s" % console[:5])
+    expect('data-ready="1"' in dom, "the page finished drawing")
+    # '>' before the text: drawn into an element, not the page's script
+    expect(">No peak/ideal: glibc: too small a trace (1.60 KiB live at its peak)" in dom, "the page's tiny note")
+    expect(">No peak/ideal: glibc replayed with touch none" in dom, "the page's untouched note")
+    expect(dom.count(">No ideal RSS line: the replays wrote no block") == 1, "no ideal line for the untouched trace")
+
+
+if __name__ == "__main__":
+    arrtest.main(test)
