@@ -37,6 +37,7 @@
  * or not), and only the sampled ones take a weighted share of the spare
  * bytes: an unsampled neighbour is no hole.
  */
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,6 +65,7 @@ struct site {
 	unsigned epoch; /* its module epoch: after a dlclose the same address is another site */
 	struct site_acc a;
 	uint32_t top_stack; /* the stack id with the most bytes */
+	uint32_t via;       /* index + 1 of the allocation wrapper's site its stacks came through; 0: none */
 };
 
 struct stk {
@@ -136,6 +138,8 @@ static int skip_frame(struct sites *s, const struct an_core *c, uint64_t addr)
 	return 0;
 }
 
+static uint32_t site_at(struct sites *s, uint64_t addr, unsigned epoch, uint32_t sid);
+
 static uint32_t site_of(struct sites *s, const struct an_core *c, uint32_t sid)
 {
 	size_t n = arr_trace_modules(c->tr, &s->mods);
@@ -160,8 +164,13 @@ static uint32_t site_of(struct sites *s, const struct an_core *c, uint32_t sid)
 		}
 	if (!addr && nf > 0) /* only the allocator's frames (a truncated walk): the innermost */
 		addr = fr[0];
+	return site_at(s, addr, arr_trace_stack_epoch(c->tr, sid), sid);
+}
+
+/* The site of return address addr in module epoch epoch, made (its example stack sid) if new; 0: no memory. */
+static uint32_t site_at(struct sites *s, uint64_t addr, unsigned epoch, uint32_t sid)
+{
 	uint64_t idx;
-	unsigned epoch = arr_trace_stack_epoch(c->tr, sid);
 	uint64_t key = addr + 1 + ((uint64_t)epoch << 48); /* user addresses are below 2^47 */
 	if (arr_ptrmap_get(&s->by_addr, key, &idx))
 		return (uint32_t)idx;
@@ -820,6 +829,168 @@ static int write_collapsed(const struct sites *s, const struct ftree *t, FILE *f
 	return ferror(f) ? ARR_EIO : 0;
 }
 
+/* ---- allocation wrappers: xmalloc() and its kind pass their callers through ---- */
+
+/* the real function at a return address: the outermost of its inlined chain */
+static const struct arr_frame_info *real_frame(struct arr_symbolizer *sy, uint64_t addr, unsigned epoch)
+{
+	const struct arr_frame_info *fi = addr ? arr_symbolize_at(sy, addr, epoch) : NULL;
+	while (fi && fi->caller)
+		fi = fi->caller;
+	return fi;
+}
+
+/*
+ * Is a function an allocation wrapper? 2: one of the well-known wrappers of
+ * libraries and programs (libiberty's and git's xmalloc family, GLib's
+ * g_malloc family, PHP's emalloc, CPython's PyMem_*, SQLite's, OpenSSL's);
+ * 1: named like one (its name, C++ scope and parameters aside, ends in
+ * malloc, calloc, realloc, zalloc, alloc, strdup, strndup or memdup, case
+ * aside), which makes it a wrapper only when more than one caller calls it;
+ * 0: neither.
+ */
+static int wrapper_kind(const struct arr_frame_info *fi)
+{
+	static const char *const known[] = {
+		"xmalloc",	   "xcalloc",	       "xrealloc",	   "xzalloc",	       "xmallocz",
+		"xmallocz_gently", "xstrdup",	       "xstrndup",	   "xmemdup",	       "xmemdupz",
+		"do_xmalloc",	   "xmalloc_gently",   "g_malloc",	   "g_malloc0",	       "g_realloc",
+		"g_try_malloc",	   "g_try_malloc0",    "g_try_realloc",	   "g_malloc_n",       "g_malloc0_n",
+		"g_realloc_n",	   "g_strdup",	       "g_strndup",	   "g_memdup",	       "g_memdup2",
+		"g_slice_alloc",   "g_slice_alloc0",   "emalloc",	   "ecalloc",	       "erealloc",
+		"estrdup",	   "safe_malloc",      "safe_calloc",	   "safe_realloc",     "PyMem_Malloc",
+		"PyMem_Calloc",	   "PyMem_Realloc",    "PyMem_RawMalloc",  "PyMem_RawCalloc",  "PyMem_RawRealloc",
+		"_PyMem_RawMalloc", "_PyMem_RawCalloc", "_PyMem_RawRealloc", "PyObject_Malloc", "PyObject_Calloc",
+		"PyObject_Realloc", "sqlite3Malloc",   "sqlite3MemMalloc", "sqlite3_malloc",   "sqlite3_malloc64",
+		"sqlite3Realloc",  "sqlite3_realloc",  "sqlite3_realloc64", "CRYPTO_malloc",   "CRYPTO_zalloc",
+		"CRYPTO_realloc",  "CRYPTO_strdup",    "av_malloc",	   "av_mallocz",       "av_realloc"};
+	static const char *const tails[] = {"malloc", "calloc", "realloc", "zalloc", "alloc",
+					    "strdup", "strndup", "memdup"};
+	if (!fi || !fi->known || !fi->func)
+		return 0;
+	char name[256];
+	const char *f = fi->func, *paren = strchr(f, '(');
+	size_t n = paren ? (size_t)(paren - f) : strlen(f);
+	for (size_t i = n; i-- > 0;) /* after the last "::" */
+		if (f[i] == ':') {
+			f += i + 1, n -= i + 1;
+			break;
+		}
+	if (!n || n >= sizeof name)
+		return 0;
+	memcpy(name, f, n);
+	name[n] = 0;
+	for (size_t i = 0; i < sizeof known / sizeof *known; i++)
+		if (!strcmp(name, known[i]))
+			return 2;
+	for (size_t i = 0; i < n; i++)
+		name[i] = (char)tolower((unsigned char)name[i]);
+	for (size_t i = 0; i < sizeof tails / sizeof *tails; i++) {
+		size_t t = strlen(tails[i]);
+		if (n >= t && !strcmp(name + n - t, tails[i]))
+			return 1;
+	}
+	return 0;
+}
+
+/* the position of a stack's site frame among its return addresses fr[0..nf), or -1 */
+static int site_pos(const uint64_t *fr, int nf, uint64_t addr)
+{
+	for (int i = 0; i < nf && i < SITE_MAX_FRAMES; i++)
+		if (fr[i] == addr)
+			return i;
+	return -1;
+}
+
+/*
+ * A wrapper calls malloc for every one of its callers, so its call of
+ * malloc is one site gathering them all (git's xmalloc: most of git's
+ * memory). A site whose real function is a wrapper (wrapper_kind 2, or 1
+ * with stacks from more than one caller) passes its stacks on to the first
+ * frame outward that is no wrapper; the site made there says `via` which
+ * wrapper. Figures are the sums of their stacks' (exact, each stack's
+ * counters are), except a site's own peak whenever it came (kept per site
+ * during the pass, before names are known): for a site made here, the
+ * largest of its stacks' peaks (exact when one stack reaches it).
+ */
+static int unwrap_sites(struct sites *s, const struct an_core *c, struct arr_symbolizer *sy)
+{
+	size_t n0 = s->nsite;
+	if (!n0)
+		return 0;
+	uint8_t *kind = calloc(n0, 1);
+	uint64_t *caller = calloc(n0, sizeof *caller);
+	if (!kind || !caller) {
+		free(kind), free(caller);
+		return ARR_ENOMEM;
+	}
+	int any = 0;
+	for (size_t i = 0; i < n0; i++)
+		any |= (kind[i] = (uint8_t)wrapper_kind(real_frame(sy, s->site[i].addr, s->site[i].epoch))) != 0;
+	uint64_t fr[SITE_MAX_FRAMES];
+	/* kind 1 with one caller is a function of the program that happens to allocate (its only caller
+	 * would be its site anyway): kept; 3 marks a second caller seen */
+	for (size_t sid = 0; any && sid < s->nstk; sid++) {
+		const struct stk *k = &s->stk[sid];
+		if (!k->site || kind[k->site - 1] != 1)
+			continue;
+		int nf = arr_trace_stack(c->tr, (uint32_t)sid, fr, SITE_MAX_FRAMES, NULL);
+		int p = site_pos(fr, nf, s->site[k->site - 1].addr);
+		uint64_t up = p >= 0 && p + 1 < nf ? fr[p + 1] : 0;
+		if (!caller[k->site - 1])
+			caller[k->site - 1] = up + 1;
+		else if (caller[k->site - 1] != up + 1)
+			kind[k->site - 1] = 3;
+	}
+	int rc = 0;
+	uint8_t *moved = calloc(n0, 1);
+	if (!moved)
+		rc = ARR_ENOMEM;
+	for (size_t sid = 0; any && !rc && sid < s->nstk; sid++) {
+		struct stk *k = &s->stk[sid];
+		if (!k->site || k->site > n0 || (kind[k->site - 1] != 2 && kind[k->site - 1] != 3))
+			continue;
+		unsigned epoch = arr_trace_stack_epoch(c->tr, (uint32_t)sid);
+		int nf = arr_trace_stack(c->tr, (uint32_t)sid, fr, SITE_MAX_FRAMES, NULL);
+		int q = site_pos(fr, nf, s->site[k->site - 1].addr);
+		if (q < 0)
+			continue;
+		while (++q < nf && q < SITE_MAX_FRAMES && wrapper_kind(real_frame(sy, fr[q], epoch)))
+			;
+		if (q >= nf || q >= SITE_MAX_FRAMES) /* nothing but wrappers: it stays the wrapper's */
+			continue;
+		uint32_t from = k->site, to = site_at(s, fr[q], epoch, (uint32_t)sid);
+		if (!to) {
+			rc = ARR_ENOMEM;
+			break;
+		}
+		k->site = to;
+		moved[from - 1] = 1;
+		if (!s->site[to - 1].via)
+			s->site[to - 1].via = from;
+	}
+	/* the sites that lost stacks or gained them: their figures again, from their stacks */
+	for (size_t i = 0; !rc && i < s->nsite; i++)
+		if ((i < n0 && moved[i]) || i >= n0)
+			s->site[i].a = (struct site_acc){0};
+	for (size_t sid = 0; !rc && sid < s->nstk; sid++) {
+		const struct stk *k = &s->stk[sid];
+		if (!k->site || !((k->site - 1 < n0 && moved[k->site - 1]) || k->site - 1 >= n0))
+			continue;
+		struct site_acc *a = &s->site[k->site - 1].a;
+		const struct site_acc *b = &k->a;
+		double peak = a->peak > b->peak ? a->peak : b->peak;
+		a->allocs += b->allocs, a->bytes += b->bytes, a->live += b->live, a->temps += b->temps;
+		a->temp_bytes += b->temp_bytes, a->live_blocks += b->live_blocks, a->at_peak += b->at_peak;
+		a->frag += b->frag, a->at_peak_blocks += b->at_peak_blocks, a->calloc_bytes += b->calloc_bytes;
+		a->calloc_fresh += b->calloc_fresh, a->calloc_reused += b->calloc_reused;
+		a->peak = peak;
+		s->site[k->site - 1].top_stack = (uint32_t)sid;
+	}
+	free(kind), free(caller), free(moved);
+	return rc;
+}
+
 static int sites_end(struct an_core *c, void *st, struct arr_doc *sec)
 {
 	struct sites *s = st;
@@ -832,10 +1003,17 @@ static int sites_end(struct an_core *c, void *st, struct arr_doc *sec)
 	struct arr_symbolizer *sy;
 	if ((rc = arr_symbolizer_open(&sy, c->tr)))
 		return rc;
+	if ((rc = unwrap_sites(s, c, sy))) {
+		arr_symbolizer_close(sy);
+		return rc;
+	}
 	arr_doc_set_int(sec, "stack_nodes", (int64_t)arr_trace_stack_nodes(c->tr));
 	if (s->sample) /* the figures are estimates from a sample */
 		arr_doc_set_int(arr_doc_set_obj(sec, "sampled"), "mean_bytes", (int64_t)s->sample);
-	arr_doc_set_int(sec, "sites", (int64_t)s->nsite);
+	size_t nsites = 0; /* a wrapper whose callers took all its stacks is no site any more */
+	for (size_t i = 0; i < s->nsite; i++)
+		nsites += s->site[i].a.allocs > 0;
+	arr_doc_set_int(sec, "sites", (int64_t)nsites);
 	arr_doc_set_int(sec, "peak_event", (int64_t)c->peak_evno);
 	arr_doc_set_int(sec, "page_size", FRAG_PAGE);
 	/* each site's heaviest stack, as its example */
@@ -872,6 +1050,10 @@ static int sites_end(struct an_core *c, void *st, struct arr_doc *sec)
 			}
 			if (fi && fi->caller) /* inlined: the function the call sits in */
 				arr_doc_set_str(o, "inlined_into", fi->caller->func);
+			const struct site *w = x->via ? &s->site[x->via - 1] : NULL;
+			const struct arr_frame_info *wf = w ? real_frame(sy, w->addr, w->epoch) : NULL;
+			if (wf) /* called through an allocation wrapper: which */
+				arr_doc_set_str(o, "via", wf->func);
 			if (fi && fi->module) {
 				arr_doc_set_str(o, "module", fi->module);
 				snprintf(buf, sizeof buf, "0x%llx", (unsigned long long)fi->module_offset);
