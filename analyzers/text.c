@@ -451,7 +451,8 @@ static void short_name(const char *in, char *out, size_t cap, int room)
 
 /* One table of call sites (sites.<key>), when the trace was recorded with stacks;
  * a site outside the program's own sources (a C++ container's allocate) is
- * followed by the line "from" its caller there. */
+ * followed by the line "from" its caller there; a site reached through an
+ * allocation wrapper says "via" it. */
 static void sites_table(FILE *f, const struct arr_doc *tr, const char *key, const char *title, int temps)
 {
 	const struct arr_doc *t = arr_doc_path(tr, "sites");
@@ -469,6 +470,9 @@ static void sites_table(FILE *f, const struct arr_doc *tr, const char *key, cons
 		short_name(fn ? fn : "?", sfn, sizeof sfn, 40);
 		short_name(into ? into : "", sinto, sizeof sinto, 40 - 3 - (int)strlen(sfn));
 		snprintf(name, sizeof name, "%s%s%s", sfn, into ? " < " : "", sinto);
+		const char *via = str_at(r, "via"); /* called through an allocation wrapper: which, when it fits */
+		if (via && strlen(name) + 5 + strlen(via) <= 40)
+			snprintf(name + strlen(name), sizeof name - strlen(name), " via %s", via);
 		const char *base = file ? strrchr(file, '/') : NULL, *mod = str_at(r, "module");
 		const char *off = str_at(r, "module_offset"), *mbase = mod ? strrchr(mod, '/') : NULL;
 		if (file) /* no lines: the return address in its module, for addr2line or objdump */

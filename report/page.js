@@ -683,6 +683,8 @@
 				var fn = shortName(r.function) + (r.inlined_into ? " (inlined into " + shortName(r.inlined_into) + ")" : "");
 				/* a site outside the program's sources (a container's allocate): the program's frame that called it */
 				if (r.caller) fn += " · from " + shortName(r.caller.function) + " " + where(r.caller);
+				/* charged to the wrapper's caller: the wrapper it went through */
+				if (r.via) fn += " · via " + shortName(r.via);
 				return [{ v: fn, cls: "l wrap", path: 1, title: r.function + (r.inlined_into ? "\ninlined into " + r.inlined_into : "") +
 					"\n\n" + (r.stack || []).join("\n") + "\n(click: find it in the flame graph)",
 					click: function () { if (flames) flames.find(r.function); } },

@@ -60,7 +60,8 @@ def test():
     t.expect(lines and all(l.count(";descend") == 1 for l in lines), "collapsed: descend once a line: %s" % lines[:2])
 
     text = t.run([t.ALLOCRR, "analyze", "--trace-only", "-w", "sites", tr], text=True).stdout
-    t.expect("load_c" in text and "parse_y" in text, "the text table names the loaders:\n" + text[:3000])
+    t.expect("  load_c via xmalloc " in text and "  parse_y via my_alloc " in text,
+             "the text table names the loaders:\n" + text[:3000])
 
 
 if __name__ == "__main__":
