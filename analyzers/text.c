@@ -938,8 +938,13 @@ static void checks(FILE *f, const struct arr_doc *ck)
 			arr_check_value_text(v, sizeof v, name, x);
 		if (get_num(c, "limit", &x))
 			arr_check_value_text(l, sizeof l, name, x);
-		fprintf(f, "  FAIL  %s  [%s%s%s]  value %s, limit %s\n", name ? name : "?", trace ? trace : "-",
-			alloc ? ", " : "", alloc ? alloc : "", v, l);
+		const char *err = str_at(c, "error"); /* not evaluated: why, instead of "value -, limit -" */
+		if (err)
+			fprintf(f, "  FAIL  %s  [%s%s%s]  %s\n", name ? name : "?", trace ? trace : "-", alloc ? ", " : "",
+				alloc ? alloc : "", err);
+		else
+			fprintf(f, "  FAIL  %s  [%s%s%s]  value %s, limit %s\n", name ? name : "?", trace ? trace : "-",
+				alloc ? ", " : "", alloc ? alloc : "", v, l);
 	}
 	/* the passed ones: a line per check, with how many traces and allocators it held for */
 	for (size_t i = 0; i < ck->len; i++) {

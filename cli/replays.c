@@ -301,12 +301,19 @@ static void put_entry(struct arr_doc *e, const struct arr_allocator *a, const st
 	arr_doc_set_str(fr, "touch", arr_replay_touch_name(touch));
 	long pg = sysconf(_SC_PAGESIZE);
 	uint64_t page = pg > 0 ? (uint64_t)pg : 4096;
-	if (info->ideal_rss >= 16 * page && touch != ARR_TOUCH_NONE && peak.med >= page)
+	int weighable = info->ideal_rss >= 16 * page && touch != ARR_TOUCH_NONE && peak.med >= page;
+	if (weighable)
 		arr_doc_set_num(fr, "peak_over_ideal", (double)peak.med / (double)info->ideal_rss);
 	else
 		arr_doc_set(fr, "peak_over_ideal", arr_doc_null());
 	if (f) {
 		arr_replay_put_fragmentation(fr, f, peak.med, info->ideal_rss);
+		/* Johnstone & Wilson's ratios over RSS weigh the same pages against the same live bytes
+		 * (jw_mapped, over the allocator's own mapped bytes, needs no touching nor pages) */
+		static const char *const jwk[] = {"avg_over_time", "at_peak_live", "at_peak_rss", "peak_vs_peak"};
+		struct arr_doc *jw = weighable ? NULL : arr_doc_get(fr, "jw");
+		for (size_t k = 0; jw && k < 4; k++)
+			arr_doc_set(jw, jwk[k], arr_doc_null());
 		struct arr_doc *ft = arr_doc_set_obj(fr, "measured");
 		arr_doc_set_int(ft, "wall_ns", (int64_t)f->wall_ns);
 		arr_doc_set_int(ft, "peak_rss", (int64_t)f->peak_rss);

@@ -415,6 +415,23 @@ static const struct arr_doc *lookup(const struct arr_doc *obj, const char *path)
 	return NULL;
 }
 
+/* Is path in obj (or in a section of it, as lookup() finds it) a null: a
+ * figure the report has but could not measure here (docs/report.md says
+ * when, e.g. peak_over_ideal of a replay that wrote no block)? */
+static int null_at(const struct arr_doc *obj, const char *path)
+{
+	if (!obj)
+		return 0;
+	const struct arr_doc *d = arr_doc_path(obj, path);
+	if (d)
+		return d->type == ARR_DOC_NULL;
+	for (size_t i = 0; i < obj->len; i++)
+		if (strcmp(obj->keys[i], "allocators") && obj->items[i]->type == ARR_DOC_OBJECT &&
+		    (d = arr_doc_path(obj->items[i], path)))
+			return d->type == ARR_DOC_NULL;
+	return 0;
+}
+
 static const struct arr_doc *allocator_named(const struct arr_doc *trace, const char *name)
 {
 	return arr_doc_find(arr_doc_get(trace, "allocators"), "allocator", name);
@@ -450,6 +467,12 @@ static int eval_name(struct eval *e, const struct arr_check *c, double *out)
 		}
 		if ((d = lookup(e->trace, c->name)))
 			return num_of(d, out);
+		if ((e->alloc && null_at(e->alloc, c->name)) || null_at(e->trace, c->name)) {
+			/* known but not measurable here: the check cannot hold, and says why (not a typo) */
+			snprintf(e->err, sizeof e->err, "'%s' has no value here (null: not measurable on this %s, "
+				 "see docs/report.md)", c->name, e->alloc ? "replay" : "trace");
+			return -1;
+		}
 	}
 	const struct arr_doc *al = allocator_named(e->trace, c->name);
 	if (al) {

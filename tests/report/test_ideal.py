@@ -3,7 +3,8 @@ replay engine already has resident (glibc's RSS grows by 0 B) and one whose
 program left its blocks untouched (replayed with --touch none) get
 peak_over_ideal null, fragmentation.touch, and a line saying why in the
 terminal summary and on the page (headless Chromium, when installed) instead
-of "0.000" or a ratio of untouched pages to live bytes."""
+of "0.000" or a ratio of untouched pages to live bytes; a check on it is
+broken and says why, not taken for a misspelt metric."""
 import json
 import os
 import sys
@@ -33,6 +34,7 @@ def test():
         expect(f["touch"] == "page", "touched replay: %s" % f["touch"])
         expect(f["peak_over_ideal"] is None, "%s: no ratio for 1.6 KiB (peak RSS %d): %r" % (
             name, f["peak_rss"], f["peak_over_ideal"]))
+        expect(set(f["jw"].values()) == {None}, "%s: no Johnstone & Wilson ratios over RSS: %s" % (name, f["jw"]))
     text = arrtest.run([arrtest.ALLOCRR, "analyze", "-a", "glibc", tiny], text=True).stdout
     expect("no peak / ideal: glibc: too small a trace (1.6 KiB live at its peak)" in text,
            "the note:\n" + text[-1500:])
@@ -47,6 +49,7 @@ def test():
     expect(isinstance(g["peak_over_ideal"], float) and g["peak_rss"] > 1 << 19 and
            abs(g["peak_over_ideal"] - g["peak_rss"] / g["ideal_rss"]) < 1e-9,
            "the ratio kept: %r (peak %d)" % (g["peak_over_ideal"], g["peak_rss"]))
+    expect(all(isinstance(v, float) for v in g["jw"].values()), "J&W ratios kept: %s" % g["jw"])
 
     p = arrtest.run([arrtest.ALLOCRR, "analyze", "--json", "-a", "glibc", untouched], text=True)
     expect("--touch none" in p.stderr, "the replay says it chose touch none: %s" % p.stderr)
@@ -54,17 +57,27 @@ def test():
     expect(g["touch"] == "none", "untouched replay: %s" % g["touch"])
     expect(g["ideal_rss"] == 64 << 20, "ideal RSS 64 MiB: %d" % g["ideal_rss"])
     expect(g["peak_over_ideal"] is None, "no ratio of untouched pages: %r" % g["peak_over_ideal"])
+    expect(set(g["jw"].values()) == {None}, "no J&W ratio of untouched pages: %s" % g["jw"])
+    expect(all(isinstance(v, float) for v in g.get("jw_mapped", {"x": 0.0}).values()),
+           "the mapped bytes' ratios kept: %s" % g.get("jw_mapped"))
     text = arrtest.run([arrtest.ALLOCRR, "analyze", "-a", "glibc", untouched], text=True).stdout
     expect("no peak / ideal: glibc replayed with touch none" in text and "64 MiB peak live" in text,
            "the note:\n" + text[-1500:])
 
     # the page says the same; a touched replay keeps its ideal line
+    # a check on it cannot hold and says why: broken (exit 3), not a misspelt metric (exit 2)
     cfg = write(os.path.join(d, "r.yaml"), "traces: [%s, %s]\nallocators: [glibc]\n"
-                % (tiny, untouched))
-    report(cfg, "-q", "-o", os.path.join(d, "out"), check=0)
+                "checks: [peak_over_ideal <= 1.5]\n" % (tiny, untouched))
+    p = report(cfg, "-o", os.path.join(d, "out"), check=3)
+    expect("has no value here (null: not measurable on this replay" in p.stderr and "did you mean" not in p.stderr,
+           "the check's error: %s" % p.stderr[-800:])
+    expect("FAIL  peak_over_ideal <= 1.5  [%s, glibc]  'peak_over_ideal' has no value here" % tiny in p.stdout,
+           "the terminal's check line:\n" + p.stdout[-800:])
     doc = load_json(os.path.join(d, "out", "report.json"))
     expect([t["allocators"][0]["fragmentation"]["peak_over_ideal"] for t in doc["traces"]] == [None, None],
            "report.json: null ratios")
+    expect([c["ok"] for c in doc["checks"]] == [False, False] and all("unknown_metric" not in c for c in doc["checks"]),
+           "checks: %s" % doc["checks"])
     from test_html import browse, chromium
     exe = chromium()
     if not exe:
