@@ -852,20 +852,20 @@ static const struct arr_frame_info *real_frame(struct arr_symbolizer *sy, uint64
 static int wrapper_kind(const struct arr_frame_info *fi)
 {
 	static const char *const known[] = {
-		"xmalloc",	   "xcalloc",	       "xrealloc",	   "xzalloc",	       "xmallocz",
-		"xmallocz_gently", "xstrdup",	       "xstrndup",	   "xmemdup",	       "xmemdupz",
-		"do_xmalloc",	   "xmalloc_gently",   "g_malloc",	   "g_malloc0",	       "g_realloc",
-		"g_try_malloc",	   "g_try_malloc0",    "g_try_realloc",	   "g_malloc_n",       "g_malloc0_n",
-		"g_realloc_n",	   "g_strdup",	       "g_strndup",	   "g_memdup",	       "g_memdup2",
-		"g_slice_alloc",   "g_slice_alloc0",   "emalloc",	   "ecalloc",	       "erealloc",
-		"estrdup",	   "safe_malloc",      "safe_calloc",	   "safe_realloc",     "PyMem_Malloc",
-		"PyMem_Calloc",	   "PyMem_Realloc",    "PyMem_RawMalloc",  "PyMem_RawCalloc",  "PyMem_RawRealloc",
+		"xmalloc",          "xcalloc",          "xrealloc",          "xzalloc",         "xmallocz",
+		"xmallocz_gently",  "xstrdup",          "xstrndup",          "xmemdup",         "xmemdupz",
+		"do_xmalloc",       "xmalloc_gently",   "g_malloc",          "g_malloc0",       "g_realloc",
+		"g_try_malloc",     "g_try_malloc0",    "g_try_realloc",     "g_malloc_n",      "g_malloc0_n",
+		"g_realloc_n",      "g_strdup",         "g_strndup",         "g_memdup",        "g_memdup2",
+		"g_slice_alloc",    "g_slice_alloc0",   "emalloc",           "ecalloc",         "erealloc",
+		"estrdup",          "safe_malloc",      "safe_calloc",       "safe_realloc",    "PyMem_Malloc",
+		"PyMem_Calloc",     "PyMem_Realloc",    "PyMem_RawMalloc",   "PyMem_RawCalloc", "PyMem_RawRealloc",
 		"_PyMem_RawMalloc", "_PyMem_RawCalloc", "_PyMem_RawRealloc", "PyObject_Malloc", "PyObject_Calloc",
-		"PyObject_Realloc", "sqlite3Malloc",   "sqlite3MemMalloc", "sqlite3_malloc",   "sqlite3_malloc64",
-		"sqlite3Realloc",  "sqlite3_realloc",  "sqlite3_realloc64", "CRYPTO_malloc",   "CRYPTO_zalloc",
-		"CRYPTO_realloc",  "CRYPTO_strdup",    "av_malloc",	   "av_mallocz",       "av_realloc"};
-	static const char *const tails[] = {"malloc", "calloc", "realloc", "zalloc", "alloc",
-					    "strdup", "strndup", "memdup"};
+		"PyObject_Realloc", "sqlite3Malloc",    "sqlite3MemMalloc",  "sqlite3_malloc",  "sqlite3_malloc64",
+		"sqlite3Realloc",   "sqlite3_realloc",  "sqlite3_realloc64", "CRYPTO_malloc",   "CRYPTO_zalloc",
+		"CRYPTO_realloc",   "CRYPTO_strdup",    "av_malloc",         "av_mallocz",      "av_realloc"};
+	static const char *const tails[] = {"malloc", "calloc", "realloc", "zalloc",
+					    "alloc",  "strdup", "strndup", "memdup"};
 	if (!fi || !fi->known || !fi->func)
 		return 0;
 	char name[256];

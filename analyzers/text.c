@@ -733,12 +733,16 @@ static void ideal_notes(FILE *f, const struct arr_doc *al, int na)
 			continue;
 		const char *names = count[k] == na && na > 1 ? "every allocator" : who[k];
 		if (k == 0)
-			snprintf(line, sizeof line, "no peak / ideal: %s replayed with touch none (blocks left unwritten, "
-				 "as the program left most of its %s peak live): RSS is the allocator's own pages", names, id);
+			snprintf(line, sizeof line,
+				 "no peak / ideal: %s replayed with touch none (blocks left unwritten, "
+				 "as the program left most of its %s peak live): RSS is the allocator's own pages",
+				 names, id);
 		else
-			snprintf(line, sizeof line, "no peak / ideal: %s: too small a trace (%s live at its peak) for RSS, "
+			snprintf(line, sizeof line,
+				 "no peak / ideal: %s: too small a trace (%s live at its peak) for RSS, "
 				 "counted in pages above the replay engine's own, to weigh it (it may fit in pages "
-				 "already resident)", names, id);
+				 "already resident)",
+				 names, id);
 		wrapped(f, line, 21);
 	}
 }
@@ -940,8 +944,8 @@ static void checks(FILE *f, const struct arr_doc *ck)
 			arr_check_value_text(l, sizeof l, name, x);
 		const char *err = str_at(c, "error"); /* not evaluated: why, instead of "value -, limit -" */
 		if (err)
-			fprintf(f, "  FAIL  %s  [%s%s%s]  %s\n", name ? name : "?", trace ? trace : "-", alloc ? ", " : "",
-				alloc ? alloc : "", err);
+			fprintf(f, "  FAIL  %s  [%s%s%s]  %s\n", name ? name : "?", trace ? trace : "-",
+				alloc ? ", " : "", alloc ? alloc : "", err);
 		else
 			fprintf(f, "  FAIL  %s  [%s%s%s]  value %s, limit %s\n", name ? name : "?", trace ? trace : "-",
 				alloc ? ", " : "", alloc ? alloc : "", v, l);

@@ -276,7 +276,8 @@ static void put_rss(struct arr_doc *rs, const struct arr_replay_result *m, const
 
 static void put_entry(struct arr_doc *e, const struct arr_allocator *a, const struct arr_workload_info *info,
 		      struct arr_replay_result *const z[S_N], const int have[S_N], unsigned runs,
-		      const struct arr_replay_result *f, const struct cli_replay_plan *plan, enum arr_replay_touch touch)
+		      const struct arr_replay_result *f, const struct cli_replay_plan *plan,
+		      enum arr_replay_touch touch)
 {
 	const struct arr_replay_result *rec = z[S_TIMED];
 	const struct arr_replay_result *m = &rec[arr_replay_median_run(rec, runs)];

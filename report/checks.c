@@ -469,8 +469,10 @@ static int eval_name(struct eval *e, const struct arr_check *c, double *out)
 			return num_of(d, out);
 		if ((e->alloc && null_at(e->alloc, c->name)) || null_at(e->trace, c->name)) {
 			/* known but not measurable here: the check cannot hold, and says why (not a typo) */
-			snprintf(e->err, sizeof e->err, "'%s' has no value here (null: not measurable on this %s, "
-				 "see docs/report.md)", c->name, e->alloc ? "replay" : "trace");
+			snprintf(e->err, sizeof e->err,
+				 "'%s' has no value here (null: not measurable on this %s, "
+				 "see docs/report.md)",
+				 c->name, e->alloc ? "replay" : "trace");
 			return -1;
 		}
 	}

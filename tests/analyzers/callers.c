@@ -32,9 +32,21 @@ NOINLINE void *xmalloc(size_t n)
 	return p;
 }
 
-NOINLINE void load_a(void) { for (int i = 0; i < 100; i++) keep[nkeep++] = xmalloc(1000); /* LOAD_A */ }
-NOINLINE void load_b(void) { for (int i = 0; i < 200; i++) keep[nkeep++] = xmalloc(1000); /* LOAD_B */ }
-NOINLINE void load_c(void) { for (int i = 0; i < 300; i++) keep[nkeep++] = xmalloc(1000); /* LOAD_C */ }
+NOINLINE void load_a(void)
+{
+	for (int i = 0; i < 100; i++)
+		keep[nkeep++] = xmalloc(1000); /* LOAD_A */
+}
+NOINLINE void load_b(void)
+{
+	for (int i = 0; i < 200; i++)
+		keep[nkeep++] = xmalloc(1000); /* LOAD_B */
+}
+NOINLINE void load_c(void)
+{
+	for (int i = 0; i < 300; i++)
+		keep[nkeep++] = xmalloc(1000); /* LOAD_C */
+}
 
 NOINLINE void *my_alloc(size_t n)
 {
@@ -43,8 +55,16 @@ NOINLINE void *my_alloc(size_t n)
 	return p;
 }
 
-NOINLINE void parse_x(void) { for (int i = 0; i < 50; i++) keep[nkeep++] = my_alloc(500); /* PARSE_X */ }
-NOINLINE void parse_y(void) { for (int i = 0; i < 70; i++) keep[nkeep++] = my_alloc(500); /* PARSE_Y */ }
+NOINLINE void parse_x(void)
+{
+	for (int i = 0; i < 50; i++)
+		keep[nkeep++] = my_alloc(500); /* PARSE_X */
+}
+NOINLINE void parse_y(void)
+{
+	for (int i = 0; i < 70; i++)
+		keep[nkeep++] = my_alloc(500); /* PARSE_Y */
+}
 
 NOINLINE void *grow_buffer_alloc(size_t n)
 {
@@ -53,7 +73,11 @@ NOINLINE void *grow_buffer_alloc(size_t n)
 	return p;
 }
 
-NOINLINE void grow(void) { for (int i = 0; i < 40; i++) keep[nkeep++] = grow_buffer_alloc(300); }
+NOINLINE void grow(void)
+{
+	for (int i = 0; i < 40; i++)
+		keep[nkeep++] = grow_buffer_alloc(300);
+}
 
 NOINLINE int descend(int depth)
 {
