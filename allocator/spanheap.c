@@ -339,7 +339,7 @@ static void seg_drop(struct arr__span_arena *a, struct arr__spanseg *s)
  * holding a heap (the clock sums their operations); < 0: never. */
 static long long decay_ops(void)
 {
-	long long d = arr__opt.purge_delay;
+	long long d = arr__purge_delay_now(); /* shorter while the program is young */
 	return d > 0 ? d * arr__purge_scale() : d;
 }
 
