@@ -201,7 +201,7 @@ struct purge_run {
  * given back now (purge_delay scaled by arr__purge_mult; < 0: never). */
 static long long purge_delay_ops(void)
 {
-	long long delay = arr__opt.purge_delay;
+	long long delay = arr__purge_delay_now(); /* shorter while the program is young */
 	return delay > 0 ? delay * arr__purge_mult() : delay;
 }
 

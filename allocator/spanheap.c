@@ -106,8 +106,12 @@ struct arr__span_arena {
 } __attribute__((aligned(64)));
 
 _Static_assert((ARR__SPAN_ARENAS & (ARR__SPAN_ARENAS - 1)) == 0, "arenas: a power of two");
+/* All zero, so in .bss: an initialised field would put the 268 KB array in
+ * .data, file-backed pages that the kernel's fault-around maps 64 KiB at a
+ * time (240 KB resident in every program, `sed` included). tick_at starts at
+ * 0: the first operation ticks, with nothing to purge. */
 static struct arr__span_arena arenas[ARR__SPAN_ARENAS] = {
-	[0 ... ARR__SPAN_ARENAS - 1] = {.lock = PTHREAD_MUTEX_INITIALIZER, .tick_at = TICK_OPS},
+	[0 ... ARR__SPAN_ARENAS - 1] = {.lock = PTHREAD_MUTEX_INITIALIZER},
 };
 
 static inline unsigned arena_index(const struct arr__span_arena *a) { return (unsigned)(a - arenas); }
@@ -335,7 +339,7 @@ static void seg_drop(struct arr__span_arena *a, struct arr__spanseg *s)
  * holding a heap (the clock sums their operations); < 0: never. */
 static long long decay_ops(void)
 {
-	long long d = arr__opt.purge_delay;
+	long long d = arr__purge_delay_now(); /* shorter while the program is young */
 	return d > 0 ? d * arr__purge_scale() : d;
 }
 

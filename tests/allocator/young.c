@@ -1,0 +1,109 @@
+/*
+ * tests/allocator/young.c - the purge delay of a young program: memory a
+ * program frees in its first operations is given back after a quarter of
+ * the operations it has run (at least 1 000), not after the full
+ * `purge_delay` (100 000), which is longer than a whole small program; a
+ * program that has run 400 000 operations and more keeps the full delay.
+ * Runs in a fresh process (the op clock starts at 0); public API only:
+ * residency by mincore, purges by the statistics. Exits non-zero if a check
+ * fails.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include "allocrr/alloc.h"
+
+static int failures;
+#define CHECK(cond)                                                                              \
+	do {                                                                                     \
+		if (!(cond)) {                                                                   \
+			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+			failures++;                                                              \
+		}                                                                                \
+	} while (0)
+
+enum { NBIG = 12, BIG = 200000, NSMALL = 3000, SMALL = 600 };
+static unsigned char *big[NBIG], *small[NSMALL];
+static struct arr_alloc_stats st;
+
+/* Resident OS pages of [p, p + size); an unmapped range counts as none. */
+static unsigned resident_pages(const void *p, size_t size)
+{
+	static unsigned char vec[BIG / 4096 + 1];
+	uintptr_t a = ((uintptr_t)p + 4095) & ~(uintptr_t)4095, e = ((uintptr_t)p + size) & ~(uintptr_t)4095;
+	size_t np = (e - a) / 4096;
+	if (mincore((void *)a, np * 4096, vec) != 0)
+		return 0;
+	unsigned n = 0;
+	for (size_t i = 0; i < np; i++)
+		n += vec[i] & 1;
+	return n;
+}
+
+/* Written span-heap blocks and class blocks, all freed: what a phase of a
+ * program leaves behind. */
+static void phase(void)
+{
+	for (int i = 0; i < NBIG; i++) {
+		big[i] = arr_malloc(BIG);
+		CHECK(big[i] != NULL);
+		if (big[i])
+			memset(big[i], 0x5a, BIG);
+	}
+	for (int i = 0; i < NSMALL; i++) {
+		small[i] = arr_malloc(SMALL);
+		CHECK(small[i] != NULL);
+		if (small[i])
+			memset(small[i], 0xa5, SMALL);
+	}
+	for (int i = 0; i < NBIG; i++)
+		arr_free(big[i]);
+	for (int i = 0; i < NSMALL; i++)
+		arr_free(small[i]);
+}
+
+/* n malloc/free pairs of one small block: the op clock advances (2n), no
+ * span and no page is freed or taken. */
+static void pairs(long n)
+{
+	for (long i = 0; i < n; i++) {
+		void *p = arr_malloc(64);
+		CHECK(p != NULL);
+		arr_free(p);
+	}
+}
+
+static unsigned big_resident(void)
+{
+	unsigned n = 0;
+	for (int i = 0; i < NBIG; i++)
+		n += resident_pages(big[i], BIG);
+	return n;
+}
+
+int main(void)
+{
+	/* young: ~8 000 operations in, the phase's memory waits ~2 000 */
+	phase();
+	CHECK(big_resident() > NBIG * (BIG / 4096) * 3 / 4);
+	arr_alloc_stats_get(&st);
+	uint64_t purged0 = st.pages_purged;
+	pairs(30000); /* 60 000 operations: under the full delay of 100 000 */
+	arr_alloc_stats_get(&st);
+	CHECK(big_resident() == 0);
+	/* the big blocks' pages and the class pages' (3 000 x 600 B: 28 slices) */
+	CHECK(st.pages_purged >= purged0 + NBIG * (BIG / 4096) * 9 / 10 + 300);
+
+	/* grown up: 500 000 operations in, the full delay again */
+	pairs(250000);
+	phase();
+	CHECK(big_resident() > NBIG * (BIG / 4096) * 3 / 4);
+	pairs(30000);
+	CHECK(big_resident() > NBIG * (BIG / 4096) * 3 / 4);
+	pairs(60000); /* 180 000 operations since: past the delay */
+	CHECK(big_resident() == 0);
+	if (failures)
+		fprintf(stderr, "%d check(s) failed\n", failures);
+	return failures != 0;
+}
