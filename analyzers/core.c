@@ -767,40 +767,6 @@ static void dispatch(struct pass *p, const struct arr_event *evs, size_t n)
 		run_some(p, evs, n);
 }
 
-/*
- * Short runs, gathered. Threads that allocate at the same time make the
- * merge alternate every ~12 events (stress: 4 threads on 2 cores), and
- * run() prefetches the live-set slots PREFETCH_AHEAD events ahead within a
- * run only: in runs that short nothing was prefetched. Runs shorter than
- * GATHER_SHORT are copied, in merge order, into one array of up to
- * GATHER_EVENTS that run() sees as one run. The copy is safe: a run's
- * events are copied before the merge is asked for the next one (which may
- * recycle their buffer), and an event with a string (exec's path, valid
- * only until the next chunk is decoded) ends the gathering, so it is
- * handled before the merge moves on. Events are handled in the same order
- * as ever, so a trace error or an out-of-memory stop leaves the same
- * state; the gathered events are handled before an error is returned.
- */
-#define GATHER_SHORT 64
-#define GATHER_EVENTS 1024
-
-struct gather {
-	struct arr_event *ev;
-	size_t n;
-};
-
-/* Copies evs; 1: keep gathering, 0: handle g->ev now. */
-static int gather_add(struct gather *g, const struct arr_event *evs, size_t n)
-{
-	const char *strs = NULL;
-	for (size_t i = 0; i < n; i++) {
-		g->ev[g->n + i] = evs[i];
-		strs = (const char *)((uintptr_t)strs | (uintptr_t)evs[i].str);
-	}
-	g->n += n;
-	return !strs && g->n + GATHER_SHORT <= GATHER_EVENTS;
-}
-
 static const struct an_ops *const all_ops[ARR_AN_COUNT_] = {
 	[ARR_AN_SUMMARY] = &arr__an_summary,
 	[ARR_AN_SIZES] = &arr__an_sizes,
@@ -938,32 +904,19 @@ int arr_analyze_trace(struct arr_trace *tr, const struct arr_analysis_options *o
 
 	uint64_t total_events = end->present ? end->events : 0, file_size = arr_trace_file_size(tr);
 	uint64_t next_progress = 1u << 20;
-	struct gather g = {0};
+	/* the merge runs on a thread of its own, beside the read-ahead decoder
+	 * (formats/merge.c): this thread's per-event work is the critical path */
+	struct arr__merge_pipe *pipe = NULL;
+	if (rc == 0)
+		rc = arr__merge_pipe_open(&pipe, m);
 	while (rc == 0) {
 		const struct arr_event *evs;
 		size_t n;
-		rc = arr__merge_next_run(m, &evs, &n);
-		if (rc != 1) {
-			/* what was gathered precedes the end or the error */
-			if (g.n && !c->oom)
-				dispatch(p, g.ev, g.n);
-			if (c->oom)
-				rc = c->oom;
+		rc = arr__merge_pipe_next(pipe, &evs, &n);
+		if (rc != 1)
 			break;
-		}
 		rc = 0;
-		if (n < GATHER_SHORT && (g.ev || (g.ev = malloc(GATHER_EVENTS * sizeof *g.ev)))) {
-			if (gather_add(&g, evs, n))
-				continue;
-			evs = g.ev;
-			n = g.n;
-			g.n = 0;
-		} else if (g.n) {
-			dispatch(p, g.ev, g.n);
-			g.n = 0;
-		}
-		if (!c->oom)
-			dispatch(p, evs, n);
+		dispatch(p, evs, n);
 		if (c->oom)
 			rc = c->oom;
 		if (opt->progress && c->evno >= next_progress) {
@@ -974,6 +927,7 @@ int arr_analyze_trace(struct arr_trace *tr, const struct arr_analysis_options *o
 			opt->progress(opt->progress_ctx, c->evno, done > file_size ? file_size : done, file_size);
 		}
 	}
+	arr__merge_pipe_close(pipe);
 	if (rc == 0 && opt->progress)
 		opt->progress(opt->progress_ctx, c->evno, file_size, file_size);
 
@@ -1000,7 +954,6 @@ int arr_analyze_trace(struct arr_trace *tr, const struct arr_analysis_options *o
 			p->an[i].ops->fini(p->an[i].st);
 		free(p->an[i].st);
 	}
-	free(g.ev);
 	arr_merge_close(m);
 	slots_free(c->live.slots, c->live.mask ? c->live.mask + 1 : 0);
 	free(c->threads);
