@@ -582,6 +582,121 @@ struct ev_view {
 };
 
 /* hot: the HOT_* bits of p->hot, a constant where the loop is specialised */
+/*
+ * The order-free counts: what every event adds to counters that no other
+ * figure reads before the end (calls by function, each thread's calls,
+ * allocations and bytes, the exact sizes, reallocs from NULL, the churn
+ * table's allocations), counted on the merge's thread (the pipe's hook,
+ * formats/merge.c) in merge order, into a state of its own, and added to
+ * the pass's once the pipe is closed. The analysing thread is the critical
+ * path; the merge's has room. What phases cut at their boundaries (calls,
+ * bytes, the log2 histograms) stays here, in order.
+ */
+struct pre_thread {
+	uint32_t tid;
+	uint64_t calls, allocs, alloc_bytes;
+};
+
+struct pre {
+	unsigned hot; /* the pass's HOT_* */
+	uint64_t page_size;
+	int oom;
+	uint64_t ops[ARR_OP_MAX_];
+	struct pre_thread *th;
+	size_t nth, cap;
+	struct arr_ptrmap tid_index; /* tid + 1 -> index + 1 */
+	uint64_t last_tid;           /* UINT64_MAX: none yet */
+	struct pre_thread *last;
+	struct an_sizes sz;       /* small, big, other_sizes, r_count, r_from_null */
+	struct an_lifetimes lt;   /* allocs, c_allocs */
+};
+
+static struct pre_thread *pre_thread(struct pre *q, uint32_t tid)
+{
+	uint64_t v;
+	if (arr_ptrmap_get(&q->tid_index, (uint64_t)tid + 1, &v)) {
+		q->last = &q->th[v - 1];
+	} else {
+		if (q->nth == q->cap) {
+			size_t cap = q->cap ? q->cap * 2 : 16;
+			struct pre_thread *n = realloc(q->th, cap * sizeof *n);
+			if (!n)
+				return NULL;
+			q->th = n;
+			q->cap = cap;
+		}
+		if (arr_ptrmap_put(&q->tid_index, (uint64_t)tid + 1, q->nth + 1))
+			return NULL;
+		q->th[q->nth] = (struct pre_thread){.tid = tid};
+		q->last = &q->th[q->nth++];
+	}
+	q->last_tid = tid;
+	return q->last;
+}
+
+static void pre_count(void *ctx, const struct arr_event *evs, size_t n)
+{
+	struct pre *q = ctx;
+	for (size_t i = 0; i < n && !q->oom; i++) {
+		const struct arr_event *ev = &evs[i];
+		const unsigned op = ev->op;
+		q->ops[op < ARR_OP_MAX_ ? op : 0]++;
+		if (!arr_op_is_call(op))
+			continue;
+		struct pre_thread *t = ev->tid == q->last_tid ? q->last : pre_thread(q, ev->tid);
+		if (!t) {
+			q->oom = ARR_ENOMEM;
+			break;
+		}
+		t->calls++;
+		if (!arr_event_allocates(ev))
+			continue;
+		const uint64_t req = arr_event_bytes(ev, q->page_size);
+		t->allocs++;
+		t->alloc_bytes += req;
+		if ((q->hot & HOT_SIZES) && arr__sizes_on_alloc_exact(&q->sz, req, op, ev->ptr))
+			q->oom = ARR_ENOMEM;
+		if (q->hot & HOT_LIFETIMES)
+			arr__lifetimes_on_alloc(&q->lt, arr__log2_bucket(req));
+	}
+}
+
+/* The counts into the pass's state, after the pipe is closed. */
+static int pre_apply(struct pass *p, struct pre *q)
+{
+	struct an_core *c = &p->c;
+	if (q->oom)
+		return q->oom;
+	for (unsigned i = 0; i < ARR_OP_MAX_; i++)
+		c->ops[i] += q->ops[i];
+	for (size_t i = 0; i < q->nth; i++) {
+		uint64_t v;
+		/* the pass numbered every thread that made a call; past ARR__MAX_THREADS they share the last */
+		size_t idx = arr_ptrmap_get(&c->tid_index, (uint64_t)q->th[i].tid + 1, &v) ? v - 1
+											 : ARR__MAX_THREADS - 1;
+		if (idx >= c->nthreads)
+			continue; /* the pass stopped before this thread's first call (out of memory) */
+		c->threads[idx].calls += q->th[i].calls;
+		c->threads[idx].allocs += q->th[i].allocs;
+		c->threads[idx].alloc_bytes += q->th[i].alloc_bytes;
+	}
+	if (p->sz) {
+		memcpy(p->sz->small, q->sz.small, sizeof q->sz.small);
+		arr_ptrmap_release(&p->sz->big);
+		p->sz->big = q->sz.big; /* moved: q's is not released */
+		q->sz.big = (struct arr_ptrmap)ARR_PTRMAP_INIT;
+		p->sz->other_sizes += q->sz.other_sizes;
+		p->sz->r_count += q->sz.r_count;
+		p->sz->r_from_null += q->sz.r_from_null;
+	}
+	if (p->lt) {
+		p->lt->allocs += q->lt.allocs;
+		for (unsigned k = 0; k < 65; k++)
+			p->lt->c_allocs[k] += q->lt.c_allocs[k];
+	}
+	return 0;
+}
+
 static ALWAYS_INLINE void do_release(struct pass *p, const struct arr_event *ev, const struct ev_view *v, uint32_t th,
 				     struct an_thread *t, unsigned hot)
 {
@@ -637,8 +752,6 @@ static ALWAYS_INLINE void do_alloc(struct pass *p, const struct arr_event *ev, c
 		c->live_blocks--;
 	}
 	uint64_t req = v->req;
-	t->allocs++;
-	t->alloc_bytes += req;
 	t->last_alloc = v->ret;
 	c->allocs++;
 	*b = (struct an_block){
@@ -659,9 +772,7 @@ static ALWAYS_INLINE void do_alloc(struct pass *p, const struct arr_event *ev, c
 	}
 	const unsigned sc = arr__log2_bucket(req); /* once for both */
 	if (hot & HOT_SIZES)
-		arr__sizes_on_alloc(c, p->sz, req, sc, v->op, v->ptr);
-	if (hot & HOT_LIFETIMES)
-		arr__lifetimes_on_alloc(p->lt, sc);
+		arr__sizes_on_alloc(p->sz, req, sc);
 	if (hot & HOT_LIVE)
 		arr__live_on_alloc(c, p->lv);
 	if (hot & HOT_ZEROING)
@@ -686,7 +797,6 @@ static ALWAYS_INLINE void handle(struct pass *p, const struct arr_event *ev, uns
 	c->t = v.t;
 	if (v.t > c->last_t)
 		c->last_t = v.t;
-	c->ops[v.op < ARR_OP_MAX_ ? v.op : 0]++;
 	if (!arr_op_is_call(v.op)) {
 		if (tid)
 			thread_of(c, tid);
@@ -700,7 +810,6 @@ static ALWAYS_INLINE void handle(struct pass *p, const struct arr_event *ev, uns
 		return;
 	struct an_thread *t = c->cur_thread;
 	c->calls++;
-	t->calls++;
 	if (hot & HOT_CB)
 		for (unsigned i = 0; i < p->ncall; i++)
 			p->call[i].fn(c, p->call[i].st, ev);
@@ -907,8 +1016,16 @@ int arr_analyze_trace(struct arr_trace *tr, const struct arr_analysis_options *o
 	/* the merge runs on a thread of its own, beside the read-ahead decoder
 	 * (formats/merge.c): this thread's per-event work is the critical path */
 	struct arr__merge_pipe *pipe = NULL;
-	if (rc == 0)
-		rc = arr__merge_pipe_open(&pipe, m);
+	struct pre *pre = rc ? NULL : calloc(1, sizeof *pre);
+	if (rc == 0 && !pre)
+		rc = ARR_ENOMEM;
+	if (rc == 0) {
+		pre->hot = p->hot;
+		pre->page_size = c->page_size;
+		pre->last_tid = UINT64_MAX;
+		pre->tid_index = (struct arr_ptrmap)ARR_PTRMAP_INIT;
+		rc = arr__merge_pipe_open(&pipe, m, pre_count, pre);
+	}
 	while (rc == 0) {
 		const struct arr_event *evs;
 		size_t n;
@@ -928,6 +1045,17 @@ int arr_analyze_trace(struct arr_trace *tr, const struct arr_analysis_options *o
 		}
 	}
 	arr__merge_pipe_close(pipe);
+	if (pre && rc != ARR_ENOMEM) { /* the end, or a trace error: every event counted was handled */
+		int prc = pre_apply(p, pre);
+		if (prc)
+			rc = prc;
+	}
+	if (pre) {
+		arr_ptrmap_release(&pre->tid_index);
+		arr_ptrmap_release(&pre->sz.big);
+		free(pre->th);
+		free(pre);
+	}
 	if (rc == 0 && opt->progress)
 		opt->progress(opt->progress_ctx, c->evno, file_size, file_size);
 

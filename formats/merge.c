@@ -518,7 +518,9 @@ void arr_merge_close(struct arr_merge *m)
  * per-event work is the critical path (the analysis). The merge (heap,
  * runs' ends, chunk hand-over) was a tenth of a 4-thread trace's analysing
  * thread; here it runs beside the read-ahead decoder, and the consumer
- * reads batches of runs.
+ * reads batches of runs. A hook, if given, sees every run on the pipe's
+ * thread, in merge order, before the consumer does: work that needs the
+ * order but not the consumer's state (the analysis's order-free counts).
  *
  * A batch is a list of segments: a run of 64 events or more points into
  * its chunk's buffer; shorter runs (threads that take turns every ~12
@@ -553,6 +555,8 @@ struct pipe_batch {
 
 struct arr__merge_pipe {
 	struct arr_merge *m;
+	void (*hook)(void *ctx, const struct arr_event *ev, size_t n);
+	void *hook_ctx;
 	struct pipe_batch b[PIPE_DEPTH]; /* batch k is b[k % PIPE_DEPTH] */
 	struct pipe_batch *cur;          /* the consumer's, NULL before the first */
 	int threaded, stop;
@@ -603,6 +607,8 @@ static void batch_fill(struct arr__merge_pipe *p, struct pipe_batch *b)
 			b->seg[b->nseg++] = (struct pipe_seg){evs, n};
 			tail = 0;
 		}
+		if (p->hook)
+			p->hook(p->hook_ctx, evs, n);
 		total += n;
 		if (total >= PIPE_EVENTS || b->ngath + PIPE_SHORT > PIPE_GATHER || b->nseg == PIPE_SEGS ||
 		    m->nheld >= PIPE_HELD || __atomic_load_n(&p->stop, __ATOMIC_RELAXED))
@@ -635,13 +641,16 @@ static void *pipe_main(void *arg)
 	return NULL;
 }
 
-int arr__merge_pipe_open(struct arr__merge_pipe **out, struct arr_merge *m)
+int arr__merge_pipe_open(struct arr__merge_pipe **out, struct arr_merge *m,
+			 void (*hook)(void *ctx, const struct arr_event *ev, size_t n), void *ctx)
 {
 	struct arr__merge_pipe *p = calloc(1, sizeof *p);
 	*out = NULL;
 	if (!p)
 		return ARR_ENOMEM;
 	p->m = m;
+	p->hook = hook;
+	p->hook_ctx = ctx;
 	for (unsigned i = 0; i < PIPE_DEPTH; i++)
 		if (!(p->b[i].gath = malloc(PIPE_GATHER * sizeof *p->b[i].gath))) {
 			for (unsigned k = 0; k < i; k++)

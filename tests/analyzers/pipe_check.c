@@ -83,7 +83,7 @@ int main(int argc, char **argv)
 	for (int pass = 1; pass <= argc - 1 && !bad; pass++) {
 		long stop = pass < argc - 1 ? atol(argv[pass + 1]) : -1; /* the last pass reads it all */
 		struct arr__merge_pipe *p;
-		if (arr_merge_open(&m, tr) || arr__merge_pipe_open(&p, m))
+		if (arr_merge_open(&m, tr) || arr__merge_pipe_open(&p, m, NULL, NULL))
 			return fprintf(stderr, "pipe_check: open failed\n"), 2;
 		size_t k = 0, segs = 0;
 		const struct arr_event *evs;
