@@ -614,6 +614,8 @@ struct pre {
 static struct pre_thread *pre_thread(struct pre *q, uint32_t tid)
 {
 	uint64_t v;
+	if (tid == q->last_tid)
+		return q->last;
 	if (arr_ptrmap_get(&q->tid_index, (uint64_t)tid + 1, &v)) {
 		q->last = &q->th[v - 1];
 	} else {
@@ -634,31 +636,105 @@ static struct pre_thread *pre_thread(struct pre *q, uint32_t tid)
 	return q->last;
 }
 
+/* a run's thread counts, kept in registers until the thread changes (a
+ * run is one chunk, so once a run) */
+struct pre_acc {
+	uint32_t tid;
+	uint64_t calls, allocs, bytes; /* the thread's, since the last flush */
+	uint64_t from_null, lt_allocs; /* the run's */
+};
+
+/* by value: a pointer to the accumulator would keep it out of registers */
+static __attribute__((noinline)) int pre_add(struct pre *q, uint32_t tid, uint64_t calls, uint64_t allocs,
+					     uint64_t bytes)
+{
+	struct pre_thread *t = pre_thread(q, tid);
+	if (!t)
+		return ARR_ENOMEM;
+	t->calls += calls;
+	t->allocs += allocs;
+	t->alloc_bytes += bytes;
+	return 0;
+}
+
+static ALWAYS_INLINE int pre_flush(struct pre *q, struct pre_acc *a)
+{
+	if (a->calls && pre_add(q, a->tid, a->calls, a->allocs, a->bytes))
+		return ARR_ENOMEM;
+	a->calls = a->allocs = a->bytes = 0;
+	return 0;
+}
+
+/* One event; op is a constant in the copies for free and malloc, so the
+ * operation's facts fold (as handle_any does). The event is read before
+ * the first store (a store could alias it, and ev->op would be loaded and
+ * looked up again), the counters go through restrict pointers. */
+static ALWAYS_INLINE int pre_event(struct pre *q, const struct arr_event *ev, unsigned op, unsigned hot,
+				   struct pre_acc *a, uint64_t *restrict ops, uint64_t *restrict small,
+				   uint64_t *restrict c_allocs)
+{
+	const uint32_t tid = ev->tid;
+	const int allocates = arr_event_allocates(ev);
+	const uint64_t req = arr_event_bytes(ev, q->page_size), ptr = ev->ptr;
+	ops[op < ARR_OP_MAX_ ? op : 0]++;
+	if (!arr_op_is_call(op))
+		return 0;
+	if (tid != a->tid) {
+		if (pre_flush(q, a))
+			return ARR_ENOMEM;
+		a->tid = tid;
+	}
+	a->calls++;
+	if (!allocates)
+		return 0;
+	a->allocs++;
+	a->bytes += req;
+	if (hot & HOT_SIZES) {
+		if ((op == ARR_OP_REALLOC || op == ARR_OP_REALLOCARRAY) && !ptr)
+			a->from_null++;
+		if (req < ARR__SIZES_SMALL)
+			small[req]++;
+		else if (arr__sizes_count_big(&q->sz, req))
+			return ARR_ENOMEM;
+	}
+	if (hot & HOT_LIFETIMES) {
+		a->lt_allocs++;
+		c_allocs[arr__log2_bucket(req)]++;
+	}
+	return 0;
+}
+
+static ALWAYS_INLINE void pre_run(struct pre *q, const struct arr_event *evs, size_t n, unsigned hot)
+{
+	struct pre_acc a = {.tid = evs[0].tid};
+	int rc = 0;
+	for (size_t i = 0; i < n && !rc; i++) {
+		const struct arr_event *ev = &evs[i];
+		if (ev->op == ARR_OP_FREE)
+			rc = pre_event(q, ev, ARR_OP_FREE, hot, &a, q->ops, q->sz.small, q->lt.c_allocs);
+		else if (ev->op == ARR_OP_MALLOC)
+			rc = pre_event(q, ev, ARR_OP_MALLOC, hot, &a, q->ops, q->sz.small, q->lt.c_allocs);
+		else
+			rc = pre_event(q, ev, ev->op, hot, &a, q->ops, q->sz.small, q->lt.c_allocs);
+	}
+	if (!rc)
+		rc = pre_flush(q, &a);
+	q->sz.r_count += a.from_null;
+	q->sz.r_from_null += a.from_null;
+	q->lt.allocs += a.lt_allocs;
+	if (rc)
+		q->oom = rc;
+}
+
 static void pre_count(void *ctx, const struct arr_event *evs, size_t n)
 {
 	struct pre *q = ctx;
-	for (size_t i = 0; i < n && !q->oom; i++) {
-		const struct arr_event *ev = &evs[i];
-		const unsigned op = ev->op;
-		q->ops[op < ARR_OP_MAX_ ? op : 0]++;
-		if (!arr_op_is_call(op))
-			continue;
-		struct pre_thread *t = ev->tid == q->last_tid ? q->last : pre_thread(q, ev->tid);
-		if (!t) {
-			q->oom = ARR_ENOMEM;
-			break;
-		}
-		t->calls++;
-		if (!arr_event_allocates(ev))
-			continue;
-		const uint64_t req = arr_event_bytes(ev, q->page_size);
-		t->allocs++;
-		t->alloc_bytes += req;
-		if ((q->hot & HOT_SIZES) && arr__sizes_on_alloc_exact(&q->sz, req, op, ev->ptr))
-			q->oom = ARR_ENOMEM;
-		if (q->hot & HOT_LIFETIMES)
-			arr__lifetimes_on_alloc(&q->lt, arr__log2_bucket(req));
-	}
+	if (q->oom || !n)
+		return;
+	if ((q->hot & (HOT_SIZES | HOT_LIFETIMES)) == (HOT_SIZES | HOT_LIFETIMES))
+		pre_run(q, evs, n, HOT_SIZES | HOT_LIFETIMES);
+	else
+		pre_run(q, evs, n, q->hot);
 }
 
 /* The counts into the pass's state, after the pipe is closed. */
