@@ -607,6 +607,7 @@ struct pre {
 	struct arr_ptrmap tid_index; /* tid + 1 -> index + 1 */
 	uint64_t last_tid;           /* UINT64_MAX: none yet */
 	struct pre_thread *last;
+	struct an_tid_cache cache[ARR__TID_CACHE]; /* as the pass's: threads that take turns */
 	struct an_sizes sz;       /* small, big, other_sizes, r_count, r_from_null */
 	struct an_lifetimes lt;   /* allocs, c_allocs */
 };
@@ -616,8 +617,12 @@ static struct pre_thread *pre_thread(struct pre *q, uint32_t tid)
 	uint64_t v;
 	if (tid == q->last_tid)
 		return q->last;
-	if (arr_ptrmap_get(&q->tid_index, (uint64_t)tid + 1, &v)) {
+	struct an_tid_cache *tc = &q->cache[tid % ARR__TID_CACHE];
+	if (tc->idx1 && tc->tid == tid) {
+		q->last = &q->th[tc->idx1 - 1];
+	} else if (arr_ptrmap_get(&q->tid_index, (uint64_t)tid + 1, &v)) {
 		q->last = &q->th[v - 1];
+		*tc = (struct an_tid_cache){tid, (uint32_t)v};
 	} else {
 		if (q->nth == q->cap) {
 			size_t cap = q->cap ? q->cap * 2 : 16;
@@ -631,6 +636,7 @@ static struct pre_thread *pre_thread(struct pre *q, uint32_t tid)
 			return NULL;
 		q->th[q->nth] = (struct pre_thread){.tid = tid};
 		q->last = &q->th[q->nth++];
+		*tc = (struct an_tid_cache){tid, (uint32_t)q->nth};
 	}
 	q->last_tid = tid;
 	return q->last;
