@@ -608,8 +608,8 @@ struct pre {
 	uint64_t last_tid;           /* UINT64_MAX: none yet */
 	struct pre_thread *last;
 	struct an_tid_cache cache[ARR__TID_CACHE]; /* as the pass's: threads that take turns */
-	struct an_sizes sz;       /* small, big, other_sizes, r_count, r_from_null */
-	struct an_lifetimes lt;   /* allocs, c_allocs */
+	struct an_sizes sz;                        /* small, big, other_sizes, r_count, r_from_null */
+	struct an_lifetimes lt;                    /* allocs, c_allocs */
 };
 
 static struct pre_thread *pre_thread(struct pre *q, uint32_t tid)
@@ -754,8 +754,8 @@ static int pre_apply(struct pass *p, struct pre *q)
 	for (size_t i = 0; i < q->nth; i++) {
 		uint64_t v;
 		/* the pass numbered every thread that made a call; past ARR__MAX_THREADS they share the last */
-		size_t idx = arr_ptrmap_get(&c->tid_index, (uint64_t)q->th[i].tid + 1, &v) ? v - 1
-											 : ARR__MAX_THREADS - 1;
+		size_t idx =
+			arr_ptrmap_get(&c->tid_index, (uint64_t)q->th[i].tid + 1, &v) ? v - 1 : ARR__MAX_THREADS - 1;
 		if (idx >= c->nthreads)
 			continue; /* the pass stopped before this thread's first call (out of memory) */
 		c->threads[idx].calls += q->th[i].calls;

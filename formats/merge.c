@@ -532,12 +532,12 @@ void arr_merge_close(struct arr_merge *m)
  * Batches are filled in order and read in order: the events, their order,
  * an error and what precedes it are exactly the merge's.
  */
-#define PIPE_DEPTH 3            /* batches: one being filled, one queued, one being read */
-#define PIPE_EVENTS (1u << 14)  /* a batch ends once it holds this many events */
-#define PIPE_GATHER 4096        /* ... or its copy of short runs is this full */
-#define PIPE_SEGS 256           /* ... or it has this many segments */
-#define PIPE_HELD 2             /* ... or holds this many finished chunks */
-#define PIPE_SHORT 64           /* runs shorter than this are copied */
+#define PIPE_DEPTH 3           /* batches: one being filled, one queued, one being read */
+#define PIPE_EVENTS (1u << 14) /* a batch ends once it holds this many events */
+#define PIPE_GATHER 4096       /* ... or its copy of short runs is this full */
+#define PIPE_SEGS 256          /* ... or it has this many segments */
+#define PIPE_HELD 2            /* ... or holds this many finished chunks */
+#define PIPE_SHORT 64          /* runs shorter than this are copied */
 
 struct pipe_seg {
 	const struct arr_event *ev;

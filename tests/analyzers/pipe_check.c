@@ -118,16 +118,16 @@ int main(int argc, char **argv)
 			else if (rc < 0 && (arr_trace_error_offset(tr) != ref_off ||
 					    strcmp(arr_trace_error_detail(tr), ref_detail)))
 				bad = fprintf(stderr, "pipe_check: error at %llu (%s), the merge's at %llu (%s)\n",
-					      (unsigned long long)arr_trace_error_offset(tr), arr_trace_error_detail(tr),
-					      (unsigned long long)ref_off, ref_detail) > 0;
+					      (unsigned long long)arr_trace_error_offset(tr),
+					      arr_trace_error_detail(tr), (unsigned long long)ref_off, ref_detail) > 0;
 			if (!bad) {
 				size_t chunks = 0;
 				struct arr_chunk_info ci;
 				arr_trace_rewind(tr);
 				while (arr_trace_next_chunk(tr, &ci) == 1)
 					chunks++;
-				printf("events %zu segments %zu chunks %zu short_runs %zu long_runs %zu ending %d\n", n, segs,
-				       chunks, short_runs, long_runs, rc);
+				printf("events %zu segments %zu chunks %zu short_runs %zu long_runs %zu ending %d\n", n,
+				       segs, chunks, short_runs, long_runs, rc);
 			}
 		}
 		arr_merge_close(m);
