@@ -74,6 +74,10 @@ struct arr_merge {
 	struct cursor *last;  /* popped cursor whose event the caller holds */
 	struct cursor *spare; /* finished cursors, buffers kept for reuse */
 	uint64_t open_events; /* in the heap and last: what the memory limit counts */
+	/* the pipe's batch being filled: finished cursors are held there, not
+	 * reused, until the consumer is done with the batch (NULL: no pipe) */
+	struct cursor **hold;
+	unsigned nheld;
 };
 
 static int idx_cmp(const void *a, const void *b)
@@ -135,6 +139,12 @@ static void cursor_free(struct cursor *c)
 static void cursor_retire(struct arr_merge *m, struct cursor *c)
 {
 	m->open_events -= c->n;
+	if (m->hold) { /* a batch handed out may still point into its events and strings */
+		c->next_spare = *m->hold;
+		*m->hold = c;
+		m->nheld++;
+		return;
+	}
 	free(c->strs);
 	c->strs = NULL;
 	c->next_spare = m->spare;
@@ -501,4 +511,212 @@ void arr_merge_close(struct arr_merge *m)
 	free(m->heap);
 	free(m->idx);
 	free(m);
+}
+
+/*
+ * The pipe: the merge on a thread of its own, for a consumer whose own
+ * per-event work is the critical path (the analysis). The merge (heap,
+ * runs' ends, chunk hand-over) was a tenth of a 4-thread trace's analysing
+ * thread; here it runs beside the read-ahead decoder, and the consumer
+ * reads batches of runs. A hook, if given, sees every run on the pipe's
+ * thread, in merge order, before the consumer does: work that needs the
+ * order but not the consumer's state (the analysis's order-free counts).
+ *
+ * A batch is a list of segments: a run of 64 events or more points into
+ * its chunk's buffer; shorter runs (threads that take turns every ~12
+ * events) are copied, in merge order, into the batch's own array, so the
+ * consumer sees them as one long segment and can prefetch across them.
+ * Chunks that finish while a batch is filled are held by that batch (not
+ * reused, their strings not freed) until the consumer has moved past it,
+ * so every pointer a batch hands out stays valid until the next call.
+ * Batches are filled in order and read in order: the events, their order,
+ * an error and what precedes it are exactly the merge's.
+ */
+#define PIPE_DEPTH 3           /* batches: one being filled, one queued, one being read */
+#define PIPE_EVENTS (1u << 14) /* a batch ends once it holds this many events */
+#define PIPE_GATHER 4096       /* ... or its copy of short runs is this full */
+#define PIPE_SEGS 256          /* ... or it has this many segments */
+#define PIPE_HELD 2            /* ... or holds this many finished chunks */
+#define PIPE_SHORT 64          /* runs shorter than this are copied */
+
+struct pipe_seg {
+	const struct arr_event *ev;
+	size_t n;
+};
+
+struct pipe_batch {
+	struct pipe_seg seg[PIPE_SEGS];
+	size_t nseg, next; /* next: the consumer's */
+	struct arr_event *gath;
+	size_t ngath;
+	struct cursor *held; /* chunks finished while it was filled */
+	int rc;              /* after its segments: 1 more batches follow, 0 the end, < 0 the error */
+};
+
+struct arr__merge_pipe {
+	struct arr_merge *m;
+	void (*hook)(void *ctx, const struct arr_event *ev, size_t n);
+	void *hook_ctx;
+	struct pipe_batch b[PIPE_DEPTH]; /* batch k is b[k % PIPE_DEPTH] */
+	struct pipe_batch *cur;          /* the consumer's, NULL before the first */
+	int threaded, stop;
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t more, room;
+	uint64_t filled, released, read; /* batches published, given back, taken by the consumer */
+};
+
+/* A batch's held chunks become the merge's spares again. */
+static void batch_unhold(struct arr_merge *m, struct pipe_batch *b)
+{
+	while (b->held) {
+		struct cursor *c = b->held;
+		b->held = c->next_spare;
+		free(c->strs);
+		c->strs = NULL;
+		c->next_spare = m->spare;
+		m->spare = c;
+	}
+}
+
+static void batch_fill(struct arr__merge_pipe *p, struct pipe_batch *b)
+{
+	struct arr_merge *m = p->m;
+	batch_unhold(m, b);
+	b->nseg = b->next = b->ngath = 0;
+	m->hold = &b->held;
+	m->nheld = 0;
+	size_t total = 0;
+	int tail = 0; /* the last segment ends at gath + ngath: a short run extends it */
+	int rc;
+	for (;;) {
+		const struct arr_event *evs;
+		size_t n;
+		rc = arr__merge_next_run(m, &evs, &n);
+		if (rc != 1)
+			break;
+		if (n < PIPE_SHORT) {
+			memcpy(b->gath + b->ngath, evs, n * sizeof *evs);
+			if (tail)
+				b->seg[b->nseg - 1].n += n;
+			else
+				b->seg[b->nseg++] = (struct pipe_seg){b->gath + b->ngath, n};
+			b->ngath += n;
+			tail = 1;
+		} else {
+			b->seg[b->nseg++] = (struct pipe_seg){evs, n};
+			tail = 0;
+		}
+		if (p->hook)
+			p->hook(p->hook_ctx, evs, n);
+		total += n;
+		if (total >= PIPE_EVENTS || b->ngath + PIPE_SHORT > PIPE_GATHER || b->nseg == PIPE_SEGS ||
+		    m->nheld >= PIPE_HELD || __atomic_load_n(&p->stop, __ATOMIC_RELAXED))
+			break;
+	}
+	m->hold = NULL;
+	b->rc = rc;
+}
+
+static void *pipe_main(void *arg)
+{
+	struct arr__merge_pipe *p = arg;
+	for (;;) {
+		pthread_mutex_lock(&p->lock);
+		while (!p->stop && p->filled - p->released == PIPE_DEPTH)
+			pthread_cond_wait(&p->room, &p->lock);
+		int stop = p->stop;
+		pthread_mutex_unlock(&p->lock);
+		if (stop)
+			break;
+		struct pipe_batch *b = &p->b[p->filled % PIPE_DEPTH];
+		batch_fill(p, b);
+		pthread_mutex_lock(&p->lock);
+		p->filled++;
+		pthread_cond_signal(&p->more);
+		pthread_mutex_unlock(&p->lock);
+		if (b->rc != 1)
+			break;
+	}
+	return NULL;
+}
+
+int arr__merge_pipe_open(struct arr__merge_pipe **out, struct arr_merge *m,
+			 void (*hook)(void *ctx, const struct arr_event *ev, size_t n), void *ctx)
+{
+	struct arr__merge_pipe *p = calloc(1, sizeof *p);
+	*out = NULL;
+	if (!p)
+		return ARR_ENOMEM;
+	p->m = m;
+	p->hook = hook;
+	p->hook_ctx = ctx;
+	for (unsigned i = 0; i < PIPE_DEPTH; i++)
+		if (!(p->b[i].gath = malloc(PIPE_GATHER * sizeof *p->b[i].gath))) {
+			for (unsigned k = 0; k < i; k++)
+				free(p->b[k].gath);
+			free(p);
+			return ARR_ENOMEM;
+		}
+	/* a trace of a few chunks is read on the caller's thread, as the read-ahead does */
+	if (m->nidx >= 4) {
+		pthread_mutex_init(&p->lock, NULL);
+		pthread_cond_init(&p->more, NULL);
+		pthread_cond_init(&p->room, NULL);
+		p->threaded = pthread_create(&p->thread, NULL, pipe_main, p) == 0;
+		if (!p->threaded) {
+			pthread_mutex_destroy(&p->lock);
+			pthread_cond_destroy(&p->more);
+			pthread_cond_destroy(&p->room);
+		}
+	}
+	*out = p;
+	return 0;
+}
+
+int arr__merge_pipe_next(struct arr__merge_pipe *p, const struct arr_event **evs, size_t *n)
+{
+	struct pipe_batch *b = p->cur;
+	while (!b || b->next == b->nseg) {
+		if (b && b->rc != 1)
+			return b->rc;
+		if (!p->threaded) {
+			b = &p->b[0];
+			batch_fill(p, b);
+		} else {
+			pthread_mutex_lock(&p->lock);
+			p->released = p->read; /* every batch before the next one is done with */
+			pthread_cond_signal(&p->room);
+			while (p->filled == p->read)
+				pthread_cond_wait(&p->more, &p->lock);
+			b = &p->b[p->read++ % PIPE_DEPTH];
+			pthread_mutex_unlock(&p->lock);
+		}
+		p->cur = b;
+	}
+	const struct pipe_seg *s = &b->seg[b->next++];
+	*evs = s->ev;
+	*n = s->n;
+	return 1;
+}
+
+void arr__merge_pipe_close(struct arr__merge_pipe *p)
+{
+	if (!p)
+		return;
+	if (p->threaded) {
+		pthread_mutex_lock(&p->lock);
+		__atomic_store_n(&p->stop, 1, __ATOMIC_RELAXED); /* batch_fill reads it unlocked */
+		pthread_cond_signal(&p->room);
+		pthread_mutex_unlock(&p->lock);
+		pthread_join(p->thread, NULL);
+		pthread_mutex_destroy(&p->lock);
+		pthread_cond_destroy(&p->more);
+		pthread_cond_destroy(&p->room);
+	}
+	for (unsigned i = 0; i < PIPE_DEPTH; i++) {
+		batch_unhold(p->m, &p->b[i]); /* arr_merge_close frees them */
+		free(p->b[i].gath);
+	}
+	free(p);
 }
