@@ -1003,6 +1003,36 @@ static struct arr__page *borrow(struct arr__heap *h, unsigned cls, size_t max_bl
 	return NULL;
 }
 
+/*
+ * Freed blocks before fresh ones: the current page has none left but could
+ * carve more, while the pages behind it (ones that came back from the full
+ * list with blocks freed into them, ones requeued while exhausted) may hold
+ * free blocks. Carved first, every page of a class ended up carved whole
+ * before its free blocks were used again, so a class held its high-water
+ * mark rounded up to a 64 KiB page rather than to an OS page, and the free
+ * blocks of its older pages stayed resident beside the fresh ones
+ * (`mtwork 1 private small steady`: 79 pages of 17 classes, 485 KB free in
+ * carved pages for 4.4 MB used). Up to REUSE_SCAN pages are looked at: the
+ * walk runs once per exhausted free list, and a long list that has nothing
+ * ready must not cost more than the carve it precedes.
+ */
+#define REUSE_SCAN 8
+static struct arr__page *reuse_before_carve(struct arr__heap *h, struct arr__page *cur)
+{
+	unsigned n = 0;
+	for (struct arr__page *page = cur->next; page && n < REUSE_SCAN; page = page->next, n++) {
+		page_collect(page);
+		if (!page->free)
+			continue;
+		page->requeued = 0;
+		class_remove(h, page);
+		class_push_front(h, page);
+		ARR__ASSERT_EXPENSIVE(arr__page_is_valid(page));
+		return page;
+	}
+	return NULL;
+}
+
 static struct arr__page *find_page(struct arr__heap *h, unsigned cls, size_t size, bool exact)
 {
 	if (atomic_load_explicit(&h->delayed, memory_order_relaxed))
@@ -1019,6 +1049,8 @@ retry:;
 			page_unhole(page);
 		if (!page->free && page->capacity < page->reserved) {
 			struct arr__page *b;
+			if (next != NULL && (b = reuse_before_carve(h, page)) != NULL)
+				return b;
 			/* only if the carve would touch fresh memory */
 			if (!exact && page->block_size >= BORROW_MIN &&
 			    (size_t)page->capacity * page->block_size >= (size_t)page->zero_from * ARR__OS_PAGE &&

@@ -4,7 +4,9 @@
  * at most `sparse_threads` threads hold a heap (then from their classes'
  * pages), and a class below 256 bytes with no page of its own borrows a few
  * blocks a tick from a class at most twice the request instead of taking an
- * OS page of its own. Exits non-zero if a check fails.
+ * OS page of its own; a class's freed blocks in its older pages are used
+ * again before its current page carves fresh ones. Exits non-zero if a
+ * check fails.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -158,12 +160,47 @@ static void *small_borrow(void *arg)
 	return arg;
 }
 
+/* In a fresh thread: 1024 + 64 blocks of 60 bytes fill a page of class 64
+ * (1024 blocks) and the first carve (one OS page, 64 blocks) of a second.
+ * Ten blocks freed in the first page are the next ten mallocs, before the
+ * second page carves more (fresh memory). */
+static void *reuse_first(void *arg)
+{
+	enum { PAGE = 1024, N = PAGE + 64, FREED = 10 };
+	static void *v[N];
+	for (int i = 0; i < N; i++) {
+		v[i] = arr_malloc(60);
+		CHECK(v[i] != NULL && arr_malloc_usable_size(v[i]) == 64);
+	}
+	void *freed[FREED];
+	for (int i = 0; i < FREED; i++) {
+		freed[i] = v[i * 50];
+		arr_free(freed[i]);
+		v[i * 50] = NULL;
+	}
+	int reused = 0;
+	void *w[FREED];
+	for (int i = 0; i < FREED; i++) {
+		w[i] = arr_malloc(60);
+		for (int j = 0; j < FREED; j++)
+			reused += w[i] == freed[j];
+	}
+	CHECK(reused == FREED);
+	for (int i = 0; i < FREED; i++)
+		arr_free(w[i]);
+	for (int i = 0; i < N; i++)
+		arr_free(v[i]);
+	return arg;
+}
+
 int main(void)
 {
 	test_sparse_defaults();
 	test_sparse_threads();
 	pthread_t t;
 	CHECK(pthread_create(&t, NULL, small_borrow, NULL) == 0);
+	pthread_join(t, NULL);
+	CHECK(pthread_create(&t, NULL, reuse_first, NULL) == 0);
 	pthread_join(t, NULL);
 	if (failures) {
 		fprintf(stderr, "%d check(s) failed\n", failures);
