@@ -28,6 +28,7 @@ __thread struct arr__heap *arr__tl_heap __attribute__((tls_model("initial-exec")
 pthread_mutex_t arr__lock = PTHREAD_MUTEX_INITIALIZER;
 _Atomic int arr__abandoned_count;
 _Atomic unsigned arr__active_heaps;
+_Atomic unsigned arr__busy_heaps;
 _Atomic int arr__init_state;
 _Atomic int64_t arr__orphan_live[ARR__NCLASSES];
 
@@ -676,6 +677,10 @@ static void heap_abandon(struct arr__heap *h)
 	arr__pool_tick(h);
 	pthread_mutex_lock(&arr__lock);
 	atomic_fetch_sub_explicit(&arr__active_heaps, 1, memory_order_relaxed);
+	if (h->census_busy) {
+		h->census_busy = false;
+		atomic_fetch_sub_explicit(&arr__busy_heaps, 1, memory_order_relaxed);
+	}
 	if (any) {
 		h->state = ARR__HEAP_ABANDONED;
 		h->next_state = abandoned_heaps;
@@ -697,6 +702,84 @@ static void heap_thread_done(void *arg)
 		return;
 	arr__tl_heap = &arr__heap_empty;
 	heap_abandon(h);
+}
+
+/* ---- the census of busy heaps ---- */
+
+/*
+ * How many threads allocate, for everything that costs more with threads
+ * running at once (a purge's TLB-shootdown IPI, the span heap's lock, a
+ * delay counted in summed operations): counted as heaps holding a heap,
+ * a main thread that waits for its one worker made a program "two-threaded"
+ * for good, and a replay three (the engine's own thread holds the heap it
+ * prepared the workload with): `mtwork 1 private mixed wave` replayed with
+ * its sparse classes dense and purges at 12 x the delay. Busy instead: a new
+ * heap counts at once (threads that start are about to allocate); every
+ * ARR__CENSUS_OPS of the op clock, at a pool call, a heap that made no
+ * operation since the last thread started stops counting, and one that made
+ * fewer than CENSUS_MIN_OPS operations in each of CENSUS_IDLE censuses in a
+ * row (a worker descheduled for a while, or waiting for the others, is not
+ * idle: flapping in and out of the single-thread modes cost a paced 2-thread
+ * replay half its speed); a heap that calls the pool counts again at once.
+ * A heap's counters are its owner's, read here without its cooperation (as
+ * the statistics do): a census is a sample.
+ */
+#define CENSUS_MIN_OPS 8
+#define CENSUS_IDLE 16
+static uint64_t census_next;
+
+/* Under arr__lock: a new thread's heap counts; the operations the others
+ * made so far (a main thread's start-up) are not counted at the next census. */
+static void census_join(struct arr__heap *h)
+{
+	for (struct arr__heap *o = all_heaps; o; o = o->next_all)
+		if (o->state == ARR__HEAP_ACTIVE)
+			o->census_ops = o->census_join_ops = arr__heap_ops(o);
+	h->census_idle = 0;
+	if (!h->census_busy) {
+		h->census_busy = true;
+		atomic_fetch_add_explicit(&arr__busy_heaps, 1, memory_order_relaxed);
+	}
+}
+
+void arr__heap_census(struct arr__heap *h, uint64_t clock)
+{
+	if (h == NULL || h == &arr__heap_empty || h->state != ARR__HEAP_ACTIVE)
+		return;
+	if (!h->census_busy) {
+		h->census_busy = true;
+		h->census_idle = 0;
+		atomic_fetch_add_explicit(&arr__busy_heaps, 1, memory_order_relaxed);
+	}
+	if (clock < census_next)
+		return;
+	census_next = clock + ARR__CENSUS_OPS;
+	unsigned busy = 0;
+	for (struct arr__heap *o = all_heaps; o; o = o->next_all) {
+		if (o->state != ARR__HEAP_ACTIVE)
+			continue;
+		uint64_t ops = __atomic_load_n(&o->alloc_count, __ATOMIC_RELAXED) +
+			       __atomic_load_n(&o->free_count, __ATOMIC_RELAXED);
+		if (o == h || ops - o->census_ops >= CENSUS_MIN_OPS)
+			o->census_idle = 0;
+		else if (o->census_idle < UINT8_MAX)
+			o->census_idle++;
+		o->census_busy = o->census_idle == 0 || (ops != o->census_join_ops && o->census_idle < CENSUS_IDLE);
+		o->census_ops = ops;
+		busy += o->census_busy;
+	}
+	atomic_store_explicit(&arr__busy_heaps, busy, memory_order_relaxed);
+}
+
+bool arr__census_is_valid_locked(void)
+{
+	unsigned busy = 0;
+	for (const struct arr__heap *o = all_heaps; o; o = o->next_all) {
+		ARR__CHECK(!o->census_busy || o->state == ARR__HEAP_ACTIVE);
+		busy += o->census_busy;
+	}
+	ARR__CHECK(busy == atomic_load_explicit(&arr__busy_heaps, memory_order_relaxed));
+	return true;
 }
 
 /* ---- heap creation and the malloc slow path ---- */
@@ -742,6 +825,7 @@ struct arr__heap *arr__heap_thread_init(void)
 	h->full = NULL;
 	memset(h->borrows, 0, sizeof h->borrows); /* a reused heap's: a new thread borrows anew */
 	atomic_fetch_add_explicit(&arr__active_heaps, 1, memory_order_relaxed);
+	census_join(h);
 	pthread_mutex_unlock(&arr__lock);
 	arr__tl_heap = h;
 	if (atomic_load(&key_ok))
@@ -1164,16 +1248,19 @@ void *arr__malloc_slow(struct arr__heap *h, size_t size, unsigned flags)
 		 * dense: pages of its own, the fast paths); others by their pages. */
 		to_span = sk < ARR__SPARSE_END - ARR__SPARSE_FIRST && arr__opt.sparse && !(h->dense >> sk & 1) &&
 			  arr__class_size[cls] > arr__opt.sparse_min;
-		/* With more threads than sparse_threads holding a heap the class
-		 * is dense at once: the span heap's lock would be shared by every
-		 * thread's small blocks (it becomes sparse again, as any dense
-		 * class, when its pages have gone back). */
-		if (to_span && (h->sparse_live[sk] >= (int32_t)(arr__opt.sparse * arr__class_slices[cls] *
-								ARR__SLICE_SIZE / arr__class_size[cls]) ||
-				(arr__opt.sparse_thr != 0 && arr__purge_scale() > arr__opt.sparse_thr))) {
+		/* With more threads than sparse_threads busy (the census) the
+		 * class takes its pages: the span heap's lock would be shared by
+		 * every thread's small blocks. */
+		if (to_span && h->sparse_live[sk] >= (int32_t)(arr__opt.sparse * arr__class_slices[cls] *
+							       ARR__SLICE_SIZE / arr__class_size[cls])) {
 			h->dense |= (uint64_t)1 << sk;
 			to_span = false;
 		}
+		/* Not marked dense: the census may find fewer busy threads
+		 * later (a replay's or a program's start-up), and then the
+		 * class's next slow-path malloc is sparse again. */
+		if (to_span && arr__opt.sparse_thr != 0 && arr__purge_scale() > arr__opt.sparse_thr)
+			to_span = false;
 	}
 	if (to_span) {
 		if (sk < ARR__SPARSE_END - ARR__SPARSE_FIRST)
