@@ -715,17 +715,24 @@ static void heap_thread_done(void *arg)
  * prepared the workload with): `mtwork 1 private mixed wave` replayed with
  * its sparse classes dense and purges at 12 x the delay. Busy instead: a new
  * heap counts at once (threads that start are about to allocate); every
- * ARR__CENSUS_OPS of the op clock, at a pool call, a heap that made no
- * operation since the last thread started stops counting, and one that made
- * fewer than CENSUS_MIN_OPS operations in each of CENSUS_IDLE censuses in a
- * row (a worker descheduled for a while, or waiting for the others, is not
- * idle: flapping in and out of the single-thread modes cost a paced 2-thread
- * replay half its speed); a heap that calls the pool counts again at once.
+ * ARR__CENSUS_OPS of the op clock, at a pool call, two kinds of heap stop
+ * counting: one that has made no call since the newest heap started and
+ * fewer than CENSUS_FAST_MAX between the two newest heaps' starts (a main
+ * thread that started its workers and waits; the engine's thread, which made
+ * none since the recorded main thread's stream started), at the first census;
+ * and one that made fewer than CENSUS_MIN_OPS calls in each of CENSUS_IDLE
+ * censuses in a row. A worker that waits for the others for a while is not
+ * idle: demoted because it made no call since a newer worker started (its
+ * first worker waiting at the replay's pace for the second to catch up), a
+ * paced 2-thread replay flapped between one and two busy threads (sparse
+ * classes on and off: t2 private mixed steady 15.7 -> 14.4-17.6 MB). A heap
+ * that calls the pool counts again at once.
  * A heap's counters are its owner's, read here without its cooperation (as
  * the statistics do): a census is a sample.
  */
 #define CENSUS_MIN_OPS 8
 #define CENSUS_IDLE 16
+#define CENSUS_FAST_MAX 256
 static uint64_t census_next;
 
 /* Under arr__lock: a new thread's heap counts; the operations the others
@@ -733,8 +740,11 @@ static uint64_t census_next;
 static void census_join(struct arr__heap *h)
 {
 	for (struct arr__heap *o = all_heaps; o; o = o->next_all)
-		if (o->state == ARR__HEAP_ACTIVE)
-			o->census_ops = o->census_join_ops = arr__heap_ops(o);
+		if (o->state == ARR__HEAP_ACTIVE) {
+			uint64_t ops = arr__heap_ops(o);
+			o->census_join_calls = ops - o->census_join_ops;
+			o->census_ops = o->census_join_ops = ops;
+		}
 	h->census_idle = 0;
 	if (!h->census_busy) {
 		h->census_busy = true;
@@ -764,7 +774,8 @@ void arr__heap_census(struct arr__heap *h, uint64_t clock)
 			o->census_idle = 0;
 		else if (o->census_idle < UINT8_MAX)
 			o->census_idle++;
-		o->census_busy = o->census_idle == 0 || (ops != o->census_join_ops && o->census_idle < CENSUS_IDLE);
+		bool waits = ops == o->census_join_ops && o->census_join_calls < CENSUS_FAST_MAX;
+		o->census_busy = o->census_idle == 0 || (!waits && o->census_idle < CENSUS_IDLE);
 		o->census_ops = ops;
 		busy += o->census_busy;
 	}

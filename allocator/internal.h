@@ -372,6 +372,7 @@ struct arr__heap {
 	/* The census of busy heaps (heap.c arr__heap_census, under arr__lock):
 	 * the heap's operations at the last census, and whether it counts. */
 	uint64_t census_ops, census_join_ops; /* at the last census, at the last new heap */
+	uint64_t census_join_calls;           /* made between the last two new heaps */
 	uint8_t census_idle;                  /* censuses in a row it made (almost) none */
 	bool census_busy;
 	int state;                    /* ARR__HEAP_* */
