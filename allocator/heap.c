@@ -28,6 +28,7 @@ __thread struct arr__heap *arr__tl_heap __attribute__((tls_model("initial-exec")
 pthread_mutex_t arr__lock = PTHREAD_MUTEX_INITIALIZER;
 _Atomic int arr__abandoned_count;
 _Atomic unsigned arr__active_heaps;
+_Atomic unsigned arr__busy_heaps;
 _Atomic int arr__init_state;
 _Atomic int64_t arr__orphan_live[ARR__NCLASSES];
 
@@ -676,6 +677,10 @@ static void heap_abandon(struct arr__heap *h)
 	arr__pool_tick(h);
 	pthread_mutex_lock(&arr__lock);
 	atomic_fetch_sub_explicit(&arr__active_heaps, 1, memory_order_relaxed);
+	if (h->census_busy) {
+		h->census_busy = false;
+		atomic_fetch_sub_explicit(&arr__busy_heaps, 1, memory_order_relaxed);
+	}
 	if (any) {
 		h->state = ARR__HEAP_ABANDONED;
 		h->next_state = abandoned_heaps;
@@ -697,6 +702,95 @@ static void heap_thread_done(void *arg)
 		return;
 	arr__tl_heap = &arr__heap_empty;
 	heap_abandon(h);
+}
+
+/* ---- the census of busy heaps ---- */
+
+/*
+ * How many threads allocate, for everything that costs more with threads
+ * running at once (a purge's TLB-shootdown IPI, the span heap's lock, a
+ * delay counted in summed operations): counted as heaps holding a heap,
+ * a main thread that waits for its one worker made a program "two-threaded"
+ * for good, and a replay three (the engine's own thread holds the heap it
+ * prepared the workload with): `mtwork 1 private mixed wave` replayed with
+ * its sparse classes dense and purges at 12 x the delay. Busy instead: a new
+ * heap counts at once (threads that start are about to allocate); every
+ * ARR__CENSUS_OPS of the op clock, at a pool call, two kinds of heap stop
+ * counting: one that has made no call since the newest heap started and
+ * fewer than CENSUS_FAST_MAX between the two newest heaps' starts (a main
+ * thread that started its workers and waits; the engine's thread, which made
+ * none since the recorded main thread's stream started), at the first census;
+ * and one that made fewer than CENSUS_MIN_OPS calls in each of CENSUS_IDLE
+ * censuses in a row. A worker that waits for the others for a while is not
+ * idle: demoted because it made no call since a newer worker started (its
+ * first worker waiting at the replay's pace for the second to catch up), a
+ * paced 2-thread replay flapped between one and two busy threads (sparse
+ * classes on and off: t2 private mixed steady 15.7 -> 14.4-17.6 MB). A heap
+ * that calls the pool counts again at once.
+ * A heap's counters are its owner's, read here without its cooperation (as
+ * the statistics do): a census is a sample.
+ */
+#define CENSUS_MIN_OPS 8
+#define CENSUS_IDLE 16
+#define CENSUS_FAST_MAX 256
+static uint64_t census_next;
+
+/* Under arr__lock: a new thread's heap counts; the operations the others
+ * made so far (a main thread's start-up) are not counted at the next census. */
+static void census_join(struct arr__heap *h)
+{
+	for (struct arr__heap *o = all_heaps; o; o = o->next_all)
+		if (o->state == ARR__HEAP_ACTIVE) {
+			uint64_t ops = arr__heap_ops(o);
+			o->census_join_calls = ops - o->census_join_ops;
+			o->census_ops = o->census_join_ops = ops;
+		}
+	h->census_idle = 0;
+	if (!h->census_busy) {
+		h->census_busy = true;
+		atomic_fetch_add_explicit(&arr__busy_heaps, 1, memory_order_relaxed);
+	}
+}
+
+void arr__heap_census(struct arr__heap *h, uint64_t clock)
+{
+	if (h == NULL || h == &arr__heap_empty || h->state != ARR__HEAP_ACTIVE)
+		return;
+	if (!h->census_busy) {
+		h->census_busy = true;
+		h->census_idle = 0;
+		atomic_fetch_add_explicit(&arr__busy_heaps, 1, memory_order_relaxed);
+	}
+	if (clock < census_next)
+		return;
+	census_next = clock + ARR__CENSUS_OPS;
+	unsigned busy = 0;
+	for (struct arr__heap *o = all_heaps; o; o = o->next_all) {
+		if (o->state != ARR__HEAP_ACTIVE)
+			continue;
+		uint64_t ops = __atomic_load_n(&o->alloc_count, __ATOMIC_RELAXED) +
+			       __atomic_load_n(&o->free_count, __ATOMIC_RELAXED);
+		if (o == h || ops - o->census_ops >= CENSUS_MIN_OPS)
+			o->census_idle = 0;
+		else if (o->census_idle < UINT8_MAX)
+			o->census_idle++;
+		bool waits = ops == o->census_join_ops && o->census_join_calls < CENSUS_FAST_MAX;
+		o->census_busy = o->census_idle == 0 || (!waits && o->census_idle < CENSUS_IDLE);
+		o->census_ops = ops;
+		busy += o->census_busy;
+	}
+	atomic_store_explicit(&arr__busy_heaps, busy, memory_order_relaxed);
+}
+
+bool arr__census_is_valid_locked(void)
+{
+	unsigned busy = 0;
+	for (const struct arr__heap *o = all_heaps; o; o = o->next_all) {
+		ARR__CHECK(!o->census_busy || o->state == ARR__HEAP_ACTIVE);
+		busy += o->census_busy;
+	}
+	ARR__CHECK(busy == atomic_load_explicit(&arr__busy_heaps, memory_order_relaxed));
+	return true;
 }
 
 /* ---- heap creation and the malloc slow path ---- */
@@ -742,6 +836,7 @@ struct arr__heap *arr__heap_thread_init(void)
 	h->full = NULL;
 	memset(h->borrows, 0, sizeof h->borrows); /* a reused heap's: a new thread borrows anew */
 	atomic_fetch_add_explicit(&arr__active_heaps, 1, memory_order_relaxed);
+	census_join(h);
 	pthread_mutex_unlock(&arr__lock);
 	arr__tl_heap = h;
 	if (atomic_load(&key_ok))
@@ -1003,6 +1098,36 @@ static struct arr__page *borrow(struct arr__heap *h, unsigned cls, size_t max_bl
 	return NULL;
 }
 
+/*
+ * Freed blocks before fresh ones: the current page has none left but could
+ * carve more, while the pages behind it (ones that came back from the full
+ * list with blocks freed into them, ones requeued while exhausted) may hold
+ * free blocks. Carved first, every page of a class ended up carved whole
+ * before its free blocks were used again, so a class held its high-water
+ * mark rounded up to a 64 KiB page rather than to an OS page, and the free
+ * blocks of its older pages stayed resident beside the fresh ones
+ * (`mtwork 1 private small steady`: 79 pages of 17 classes, 485 KB free in
+ * carved pages for 4.4 MB used). Up to REUSE_SCAN pages are looked at: the
+ * walk runs once per exhausted free list, and a long list that has nothing
+ * ready must not cost more than the carve it precedes.
+ */
+#define REUSE_SCAN 8
+static struct arr__page *reuse_before_carve(struct arr__heap *h, struct arr__page *cur)
+{
+	unsigned n = 0;
+	for (struct arr__page *page = cur->next; page && n < REUSE_SCAN; page = page->next, n++) {
+		page_collect(page);
+		if (!page->free)
+			continue;
+		page->requeued = 0;
+		class_remove(h, page);
+		class_push_front(h, page);
+		ARR__ASSERT_EXPENSIVE(arr__page_is_valid(page));
+		return page;
+	}
+	return NULL;
+}
+
 static struct arr__page *find_page(struct arr__heap *h, unsigned cls, size_t size, bool exact)
 {
 	if (atomic_load_explicit(&h->delayed, memory_order_relaxed))
@@ -1019,6 +1144,8 @@ retry:;
 			page_unhole(page);
 		if (!page->free && page->capacity < page->reserved) {
 			struct arr__page *b;
+			if (next != NULL && (b = reuse_before_carve(h, page)) != NULL)
+				return b;
 			/* only if the carve would touch fresh memory */
 			if (!exact && page->block_size >= BORROW_MIN &&
 			    (size_t)page->capacity * page->block_size >= (size_t)page->zero_from * ARR__OS_PAGE &&
@@ -1132,16 +1259,19 @@ void *arr__malloc_slow(struct arr__heap *h, size_t size, unsigned flags)
 		 * dense: pages of its own, the fast paths); others by their pages. */
 		to_span = sk < ARR__SPARSE_END - ARR__SPARSE_FIRST && arr__opt.sparse && !(h->dense >> sk & 1) &&
 			  arr__class_size[cls] > arr__opt.sparse_min;
-		/* With more threads than sparse_threads holding a heap the class
-		 * is dense at once: the span heap's lock would be shared by every
-		 * thread's small blocks (it becomes sparse again, as any dense
-		 * class, when its pages have gone back). */
-		if (to_span && (h->sparse_live[sk] >= (int32_t)(arr__opt.sparse * arr__class_slices[cls] *
-								ARR__SLICE_SIZE / arr__class_size[cls]) ||
-				(arr__opt.sparse_thr != 0 && arr__purge_scale() > arr__opt.sparse_thr))) {
+		/* With more threads than sparse_threads busy (the census) the
+		 * class takes its pages: the span heap's lock would be shared by
+		 * every thread's small blocks. */
+		if (to_span && h->sparse_live[sk] >= (int32_t)(arr__opt.sparse * arr__class_slices[cls] *
+							       ARR__SLICE_SIZE / arr__class_size[cls])) {
 			h->dense |= (uint64_t)1 << sk;
 			to_span = false;
 		}
+		/* Not marked dense: the census may find fewer busy threads
+		 * later (a replay's or a program's start-up), and then the
+		 * class's next slow-path malloc is sparse again. */
+		if (to_span && arr__opt.sparse_thr != 0 && arr__purge_scale() > arr__opt.sparse_thr)
+			to_span = false;
 	}
 	if (to_span) {
 		if (sk < ARR__SPARSE_END - ARR__SPARSE_FIRST)

@@ -369,6 +369,12 @@ struct arr__heap {
 	unsigned span_arena;     /* its span-heap mallocs' arena, modulo span_arenas (spanheap.c) */
 	unsigned span_contended; /* its span-heap mallocs that found the arena's lock taken */
 	_Atomic(struct arr__block *) delayed;
+	/* The census of busy heaps (heap.c arr__heap_census, under arr__lock):
+	 * the heap's operations at the last census, and whether it counts. */
+	uint64_t census_ops, census_join_ops; /* at the last census, at the last new heap */
+	uint64_t census_join_calls;           /* made between the last two new heaps */
+	uint8_t census_idle;                  /* censuses in a row it made (almost) none */
+	bool census_busy;
 	int state;                    /* ARR__HEAP_* */
 	struct arr__heap *next_all;   /* every heap ever made (never unmapped) */
 	struct arr__heap *next_state; /* abandoned or free list */
@@ -405,12 +411,17 @@ extern struct arr__options arr__opt;
 /* Global lock for the pool and the heap lists. */
 extern pthread_mutex_t arr__lock;
 extern _Atomic int arr__abandoned_count;
-/* Heaps of running threads (under arr__lock): the purge delay scales with it. */
+/* Heaps of running threads (under arr__lock). */
 extern _Atomic unsigned arr__active_heaps;
-/* Threads holding a heap (at least 1). */
+/* Heaps of threads that allocate (heap.c arr__heap_census): a thread that
+ * holds a heap but has stopped calling malloc and free (a main thread
+ * waiting for its workers) is not one. Written under arr__lock. */
+extern _Atomic unsigned arr__busy_heaps;
+/* Threads busy allocating (at least 1): the purge delay, the multi-thread
+ * modes and the sparse classes' thread bound go by it. */
 static inline unsigned arr__purge_scale(void)
 {
-	unsigned n = atomic_load_explicit(&arr__active_heaps, memory_order_relaxed);
+	unsigned n = atomic_load_explicit(&arr__busy_heaps, memory_order_relaxed);
 	return n > 1 ? n : 1;
 }
 
@@ -725,6 +736,10 @@ void arr__heap_trim_for_growth(struct arr__heap *h);
  * needs a new page. */
 #define ARR__TICK_OPS 4096
 void arr__heap_tick(struct arr__heap *h);
+/* Under arr__lock, at a pool tick of h: h counts as busy, and every
+ * ARR__CENSUS_OPS of the op clock the busy heaps are counted anew. */
+#define ARR__CENSUS_OPS 1024
+void arr__heap_census(struct arr__heap *h, uint64_t clock);
 void arr__init_slow(void);
 void arr__heaps_sum(struct arr__heap *out); /* caller holds arr__lock */
 extern _Atomic int arr__init_state;
@@ -745,6 +760,9 @@ bool arr__page_is_valid(const struct arr__page *page);
 bool arr__heap_is_valid(const struct arr__heap *h);
 bool arr__pool_is_valid(void);        /* takes arr__lock */
 bool arr__pool_is_valid_locked(void); /* caller holds arr__lock */
+/* The census (heap.c, caller holds arr__lock): arr__busy_heaps == the number
+ * of ACTIVE heaps with census_busy; no other heap has it. */
+bool arr__census_is_valid_locked(void);
 /*
  * The span heap (spanheap.c): the spans tile each segment's data units (tags
  * only at both ends of a span, equal); no two free spans adjacent

@@ -78,6 +78,7 @@ static uint64_t slices_in_flight;
 bool arr__pool_is_valid_locked(void)
 {
 	uint64_t dirty = 0;
+	arr__census_is_valid_locked();
 	for (struct arr__segment *seg = segments; seg; seg = seg->next) {
 		ARR__CHECK(seg->kind == 0 && arr__segment_known(seg));
 		ARR__CHECK((seg->free_mask & ~USABLE_MASK) == 0);
@@ -149,6 +150,7 @@ static void clock_sync(struct arr__heap *h)
 		/* read without the lock by the span heap */
 		__atomic_store_n(&op_clock, op_clock + (ops - h->ops_synced), __ATOMIC_RELAXED);
 		h->ops_synced = ops;
+		arr__heap_census(h, op_clock);
 	}
 }
 

@@ -96,8 +96,8 @@ int arr_alloc_stats_get(struct arr_alloc_stats *out);
  *   sparse          a class of 2-8 KiB blocks of which a thread holds fewer
  *                   than this many pages' worth is served by the span heap
  *                   (default 16; 0 = never).
- *   sparse_threads  ... while at most this many threads hold a heap
- *                   (default 1: single-threaded only, since with threads
+ *   sparse_threads  ... while at most this many threads are busy allocating
+ *                   (default 1: one at a time only, since with threads
  *                   every sparse malloc takes the span heap's lock; 0 = any).
  *   span_cache      bytes of freed span-heap blocks each thread keeps for its
  *                   own next mallocs, without the span heap's lock (default

@@ -710,9 +710,7 @@ static void *trim_idle_page(void *arg)
 	return arg;
 }
 
-/* With more threads the trim waits longer: a page must be idle for 8 ticks
- * per thread with a heap (here three: main, this one and a parked one),
- * because a purge then costs every other CPU a TLB shootdown. */
+/* A parked thread: gets a heap, then waits to be let go. */
 static pthread_mutex_t park_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t park_cv = PTHREAD_COND_INITIALIZER;
 static int park_state; /* 1: parked thread has its heap; 2: may leave */
@@ -764,22 +762,86 @@ static void park_stop(pthread_t t)
 	CHECK(pthread_join(t, NULL) == 0);
 }
 
-static void *trim_waits_for_threads(void *arg)
+/* A thread that allocates when poked, in step with the caller: busy by the
+ * census (heap.c) without any timing. */
+static pthread_mutex_t poke_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t poke_cv = PTHREAD_COND_INITIALIZER;
+static int poke_req, poke_done;
+
+static void *poked(void *arg)
+{
+	pthread_mutex_lock(&poke_mu);
+	for (;;) {
+		while (poke_done == poke_req)
+			pthread_cond_wait(&poke_cv, &poke_mu);
+		if (poke_req < 0)
+			break;
+		pthread_mutex_unlock(&poke_mu);
+		for (int i = 0; i < 8; i++)
+			arr_free(arr_malloc(48));
+		pthread_mutex_lock(&poke_mu);
+		poke_done++;
+		pthread_cond_broadcast(&poke_cv);
+	}
+	pthread_mutex_unlock(&poke_mu);
+	return arg;
+}
+
+static void poke(int stop)
+{
+	pthread_mutex_lock(&poke_mu);
+	poke_req = stop ? -1 : poke_req + 1;
+	pthread_cond_broadcast(&poke_cv);
+	while (!stop && poke_done != poke_req)
+		pthread_cond_wait(&poke_cv, &poke_mu);
+	pthread_mutex_unlock(&poke_mu);
+}
+
+/* Threads that hold a heap but make no call (main, waiting for this one; a
+ * parked thread) do not count: the trim of an idle page comes after the
+ * single-thread tick, not after 4 ticks for each of three threads. */
+static void *trim_ignores_idle_threads(void *arg)
 {
 	pthread_t t;
 	void *v[TRIM_N];
-	park_start(&t);
+	park_start(&t); /* then this heap: the newest, so the parked one made no call since */
 	uint64_t purged = fill_and_empty_page(v);
-	/* enough idle ticks for two threads (see trim_idle_page), not for three */
-	for (int i = 0; i < (2 * MT_FACTOR + 2) * TICK; i++)
-		arr_free(arr_malloc(32));
-	CHECK(arr_alloc_stats_get(&st) == 0);
-	CHECK(st.pages_purged - purged < TRIM_N - 1);
-	for (int i = 0; i < (MT_FACTOR + 1) * TICK; i++) /* 3 × 4 + 2 ticks or more: now it is */
+	for (int i = 0; i < (MT_FACTOR + 2) * TICK; i++)
 		arr_free(arr_malloc(32));
 	CHECK(arr_alloc_stats_get(&st) == 0);
 	CHECK(st.pages_purged - purged >= TRIM_N - 1);
 	park_stop(t);
+	return arg;
+}
+
+/* With a second thread busy allocating the trim waits: 4 idle ticks per busy
+ * thread (here two: this one and a poked one; main is idle), because a purge
+ * then costs the other CPU a TLB shootdown. */
+static void *trim_waits_for_threads(void *arg)
+{
+	pthread_t t;
+	void *v[TRIM_N];
+	arr_free(arr_malloc(16));
+	poke_req = poke_done = 0;
+	CHECK(pthread_create(&t, NULL, poked, NULL) == 0);
+	poke(0);
+	uint64_t purged = fill_and_empty_page(v);
+	for (int i = 0; i < (MT_FACTOR + 2) * TICK; i++) { /* 6 ticks: not yet */
+		arr_free(arr_malloc(32));
+		if (i % 512 == 0)
+			poke(0);
+	}
+	CHECK(arr_alloc_stats_get(&st) == 0);
+	CHECK(st.pages_purged - purged < TRIM_N - 1);
+	for (int i = 0; i < (MT_FACTOR + 2) * TICK; i++) { /* 12: 2 x 4 + 2 or more, now it is */
+		arr_free(arr_malloc(32));
+		if (i % 512 == 0)
+			poke(0);
+	}
+	CHECK(arr_alloc_stats_get(&st) == 0);
+	CHECK(st.pages_purged - purged >= TRIM_N - 1);
+	poke(1);
+	CHECK(pthread_join(t, NULL) == 0);
 	return arg;
 }
 
@@ -1312,6 +1374,7 @@ int main(void)
 	test_punch_holes();
 	test_purge_under_seccomp();
 	run_in_thread(trim_waits_for_threads);
+	run_in_thread(trim_ignores_idle_threads);
 	run_in_thread(free_is_lifo);
 	run_in_thread(fullest_next);
 	run_in_thread(span_cache_reused);

@@ -4,7 +4,9 @@
  * at most `sparse_threads` threads hold a heap (then from their classes'
  * pages), and a class below 256 bytes with no page of its own borrows a few
  * blocks a tick from a class at most twice the request instead of taking an
- * OS page of its own. Exits non-zero if a check fails.
+ * OS page of its own; a class's freed blocks in its older pages are used
+ * again before its current page carves fresh ones. Exits non-zero if a
+ * check fails.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -82,7 +84,7 @@ static size_t usable_of(size_t size)
 
 static void test_sparse_defaults(void)
 {
-	CHECK(option("sparse") == 16 && option("sparse_min") == 1024 && option("sparse_threads") == 2);
+	CHECK(option("sparse") == 16 && option("sparse_min") == 1024 && option("sparse_threads") == 1);
 	/* main alone: classes above 1 KiB are sparse */
 	CHECK(usable_of(1100) == 1280);
 	CHECK(usable_of(3000) == 3072);
@@ -94,18 +96,23 @@ static void test_sparse_defaults(void)
 	CHECK(arr_alloc_set_option("sparse_threads", -1) < 0);
 }
 
-/* With a main thread and one more holding a heap (sparse_threads 2) the
- * classes stay sparse; with a third, a class is dense at its next malloc
- * (its blocks from a page of its own), unless sparse_threads is 0. */
+/* Threads count from their first malloc (the census of busy threads, which
+ * stops counting idle ones, does not run in these few operations). With a
+ * main thread and one more (sparse_threads 1) a class takes its pages at
+ * once; with sparse_threads 2 the classes stay sparse; with a third thread,
+ * a class takes its pages again (its blocks from a page of its own), unless
+ * sparse_threads is 0. */
 static void test_sparse_threads(void)
 {
 	pthread_t t[2];
 	holders_start(t, 1);
+	/* class 1664 (no page of it or of the four above it: nothing to
+	 * borrow), a 1792-byte block while sparse */
+	CHECK(usable_of(1550) == 1664);
+	CHECK(arr_alloc_set_option("sparse_threads", 2) == 0);
 	CHECK(usable_of(1100) == 1280);
 	holders_stop(t, 1);
 	holders_start(t, 2);
-	/* class 1664 (no page of it or of the four above it: nothing to
-	 * borrow), a 1792-byte block while sparse */
 	CHECK(usable_of(1550) == 1664);
 	CHECK(arr_alloc_set_option("sparse_threads", 0) == 0);
 	void *p = arr_malloc(2300); /* class 2304, span 2304 */
@@ -121,7 +128,7 @@ static void test_sparse_threads(void)
 	CHECK((uintptr_t)s - (uintptr_t)r == 5120 || (uintptr_t)r - (uintptr_t)s == 5120);
 	arr_free(r);
 	arr_free(s);
-	CHECK(arr_alloc_set_option("sparse_threads", 2) == 0);
+	CHECK(arr_alloc_set_option("sparse_threads", 1) == 0);
 	holders_stop(t, 2);
 }
 
@@ -158,12 +165,47 @@ static void *small_borrow(void *arg)
 	return arg;
 }
 
+/* In a fresh thread: 1024 + 64 blocks of 60 bytes fill a page of class 64
+ * (1024 blocks) and the first carve (one OS page, 64 blocks) of a second.
+ * Ten blocks freed in the first page are the next ten mallocs, before the
+ * second page carves more (fresh memory). */
+static void *reuse_first(void *arg)
+{
+	enum { PAGE = 1024, N = PAGE + 64, FREED = 10 };
+	static void *v[N];
+	for (int i = 0; i < N; i++) {
+		v[i] = arr_malloc(60);
+		CHECK(v[i] != NULL && arr_malloc_usable_size(v[i]) == 64);
+	}
+	void *freed[FREED];
+	for (int i = 0; i < FREED; i++) {
+		freed[i] = v[i * 50];
+		arr_free(freed[i]);
+		v[i * 50] = NULL;
+	}
+	int reused = 0;
+	void *w[FREED];
+	for (int i = 0; i < FREED; i++) {
+		w[i] = arr_malloc(60);
+		for (int j = 0; j < FREED; j++)
+			reused += w[i] == freed[j];
+	}
+	CHECK(reused == FREED);
+	for (int i = 0; i < FREED; i++)
+		arr_free(w[i]);
+	for (int i = 0; i < N; i++)
+		arr_free(v[i]);
+	return arg;
+}
+
 int main(void)
 {
 	test_sparse_defaults();
 	test_sparse_threads();
 	pthread_t t;
 	CHECK(pthread_create(&t, NULL, small_borrow, NULL) == 0);
+	pthread_join(t, NULL);
+	CHECK(pthread_create(&t, NULL, reuse_first, NULL) == 0);
 	pthread_join(t, NULL);
 	if (failures) {
 		fprintf(stderr, "%d check(s) failed\n", failures);
