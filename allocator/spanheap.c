@@ -252,37 +252,69 @@ static void inner_pages(unsigned u, unsigned len, unsigned *lo, unsigned *hi)
 		*hi = *lo;
 }
 
-/* Bits [lo, hi) of a bitmap: popcount, clear; word at a time (a 1 MiB
- * block spans 256 OS pages: bit by bit, these loops were a third of
- * arr__span_alloc's time). */
-static inline uint64_t bits_mask(unsigned lo, unsigned hi, unsigned w)
-{
-	unsigned a = lo > w * 64 ? lo - w * 64 : 0, b = hi < w * 64 + 64 ? hi - w * 64 : 64;
-	if (a >= b)
-		return 0;
-	uint64_t m = b == 64 ? ~(uint64_t)0 : ((uint64_t)1 << b) - 1;
-	return m & (~(uint64_t)0 << a);
-}
+/* Bits [lo, hi) of a bitmap, word at a time (a 1 MiB block spans 256 OS
+ * pages: bit by bit, these loops were a third of arr__span_alloc's time).
+ * The first and last words of the range take a mask, the ones between are
+ * whole. */
+static inline uint64_t mask_from(unsigned lo) { return ~(uint64_t)0 << (lo % 64); }
+static inline uint64_t mask_upto(unsigned hi) { return ~(uint64_t)0 >> (63 - (hi - 1) % 64); } /* bits < hi */
+
+/* A word's set bits. Most words a carve looks at are 0 (reused memory has
+ * no clean page), and without -mpopcnt the builtin is a call into libgcc:
+ * 5 % of a serial `large` replay's instructions before this test. */
+static inline unsigned pop(uint64_t x) { return x ? (unsigned)__builtin_popcountll(x) : 0; }
 
 static unsigned bits_count(const uint64_t *map, unsigned lo, unsigned hi)
 {
-	unsigned n = 0;
-	for (unsigned w = lo / 64; w * 64 < hi; w++)
-		n += (unsigned)__builtin_popcountll(map[w] & bits_mask(lo, hi, w));
+	if (hi <= lo)
+		return 0;
+	unsigned wl = lo / 64, wh = (hi - 1) / 64;
+	if (wl == wh)
+		return pop(map[wl] & mask_from(lo) & mask_upto(hi));
+	unsigned n = pop(map[wl] & mask_from(lo)) + pop(map[wh] & mask_upto(hi));
+	for (unsigned w = wl + 1; w < wh; w++)
+		n += pop(map[w]);
 	return n;
 }
 
-/* How many OS pages touched by units [u, u + len) are known zero. */
-static unsigned range_clean(const struct arr__spanseg *s, unsigned u, unsigned len)
+/* OS pages touched by units [u, u + len): [*lo, *hi). */
+static inline void touched_pages(unsigned u, unsigned len, unsigned *lo, unsigned *hi)
 {
-	return bits_count(s->clean, u / UNITS_PER_OSPAGE, (u + len + UNITS_PER_OSPAGE - 1) / UNITS_PER_OSPAGE);
+	*lo = u / UNITS_PER_OSPAGE;
+	*hi = (u + len + UNITS_PER_OSPAGE - 1) / UNITS_PER_OSPAGE;
 }
 
-static void range_dirty(struct arr__spanseg *s, unsigned u, unsigned len)
+/* Does any OS page touched by units [u, u + len) lack a resident copy
+ * (known zero)? */
+static bool range_any_clean(const struct arr__spanseg *s, unsigned u, unsigned len)
 {
-	unsigned lo = u / UNITS_PER_OSPAGE, hi = (u + len + UNITS_PER_OSPAGE - 1) / UNITS_PER_OSPAGE;
-	for (unsigned w = lo / 64; w * 64 < hi; w++)
-		s->clean[w] &= ~bits_mask(lo, hi, w);
+	unsigned lo, hi;
+	touched_pages(u, len, &lo, &hi);
+	unsigned wl = lo / 64, wh = (hi - 1) / 64;
+	if (wl == wh)
+		return (s->clean[wl] & mask_from(lo) & mask_upto(hi)) != 0;
+	uint64_t any = (s->clean[wl] & mask_from(lo)) | (s->clean[wh] & mask_upto(hi));
+	for (unsigned w = wl + 1; w < wh; w++)
+		any |= s->clean[w];
+	return any != 0;
+}
+
+/* The OS pages touched by units [u, u + len) become dirty (a block is
+ * written there); returns how many of them were known zero (now resident). */
+static unsigned range_take(struct arr__spanseg *s, unsigned u, unsigned len)
+{
+	unsigned lo, hi, n = 0;
+	touched_pages(u, len, &lo, &hi);
+	unsigned wl = lo / 64, wh = (hi - 1) / 64;
+	for (unsigned w = wl; w <= wh; w++) {
+		uint64_t m = (w == wl ? mask_from(lo) : ~(uint64_t)0) & (w == wh ? mask_upto(hi) : ~(uint64_t)0);
+		uint64_t c = s->clean[w] & m;
+		if (c != 0) {
+			n += pop(c);
+			s->clean[w] &= ~m;
+		}
+	}
+	return n;
 }
 
 static unsigned dirty_pages(const struct arr__spanseg *s, unsigned lo, unsigned hi)
@@ -616,7 +648,7 @@ static bool carve_faults(const struct arr__spanseg *s, unsigned u, unsigned need
 {
 	unsigned len = s->tag[u] & T_LEN;
 	unsigned at = len > need && size <= ARR__SPAN_SPARSE_MAX ? u + len - need : u;
-	return range_clean(s, at, need) != 0;
+	return range_any_clean(s, at, need);
 }
 
 /*
@@ -745,8 +777,7 @@ static void *carve(struct arr__span_arena *a, struct arr__spanseg *s, unsigned u
 		node_release(s, n);
 	}
 	unsigned npages = (u + need + UNITS_PER_OSPAGE - 1) / UNITS_PER_OSPAGE - u / UNITS_PER_OSPAGE;
-	unsigned fresh = range_clean(s, u, need);
-	range_dirty(s, u, need);
+	unsigned fresh = range_take(s, u, need);
 	a->resident += fresh;
 	size_t usable = (size_t)need << UNIT_SHIFT;
 	set_tags(s, u, need, T_USED | T_START | ((uint32_t)(usable - size) << T_SLACK_SHIFT));
@@ -798,6 +829,27 @@ static void span_release_locked(struct arr__span_arena *a, struct arr__spanseg *
 	s->tag[u] = 0;
 	s->tag[u + len - 1] = 0;
 	free_insert(a, s, u, len, true);
+}
+
+/* The free of p, checked under its arena's lock; returns the bytes the
+ * block's holder requested (after a resize or a stay in a cache, what the
+ * tags say now), after settling the holder h's slack correction. */
+static size_t span_free_req(struct arr__heap *h, void *p)
+{
+	struct arr__spanseg *s = seg_of(p);
+	struct arr__span_arena *a = arena_of_seg(s);
+	pthread_mutex_lock(&a->lock);
+	unsigned u = checked_unit(s, p, FREE_INVALID);
+	uint32_t first = s->tag[u], len = first & T_LEN;
+	int64_t corr = slack_correction(first, s->tag[u + len - 1]);
+	size_t req =
+		((size_t)len << UNIT_SHIFT) - (size_t)((int64_t)(first >> T_SLACK_SHIFT & ARR__SP_T_SLACK_MASK) + corr);
+	waste_add(h, -corr);
+	span_release_locked(a, s, u);
+	if (decay_ops() == 0)
+		a->tick_at = a->ops; /* purge_delay 0: at once, nothing kept */
+	unlock_and_tick(a);
+	return req;
 }
 
 void arr__span_free(void *p)
@@ -865,8 +917,7 @@ bool arr__span_resize(struct arr__heap *h, void *p, size_t size)
 				lru_remove(a, n, el);
 			node_release(s, n);
 		}
-		fresh = range_clean(s, e, take);
-		range_dirty(s, e, take);
+		fresh = range_take(s, e, take);
 		a->resident += fresh;
 	}
 	/* the holder's slack correction (a block from a thread's cache) ends:
@@ -1068,6 +1119,10 @@ void *arr__span_cache_alloc(struct arr__heap *h, size_t size, bool zero, bool *z
 
 size_t arr__span_cache_free(struct arr__heap *h, void *p)
 {
+	size_t limit = arr__opt.span_cache;
+	/* no cache (the default): one check of the block, under the lock */
+	if (limit == 0 || h == &arr__heap_empty || arr__opt.purge_delay == 0)
+		return span_free_req(h, p);
 	struct arr__spanseg *s = seg_of(p);
 	unsigned u = checked_unit(s, p, FREE_INVALID);
 	uint32_t first = __atomic_load_n(&s->tag[u], __ATOMIC_RELAXED), len = first & T_LEN;
@@ -1076,8 +1131,7 @@ size_t arr__span_cache_free(struct arr__heap *h, void *p)
 	size_t req =
 		((size_t)len << UNIT_SHIFT) - (size_t)((int64_t)(first >> T_SLACK_SHIFT & ARR__SP_T_SLACK_MASK) + corr);
 	waste_add(h, -corr);
-	size_t limit = arr__opt.span_cache;
-	if (h == &arr__heap_empty || len < 2 || ((size_t)len << UNIT_SHIFT) > limit / 2 || arr__opt.purge_delay == 0) {
+	if (len < 2 || ((size_t)len << UNIT_SHIFT) > limit / 2) {
 		arr__span_free(p);
 		return req;
 	}
