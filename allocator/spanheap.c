@@ -435,8 +435,10 @@ struct busy {
 
 /* What a purge takes from the lru's head: the spans whose decay expired,
  * every dirty one, or the oldest until `goal` OS pages are collected (the
- * trim). */
-enum purge_why { PURGE_EXPIRED, PURGE_ALL, PURGE_TRIM };
+ * trim): of those free for TRIM_AGE_DIV-th of the decay (PURGE_TRIM) or
+ * any (PURGE_TRIM_ALL; see trim_goal()). */
+enum purge_why { PURGE_EXPIRED, PURGE_ALL, PURGE_TRIM, PURGE_TRIM_ALL };
+#define TRIM_AGE_DIV 8
 
 /* Under the lock: mark up to PURGE_BATCH spans BUSY, out of the bins and
  * the lru, and their resident page runs in iov. Returns the number of
@@ -455,7 +457,9 @@ static unsigned purge_collect(struct arr__span_arena *a, enum purge_why why, uin
 		if (why == PURGE_EXPIRED &&
 		    (a->lru_units <= (decay == 0 ? 0 : CACHE_UNITS) || now - nd->stamp < (uint64_t)decay))
 			break;
-		if (why == PURGE_TRIM && pages >= goal)
+		if ((why == PURGE_TRIM || why == PURGE_TRIM_ALL) && pages >= goal)
+			break;
+		if (why == PURGE_TRIM && decay > 0 && now - nd->stamp < (uint64_t)decay / TRIM_AGE_DIV)
 			break;
 		struct arr__spanseg *s = seg_of_node(nd);
 		unsigned u = nd->unit, len = s->tag[u] & T_LEN;
@@ -607,8 +611,18 @@ static void unlock_and_purge(struct arr__span_arena *a)
  * faulted in again (t1 private large steady: 91 k page faults against 5 k;
  * docs/notes/2026-12-01-allocator-rss-6.md); at 8x + 4 MiB it fires only
  * where a program has freed most of its memory.
+ *
+ * Only spans free for TRIM_AGE_DIV-th of the decay are trimmed, unless the
+ * arena holds more than TRIM_ALL_RATIO x its live pages (+ the floor): the
+ * program has let go of nearly everything, and then all of it goes at
+ * once. Why: a working set that shrinks and grows again (mtwork's waves)
+ * crossed 8x in every trough, and the trim purged what the next rise
+ * faulted in again: twice the page faults of the same replay without it,
+ * for the same peak (t4 shared large wave 112 k faults, 35 k with the age
+ * bound; CPU 479 -> 237 ms; docs/notes/2026-12-01-allocator-time.md).
  */
 #define TRIM_RATIO 8
+#define TRIM_ALL_RATIO 32
 #define TRIM_FLOOR_PAGES (((size_t)4 << 20) / ARR__OS_PAGE)
 #define TRIM_ROUNDS 8
 
@@ -631,7 +645,9 @@ static void unlock_and_trim(struct arr__span_arena *a)
 		uint64_t goal = trim_goal(a);
 		struct busy b[PURGE_BATCH];
 		struct iovec iov[PURGE_BATCH];
-		unsigned niov, n = goal ? purge_collect(a, PURGE_TRIM, goal, b, iov, &niov) : 0;
+		uint64_t live = (a->live_units + UNITS_PER_OSPAGE - 1) / UNITS_PER_OSPAGE;
+		enum purge_why why = a->resident > TRIM_ALL_RATIO * live + TRIM_FLOOR_PAGES ? PURGE_TRIM_ALL : PURGE_TRIM;
+		unsigned niov, n = goal ? purge_collect(a, why, goal, b, iov, &niov) : 0;
 		lock_give(&a->lock);
 		if (n == 0)
 			return;
