@@ -37,10 +37,12 @@
  * cannot happen. Purges run outside the lock: the spans are marked BUSY
  * (neither allocated nor merged) meanwhile. The trim (below) is the other
  * way out: an arena left holding far more resident memory than live blocks
- * gives back its oldest free spans at once.
+ * gives back its oldest free spans at once (those free for an eighth of the
+ * decay; all of them when it holds nearly nothing live).
  *
  * Everything here runs under the lock of the block's arena (below; not
- * arr__lock: the pool's users never wait for it).
+ * arr__lock: the pool's users never wait for it), a futex word of its own
+ * (struct span_lock).
  */
 #include <string.h>
 #include <linux/futex.h>
@@ -599,8 +601,8 @@ static void unlock_and_purge(struct arr__span_arena *a)
 
 /*
  * The trim: an arena whose resident pages exceed TRIM_RATIO x its live
- * blocks' plus TRIM_FLOOR purges its oldest free spans, whatever their
- * age, down to half of that (glibc trims its heap's top the same way, at
+ * blocks' plus TRIM_FLOOR purges its oldest free spans, long before their
+ * decay, down to half of that (glibc trims its heap's top the same way, at
  * the free that crosses its threshold). The decay alone never fires in a
  * program that frees most of what it held and then stops calling malloc
  * (it counts operations), nor within n threads x 4 x purge_delay summed
