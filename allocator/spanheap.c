@@ -648,7 +648,8 @@ static void unlock_and_trim(struct arr__span_arena *a)
 		struct busy b[PURGE_BATCH];
 		struct iovec iov[PURGE_BATCH];
 		uint64_t live = (a->live_units + UNITS_PER_OSPAGE - 1) / UNITS_PER_OSPAGE;
-		enum purge_why why = a->resident > TRIM_ALL_RATIO * live + TRIM_FLOOR_PAGES ? PURGE_TRIM_ALL : PURGE_TRIM;
+		enum purge_why why =
+			a->resident > TRIM_ALL_RATIO * live + TRIM_FLOOR_PAGES ? PURGE_TRIM_ALL : PURGE_TRIM;
 		unsigned niov, n = goal ? purge_collect(a, why, goal, b, iov, &niov) : 0;
 		lock_give(&a->lock);
 		if (n == 0)

@@ -94,8 +94,8 @@ static void test_trim_age(void)
 	for (unsigned i = 0; i < N - KEEP; i++)
 		after += resident_pages(b[i], SZ);
 	if (after * 4096ull > (size_t)(N - KEEP) * INNER * 4096ull - ((size_t)8 << 20))
-		fprintf(stderr, "trim age: %u of %u freed pages resident before, %u after\n", res,
-			(N - KEEP) * INNER, after);
+		fprintf(stderr, "trim age: %u of %u freed pages resident before, %u after\n", res, (N - KEEP) * INNER,
+			after);
 	CHECK(after * 4096ull <= (size_t)(N - KEEP) * INNER * 4096ull - ((size_t)8 << 20));
 	for (unsigned i = N - KEEP; i < N; i++)
 		arr_free(b[i]);
@@ -153,7 +153,8 @@ static void test_wait_and_wake(void)
 	}
 	CHECK(st == 'S');
 	if (atomic_load(&waiter_done) != 0)
-		fprintf(stderr, "waiter done %d state %c (tid %d)\n", atomic_load(&waiter_done), st, atomic_load(&waiter_tid));
+		fprintf(stderr, "waiter done %d state %c (tid %d)\n", atomic_load(&waiter_done), st,
+			atomic_load(&waiter_tid));
 	CHECK(atomic_load(&waiter_done) == 0); /* no block while the lock is held */
 	arr__span_fork_parent();
 	pthread_join(t, NULL); /* main's alarm() reports a waiter never woken */
