@@ -37,13 +37,18 @@
  * cannot happen. Purges run outside the lock: the spans are marked BUSY
  * (neither allocated nor merged) meanwhile. The trim (below) is the other
  * way out: an arena left holding far more resident memory than live blocks
- * gives back its oldest free spans at once.
+ * gives back its oldest free spans at once (those free for an eighth of the
+ * decay; all of them when it holds nearly nothing live).
  *
  * Everything here runs under the lock of the block's arena (below; not
- * arr__lock: the pool's users never wait for it).
+ * arr__lock: the pool's users never wait for it), a futex word of its own
+ * (struct span_lock).
  */
 #include <string.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
+#include <unistd.h>
 #include "internal.h"
 
 /* short names for internal.h's ARR__SP_* */
@@ -90,8 +95,62 @@
  * 2-thread `large` replay's profile, and with sparse classes on, threads
  * working at once in 2-8 KiB blocks queued on it (docs/allocator.md).
  */
+/*
+ * An arena's lock: a futex word, 0 free, 1 held, 2 held with sleepers
+ * (Drepper's "Futexes are tricky", mutex 3). Not pthread_mutex_t: its lock,
+ * trylock and unlock were 9 % of a serial `large` replay's instructions
+ * (the mutex type's dispatch, owner and count bookkeeping) where this takes
+ * one compare-and-swap and one exchange. A lock found taken is retried a
+ * while before its taker sleeps: a critical section is a few hundred
+ * instructions, shorter than a futex round trip.
+ */
+struct span_lock {
+	_Atomic uint32_t w;
+};
+
+#define LOCK_SPINS 64
+
+static inline bool lock_try(struct span_lock *l)
+{
+	uint32_t z = 0;
+	return atomic_compare_exchange_strong_explicit(&l->w, &z, 1, memory_order_acquire, memory_order_relaxed);
+}
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ volatile("yield");
+#endif
+}
+
+static __attribute__((noinline, cold)) void lock_wait(struct span_lock *l)
+{
+	for (unsigned k = 0; k < LOCK_SPINS; k++) {
+		cpu_relax();
+		if (atomic_load_explicit(&l->w, memory_order_relaxed) == 0 && lock_try(l))
+			return;
+	}
+	/* 2 from here on: whoever holds it wakes a sleeper at its unlock */
+	while (atomic_exchange_explicit(&l->w, 2, memory_order_acquire) != 0)
+		syscall(SYS_futex, &l->w, FUTEX_WAIT_PRIVATE, 2, NULL, NULL, 0);
+}
+
+static inline void lock_take(struct span_lock *l)
+{
+	if (!lock_try(l))
+		lock_wait(l);
+}
+
+static inline void lock_give(struct span_lock *l)
+{
+	if (atomic_exchange_explicit(&l->w, 0, memory_order_release) == 2)
+		syscall(SYS_futex, &l->w, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
 struct arr__span_arena {
-	pthread_mutex_t lock;
+	struct span_lock lock;
 	struct arr__spanseg *segs;
 	unsigned nsegs;
 	struct arr__span_node *bins[NBINS];
@@ -110,9 +169,7 @@ _Static_assert((ARR__SPAN_ARENAS & (ARR__SPAN_ARENAS - 1)) == 0, "arenas: a powe
  * .data, file-backed pages that the kernel's fault-around maps 64 KiB at a
  * time (240 KB resident in every program, `sed` included). tick_at starts at
  * 0: the first operation ticks, with nothing to purge. */
-static struct arr__span_arena arenas[ARR__SPAN_ARENAS] = {
-	[0 ... ARR__SPAN_ARENAS - 1] = {.lock = PTHREAD_MUTEX_INITIALIZER},
-};
+static struct arr__span_arena arenas[ARR__SPAN_ARENAS];
 
 static inline unsigned arena_index(const struct arr__span_arena *a) { return (unsigned)(a - arenas); }
 
@@ -256,37 +313,69 @@ static void inner_pages(unsigned u, unsigned len, unsigned *lo, unsigned *hi)
 		*hi = *lo;
 }
 
-/* Bits [lo, hi) of a bitmap: popcount, clear; word at a time (a 1 MiB
- * block spans 256 OS pages: bit by bit, these loops were a third of
- * arr__span_alloc's time). */
-static inline uint64_t bits_mask(unsigned lo, unsigned hi, unsigned w)
-{
-	unsigned a = lo > w * 64 ? lo - w * 64 : 0, b = hi < w * 64 + 64 ? hi - w * 64 : 64;
-	if (a >= b)
-		return 0;
-	uint64_t m = b == 64 ? ~(uint64_t)0 : ((uint64_t)1 << b) - 1;
-	return m & (~(uint64_t)0 << a);
-}
+/* Bits [lo, hi) of a bitmap, word at a time (a 1 MiB block spans 256 OS
+ * pages: bit by bit, these loops were a third of arr__span_alloc's time).
+ * The first and last words of the range take a mask, the ones between are
+ * whole. */
+static inline uint64_t mask_from(unsigned lo) { return ~(uint64_t)0 << (lo % 64); }
+static inline uint64_t mask_upto(unsigned hi) { return ~(uint64_t)0 >> (63 - (hi - 1) % 64); } /* bits < hi */
+
+/* A word's set bits. Most words a carve looks at are 0 (reused memory has
+ * no clean page), and without -mpopcnt the builtin is a call into libgcc:
+ * 5 % of a serial `large` replay's instructions before this test. */
+static inline unsigned pop(uint64_t x) { return x ? (unsigned)__builtin_popcountll(x) : 0; }
 
 static unsigned bits_count(const uint64_t *map, unsigned lo, unsigned hi)
 {
-	unsigned n = 0;
-	for (unsigned w = lo / 64; w * 64 < hi; w++)
-		n += (unsigned)__builtin_popcountll(map[w] & bits_mask(lo, hi, w));
+	if (hi <= lo)
+		return 0;
+	unsigned wl = lo / 64, wh = (hi - 1) / 64;
+	if (wl == wh)
+		return pop(map[wl] & mask_from(lo) & mask_upto(hi));
+	unsigned n = pop(map[wl] & mask_from(lo)) + pop(map[wh] & mask_upto(hi));
+	for (unsigned w = wl + 1; w < wh; w++)
+		n += pop(map[w]);
 	return n;
 }
 
-/* How many OS pages touched by units [u, u + len) are known zero. */
-static unsigned range_clean(const struct arr__spanseg *s, unsigned u, unsigned len)
+/* OS pages touched by units [u, u + len): [*lo, *hi). */
+static inline void touched_pages(unsigned u, unsigned len, unsigned *lo, unsigned *hi)
 {
-	return bits_count(s->clean, u / UNITS_PER_OSPAGE, (u + len + UNITS_PER_OSPAGE - 1) / UNITS_PER_OSPAGE);
+	*lo = u / UNITS_PER_OSPAGE;
+	*hi = (u + len + UNITS_PER_OSPAGE - 1) / UNITS_PER_OSPAGE;
 }
 
-static void range_dirty(struct arr__spanseg *s, unsigned u, unsigned len)
+/* Does any OS page touched by units [u, u + len) lack a resident copy
+ * (known zero)? */
+static bool range_any_clean(const struct arr__spanseg *s, unsigned u, unsigned len)
 {
-	unsigned lo = u / UNITS_PER_OSPAGE, hi = (u + len + UNITS_PER_OSPAGE - 1) / UNITS_PER_OSPAGE;
-	for (unsigned w = lo / 64; w * 64 < hi; w++)
-		s->clean[w] &= ~bits_mask(lo, hi, w);
+	unsigned lo, hi;
+	touched_pages(u, len, &lo, &hi);
+	unsigned wl = lo / 64, wh = (hi - 1) / 64;
+	if (wl == wh)
+		return (s->clean[wl] & mask_from(lo) & mask_upto(hi)) != 0;
+	uint64_t any = (s->clean[wl] & mask_from(lo)) | (s->clean[wh] & mask_upto(hi));
+	for (unsigned w = wl + 1; w < wh; w++)
+		any |= s->clean[w];
+	return any != 0;
+}
+
+/* The OS pages touched by units [u, u + len) become dirty (a block is
+ * written there); returns how many of them were known zero (now resident). */
+static unsigned range_take(struct arr__spanseg *s, unsigned u, unsigned len)
+{
+	unsigned lo, hi, n = 0;
+	touched_pages(u, len, &lo, &hi);
+	unsigned wl = lo / 64, wh = (hi - 1) / 64;
+	for (unsigned w = wl; w <= wh; w++) {
+		uint64_t m = (w == wl ? mask_from(lo) : ~(uint64_t)0) & (w == wh ? mask_upto(hi) : ~(uint64_t)0);
+		uint64_t c = s->clean[w] & m;
+		if (c != 0) {
+			n += pop(c);
+			s->clean[w] &= ~m;
+		}
+	}
+	return n;
 }
 
 static unsigned dirty_pages(const struct arr__spanseg *s, unsigned lo, unsigned hi)
@@ -350,8 +439,10 @@ struct busy {
 
 /* What a purge takes from the lru's head: the spans whose decay expired,
  * every dirty one, or the oldest until `goal` OS pages are collected (the
- * trim). */
-enum purge_why { PURGE_EXPIRED, PURGE_ALL, PURGE_TRIM };
+ * trim): of those free for TRIM_AGE_DIV-th of the decay (PURGE_TRIM) or
+ * any (PURGE_TRIM_ALL; see trim_goal()). */
+enum purge_why { PURGE_EXPIRED, PURGE_ALL, PURGE_TRIM, PURGE_TRIM_ALL };
+#define TRIM_AGE_DIV 8
 
 /* Under the lock: mark up to PURGE_BATCH spans BUSY, out of the bins and
  * the lru, and their resident page runs in iov. Returns the number of
@@ -370,7 +461,9 @@ static unsigned purge_collect(struct arr__span_arena *a, enum purge_why why, uin
 		if (why == PURGE_EXPIRED &&
 		    (a->lru_units <= (decay == 0 ? 0 : CACHE_UNITS) || now - nd->stamp < (uint64_t)decay))
 			break;
-		if (why == PURGE_TRIM && pages >= goal)
+		if ((why == PURGE_TRIM || why == PURGE_TRIM_ALL) && pages >= goal)
+			break;
+		if (why == PURGE_TRIM && decay > 0 && now - nd->stamp < (uint64_t)decay / TRIM_AGE_DIV)
 			break;
 		struct arr__spanseg *s = seg_of_node(nd);
 		unsigned u = nd->unit, len = s->tag[u] & T_LEN;
@@ -459,7 +552,7 @@ static unsigned free_insert(struct arr__span_arena *a, struct arr__spanseg *s, u
 static void purge_finish(struct arr__span_arena *a, struct busy *b, unsigned n, struct iovec *iov, unsigned niov)
 {
 	arr__os_purge_many(iov, niov);
-	pthread_mutex_lock(&a->lock);
+	lock_take(&a->lock);
 	for (unsigned k = 0; k < n; k++) {
 		struct arr__spanseg *s = b[k].s;
 		unsigned lo, hi;
@@ -494,7 +587,7 @@ static void purge_finish(struct arr__span_arena *a, struct busy *b, unsigned n, 
 			seg_drop(a, s);
 	}
 	ARR__ASSERT_EXPENSIVE(arena_is_valid_locked(a));
-	pthread_mutex_unlock(&a->lock);
+	lock_give(&a->lock);
 }
 
 /* Called with the lock held; releases it. */
@@ -503,15 +596,15 @@ static void unlock_and_purge(struct arr__span_arena *a)
 	struct busy b[PURGE_BATCH];
 	struct iovec iov[PURGE_BATCH];
 	unsigned niov, n = purge_collect(a, PURGE_EXPIRED, 0, b, iov, &niov);
-	pthread_mutex_unlock(&a->lock);
+	lock_give(&a->lock);
 	if (n)
 		purge_finish(a, b, n, iov, niov);
 }
 
 /*
  * The trim: an arena whose resident pages exceed TRIM_RATIO x its live
- * blocks' plus TRIM_FLOOR purges its oldest free spans, whatever their
- * age, down to half of that (glibc trims its heap's top the same way, at
+ * blocks' plus TRIM_FLOOR purges its oldest free spans, long before their
+ * decay, down to half of that (glibc trims its heap's top the same way, at
  * the free that crosses its threshold). The decay alone never fires in a
  * program that frees most of what it held and then stops calling malloc
  * (it counts operations), nor within n threads x 4 x purge_delay summed
@@ -522,8 +615,18 @@ static void unlock_and_purge(struct arr__span_arena *a)
  * faulted in again (t1 private large steady: 91 k page faults against 5 k;
  * docs/notes/2026-12-01-allocator-rss-6.md); at 8x + 4 MiB it fires only
  * where a program has freed most of its memory.
+ *
+ * Only spans free for TRIM_AGE_DIV-th of the decay are trimmed, unless the
+ * arena holds more than TRIM_ALL_RATIO x its live pages (+ the floor): the
+ * program has let go of nearly everything, and then all of it goes at
+ * once. Why: a working set that shrinks and grows again (mtwork's waves)
+ * crossed 8x in every trough, and the trim purged what the next rise
+ * faulted in again: twice the page faults of the same replay without it,
+ * for the same peak (t4 shared large wave 112 k faults, 35 k with the age
+ * bound; CPU 479 -> 237 ms; docs/notes/2026-12-01-allocator-time.md).
  */
 #define TRIM_RATIO 8
+#define TRIM_ALL_RATIO 32
 #define TRIM_FLOOR_PAGES (((size_t)4 << 20) / ARR__OS_PAGE)
 #define TRIM_ROUNDS 8
 
@@ -546,14 +649,17 @@ static void unlock_and_trim(struct arr__span_arena *a)
 		uint64_t goal = trim_goal(a);
 		struct busy b[PURGE_BATCH];
 		struct iovec iov[PURGE_BATCH];
-		unsigned niov, n = goal ? purge_collect(a, PURGE_TRIM, goal, b, iov, &niov) : 0;
-		pthread_mutex_unlock(&a->lock);
+		uint64_t live = (a->live_units + UNITS_PER_OSPAGE - 1) / UNITS_PER_OSPAGE;
+		enum purge_why why =
+			a->resident > TRIM_ALL_RATIO * live + TRIM_FLOOR_PAGES ? PURGE_TRIM_ALL : PURGE_TRIM;
+		unsigned niov, n = goal ? purge_collect(a, why, goal, b, iov, &niov) : 0;
+		lock_give(&a->lock);
 		if (n == 0)
 			return;
 		purge_finish(a, b, n, iov, niov);
-		pthread_mutex_lock(&a->lock);
+		lock_take(&a->lock);
 	}
-	pthread_mutex_unlock(&a->lock);
+	lock_give(&a->lock);
 }
 
 /* Called with the lock held; releases it. Every TICK_OPS operations of
@@ -566,7 +672,7 @@ static void unlock_and_tick(struct arr__span_arena *a)
 		return;
 	}
 	if (a->ops < a->tick_at) {
-		pthread_mutex_unlock(&a->lock);
+		lock_give(&a->lock);
 		return;
 	}
 	a->tick_at = a->ops + TICK_OPS;
@@ -584,7 +690,7 @@ void arr__span_tick(void)
 		struct arr__span_arena *a = &arenas[k];
 		if (a->lru_head == NULL) /* racy: a miss waits for the next tick */
 			continue;
-		pthread_mutex_lock(&a->lock);
+		lock_take(&a->lock);
 		unlock_and_purge(a);
 	}
 }
@@ -620,7 +726,7 @@ static bool carve_faults(const struct arr__spanseg *s, unsigned u, unsigned need
 {
 	unsigned len = s->tag[u] & T_LEN;
 	unsigned at = len > need && size <= ARR__SPAN_SPARSE_MAX ? u + len - need : u;
-	return range_clean(s, at, need) != 0;
+	return range_any_clean(s, at, need);
 }
 
 /*
@@ -639,11 +745,11 @@ static struct arr__span_arena *steal(struct arr__span_arena *a, unsigned need, s
 	unsigned n = arr__opt.span_arenas, self = arena_index(a);
 	for (unsigned k = 1; k < n; k++) {
 		struct arr__span_arena *o = &arenas[(self + k) % n];
-		if (__atomic_load_n(&o->lru_units, __ATOMIC_RELAXED) == 0 || pthread_mutex_trylock(&o->lock) != 0)
+		if (__atomic_load_n(&o->lru_units, __ATOMIC_RELAXED) == 0 || !lock_try(&o->lock))
 			continue;
 		if (o->lru_units != 0 && best_fit(o, need, sp, up) && !carve_faults(*sp, *up, need, size))
 			return o;
-		pthread_mutex_unlock(&o->lock);
+		lock_give(&o->lock);
 	}
 	return NULL;
 }
@@ -685,9 +791,9 @@ void *arr__span_alloc(struct arr__heap *h, size_t size, bool zero, bool *zeroed)
 	unsigned need = (unsigned)((size + UNIT - 1) >> UNIT_SHIFT);
 	if (need == 0)
 		need = 1;
-	if (pthread_mutex_trylock(&a->lock) != 0) {
+	if (!lock_try(&a->lock)) {
 		split(h, 1); /* from its next malloc on */
-		pthread_mutex_lock(&a->lock);
+		lock_take(&a->lock);
 	}
 	struct arr__spanseg *s;
 	unsigned u;
@@ -697,14 +803,14 @@ void *arr__span_alloc(struct arr__heap *h, size_t size, bool zero, bool *zeroed)
 		unsigned ou;
 		struct arr__span_arena *o = steal(a, need, size, &os, &ou);
 		if (o != NULL) {
-			pthread_mutex_unlock(&a->lock);
+			lock_give(&a->lock);
 			return carve(o, os, ou, need, size, zeroed);
 		}
 	}
 	if (!found) {
 		s = seg_new(a);
 		if (s == NULL) {
-			pthread_mutex_unlock(&a->lock);
+			lock_give(&a->lock);
 			return NULL;
 		}
 		u = FIRST_UNIT;
@@ -749,8 +855,7 @@ static void *carve(struct arr__span_arena *a, struct arr__spanseg *s, unsigned u
 		node_release(s, n);
 	}
 	unsigned npages = (u + need + UNITS_PER_OSPAGE - 1) / UNITS_PER_OSPAGE - u / UNITS_PER_OSPAGE;
-	unsigned fresh = range_clean(s, u, need);
-	range_dirty(s, u, need);
+	unsigned fresh = range_take(s, u, need);
 	a->resident += fresh;
 	size_t usable = (size_t)need << UNIT_SHIFT;
 	set_tags(s, u, need, T_USED | T_START | ((uint32_t)(usable - size) << T_SLACK_SHIFT));
@@ -804,11 +909,32 @@ static void span_release_locked(struct arr__span_arena *a, struct arr__spanseg *
 	free_insert(a, s, u, len, true);
 }
 
+/* The free of p, checked under its arena's lock; returns the bytes the
+ * block's holder requested (after a resize or a stay in a cache, what the
+ * tags say now), after settling the holder h's slack correction. */
+static size_t span_free_req(struct arr__heap *h, void *p)
+{
+	struct arr__spanseg *s = seg_of(p);
+	struct arr__span_arena *a = arena_of_seg(s);
+	lock_take(&a->lock);
+	unsigned u = checked_unit(s, p, FREE_INVALID);
+	uint32_t first = s->tag[u], len = first & T_LEN;
+	int64_t corr = slack_correction(first, s->tag[u + len - 1]);
+	size_t req =
+		((size_t)len << UNIT_SHIFT) - (size_t)((int64_t)(first >> T_SLACK_SHIFT & ARR__SP_T_SLACK_MASK) + corr);
+	waste_add(h, -corr);
+	span_release_locked(a, s, u);
+	if (decay_ops() == 0)
+		a->tick_at = a->ops; /* purge_delay 0: at once, nothing kept */
+	unlock_and_tick(a);
+	return req;
+}
+
 void arr__span_free(void *p)
 {
 	struct arr__spanseg *s = seg_of(p);
 	struct arr__span_arena *a = arena_of_seg(s);
-	pthread_mutex_lock(&a->lock);
+	lock_take(&a->lock);
 	unsigned u = checked_unit(s, p, FREE_INVALID);
 	span_release_locked(a, s, u);
 	if (decay_ops() == 0)
@@ -830,7 +956,7 @@ bool arr__span_resize(struct arr__heap *h, void *p, size_t size)
 		return false;
 	struct arr__spanseg *s = seg_of(p);
 	struct arr__span_arena *a = arena_of_seg(s);
-	pthread_mutex_lock(&a->lock);
+	lock_take(&a->lock);
 	unsigned u = checked_unit(s, p, "realloc(): invalid pointer");
 	uint32_t t = s->tag[u];
 	unsigned len = t & T_LEN, fresh = 0;
@@ -839,7 +965,7 @@ bool arr__span_resize(struct arr__heap *h, void *p, size_t size)
 	size_t req = ((size_t)len << UNIT_SHIFT) - (size_t)((int64_t)(t >> T_SLACK_SHIFT & ARR__SP_T_SLACK_MASK) +
 							    slack_correction(t, s->tag[u + len - 1]));
 	if ((req <= ARR__SPAN_SPARSE_MAX) != (size <= ARR__SPAN_SPARSE_MAX)) {
-		pthread_mutex_unlock(&a->lock);
+		lock_give(&a->lock);
 		return false;
 	}
 	if (need > len) {
@@ -847,7 +973,7 @@ bool arr__span_resize(struct arr__heap *h, void *p, size_t size)
 		uint32_t et = e < UNITS ? s->tag[e] : 0;
 		unsigned el = et & T_LEN;
 		if ((et & T_STATE) != T_FREE || len + el < need) {
-			pthread_mutex_unlock(&a->lock);
+			lock_give(&a->lock);
 			return false;
 		}
 		/* the neighbour's first need - len units join the block; the
@@ -869,8 +995,7 @@ bool arr__span_resize(struct arr__heap *h, void *p, size_t size)
 				lru_remove(a, n, el);
 			node_release(s, n);
 		}
-		fresh = range_clean(s, e, take);
-		range_dirty(s, e, take);
+		fresh = range_take(s, e, take);
 		a->resident += fresh;
 	}
 	/* the holder's slack correction (a block from a thread's cache) ends:
@@ -911,9 +1036,9 @@ size_t arr__span_purge_all(void)
 			struct busy b[PURGE_BATCH];
 			struct iovec iov[PURGE_BATCH];
 			unsigned niov;
-			pthread_mutex_lock(&a->lock);
+			lock_take(&a->lock);
 			unsigned n = purge_collect(a, PURGE_ALL, 0, b, iov, &niov);
-			pthread_mutex_unlock(&a->lock);
+			lock_give(&a->lock);
 			if (n == 0)
 				break;
 			for (unsigned i = 0; i < niov; i++)
@@ -929,7 +1054,7 @@ void arr__span_stats(struct arr__span_stats *out)
 	memset(out, 0, sizeof *out);
 	for (unsigned k = 0; k < ARR__SPAN_ARENAS; k++) {
 		struct arr__span_arena *a = &arenas[k];
-		pthread_mutex_lock(&a->lock);
+		lock_take(&a->lock);
 		for (struct arr__spanseg *s = a->segs; s; s = s->next) {
 			out->mapped += ARR__SEG_SIZE;
 			unsigned clean = 0;
@@ -945,7 +1070,7 @@ void arr__span_stats(struct arr__span_stats *out)
 		out->frees += a->nfrees;
 		out->purged_pages += a->purged_pages;
 		out->free_resident_units += a->lru_units;
-		pthread_mutex_unlock(&a->lock);
+		lock_give(&a->lock);
 	}
 }
 
@@ -1005,7 +1130,7 @@ static void cache_release(struct arr__heap *h, unsigned n)
 				unlock_and_tick(a);
 			}
 			a = arena_of_seg(s);
-			pthread_mutex_lock(&a->lock);
+			lock_take(&a->lock);
 		}
 		unsigned u = (unsigned)(((uintptr_t)h->sc[k].p - (uintptr_t)s) >> UNIT_SHIFT);
 		h->sc_units -= h->sc[k].len;
@@ -1072,6 +1197,10 @@ void *arr__span_cache_alloc(struct arr__heap *h, size_t size, bool zero, bool *z
 
 size_t arr__span_cache_free(struct arr__heap *h, void *p)
 {
+	size_t limit = arr__opt.span_cache;
+	/* no cache (the default): one check of the block, under the lock */
+	if (limit == 0 || h == &arr__heap_empty || arr__opt.purge_delay == 0)
+		return span_free_req(h, p);
 	struct arr__spanseg *s = seg_of(p);
 	unsigned u = checked_unit(s, p, FREE_INVALID);
 	uint32_t first = __atomic_load_n(&s->tag[u], __ATOMIC_RELAXED), len = first & T_LEN;
@@ -1080,8 +1209,7 @@ size_t arr__span_cache_free(struct arr__heap *h, void *p)
 	size_t req =
 		((size_t)len << UNIT_SHIFT) - (size_t)((int64_t)(first >> T_SLACK_SHIFT & ARR__SP_T_SLACK_MASK) + corr);
 	waste_add(h, -corr);
-	size_t limit = arr__opt.span_cache;
-	if (h == &arr__heap_empty || len < 2 || ((size_t)len << UNIT_SHIFT) > limit / 2 || arr__opt.purge_delay == 0) {
+	if (len < 2 || ((size_t)len << UNIT_SHIFT) > limit / 2) {
 		arr__span_free(p);
 		return req;
 	}
@@ -1137,20 +1265,20 @@ bool arr__span_cache_is_valid(const struct arr__heap *h)
 void arr__span_fork_prepare(void)
 {
 	for (unsigned k = 0; k < ARR__SPAN_ARENAS; k++)
-		pthread_mutex_lock(&arenas[k].lock);
+		lock_take(&arenas[k].lock);
 }
 
 void arr__span_fork_parent(void)
 {
 	for (unsigned k = ARR__SPAN_ARENAS; k-- > 0;)
-		pthread_mutex_unlock(&arenas[k].lock);
+		lock_give(&arenas[k].lock);
 }
 
 /* Spans a vanished thread was purging stay BUSY: address space, not memory. */
 void arr__span_fork_child(void)
 {
 	for (unsigned k = 0; k < ARR__SPAN_ARENAS; k++)
-		pthread_mutex_init(&arenas[k].lock, NULL);
+		atomic_store_explicit(&arenas[k].lock.w, 0, memory_order_relaxed);
 }
 
 /* ---- invariants (beside struct arr__spanseg above; internal.h) ---- */
@@ -1249,9 +1377,9 @@ static bool arena_is_valid_locked(struct arr__span_arena *a)
 bool arr__spanheap_is_valid(void)
 {
 	for (unsigned k = 0; k < ARR__SPAN_ARENAS; k++) {
-		pthread_mutex_lock(&arenas[k].lock);
+		lock_take(&arenas[k].lock);
 		arena_is_valid_locked(&arenas[k]);
-		pthread_mutex_unlock(&arenas[k].lock);
+		lock_give(&arenas[k].lock);
 	}
 	return true;
 }
