@@ -142,9 +142,11 @@
 		if (rows.length < 2) return null;
 		/* Each series' last value at or before every row: hovering a row that
 		 * only another series sampled still shows them all (what was live
-		 * when RSS was sampled), not one value alone. */
+		 * when RSS was sampled), not one value alone. A series with a
+		 * `before` value has it before its first sample: live bytes are 0
+		 * before the first allocation, however late the program made it. */
 		var last = series.map(function (s, si) {
-			var v = null;
+			var v = isNum(s.before) ? s.before : null;
 			return rows.map(function (r) { if (r[si + 1] !== null) v = r[si + 1]; return v; });
 		});
 		function rowAt(x) {
@@ -313,9 +315,9 @@
 		function x(arr) { return arr.map(function (v) { return v / ts.div; }); }
 		if (live && live.t) {
 			series.push({ name: "live bytes (max)", x: x(live.t), y: live.bytes_max || live.bytes || [], fill: true,
-				color: "#1a7f37" });
+				color: "#1a7f37", before: 0 });
 			if (live.bytes_min)
-				series.push({ name: "live bytes (min)", x: x(live.t), y: live.bytes_min, color: "#8bc34a", dash: true });
+				series.push({ name: "live bytes (min)", x: x(live.t), y: live.bytes_min, color: "#8bc34a", dash: true, before: 0 });
 		}
 		if (rec && rec.t && rec.rss && rec.t.length)
 			series.push({ name: "recorded RSS", x: x(rec.t), y: rec.rss, color: "#2f6fdb" });
@@ -341,7 +343,7 @@
 			var x = withOps ? tl.op_index : (tl.t || []).map(function (v) { return v / rts.div; });
 			series.push({ name: allocName(a, i) + " RSS", x: x, y: tl.rss, color: PALETTE[i % PALETTE.length] });
 			if (i === 0 && tl.live)
-				series.push({ name: "live bytes", x: x, y: tl.live, color: "#1a7f37", fill: true });
+				series.push({ name: "live bytes", x: x, y: tl.live, color: "#1a7f37", fill: true, before: 0 });
 			var id = get(a, "fragmentation.ideal_rss");
 			if (isNum(id) && get(a, "fragmentation.touch") !== "none") ideal = id;
 		});
