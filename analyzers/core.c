@@ -582,203 +582,6 @@ struct ev_view {
 };
 
 /* hot: the HOT_* bits of p->hot, a constant where the loop is specialised */
-/*
- * The order-free counts: what every event adds to counters that no other
- * figure reads before the end (calls by function, each thread's calls,
- * allocations and bytes, the exact sizes, reallocs from NULL, the churn
- * table's allocations), counted on the merge's thread (the pipe's hook,
- * formats/merge.c) in merge order, into a state of its own, and added to
- * the pass's once the pipe is closed. The analysing thread is the critical
- * path; the merge's has room. What phases cut at their boundaries (calls,
- * bytes, the log2 histograms) stays here, in order.
- */
-struct pre_thread {
-	uint32_t tid;
-	uint64_t calls, allocs, alloc_bytes;
-};
-
-struct pre {
-	unsigned hot; /* the pass's HOT_* */
-	uint64_t page_size;
-	int oom;
-	uint64_t ops[ARR_OP_MAX_];
-	struct pre_thread *th;
-	size_t nth, cap;
-	struct arr_ptrmap tid_index; /* tid + 1 -> index + 1 */
-	uint64_t last_tid;           /* UINT64_MAX: none yet */
-	struct pre_thread *last;
-	struct an_tid_cache cache[ARR__TID_CACHE]; /* as the pass's: threads that take turns */
-	struct an_sizes sz;                        /* small, big, other_sizes, r_count, r_from_null */
-	struct an_lifetimes lt;                    /* allocs, c_allocs */
-};
-
-static struct pre_thread *pre_thread(struct pre *q, uint32_t tid)
-{
-	uint64_t v;
-	if (tid == q->last_tid)
-		return q->last;
-	struct an_tid_cache *tc = &q->cache[tid % ARR__TID_CACHE];
-	if (tc->idx1 && tc->tid == tid) {
-		q->last = &q->th[tc->idx1 - 1];
-	} else if (arr_ptrmap_get(&q->tid_index, (uint64_t)tid + 1, &v)) {
-		q->last = &q->th[v - 1];
-		*tc = (struct an_tid_cache){tid, (uint32_t)v};
-	} else {
-		if (q->nth == q->cap) {
-			size_t cap = q->cap ? q->cap * 2 : 16;
-			struct pre_thread *n = realloc(q->th, cap * sizeof *n);
-			if (!n)
-				return NULL;
-			q->th = n;
-			q->cap = cap;
-		}
-		if (arr_ptrmap_put(&q->tid_index, (uint64_t)tid + 1, q->nth + 1))
-			return NULL;
-		q->th[q->nth] = (struct pre_thread){.tid = tid};
-		q->last = &q->th[q->nth++];
-		*tc = (struct an_tid_cache){tid, (uint32_t)q->nth};
-	}
-	q->last_tid = tid;
-	return q->last;
-}
-
-/* a run's thread counts, kept in registers until the thread changes (a
- * run is one chunk, so once a run) */
-struct pre_acc {
-	uint32_t tid;
-	uint64_t calls, allocs, bytes; /* the thread's, since the last flush */
-	uint64_t from_null, lt_allocs; /* the run's */
-};
-
-/* by value: a pointer to the accumulator would keep it out of registers */
-static __attribute__((noinline)) int pre_add(struct pre *q, uint32_t tid, uint64_t calls, uint64_t allocs,
-					     uint64_t bytes)
-{
-	struct pre_thread *t = pre_thread(q, tid);
-	if (!t)
-		return ARR_ENOMEM;
-	t->calls += calls;
-	t->allocs += allocs;
-	t->alloc_bytes += bytes;
-	return 0;
-}
-
-static ALWAYS_INLINE int pre_flush(struct pre *q, struct pre_acc *a)
-{
-	if (a->calls && pre_add(q, a->tid, a->calls, a->allocs, a->bytes))
-		return ARR_ENOMEM;
-	a->calls = a->allocs = a->bytes = 0;
-	return 0;
-}
-
-/* One event; op is a constant in the copies for free and malloc, so the
- * operation's facts fold (as handle_any does). The event is read before
- * the first store (a store could alias it, and ev->op would be loaded and
- * looked up again), the counters go through restrict pointers. */
-static ALWAYS_INLINE int pre_event(struct pre *q, const struct arr_event *ev, unsigned op, unsigned hot,
-				   struct pre_acc *a, uint64_t *restrict ops, uint64_t *restrict small,
-				   uint64_t *restrict c_allocs)
-{
-	const uint32_t tid = ev->tid;
-	const int allocates = arr_event_allocates(ev);
-	const uint64_t req = arr_event_bytes(ev, q->page_size), ptr = ev->ptr;
-	ops[op < ARR_OP_MAX_ ? op : 0]++;
-	if (!arr_op_is_call(op))
-		return 0;
-	if (tid != a->tid) {
-		if (pre_flush(q, a))
-			return ARR_ENOMEM;
-		a->tid = tid;
-	}
-	a->calls++;
-	if (!allocates)
-		return 0;
-	a->allocs++;
-	a->bytes += req;
-	if (hot & HOT_SIZES) {
-		if ((op == ARR_OP_REALLOC || op == ARR_OP_REALLOCARRAY) && !ptr)
-			a->from_null++;
-		if (req < ARR__SIZES_SMALL)
-			small[req]++;
-		else if (arr__sizes_count_big(&q->sz, req))
-			return ARR_ENOMEM;
-	}
-	if (hot & HOT_LIFETIMES) {
-		a->lt_allocs++;
-		c_allocs[arr__log2_bucket(req)]++;
-	}
-	return 0;
-}
-
-static ALWAYS_INLINE void pre_run(struct pre *q, const struct arr_event *evs, size_t n, unsigned hot)
-{
-	struct pre_acc a = {.tid = evs[0].tid};
-	int rc = 0;
-	for (size_t i = 0; i < n && !rc; i++) {
-		const struct arr_event *ev = &evs[i];
-		if (ev->op == ARR_OP_FREE)
-			rc = pre_event(q, ev, ARR_OP_FREE, hot, &a, q->ops, q->sz.small, q->lt.c_allocs);
-		else if (ev->op == ARR_OP_MALLOC)
-			rc = pre_event(q, ev, ARR_OP_MALLOC, hot, &a, q->ops, q->sz.small, q->lt.c_allocs);
-		else
-			rc = pre_event(q, ev, ev->op, hot, &a, q->ops, q->sz.small, q->lt.c_allocs);
-	}
-	if (!rc)
-		rc = pre_flush(q, &a);
-	q->sz.r_count += a.from_null;
-	q->sz.r_from_null += a.from_null;
-	q->lt.allocs += a.lt_allocs;
-	if (rc)
-		q->oom = rc;
-}
-
-static void pre_count(void *ctx, const struct arr_event *evs, size_t n)
-{
-	struct pre *q = ctx;
-	if (q->oom || !n)
-		return;
-	if ((q->hot & (HOT_SIZES | HOT_LIFETIMES)) == (HOT_SIZES | HOT_LIFETIMES))
-		pre_run(q, evs, n, HOT_SIZES | HOT_LIFETIMES);
-	else
-		pre_run(q, evs, n, q->hot);
-}
-
-/* The counts into the pass's state, after the pipe is closed. */
-static int pre_apply(struct pass *p, struct pre *q)
-{
-	struct an_core *c = &p->c;
-	if (q->oom)
-		return q->oom;
-	for (unsigned i = 0; i < ARR_OP_MAX_; i++)
-		c->ops[i] += q->ops[i];
-	for (size_t i = 0; i < q->nth; i++) {
-		uint64_t v;
-		/* the pass numbered every thread that made a call; past ARR__MAX_THREADS they share the last */
-		size_t idx =
-			arr_ptrmap_get(&c->tid_index, (uint64_t)q->th[i].tid + 1, &v) ? v - 1 : ARR__MAX_THREADS - 1;
-		if (idx >= c->nthreads)
-			continue; /* the pass stopped before this thread's first call (out of memory) */
-		c->threads[idx].calls += q->th[i].calls;
-		c->threads[idx].allocs += q->th[i].allocs;
-		c->threads[idx].alloc_bytes += q->th[i].alloc_bytes;
-	}
-	if (p->sz) {
-		memcpy(p->sz->small, q->sz.small, sizeof q->sz.small);
-		arr_ptrmap_release(&p->sz->big);
-		p->sz->big = q->sz.big; /* moved: q's is not released */
-		q->sz.big = (struct arr_ptrmap)ARR_PTRMAP_INIT;
-		p->sz->other_sizes += q->sz.other_sizes;
-		p->sz->r_count += q->sz.r_count;
-		p->sz->r_from_null += q->sz.r_from_null;
-	}
-	if (p->lt) {
-		p->lt->allocs += q->lt.allocs;
-		for (unsigned k = 0; k < 65; k++)
-			p->lt->c_allocs[k] += q->lt.c_allocs[k];
-	}
-	return 0;
-}
-
 static ALWAYS_INLINE void do_release(struct pass *p, const struct arr_event *ev, const struct ev_view *v, uint32_t th,
 				     struct an_thread *t, unsigned hot)
 {
@@ -834,6 +637,8 @@ static ALWAYS_INLINE void do_alloc(struct pass *p, const struct arr_event *ev, c
 		c->live_blocks--;
 	}
 	uint64_t req = v->req;
+	t->allocs++;
+	t->alloc_bytes += req;
 	t->last_alloc = v->ret;
 	c->allocs++;
 	*b = (struct an_block){
@@ -854,7 +659,9 @@ static ALWAYS_INLINE void do_alloc(struct pass *p, const struct arr_event *ev, c
 	}
 	const unsigned sc = arr__log2_bucket(req); /* once for both */
 	if (hot & HOT_SIZES)
-		arr__sizes_on_alloc(p->sz, req, sc);
+		arr__sizes_on_alloc(c, p->sz, req, sc, v->op, v->ptr);
+	if (hot & HOT_LIFETIMES)
+		arr__lifetimes_on_alloc(p->lt, sc);
 	if (hot & HOT_LIVE)
 		arr__live_on_alloc(c, p->lv);
 	if (hot & HOT_ZEROING)
@@ -879,6 +686,7 @@ static ALWAYS_INLINE void handle(struct pass *p, const struct arr_event *ev, uns
 	c->t = v.t;
 	if (v.t > c->last_t)
 		c->last_t = v.t;
+	c->ops[v.op < ARR_OP_MAX_ ? v.op : 0]++;
 	if (!arr_op_is_call(v.op)) {
 		if (tid)
 			thread_of(c, tid);
@@ -892,6 +700,7 @@ static ALWAYS_INLINE void handle(struct pass *p, const struct arr_event *ev, uns
 		return;
 	struct an_thread *t = c->cur_thread;
 	c->calls++;
+	t->calls++;
 	if (hot & HOT_CB)
 		for (unsigned i = 0; i < p->ncall; i++)
 			p->call[i].fn(c, p->call[i].st, ev);
@@ -956,6 +765,40 @@ static void dispatch(struct pass *p, const struct arr_event *evs, size_t n)
 		run_none(p, evs, n);
 	else
 		run_some(p, evs, n);
+}
+
+/*
+ * Short runs, gathered. Threads that allocate at the same time make the
+ * merge alternate every ~12 events (stress: 4 threads on 2 cores), and
+ * run() prefetches the live-set slots PREFETCH_AHEAD events ahead within a
+ * run only: in runs that short nothing was prefetched. Runs shorter than
+ * GATHER_SHORT are copied, in merge order, into one array of up to
+ * GATHER_EVENTS that run() sees as one run. The copy is safe: a run's
+ * events are copied before the merge is asked for the next one (which may
+ * recycle their buffer), and an event with a string (exec's path, valid
+ * only until the next chunk is decoded) ends the gathering, so it is
+ * handled before the merge moves on. Events are handled in the same order
+ * as ever, so a trace error or an out-of-memory stop leaves the same
+ * state; the gathered events are handled before an error is returned.
+ */
+#define GATHER_SHORT 64
+#define GATHER_EVENTS 1024
+
+struct gather {
+	struct arr_event *ev;
+	size_t n;
+};
+
+/* Copies evs; 1: keep gathering, 0: handle g->ev now. */
+static int gather_add(struct gather *g, const struct arr_event *evs, size_t n)
+{
+	const char *strs = NULL;
+	for (size_t i = 0; i < n; i++) {
+		g->ev[g->n + i] = evs[i];
+		strs = (const char *)((uintptr_t)strs | (uintptr_t)evs[i].str);
+	}
+	g->n += n;
+	return !strs && g->n + GATHER_SHORT <= GATHER_EVENTS;
 }
 
 static const struct an_ops *const all_ops[ARR_AN_COUNT_] = {
@@ -1095,27 +938,32 @@ int arr_analyze_trace(struct arr_trace *tr, const struct arr_analysis_options *o
 
 	uint64_t total_events = end->present ? end->events : 0, file_size = arr_trace_file_size(tr);
 	uint64_t next_progress = 1u << 20;
-	/* the merge runs on a thread of its own, beside the read-ahead decoder
-	 * (formats/merge.c): this thread's per-event work is the critical path */
-	struct arr__merge_pipe *pipe = NULL;
-	struct pre *pre = rc ? NULL : calloc(1, sizeof *pre);
-	if (rc == 0 && !pre)
-		rc = ARR_ENOMEM;
-	if (rc == 0) {
-		pre->hot = p->hot;
-		pre->page_size = c->page_size;
-		pre->last_tid = UINT64_MAX;
-		pre->tid_index = (struct arr_ptrmap)ARR_PTRMAP_INIT;
-		rc = arr__merge_pipe_open(&pipe, m, pre_count, pre);
-	}
+	struct gather g = {0};
 	while (rc == 0) {
 		const struct arr_event *evs;
 		size_t n;
-		rc = arr__merge_pipe_next(pipe, &evs, &n);
-		if (rc != 1)
+		rc = arr__merge_next_run(m, &evs, &n);
+		if (rc != 1) {
+			/* what was gathered precedes the end or the error */
+			if (g.n && !c->oom)
+				dispatch(p, g.ev, g.n);
+			if (c->oom)
+				rc = c->oom;
 			break;
+		}
 		rc = 0;
-		dispatch(p, evs, n);
+		if (n < GATHER_SHORT && (g.ev || (g.ev = malloc(GATHER_EVENTS * sizeof *g.ev)))) {
+			if (gather_add(&g, evs, n))
+				continue;
+			evs = g.ev;
+			n = g.n;
+			g.n = 0;
+		} else if (g.n) {
+			dispatch(p, g.ev, g.n);
+			g.n = 0;
+		}
+		if (!c->oom)
+			dispatch(p, evs, n);
 		if (c->oom)
 			rc = c->oom;
 		if (opt->progress && c->evno >= next_progress) {
@@ -1125,18 +973,6 @@ int arr_analyze_trace(struct arr_trace *tr, const struct arr_analysis_options *o
 						: 0;
 			opt->progress(opt->progress_ctx, c->evno, done > file_size ? file_size : done, file_size);
 		}
-	}
-	arr__merge_pipe_close(pipe);
-	if (pre && rc != ARR_ENOMEM) { /* the end, or a trace error: every event counted was handled */
-		int prc = pre_apply(p, pre);
-		if (prc)
-			rc = prc;
-	}
-	if (pre) {
-		arr_ptrmap_release(&pre->tid_index);
-		arr_ptrmap_release(&pre->sz.big);
-		free(pre->th);
-		free(pre);
 	}
 	if (rc == 0 && opt->progress)
 		opt->progress(opt->progress_ctx, c->evno, file_size, file_size);
@@ -1164,6 +1000,7 @@ int arr_analyze_trace(struct arr_trace *tr, const struct arr_analysis_options *o
 			p->an[i].ops->fini(p->an[i].st);
 		free(p->an[i].st);
 	}
+	free(g.ev);
 	arr_merge_close(m);
 	slots_free(c->live.slots, c->live.mask ? c->live.mask + 1 : 0);
 	free(c->threads);

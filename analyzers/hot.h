@@ -95,34 +95,26 @@ struct an_sizes {
 	uint64_t r_delta_count[65], r_delta_bytes[65]; /* log2 of the growth in bytes */
 };
 
-/* sizes from ARR__SIZES_SMALL up, out of line: rare. 0, or ARR_ENOMEM */
-int arr__sizes_count_big(struct an_sizes *s, uint64_t size);
+/* sizes from ARR__SIZES_SMALL up, out of line: rare */
+void arr__sizes_count_big(struct an_core *c, struct an_sizes *s, uint64_t size);
 /* the old block of a successful realloc, out of line: a realloc is a few percent of the calls */
 void arr__sizes_on_resize(struct an_core *c, struct an_sizes *s, uint64_t addr, const struct an_block *b,
 			  const struct arr_event *ev);
 
-/* size: the block's; k: its arr__log2_bucket, shared with lifetimes. The
- * histogram, which phases cut in order; the rest is arr__sizes_on_alloc_exact. */
-static inline void arr__sizes_on_alloc(struct an_sizes *s, uint64_t size, unsigned k)
+/* size: the block's; k: its arr__log2_bucket, shared with lifetimes */
+static inline void arr__sizes_on_alloc(struct an_core *c, struct an_sizes *s, uint64_t size, unsigned k, unsigned op,
+				       uint64_t ptr)
 {
 	s->count[k]++;
 	s->bytes[k] += size;
-}
-
-/* The exact sizes and reallocs from NULL: counted in merge order but
- * without the live set, on the merge's thread (core.c, the order-free
- * counts), into a state of their own. 0, or ARR_ENOMEM. */
-static inline int arr__sizes_on_alloc_exact(struct an_sizes *s, uint64_t size, unsigned op, uint64_t ptr)
-{
+	if (size < ARR__SIZES_SMALL)
+		s->small[size]++;
+	else
+		arr__sizes_count_big(c, s, size);
 	if ((op == ARR_OP_REALLOC || op == ARR_OP_REALLOCARRAY) && !ptr) {
 		s->r_count++;
 		s->r_from_null++;
 	}
-	if (size < ARR__SIZES_SMALL) {
-		s->small[size]++;
-		return 0;
-	}
-	return arr__sizes_count_big(s, size);
 }
 
 /* ---- zeroing: calloc (and large malloc) served from fresh or reused memory ---- */

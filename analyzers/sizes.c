@@ -18,15 +18,17 @@ static const char *const factor_name[] = {"<0.5", "0.5-1", "1", "1-1.25", "1.25-
 #define NFACTOR (sizeof factor_name / sizeof *factor_name)
 _Static_assert(NFACTOR == ARR__SIZES_NFACTOR, "one name per growth factor bucket");
 
-/* per-event work: arr__sizes_on_alloc and _on_alloc_exact in hot.h, and these two */
+/* per-event work: arr__sizes_on_alloc in hot.h, and these two */
 
-int arr__sizes_count_big(struct an_sizes *s, uint64_t size)
+void arr__sizes_count_big(struct an_core *c, struct an_sizes *s, uint64_t size)
 {
 	uint64_t n = 0;
-	if (arr_ptrmap_get(&s->big, size, &n) || s->big.count < MAX_SIZES)
-		return arr_ptrmap_put(&s->big, size, n + 1) ? ARR_ENOMEM : 0;
-	s->other_sizes++;
-	return 0;
+	if (arr_ptrmap_get(&s->big, size, &n) || s->big.count < MAX_SIZES) {
+		if (arr_ptrmap_put(&s->big, size, n + 1))
+			c->oom = ARR_ENOMEM;
+	} else {
+		s->other_sizes++;
+	}
 }
 
 void arr__sizes_on_resize(struct an_core *c, struct an_sizes *s, uint64_t addr, const struct an_block *b,

@@ -324,20 +324,6 @@ void arr_merge_close(struct arr_merge *m);
  * arr_merge_next(). The two may be mixed.
  */
 int arr__merge_next_run(struct arr_merge *m, const struct arr_event **ev, size_t *n);
-/*
- * Internal: the same runs made on a thread of its own (formats/merge.c),
- * short runs gathered into longer ones. Open it on a merge not read yet;
- * then read only through the pipe, close it before the merge. next returns
- * as arr__merge_next_run(); what it hands out (strings too) is valid until
- * the next call. hook (may be NULL) is called with every run, in order, on
- * the pipe's thread, before the run is handed out; what it writes is the
- * caller's to read after close. open: 0, or ARR_ENOMEM.
- */
-struct arr__merge_pipe;
-int arr__merge_pipe_open(struct arr__merge_pipe **out, struct arr_merge *m,
-			 void (*hook)(void *ctx, const struct arr_event *ev, size_t n), void *ctx);
-int arr__merge_pipe_next(struct arr__merge_pipe *p, const struct arr_event **ev, size_t *n);
-void arr__merge_pipe_close(struct arr__merge_pipe *p);
 
 /* Format an event as one JSON object (no newline). Returns bytes written. */
 int arr_event_fprint_json(FILE *f, const struct arr_event *ev);
