@@ -291,18 +291,23 @@ static void test_clean_words(void)
 	CHECK(arr__spanheap_is_valid());
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	signal(SIGALRM, on_alarm);
 	alarm(120);
-	test_clean_words();
-	test_trim_age();
-	test_wait_and_wake();
-	test_threads("one arena");
-	CHECK(arr_alloc_set_option("span_arenas", 8) == 0);
-	CHECK(arr_alloc_set_option("span_split", 0) == 0);
-	test_threads("eight arenas");
-	test_wait_and_wake();
+	if (argc > 1 && !strcmp(argv[1], "threads")) {
+		/* allocator.spantime-threads: see tests/allocator/CMakeLists.txt */
+		test_threads("one arena");
+		CHECK(arr_alloc_set_option("span_arenas", 8) == 0);
+		CHECK(arr_alloc_set_option("span_split", 0) == 0);
+		test_threads("eight arenas");
+	} else {
+		test_clean_words();
+		test_trim_age();
+		test_wait_and_wake();
+		CHECK(arr_alloc_set_option("span_arenas", 8) == 0);
+		test_wait_and_wake();
+	}
 	if (failures)
 		fprintf(stderr, "spantime: %d check(s) failed\n", failures);
 	return failures != 0;
