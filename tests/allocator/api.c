@@ -21,14 +21,7 @@
 #include "allocrr/alloc.h"
 #include "allocrr/error.h"
 
-static int failures;
-#define CHECK(cond)                                                                              \
-	do {                                                                                     \
-		if (!(cond)) {                                                                   \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-			failures++;                                                              \
-		}                                                                                \
-	} while (0)
+#include "check.h"
 
 static struct arr_alloc_stats st; /* big: keep it off the stack */
 

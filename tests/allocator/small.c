@@ -15,14 +15,7 @@
 #include <string.h>
 #include "allocrr/alloc.h"
 
-static int failures;
-#define CHECK(cond)                                                                              \
-	do {                                                                                     \
-		if (!(cond)) {                                                                   \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-			failures++;                                                              \
-		}                                                                                \
-	} while (0)
+#include "check.h"
 
 static long long option(const char *name)
 {

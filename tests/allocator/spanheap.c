@@ -25,14 +25,7 @@
 #include <unistd.h>
 #include "allocrr/alloc.h"
 
-static int failures;
-#define CHECK(cond)                                                                              \
-	do {                                                                                     \
-		if (!(cond)) {                                                                   \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-			failures++;                                                              \
-		}                                                                                \
-	} while (0)
+#include "check.h"
 
 static struct arr_alloc_stats st;
 

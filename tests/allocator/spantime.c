@@ -28,14 +28,7 @@
 #include "allocrr/alloc.h"
 #include "internal.h"
 
-static int failures;
-#define CHECK(cond)                                                                              \
-	do {                                                                                     \
-		if (!(cond)) {                                                                   \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-			failures++;                                                              \
-		}                                                                                \
-	} while (0)
+#include "check.h"
 
 static void on_alarm(int sig)
 {

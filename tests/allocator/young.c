@@ -14,14 +14,7 @@
 #include <sys/mman.h>
 #include "allocrr/alloc.h"
 
-static int failures;
-#define CHECK(cond)                                                                              \
-	do {                                                                                     \
-		if (!(cond)) {                                                                   \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-			failures++;                                                              \
-		}                                                                                \
-	} while (0)
+#include "check.h"
 
 enum { NBIG = 12, BIG = 200000, NSMALL = 3000, SMALL = 600 };
 static unsigned char *big[NBIG], *small[NSMALL];
