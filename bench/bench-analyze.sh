@@ -22,8 +22,11 @@ stderr. Columns of a tool that is missing read "n/a".
 Workloads: python3 (PYTHONMALLOC=malloc, strings built and sorted), sqlite3
 (inserts, two indexes, :memory:), cc1 (gcc's compiler proper on a generated
 C file; heaptrack is not run on it: Debian's heaptrack 1.4 ran out of memory
-interpreting it), stress (4 threads of malloc/free, allocrr only), empty (a
-program that allocates nothing: the fixed start-up cost every trace pays).
+interpreting it), stress (4 threads of malloc/free, allocrr only), long (the
+same program, 2 threads and 5x the calls: a 100M-event trace, whose max RSS
+shows that memory follows the live set, not the trace's length; allocrr
+only), empty (a program that allocates nothing: the fixed start-up cost
+every trace pays).
 
 Arguments:
   BUILD_DIR        CMake build tree holding bin/allocrr (default: build)
@@ -32,7 +35,7 @@ Environment:
   RUNS=N           rounds per workload (default 3)
   SCALE=full|small full sizes (default: the recorder benchmark's) or ~10x
                    smaller for a quick check
-  WORKLOADS="..."  subset and order (default: python3 sqlite3 cc1 stress empty)
+  WORKLOADS="..."  subset and order (default: python3 sqlite3 cc1 stress long empty)
   PYTHON=PATH      the python3 to record (default /usr/bin/python3 if present)
   RAW=FILE         also write every measurement, one per line, to FILE
   KEEP=DIR         keep each workload's allocrr trace as DIR/WORKLOAD-SCALE.atr
@@ -48,7 +51,7 @@ wl_src=$here/workloads
 build_dir=${1:-build}
 runs=${RUNS:-3}
 scale=${SCALE:-full}
-workloads=${WORKLOADS:-python3 sqlite3 cc1 stress empty}
+workloads=${WORKLOADS:-python3 sqlite3 cc1 stress long empty}
 
 die() {
 	echo "bench-analyze: $*" >&2
@@ -60,8 +63,8 @@ case "$runs" in
 '' | *[!0-9]* | 0) die "RUNS must be a positive integer, not '$runs'" ;;
 esac
 case "$scale" in
-full) py_n=500000 sql_n=200000 c_lines=100000 stress_n=10000000 ;;
-small) py_n=50000 sql_n=20000 c_lines=10000 stress_n=1000000 ;;
+full) py_n=500000 sql_n=200000 c_lines=100000 stress_n=10000000 long_n=50000000 ;;
+small) py_n=50000 sql_n=20000 c_lines=10000 stress_n=1000000 long_n=5000000 ;;
 *) die "SCALE must be 'full' or 'small', not '$scale'" ;;
 esac
 
@@ -125,12 +128,17 @@ setup_workload() {
 		descr="4 threads, $stress_n malloc + free"
 		has_heaptrack=0
 		;;
+	long)
+		cmd=("$tmp/stress" "$long_n" 2)
+		descr="2 threads, $long_n malloc + free"
+		has_heaptrack=0
+		;;
 	empty)
 		cmd=("$tmp/empty")
 		descr="a program that allocates nothing"
 		;;
 	*)
-		die "unknown workload '$1' (known: python3 sqlite3 cc1 stress empty)"
+		die "unknown workload '$1' (known: python3 sqlite3 cc1 stress long empty)"
 		;;
 	esac
 }
