@@ -411,6 +411,8 @@ static struct arr__spanseg *seg_new(struct arr__span_arena *a)
 /* Under the lock: the segment s is wholly free and clean; unmap it. */
 static void seg_drop(struct arr__span_arena *a, struct arr__spanseg *s)
 {
+	/* a resident page here would stay in a->resident after the unmap */
+	ARR__ASSERT(dirty_pages(s, FIRST_UNIT / UNITS_PER_OSPAGE, OSPAGES) == 0);
 	bin_remove(a, node_at(s, FIRST_UNIT), DATA_UNITS);
 	for (struct arr__spanseg **pp = &a->segs; *pp; pp = &(*pp)->next)
 		if (*pp == s) {
@@ -1325,6 +1327,12 @@ static bool arena_is_valid_locked(struct arr__span_arena *a)
 				nfree++;
 				if (t & T_DIRTY)
 					dirty += len;
+				/* off the lru, nothing would purge them: a free span
+				 * not marked dirty holds no resident page of its own
+				 * (its end pages are shared with its neighbours) */
+				unsigned lo, hi;
+				inner_pages(u, len, &lo, &hi);
+				ARR__CHECK((t & T_DIRTY) || dirty_pages(s, lo, hi) == 0);
 			} else {
 				ARR__CHECK(st == T_BUSY);
 				busy++;
