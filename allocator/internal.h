@@ -611,7 +611,8 @@ void arr__segmap_set(const void *seg, bool on);
  * (arr__spanheap_is_valid): from ARR__SP_FIRST_UNIT to ARR__SP_UNITS the spans tile the
  * segment; tag[] is nonzero only at a span's first and last unit, both with
  * its length and state (START, the slack, only on the first); no two FREE
- * spans adjacent; DIRTY equal at both ends.
+ * spans adjacent; DIRTY equal at both ends; a FREE span without DIRTY (off
+ * the lru) has no resident OS page wholly inside it.
  */
 #define ARR__SP_UNIT_SHIFT ARR__SPAN_UNIT_SHIFT
 #define ARR__SP_UNIT ((size_t)1 << ARR__SP_UNIT_SHIFT)

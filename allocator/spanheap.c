@@ -411,6 +411,8 @@ static struct arr__spanseg *seg_new(struct arr__span_arena *a)
 /* Under the lock: the segment s is wholly free and clean; unmap it. */
 static void seg_drop(struct arr__span_arena *a, struct arr__spanseg *s)
 {
+	/* a resident page here would stay in a->resident after the unmap */
+	ARR__ASSERT(dirty_pages(s, FIRST_UNIT / UNITS_PER_OSPAGE, OSPAGES) == 0);
 	bin_remove(a, node_at(s, FIRST_UNIT), DATA_UNITS);
 	for (struct arr__spanseg **pp = &a->segs; *pp; pp = &(*pp)->next)
 		if (*pp == s) {
@@ -571,16 +573,25 @@ static void purge_finish(struct arr__span_arena *a, struct busy *b, unsigned n, 
 			for (unsigned j = pa; j < e; j++)
 				s->clean[j / 64] |= (uint64_t)1 << (j % 64);
 		}
-		bool still_dirty = dirty_pages(s, lo, hi) != 0;
 		s->tag[b[k].u] = 0;
 		s->tag[b[k].u + b[k].len - 1] = 0;
-		unsigned u = free_insert(a, s, b[k].u, b[k].len, false);
-		if (still_dirty && !(s->tag[u] & T_DIRTY)) {
-			/* not all purged (batch full): waits on the lru again */
+		unsigned u = free_insert(a, s, b[k].u, b[k].len, false), ul = s->tag[u] & T_LEN;
+		/* Resident pages are looked for over the merged span, not this
+		 * one: an OS page this span shared with a clean neighbour lay
+		 * inside neither, so neither purge took it, and it is inside
+		 * now. Two purges at once make that so: this span busy, its
+		 * neighbour freed and purged by another thread before this one
+		 * relocks. Off the lru, nothing would purge such a page, and the
+		 * segment's unmap would leave it counted in a->resident. */
+		unsigned ml, mh;
+		inner_pages(u, ul, &ml, &mh);
+		if (!(s->tag[u] & T_DIRTY) && dirty_pages(s, ml, mh) != 0) {
+			/* not all purged (batch full, or a shared page): waits on
+			 * the lru again */
 			s->tag[u] |= T_DIRTY;
-			s->tag[u + (s->tag[u] & T_LEN) - 1] |= T_DIRTY;
+			s->tag[u + ul - 1] |= T_DIRTY;
 			node_at(s, u)->stamp = arr__pool_clock();
-			lru_append(a, node_at(s, u), s->tag[u] & T_LEN);
+			lru_append(a, node_at(s, u), ul);
 		}
 		a->busy_spans--;
 		if (u == FIRST_UNIT && (s->tag[u] & T_LEN) == DATA_UNITS && !(s->tag[u] & T_DIRTY) && a->nsegs > 1)
@@ -641,8 +652,9 @@ static uint64_t trim_goal(const struct arr__span_arena *a)
 }
 
 /* Called with the lock held; releases it. A purged span that merges with a
- * dirty neighbour stays on the lru (resident drops, lru_units does not), so
- * the rounds are bounded: TRIM_ROUNDS batches at most per call. */
+ * dirty neighbour, or takes in a resident page it shared with a clean one,
+ * stays on the lru (resident drops, lru_units does not), so the rounds are
+ * bounded: TRIM_ROUNDS batches at most per call. */
 static void unlock_and_trim(struct arr__span_arena *a)
 {
 	for (unsigned round = 0; round < TRIM_ROUNDS; round++) {
@@ -1325,6 +1337,12 @@ static bool arena_is_valid_locked(struct arr__span_arena *a)
 				nfree++;
 				if (t & T_DIRTY)
 					dirty += len;
+				/* off the lru, nothing would purge them: a free span
+				 * not marked dirty holds no resident page of its own
+				 * (its end pages are shared with its neighbours) */
+				unsigned lo, hi;
+				inner_pages(u, len, &lo, &hi);
+				ARR__CHECK((t & T_DIRTY) || dirty_pages(s, lo, hi) == 0);
 			} else {
 				ARR__CHECK(st == T_BUSY);
 				busy++;

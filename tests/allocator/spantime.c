@@ -289,7 +289,7 @@ int main(int argc, char **argv)
 	signal(SIGALRM, on_alarm);
 	alarm(120);
 	if (argc > 1 && !strcmp(argv[1], "threads")) {
-		/* allocator.spantime-threads: see tests/allocator/CMakeLists.txt */
+		/* allocator.spantime-threads */
 		test_threads("one arena");
 		CHECK(arr_alloc_set_option("span_arenas", 8) == 0);
 		CHECK(arr_alloc_set_option("span_split", 0) == 0);
