@@ -741,8 +741,8 @@ size_t arr__span_usable(const void *p);
  * ARR__MAX_SMALL) in place: true if done (shrunk, or grown into a free
  * neighbour), false if it must move. */
 bool arr__span_resize(struct arr__heap *h, void *p, size_t size);
-size_t arr__span_purge_all(void); /* bytes given back */
-void arr__span_tick(void);        /* purge the spans whose decay has passed */
+size_t arr__span_purge_all(void);        /* bytes given back */
+void arr__span_tick(void);               /* purge the spans whose decay has passed */
 uint64_t arr__span_resident_pages(void); /* Σ the arenas' resident data pages (racy: a hint) */
 struct arr__span_stats {
 	uint64_t mapped, resident, live_blocks, live_usable, live_req, mallocs, frees;

@@ -396,14 +396,15 @@ static size_t huge_cache_shrink(size_t bytes)
  * more of its free memory due (t1 private large steady: 8 590 page faults,
  * 4 276 without). Resident: the pool's used and free dirty slices (an upper
  * bound: a class page's span is carved as it fills), the huge mappings and
- * the span heap's pages. Under the lock; the clock is read without it.
+ * the span heap's pages, plus the `bytes` about to be taken (after what
+ * purge_for_growth gave back). Under the lock; read without it.
  */
 static uint64_t grow_clock, grow_hwm;
-static void note_growth(void)
+static void note_growth(size_t bytes)
 {
 	uint64_t r = (used_slices + dirty_slices) * (ARR__SLICE_SIZE / ARR__OS_PAGE) +
 		     (uint64_t)atomic_load_explicit(&huge_mapped, memory_order_relaxed) / ARR__OS_PAGE +
-		     arr__span_resident_pages();
+		     arr__span_resident_pages() + bytes / ARR__OS_PAGE;
 	if (r < grow_hwm)
 		return;
 	grow_hwm = r;
@@ -419,7 +420,6 @@ uint64_t arr__pool_grow_clock(void) { return __atomic_load_n(&grow_clock, __ATOM
  */
 static void purge_for_growth(size_t bytes)
 {
-	note_growth();
 	if (arr__opt.purge_delay < 0)
 		return;
 	/* freed huge mappings first: resident, and wholly unused */
@@ -569,10 +569,10 @@ struct arr__page *arr__pool_take(struct arr__heap *h, unsigned cls)
 	 * peak the same and flushed the cache of a program that carves as it
 	 * reuses its big blocks: test-alloc-stress-libc under LD_PRELOAD
 	 * 1.53 → 1.74 s. */
-	if (dirty != bits)
-		note_growth();
 	if (huge_cache_n > 0 && dirty != bits)
 		huge_cache_shrink((size_t)__builtin_popcountll(bits & ~dirty) * ARR__SLICE_SIZE);
+	if (dirty != bits)
+		note_growth((size_t)__builtin_popcountll(bits & ~dirty) * ARR__SLICE_SIZE); /* not yet in used_slices */
 	seg->free_mask &= ~bits;
 	seg->clean_mask &= ~bits;
 	used_slices += n;
@@ -647,6 +647,7 @@ void arr__pool_grow(size_t bytes)
 {
 	pthread_mutex_lock(&arr__lock);
 	purge_for_growth(bytes);
+	note_growth(0); /* the span heap counts them resident already */
 	pthread_mutex_unlock(&arr__lock);
 }
 
@@ -758,6 +759,7 @@ static void *big_aligned_alloc(size_t size, size_t align)
 		map = ARR__OS_PAGE;
 	pthread_mutex_lock(&arr__lock);
 	purge_for_growth(map);
+	note_growth(map);
 	struct big_aligned *b = big_spare;
 	if (b) {
 		big_spare = b->next;
@@ -874,8 +876,10 @@ void *arr__huge_alloc(size_t size, size_t align, size_t *zeroed)
 	size_t map = (off + size + ARR__OS_PAGE - 1) & ~(ARR__OS_PAGE - 1);
 	pthread_mutex_lock(&arr__lock);
 	struct arr__segment *seg = huge_cache_n ? huge_cache_take(map, &map) : NULL;
-	if (seg == NULL)
+	if (seg == NULL) {
 		purge_for_growth(map);
+		note_growth(map);
+	}
 	pthread_mutex_unlock(&arr__lock);
 	if (seg != NULL) {
 		if (zeroed) { /* calloc: what a resident block costs to clear, a fresh one costs in faults */
@@ -951,6 +955,7 @@ void *arr__huge_realloc(struct arr__page *page, void *p, size_t size)
 	if (nmap > map) {
 		pthread_mutex_lock(&arr__lock);
 		purge_for_growth(nmap - map);
+		note_growth(nmap - map);
 		pthread_mutex_unlock(&arr__lock);
 	}
 	if (!arr__os_resize_in_place(seg, map, nmap)) {
