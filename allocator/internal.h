@@ -463,9 +463,8 @@ static inline unsigned arr__purge_mult(void)
  * Why both. The full delay alone (100 000 operations) is longer than the
  * whole run of most small programs (cargo's 33 k calls, git log's 82 k),
  * which then never give back what a phase frees and peak at the sum of
- * their phases (cargo's replay: 2 572 KB against glibc's 1 812). The young
- * delay alone (its first form, session 10) also purged what a program
- * reuses steadily: a working set replaced one block at a time, whose
+ * their phases (cargo's replay: 2 572 KB against glibc's 1 812). A young
+ * delay for all freed memory also purged what a program reuses steadily: a working set replaced one block at a time, whose
  * free spans wait a few thousand operations for a block that fits, had
  * twice the page faults (t1 private large steady 9 190 against 4 370).
  * Such a program takes no fresh memory once its working set is in place,

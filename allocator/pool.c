@@ -407,6 +407,7 @@ static void note_growth(size_t bytes)
 		     arr__span_resident_pages() + bytes / ARR__OS_PAGE;
 	if (r < grow_hwm)
 		return;
+	ARR__ASSERT(grow_clock <= op_clock);
 	grow_hwm = r;
 	__atomic_store_n(&grow_clock, op_clock, __ATOMIC_RELAXED);
 }
@@ -572,7 +573,7 @@ struct arr__page *arr__pool_take(struct arr__heap *h, unsigned cls)
 	if (huge_cache_n > 0 && dirty != bits)
 		huge_cache_shrink((size_t)__builtin_popcountll(bits & ~dirty) * ARR__SLICE_SIZE);
 	if (dirty != bits)
-		note_growth((size_t)__builtin_popcountll(bits & ~dirty) * ARR__SLICE_SIZE); /* not yet in used_slices */
+		note_growth((size_t)n * ARR__SLICE_SIZE); /* its slices: in neither count now */
 	seg->free_mask &= ~bits;
 	seg->clean_mask &= ~bits;
 	used_slices += n;

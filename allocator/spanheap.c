@@ -708,9 +708,7 @@ void arr__span_tick(void)
 
 /* Under a's lock: the best fit for need units (the first non-empty bin from
  * need on), false if none. */
-#ifndef BIN_SCAN
-#define BIN_SCAN 8
-#endif
+#define BIN_SCAN 8 /* spans of the best fit's bin looked at for a resident one */
 static bool best_fit(struct arr__span_arena *a, unsigned need, struct arr__spanseg **sp, unsigned *up)
 {
 	unsigned b = need, w = b / 64;
