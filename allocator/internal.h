@@ -395,6 +395,7 @@ extern uint64_t arr__class_magic[ARR__NCLASSES];
 
 struct arr__options {
 	long long purge_delay; /* ops; 0 = immediately, < 0 = never */
+	unsigned young;        /* the young delay is a thread's ops / this (arr__purge_limit); 0: off */
 	size_t mmap_threshold; /* larger requests are mapped directly */
 	unsigned idle_ratio;   /* free dirty slices kept ≤ used slices / this (0, default: no bound) */
 	size_t span_min;       /* larger requests (to ARR__MAX_SMALL) go to the span heap; 0: none */
@@ -445,32 +446,68 @@ static inline unsigned arr__purge_mult(void)
 }
 
 /*
- * The purge delay of a young program: `purge_delay` ops, but at most a
- * quarter of the operations each thread has run so far (the op clock over
- * the threads holding a heap), and at least ARR__YOUNG_MIN. The delay is
- * there so that memory a program frees and soon takes back is not purged
- * and faulted in again; a fixed 100 000 operations is longer than the whole
- * run of most small programs (cargo's 33 k calls, git log's 82 k), which
- * then never give back anything they free and peak at the sum of their
- * phases (cargo's replay: 2 572 KB against glibc's 1 812; with the delay
- * at 3 000 to 12 000 ops, 1 744-1 752 KB for 3 % more faults). A program
- * that has run N operations is likely to run about as many more, so a
- * delay of N/4 grows with it, up to purge_delay after 400 000 operations:
- * long-running programs keep the delay they had. purge_delay 0 and < 0
- * keep their meaning.
+ * When freed memory is due for its purge: the stamp (op clock when freed)
+ * at or before which it is, in *limit; false if nothing is due. `mult` is
+ * the caller's scaling of purge_delay for several threads
+ * (arr__purge_mult, arr__purge_scale).
+ *
+ * Memory freed `purge_delay` x mult operations ago is due (the full delay).
+ * So is memory the program has been slow to take back while its footprint
+ * grew: freed at least the young delay before the last time an allocation
+ * had to take fresh memory (the growth clock, arr__pool_grow_clock). The
+ * young delay is a quarter of the operations each thread has run so far
+ * (the op clock over the threads holding a heap, option `young`), at least
+ * ARR__YOUNG_MIN, at most purge_delay: a program that has run N operations
+ * is likely to run about as many more.
+ *
+ * Why both. The full delay alone (100 000 operations) is longer than the
+ * whole run of most small programs (cargo's 33 k calls, git log's 82 k),
+ * which then never give back what a phase frees and peak at the sum of
+ * their phases (cargo's replay: 2 572 KB against glibc's 1 812). A young
+ * delay for all freed memory also purged what a program reuses steadily: a working set replaced one block at a time, whose
+ * free spans wait a few thousand operations for a block that fits, had
+ * twice the page faults (t1 private large steady 9 190 against 4 370).
+ * Such a program takes no fresh memory once its working set is in place,
+ * so the growth clock stops and only the full delay runs; a program that
+ * grows while its freed memory waits gives that memory back before the
+ * growth adds to its peak.
  */
 #define ARR__YOUNG_DIV 4
 #define ARR__YOUNG_MIN 1000
 uint64_t arr__pool_clock(void);
+uint64_t arr__pool_grow_clock(void);
+/* The young delay (purge_delay itself when it is at most ARR__YOUNG_MIN,
+ * or the option is off), unscaled; < 0: never. */
 static inline long long arr__purge_delay_now(void)
 {
 	long long d = arr__opt.purge_delay;
-	if (d <= ARR__YOUNG_MIN)
+	if (d <= ARR__YOUNG_MIN || arr__opt.young == 0)
 		return d;
-	uint64_t young = arr__pool_clock() / arr__purge_scale() / ARR__YOUNG_DIV;
+	uint64_t young = arr__pool_clock() / arr__purge_scale() / arr__opt.young;
 	if (young < ARR__YOUNG_MIN)
 		young = ARR__YOUNG_MIN;
 	return young < (uint64_t)d ? (long long)young : d;
+}
+static inline bool arr__purge_limit(uint64_t now, unsigned mult, uint64_t *limit)
+{
+	long long d = arr__opt.purge_delay;
+	*limit = 0;
+	if (d < 0)
+		return false;
+	uint64_t full = (uint64_t)d * mult, lim = 0;
+	bool due = now >= full;
+	if (due)
+		lim = now - full;
+	if (d > ARR__YOUNG_MIN && arr__opt.young != 0) {
+		uint64_t y = (uint64_t)arr__purge_delay_now() * mult, g = arr__pool_grow_clock();
+		uint64_t yl = now - y < g ? now - y : g;
+		if (y < full && now >= y && (!due || yl > lim)) {
+			lim = yl;
+			due = true;
+		}
+	}
+	*limit = lim;
+	return due;
 }
 
 /* ---- size classes (classes.c) ---- */
@@ -704,8 +741,9 @@ size_t arr__span_usable(const void *p);
  * ARR__MAX_SMALL) in place: true if done (shrunk, or grown into a free
  * neighbour), false if it must move. */
 bool arr__span_resize(struct arr__heap *h, void *p, size_t size);
-size_t arr__span_purge_all(void); /* bytes given back */
-void arr__span_tick(void);        /* purge the spans whose decay has passed */
+size_t arr__span_purge_all(void);        /* bytes given back */
+void arr__span_tick(void);               /* purge the spans whose decay has passed */
+uint64_t arr__span_resident_pages(void); /* Σ the arenas' resident data pages (racy: a hint) */
 struct arr__span_stats {
 	uint64_t mapped, resident, live_blocks, live_usable, live_req, mallocs, frees;
 	uint64_t purged_pages, free_resident_units;

@@ -453,7 +453,8 @@ static unsigned purge_collect(struct arr__span_arena *a, enum purge_why why, uin
 			      struct iovec *iov, unsigned *niov)
 {
 	long long decay = decay_ops();
-	uint64_t now = arr__pool_clock(), pages = 0;
+	uint64_t now = arr__pool_clock(), pages = 0, due_at;
+	bool due = arr__purge_limit(now, arr__purge_scale(), &due_at);
 	unsigned n = 0;
 	*niov = 0;
 	if (decay < 0 && why != PURGE_ALL)
@@ -461,7 +462,7 @@ static unsigned purge_collect(struct arr__span_arena *a, enum purge_why why, uin
 	while (a->lru_head && n < PURGE_BATCH && *niov < PURGE_BATCH) {
 		struct arr__span_node *nd = a->lru_head;
 		if (why == PURGE_EXPIRED &&
-		    (a->lru_units <= (decay == 0 ? 0 : CACHE_UNITS) || now - nd->stamp < (uint64_t)decay))
+		    (a->lru_units <= (decay == 0 ? 0 : CACHE_UNITS) || !due || nd->stamp > due_at))
 			break;
 		if ((why == PURGE_TRIM || why == PURGE_TRIM_ALL) && pages >= goal)
 			break;
@@ -694,6 +695,14 @@ static void unlock_and_tick(struct arr__span_arena *a)
 	unlock_and_purge(a);
 }
 
+uint64_t arr__span_resident_pages(void)
+{
+	uint64_t n = 0;
+	for (unsigned k = 0; k < ARR__SPAN_ARENAS; k++)
+		n += __atomic_load_n(&arenas[k].resident, __ATOMIC_RELAXED);
+	return n;
+}
+
 /* Every arena, the idle ones too: a thread's tick decays the memory an
  * exited thread's arena holds (a heap's ticks are its own operations). */
 void arr__span_tick(void)
@@ -711,6 +720,7 @@ void arr__span_tick(void)
 
 /* Under a's lock: the best fit for need units (the first non-empty bin from
  * need on), false if none. */
+#define BIN_SCAN 8 /* spans of the best fit's bin looked at for a resident one */
 static bool best_fit(struct arr__span_arena *a, unsigned need, struct arr__spanseg **sp, unsigned *up)
 {
 	unsigned b = need, w = b / 64;
@@ -721,6 +731,16 @@ static bool best_fit(struct arr__span_arena *a, unsigned need, struct arr__spans
 		return false;
 	b = w * 64 + (unsigned)__builtin_ctzll(m);
 	struct arr__span_node *n = a->bins[b];
+	if (b <= MAX_UNITS && !(seg_of_node(n)->tag[n->unit] & T_DIRTY)) {
+		/* equal fits: a resident one first (a purged span put back at
+		 * the head would be faulted in while a dirty one waits) */
+		unsigned k = 0;
+		for (struct arr__span_node *q = n->next; q && k < BIN_SCAN; q = q->next, k++)
+			if (seg_of_node(q)->tag[q->unit] & T_DIRTY) {
+				n = q;
+				break;
+			}
+	}
 	if (b == MAX_UNITS + 1) {
 		/* longer spans: the shortest (there are few) */
 		for (struct arr__span_node *q = n->next; q; q = q->next)

@@ -85,6 +85,9 @@ int arr_alloc_stats_get(struct arr_alloc_stats *out);
  *                   malloc+free operations (default 100000; 0 = at once,
  *                   negative = never). Counted in operations, not time, so a
  *                   replay purges at the same point every run.
+ *   young           while the footprint grows, memory freed a thread's
+ *                   operations / young before is returned too (default 4,
+ *                   0 = off; at least 1000 operations, at most purge_delay).
  *   mmap_threshold  requests above this many bytes get their own mapping
  *                   (default and maximum 1 MiB, the largest size class).
  *   idle_ratio      free resident memory beyond 1/idle_ratio of the memory

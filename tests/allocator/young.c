@@ -1,12 +1,15 @@
 /*
- * tests/allocator/young.c - the purge delay of a young program: memory a
- * program frees in its first operations is given back after a quarter of
- * the operations it has run (at least 1 000), not after the full
- * `purge_delay` (100 000), which is longer than a whole small program; a
- * program that has run 400 000 operations and more keeps the full delay.
- * Runs in a fresh process (the op clock starts at 0); public API only:
- * residency by mincore, purges by the statistics. Exits non-zero if a check
- * fails.
+ * tests/allocator/young.c - the purge delay of a young program
+ * (arr__purge_limit): memory a program frees in its first operations and
+ * leaves free while its footprint grows is given back after a quarter of the
+ * operations it has run (at least 1 000), not after the full `purge_delay`
+ * (100 000), which is longer than a whole small program; without growth it
+ * waits for the full delay (a program that reuses its free memory steadily
+ * is not made to fault it in again); taking back memory purged earlier,
+ * below the resident high-water mark, is not growth; a program that has run
+ * 400 000 operations and more keeps the full delay. Runs in a fresh process
+ * (the op clock starts at 0); public API only: residency by mincore, purges
+ * by the statistics. Exits non-zero if a check fails.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -75,22 +78,73 @@ static unsigned big_resident(void)
 	return n;
 }
 
+/* Huge blocks (own mappings), written: fresh memory above the high-water
+ * mark, i.e. growth. */
+enum { NHUGE = 3, HUGE = 2 << 20 };
+static void grow(void)
+{
+	void *h[NHUGE];
+	for (int i = 0; i < NHUGE; i++) {
+		h[i] = arr_malloc(HUGE);
+		CHECK(h[i] != NULL);
+		if (h[i])
+			memset(h[i], 1, HUGE);
+	}
+	for (int i = 0; i < NHUGE; i++)
+		arr_free(h[i]);
+}
+
 int main(void)
 {
-	/* young: ~8 000 operations in, the phase's memory waits ~2 000 */
+	/* young, ~6 000 operations in; no growth since the phase's frees: the
+	 * phase's memory waits for the full delay */
 	phase();
 	CHECK(big_resident() > NBIG * (BIG / 4096) * 3 / 4);
+	pairs(30000); /* 60 000 operations: under the full delay of 100 000 */
+	CHECK(big_resident() > NBIG * (BIG / 4096) * 3 / 4);
+
+	/* the footprint grows: what waited a quarter of the clock is given back */
 	arr_alloc_stats_get(&st);
 	uint64_t purged0 = st.pages_purged;
-	pairs(30000); /* 60 000 operations: under the full delay of 100 000 */
+	grow();
+	pairs(10000); /* past a heap tick (every 4 096 frees) */
 	arr_alloc_stats_get(&st);
 	CHECK(big_resident() == 0);
 	/* the big blocks' pages and the class pages' (3 000 x 600 B: 28 slices) */
 	CHECK(st.pages_purged >= purged0 + NBIG * (BIG / 4096) * 9 / 10 + 300);
 
-	/* grown up: 500 000 operations in, the full delay again */
-	pairs(250000);
+	/* taking purged memory back is not growth: the big blocks again, every
+	 * other one freed, then blocks too long for their holes, carved from
+	 * purged (clean) memory below the high-water mark; the holes wait */
+	for (int i = 0; i < NBIG; i++) {
+		big[i] = arr_malloc(BIG);
+		CHECK(big[i] != NULL);
+		if (big[i])
+			memset(big[i], 0x5a, BIG);
+	}
+	for (int i = 0; i < NBIG; i += 2)
+		arr_free(big[i]);
+	unsigned char *longer[NBIG / 4];
+	for (int i = 0; i < NBIG / 4; i++) {
+		longer[i] = arr_malloc(2 * BIG);
+		CHECK(longer[i] != NULL);
+		if (longer[i])
+			memset(longer[i], 0x3c, 2 * BIG);
+	}
+	pairs(30000);
+	unsigned holes = 0;
+	for (int i = 0; i < NBIG; i += 2)
+		holes += resident_pages(big[i], BIG);
+	CHECK(holes > NBIG / 2 * (BIG / 4096) * 3 / 4);
+	for (int i = 1; i < NBIG; i += 2)
+		arr_free(big[i]);
+	for (int i = 0; i < NBIG / 4; i++)
+		arr_free(longer[i]);
+
+	/* grown up: 500 000 operations in, the full delay again, growth or not */
+	pairs(180000);
 	phase();
+	grow();
 	CHECK(big_resident() > NBIG * (BIG / 4096) * 3 / 4);
 	pairs(30000);
 	CHECK(big_resident() > NBIG * (BIG / 4096) * 3 / 4);
