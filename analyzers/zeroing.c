@@ -73,10 +73,10 @@ static void iv_compact(struct an_zeroing *z)
 		z->n = o + 1;
 		gap *= 4;
 	}
-	z->hint = 0;
+	memset(z->hint, 0, sizeof z->hint);
 }
 
-int arr__zeroing_add_slow(struct an_zeroing *z, uint64_t lo, uint64_t hi)
+int arr__zeroing_add_slow(struct an_zeroing *z, uint64_t lo, uint64_t hi, unsigned th)
 {
 	size_t i = iv_lower(z, lo > MERGE_GAP ? lo - MERGE_GAP : 0), j = i;
 	int overlap = 0;
@@ -106,7 +106,7 @@ int arr__zeroing_add_slow(struct an_zeroing *z, uint64_t lo, uint64_t hi)
 		z->n -= j - i - 1;
 	}
 	z->iv[i] = (struct an_iv){nlo, nhi};
-	z->hint = i;
+	z->hint[th % ARR__ZERO_HINTS] = i;
 	if (z->n > MAX_IV)
 		iv_compact(z);
 	return overlap;
