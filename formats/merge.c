@@ -5,14 +5,13 @@
  * no events kept. Second pass: chunks are opened in order of their first
  * timestamp, only once the merge has reached that time, decoded straight
  * into their cursor's buffer (cursors and buffers are reused), and their
- * events are merged through a small binary heap. While the cursor just
- * advanced stays ahead of every other (the usual case: one thread, or long
- * runs of one thread), its events are handed out without touching the heap.
- * The heap's entries carry their cursor's key (the head event's time and
- * the chunk's file order), so a comparison reads the heap array alone; the
- * cursor being handed out stays at the heap's root, and the bound its
- * events must stay under (the root's children, the next chunk to open) is
- * kept, so that an event costs one compare and a thread switch one sift.
+ * events are merged through an array of the open cursors kept in order of
+ * their head event's key (time, then the chunk's file order, the
+ * tie-breaker), the earliest first. The earliest cursor, the root, is the
+ * one being handed out, and the bound its events must stay under to come
+ * next (the second cursor's key, the next chunk to open) is kept: while
+ * the root's events stay below it (one thread, or long runs of one
+ * thread) an event costs one compare, and a thread switch moves one entry.
  * Memory holds the index plus the chunks whose time ranges overlap the
  * current time, not the trace; at most ARR_MERGE_MAX_BYTES of their events
  * (a trace that needs more is refused as corrupted, at the chunk's offset).
@@ -111,35 +110,71 @@ static inline int key_less(const struct hent *a, const struct hent *b)
 	return a->t < b->t || (a->t == b->t && a->order < b->order);
 }
 
-static void heap_up(struct arr_merge *m, size_t i)
+/* The cursors in order of their keys, the earliest first: a sorted array,
+ * not a binary heap. Threads that take turns every few events move the
+ * root at every switch, and with the few cursors a trace has open (one a
+ * thread, plus the RSS samples) moving one entry a few places costs less
+ * than a heap's sift (two compares a level) and the bound is heap[1], no
+ * third compare. Many open cursors (hundreds of threads at once) take a
+ * bisection and one memmove. */
+#define SORTED_SCAN 16 /* up to this many entries, the place is found one by one */
+
+/* First position in [lo, n) whose entry comes after x (n if none). */
+static inline size_t sorted_find(const struct arr_merge *m, size_t lo, const struct hent *x)
 {
-	struct hent x = m->heap[i];
-	while (i) {
-		size_t p = (i - 1) / 2;
-		if (!key_less(&x, &m->heap[p]))
-			break;
-		m->heap[i] = m->heap[p];
-		i = p;
+	size_t hi = m->nheap;
+	if (hi - lo <= SORTED_SCAN) {
+		while (lo < hi && key_less(&m->heap[lo], x))
+			lo++;
+		return lo;
 	}
-	m->heap[i] = x;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (key_less(&m->heap[mid], x))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
 }
 
-static inline void heap_down(struct arr_merge *m, size_t i)
+/* Insert x (room for it is there). */
+static void sorted_insert(struct arr_merge *m, struct hent x)
 {
-	struct hent x = m->heap[i];
-	const size_t n = m->nheap;
-	for (;;) {
-		size_t l = 2 * i + 1, s;
-		if (l >= n)
-			break;
-		s = l + 1 < n && key_less(&m->heap[l + 1], &m->heap[l]) ? l + 1 : l;
-		if (!key_less(&m->heap[s], &x))
-			break;
-		m->heap[i] = m->heap[s];
-		i = s;
-	}
-	m->heap[i] = x;
+	size_t p = sorted_find(m, 0, &x);
+	memmove(&m->heap[p + 1], &m->heap[p], (m->nheap - p) * sizeof *m->heap);
+	m->heap[p] = x;
+	m->nheap++;
 }
+
+/* The root's key changed to x's: put it back in its place. */
+static inline void sorted_reroot(struct arr_merge *m, struct hent x)
+{
+	size_t n = m->nheap;
+	if (n < 2 || key_less(&x, &m->heap[1])) { /* still the earliest: the usual case within a run */
+		m->heap[0] = x;
+		return;
+	}
+	size_t p = sorted_find(m, 2, &x); /* x goes just before heap[p] */
+	if (p - 1 <= SORTED_SCAN)
+		for (size_t i = 1; i < p; i++)
+			m->heap[i - 1] = m->heap[i];
+	else
+		memmove(&m->heap[0], &m->heap[1], (p - 1) * sizeof *m->heap);
+	m->heap[p - 1] = x;
+}
+
+#ifdef __SANITIZE_ADDRESS__
+/* The sanitizer build checks the order after every change of the root. */
+static void sorted_check(const struct arr_merge *m)
+{
+	for (size_t i = 1; i < m->nheap; i++)
+		if (!key_less(&m->heap[i - 1], &m->heap[i]) || m->heap[i].t != m->heap[i].c->ev[m->heap[i].c->pos].t)
+			abort();
+}
+#else
+static inline void sorted_check(const struct arr_merge *m) { (void)m; }
+#endif
 
 /* The bound of heap[0]'s run (see struct arr_merge): an event of the root
  * comes next while its time is below the least child's key (one more when
@@ -150,13 +185,12 @@ static inline void set_limit(struct arr_merge *m)
 	uint64_t limit = UINT64_MAX;
 	if (m->nheap > 1) {
 		const struct hent *h = &m->heap[1];
-		if (m->nheap > 2 && key_less(&m->heap[2], h))
-			h = &m->heap[2];
 		limit = m->heap[0].order < h->order && h->t < UINT64_MAX ? h->t + 1 : h->t;
 	}
 	if (m->next < m->nidx && m->idx[m->next].first_t < limit)
 		limit = m->idx[m->next].first_t;
 	m->limit = limit;
+	sorted_check(m);
 }
 
 static void cursor_free(struct cursor *c)
@@ -412,8 +446,7 @@ static int open_next(struct arr_merge *m)
 	}
 	c->order = x->order;
 	m->open_events += c->n;
-	m->heap[m->nheap++] = (struct hent){c->ev[0].t, c->order, c};
-	heap_up(m, m->nheap - 1);
+	sorted_insert(m, (struct hent){c->ev[0].t, c->order, c});
 	return 0;
 }
 
@@ -438,13 +471,13 @@ static inline int merge_step(struct arr_merge *m)
 		struct cursor *c = m->heap[0].c;
 		m->held = 0;
 		if (++c->pos < c->n) {
-			m->heap[0].t = c->ev[c->pos].t;
+			struct hent x = m->heap[0];
+			x.t = c->ev[c->pos].t;
+			sorted_reroot(m, x);
 		} else {
 			cursor_retire(m, c);
-			m->heap[0] = m->heap[--m->nheap];
+			memmove(&m->heap[0], &m->heap[1], --m->nheap * sizeof *m->heap);
 		}
-		if (m->nheap > 1)
-			heap_down(m, 0);
 	}
 	if (m->next < m->nidx && (m->nheap == 0 || m->idx[m->next].first_t <= m->heap[0].t)) {
 		int rc = open_due(m);
