@@ -362,7 +362,7 @@ uint64_t arr__duration(const struct an_core *c) { return c->end_t > c->last_t ? 
 
 /* ---- threads ---- */
 
-static uint32_t thread_of(struct an_core *c, uint32_t tid)
+static __attribute__((noinline)) uint32_t thread_of(struct an_core *c, uint32_t tid)
 {
 	if (tid == c->last_tid)
 		return c->last_thread;
@@ -401,13 +401,12 @@ static uint32_t thread_of(struct an_core *c, uint32_t tid)
 	return idx;
 }
 
-/* The thread of a call: the last one, or one the cache names, inline (a
- * thread switch is every few events when threads take turns: stress made
- * 470k calls of thread_of in 2M events), else thread_of. */
-static inline __attribute__((always_inline)) uint32_t thread_fast(struct an_core *c, uint32_t tid)
+/* A thread switch: the thread the cache names, in a leaf function (no
+ * registers to save; threads that take turns switch every few events:
+ * stress made 470k calls in 2M events), else thread_of. Out of line, so
+ * the loop of one-thread traces is compiled as without it. */
+static __attribute__((noinline)) uint32_t thread_switch(struct an_core *c, uint32_t tid)
 {
-	if (tid == c->last_tid)
-		return c->last_thread;
 	const struct an_tid_cache *tc = &c->tid_cache[tid % ARR__TID_CACHE];
 	if (tc->idx1 && tc->tid == tid) {
 		uint32_t idx = tc->idx1 - 1;
@@ -683,7 +682,7 @@ static ALWAYS_INLINE void do_alloc(struct pass *p, const struct arr_event *ev, c
 	if (hot & HOT_LIVE)
 		arr__live_on_alloc(c, p->lv);
 	if (hot & HOT_ZEROING)
-		arr__zeroing_on_alloc(c, p->zr, v->ret, b, v->op, th);
+		arr__zeroing_on_alloc(c, p->zr, v->ret, b, v->op);
 	if (hot & HOT_CB)
 		for (unsigned i = 0; i < p->nalloc; i++)
 			p->alloc[i].fn(c, p->alloc[i].st, v->ret, b, ev);
@@ -713,7 +712,7 @@ static ALWAYS_INLINE void handle(struct pass *p, const struct arr_event *ev, uns
 		c->evno++;
 		return;
 	}
-	uint32_t th = thread_fast(c, tid);
+	uint32_t th = tid == c->last_tid ? c->last_thread : thread_switch(c, tid);
 	if (c->oom)
 		return;
 	struct an_thread *t = c->cur_thread;
