@@ -606,31 +606,27 @@ int arr__merge_next_batch(struct arr_merge *m, struct arr_event *buf, size_t cap
 		const struct arr_event *ev = c->ev;
 		const uint64_t limit = m->limit;
 		uint32_t pos = c->pos, end = c->n;
-		/* Is the run long? In a sorted chunk one probe says: the event
-		 * long_run - 1 ahead is below the bound, so all before it are. */
-		int is_long;
-		if (c->sorted)
-			is_long = end - pos >= long_run && ev[pos + long_run - 1].t < limit;
-		else
-			is_long = run_end(c, limit) - pos >= long_run;
-		if (is_long) {
+		/* Is the run long? Its events looked at in order, as the consumer
+		 * will (they were decoded on the other core: a probe far ahead
+		 * would wait for its line while the stream is being fetched) */
+		uint32_t k = pos + 1, scan_end = end - pos > long_run ? pos + (uint32_t)long_run : end;
+		while (k < scan_end && ev[k].t < limit)
+			k++;
+		if (k - pos >= long_run) {
 			if (got) /* the run stays at the root, unheld: the next call starts with it */
 				break;
-			uint32_t k = run_end(c, limit);
+			k = run_end(c, limit);
 			*evp = &ev[pos];
 			*n = k - pos;
 			c->pos = k - 1;
 			m->held = 1;
 			return 1;
 		}
-		/* a short run: copied while its end is looked for (the root's
-		 * head is the earliest event, so it is always taken) */
-		uint32_t stop = cap - got < end - pos ? pos + (uint32_t)(cap - got) : end;
-		struct arr_event *d = buf + got;
-		uint32_t k = pos;
-		do
-			*d++ = ev[k++];
-		while (k < stop && ev[k].t < limit);
+		/* a short run, [pos, k): copied (the root's head is the earliest
+		 * event, so it is always taken) */
+		if (k - pos > cap - got)
+			k = pos + (uint32_t)(cap - got);
+		memcpy(buf + got, &ev[pos], (k - pos) * sizeof *buf);
 		got += k - pos;
 		c->pos = k - 1;
 		m->held = 1;
