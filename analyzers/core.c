@@ -362,7 +362,7 @@ uint64_t arr__duration(const struct an_core *c) { return c->end_t > c->last_t ? 
 
 /* ---- threads ---- */
 
-static uint32_t thread_of(struct an_core *c, uint32_t tid)
+static __attribute__((noinline)) uint32_t thread_of(struct an_core *c, uint32_t tid)
 {
 	if (tid == c->last_tid)
 		return c->last_thread;
@@ -399,6 +399,23 @@ static uint32_t thread_of(struct an_core *c, uint32_t tid)
 	c->last_thread = idx;
 	c->cur_thread = &c->threads[idx];
 	return idx;
+}
+
+/* A thread switch: the thread the cache names, in a leaf function (no
+ * registers to save; threads that take turns switch every few events:
+ * stress made 470k calls in 2M events), else thread_of. Out of line, so
+ * the loop of one-thread traces is compiled as without it. */
+static __attribute__((noinline)) uint32_t thread_switch(struct an_core *c, uint32_t tid)
+{
+	const struct an_tid_cache *tc = &c->tid_cache[tid % ARR__TID_CACHE];
+	if (tc->idx1 && tc->tid == tid) {
+		uint32_t idx = tc->idx1 - 1;
+		c->last_tid = tid;
+		c->last_thread = idx;
+		c->cur_thread = &c->threads[idx];
+		return idx;
+	}
+	return thread_of(c, tid);
 }
 
 /* ---- shared helpers ---- */
@@ -695,7 +712,7 @@ static ALWAYS_INLINE void handle(struct pass *p, const struct arr_event *ev, uns
 		c->evno++;
 		return;
 	}
-	uint32_t th = tid == c->last_tid ? c->last_thread : thread_of(c, tid);
+	uint32_t th = tid == c->last_tid ? c->last_thread : thread_switch(c, tid);
 	if (c->oom)
 		return;
 	struct an_thread *t = c->cur_thread;
@@ -769,37 +786,17 @@ static void dispatch(struct pass *p, const struct arr_event *evs, size_t n)
 
 /*
  * Short runs, gathered. Threads that allocate at the same time make the
- * merge alternate every ~12 events (stress: 4 threads on 2 cores), and
- * run() prefetches the live-set slots PREFETCH_AHEAD events ahead within a
- * run only: in runs that short nothing was prefetched. Runs shorter than
- * GATHER_SHORT are copied, in merge order, into one array of up to
- * GATHER_EVENTS that run() sees as one run. The copy is safe: a run's
- * events are copied before the merge is asked for the next one (which may
- * recycle their buffer), and an event with a string (exec's path, valid
- * only until the next chunk is decoded) ends the gathering, so it is
- * handled before the merge moves on. Events are handled in the same order
- * as ever, so a trace error or an out-of-memory stop leaves the same
- * state; the gathered events are handled before an error is returned.
+ * merge alternate every few events (stress: 4 threads on 2 cores, runs of
+ * ~4 events), and run() prefetches the live-set slots PREFETCH_AHEAD events
+ * ahead within a run only: in runs that short nothing was prefetched. The
+ * merge copies runs shorter than GATHER_SHORT, in merge order, into one
+ * array of up to GATHER_EVENTS that run() sees as one run
+ * (arr__merge_next_batch); longer runs are handled in place. Events are
+ * handled in the same order as ever, so a trace error or an out-of-memory
+ * stop leaves the same state.
  */
 #define GATHER_SHORT 64
 #define GATHER_EVENTS 1024
-
-struct gather {
-	struct arr_event *ev;
-	size_t n;
-};
-
-/* Copies evs; 1: keep gathering, 0: handle g->ev now. */
-static int gather_add(struct gather *g, const struct arr_event *evs, size_t n)
-{
-	const char *strs = NULL;
-	for (size_t i = 0; i < n; i++) {
-		g->ev[g->n + i] = evs[i];
-		strs = (const char *)((uintptr_t)strs | (uintptr_t)evs[i].str);
-	}
-	g->n += n;
-	return !strs && g->n + GATHER_SHORT <= GATHER_EVENTS;
-}
 
 static const struct an_ops *const all_ops[ARR_AN_COUNT_] = {
 	[ARR_AN_SUMMARY] = &arr__an_summary,
@@ -938,32 +935,17 @@ int arr_analyze_trace(struct arr_trace *tr, const struct arr_analysis_options *o
 
 	uint64_t total_events = end->present ? end->events : 0, file_size = arr_trace_file_size(tr);
 	uint64_t next_progress = 1u << 20;
-	struct gather g = {0};
+	struct arr_event *gather = rc ? NULL : malloc(GATHER_EVENTS * sizeof *gather);
+	if (!rc && !gather)
+		rc = ARR_ENOMEM;
 	while (rc == 0) {
 		const struct arr_event *evs;
 		size_t n;
-		rc = arr__merge_next_run(m, &evs, &n);
-		if (rc != 1) {
-			/* what was gathered precedes the end or the error */
-			if (g.n && !c->oom)
-				dispatch(p, g.ev, g.n);
-			if (c->oom)
-				rc = c->oom;
+		rc = arr__merge_next_batch(m, gather, GATHER_EVENTS, GATHER_SHORT, &evs, &n);
+		if (rc != 1)
 			break;
-		}
 		rc = 0;
-		if (n < GATHER_SHORT && (g.ev || (g.ev = malloc(GATHER_EVENTS * sizeof *g.ev)))) {
-			if (gather_add(&g, evs, n))
-				continue;
-			evs = g.ev;
-			n = g.n;
-			g.n = 0;
-		} else if (g.n) {
-			dispatch(p, g.ev, g.n);
-			g.n = 0;
-		}
-		if (!c->oom)
-			dispatch(p, evs, n);
+		dispatch(p, evs, n);
 		if (c->oom)
 			rc = c->oom;
 		if (opt->progress && c->evno >= next_progress) {
@@ -1000,7 +982,7 @@ int arr_analyze_trace(struct arr_trace *tr, const struct arr_analysis_options *o
 			p->an[i].ops->fini(p->an[i].st);
 		free(p->an[i].st);
 	}
-	free(g.ev);
+	free(gather);
 	arr_merge_close(m);
 	slots_free(c->live.slots, c->live.mask ? c->live.mask + 1 : 0);
 	free(c->threads);

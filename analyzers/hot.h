@@ -130,17 +130,27 @@ struct an_zclass {
 	uint64_t calls, bytes, fresh_calls, fresh_bytes, reused_calls, reused_bytes, mmap_calls, mmap_bytes;
 };
 
+/* Hints: the interval the latest allocation fell in (checked inline), and
+ * the one each thread's did, by thread index modulo ARR__ZERO_HINTS
+ * (checked before the search). glibc gives each thread an arena of its
+ * own, a heap far from the others: with the one hint, threads that take
+ * turns missed it on nearly every switch (stress: a third of the
+ * allocations searched). A hint is only a guess, checked against the
+ * interval it names, so a stale one costs a search, never an answer. */
+#define ARR__ZERO_HINTS 8
+
 struct an_zeroing {
 	struct an_iv *iv; /* address ranges ever allocated, sorted, disjoint */
 	size_t n, cap, hint;
+	size_t thint[ARR__ZERO_HINTS];
 	uint64_t gap_merged, merges;
 	uint64_t threshold, threshold_max_seen, threshold_raises;
 	struct an_zclass calloc_, large;
 };
 
-/* Add [lo, hi) when the hint missed; 1 if it overlapped a range seen
- * before, 0 if not, -1 when out of memory. */
-int arr__zeroing_add_slow(struct an_zeroing *z, uint64_t lo, uint64_t hi);
+/* Add [lo, hi) when the hint missed (thread th's hint first); 1 if it
+ * overlapped a range seen before, 0 if not, -1 when out of memory. */
+int arr__zeroing_add_slow(struct an_zeroing *z, uint64_t lo, uint64_t hi, unsigned th);
 /* the release of a block glibc's model mmapped (rare: out of line) */
 void arr__zeroing_unmapped(struct an_core *c, struct an_zeroing *z, const struct an_block *b);
 
@@ -161,7 +171,7 @@ static inline void arr__zeroing_on_alloc(struct an_core *c, struct an_zeroing *z
 	/* the interval written last (the heap's, mostly) already holds it */
 	int reused = z->hint < z->n && z->iv[z->hint].lo <= addr && hi <= z->iv[z->hint].hi
 			     ? 1
-			     : arr__zeroing_add_slow(z, addr, hi);
+			     : arr__zeroing_add_slow(z, addr, hi, c->last_thread); /* the event's thread */
 	if (reused < 0) {
 		c->oom = ARR_ENOMEM;
 		return;

@@ -74,9 +74,10 @@ static void iv_compact(struct an_zeroing *z)
 		gap *= 4;
 	}
 	z->hint = 0;
+	memset(z->thint, 0, sizeof z->thint);
 }
 
-int arr__zeroing_add_slow(struct an_zeroing *z, uint64_t lo, uint64_t hi)
+static __attribute__((noinline)) int add_search(struct an_zeroing *z, uint64_t lo, uint64_t hi, size_t *th_hint)
 {
 	size_t i = iv_lower(z, lo > MERGE_GAP ? lo - MERGE_GAP : 0), j = i;
 	int overlap = 0;
@@ -106,10 +107,22 @@ int arr__zeroing_add_slow(struct an_zeroing *z, uint64_t lo, uint64_t hi)
 		z->n -= j - i - 1;
 	}
 	z->iv[i] = (struct an_iv){nlo, nhi};
-	z->hint = i;
+	z->hint = *th_hint = i;
 	if (z->n > MAX_IV)
 		iv_compact(z);
 	return overlap;
+}
+
+/* the thread's hint, in a leaf function: the search's registers are saved
+ * only when it runs */
+int arr__zeroing_add_slow(struct an_zeroing *z, uint64_t lo, uint64_t hi, unsigned th)
+{
+	size_t *th_hint = &z->thint[th % ARR__ZERO_HINTS];
+	if (*th_hint != z->hint && *th_hint < z->n && z->iv[*th_hint].lo <= lo && hi <= z->iv[*th_hint].hi) {
+		z->hint = *th_hint; /* what the search would find and leave */
+		return 1;
+	}
+	return add_search(z, lo, hi, th_hint);
 }
 
 static int z_begin(struct an_core *c, void *st)

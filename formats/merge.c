@@ -5,9 +5,13 @@
  * no events kept. Second pass: chunks are opened in order of their first
  * timestamp, only once the merge has reached that time, decoded straight
  * into their cursor's buffer (cursors and buffers are reused), and their
- * events are merged through a small binary heap. While the cursor just
- * advanced stays ahead of every other (the usual case: one thread, or long
- * runs of one thread), its events are handed out without touching the heap.
+ * events are merged through an array of the open cursors kept in order of
+ * their head event's key (time, then the chunk's file order, the
+ * tie-breaker), the earliest first. The earliest cursor, the root, is the
+ * one being handed out, and the bound its events must stay under to come
+ * next (the second cursor's key, the next chunk to open) is kept: while
+ * the root's events stay below it (one thread, or long runs of one
+ * thread) an event costs one compare, and a thread switch moves one entry.
  * Memory holds the index plus the chunks whose time ranges overlap the
  * current time, not the trace; at most ARR_MERGE_MAX_BYTES of their events
  * (a trace that needs more is refused as corrupted, at the chunk's offset).
@@ -63,17 +67,34 @@ struct ahead {
 	struct cursor *spare; /* buffers for the worker */
 };
 
+/* A heap entry: a cursor and the key of its head event, c->ev[c->pos]
+ * (its time, then the chunk's file order: the tie-breaker), so that a
+ * comparison reads the heap array alone. */
+struct hent {
+	uint64_t t;
+	uint32_t order;
+	struct cursor *c;
+};
+
 struct arr_merge {
 	struct arr_trace *tr;
 	struct ahead *ahead; /* NULL: no read-ahead (small trace, or it failed) */
 	struct idx *idx;
 	size_t nidx, next;
 	int index_rc; /* error that cut the index pass short, delivered at the end */
-	struct cursor **heap;
+	struct hent *heap;
 	size_t nheap, heapcap;
-	struct cursor *last;  /* popped cursor whose event the caller holds */
+	/* heap[0].c's event at pos was handed out: the next call steps past it
+	 * first (so what was handed out stays valid until then) */
+	int held;
+	/* heap[0]'s events come before every other cursor's head and before
+	 * the next chunk to open while their time is below this (a
+	 * conservative bound: an event at or past it takes the full step) */
+	uint64_t limit;
+	int pending; /* an error met while gathering, returned by the next call */
+	int pending_rc;
 	struct cursor *spare; /* finished cursors, buffers kept for reuse */
-	uint64_t open_events; /* in the heap and last: what the memory limit counts */
+	uint64_t open_events; /* in the heap: what the memory limit counts */
 };
 
 static int idx_cmp(const void *a, const void *b)
@@ -84,42 +105,92 @@ static int idx_cmp(const void *a, const void *b)
 	return x->order < y->order ? -1 : x->order > y->order;
 }
 
-static int cur_less(const struct cursor *a, const struct cursor *b)
+static inline int key_less(const struct hent *a, const struct hent *b)
 {
-	const struct arr_event *x = &a->ev[a->pos], *y = &b->ev[b->pos];
-	if (x->t != y->t)
-		return x->t < y->t;
-	return a->order < b->order;
+	return a->t < b->t || (a->t == b->t && a->order < b->order);
 }
 
-static void heap_up(struct arr_merge *m, size_t i)
+/* The cursors in order of their keys, the earliest first: a sorted array,
+ * not a binary heap. Threads that take turns every few events move the
+ * root at every switch, and with the few cursors a trace has open (one a
+ * thread, plus the RSS samples) moving one entry a few places costs less
+ * than a heap's sift (two compares a level) and the bound is heap[1], no
+ * third compare. Many open cursors (hundreds of threads at once) take a
+ * bisection and one memmove. */
+#define SORTED_SCAN 16 /* up to this many entries, the place is found one by one */
+
+/* First position in [lo, n) whose entry comes after x (n if none). */
+static inline size_t sorted_find(const struct arr_merge *m, size_t lo, const struct hent *x)
 {
-	while (i) {
-		size_t p = (i - 1) / 2;
-		if (!cur_less(m->heap[i], m->heap[p]))
-			break;
-		struct cursor *t = m->heap[i];
-		m->heap[i] = m->heap[p];
-		m->heap[p] = t;
-		i = p;
+	size_t hi = m->nheap;
+	if (hi - lo <= SORTED_SCAN) {
+		while (lo < hi && key_less(&m->heap[lo], x))
+			lo++;
+		return lo;
 	}
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (key_less(&m->heap[mid], x))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
 }
 
-static void heap_down(struct arr_merge *m, size_t i)
+/* Insert x (room for it is there). */
+static void sorted_insert(struct arr_merge *m, struct hent x)
 {
-	for (;;) {
-		size_t l = 2 * i + 1, r = l + 1, s = i;
-		if (l < m->nheap && cur_less(m->heap[l], m->heap[s]))
-			s = l;
-		if (r < m->nheap && cur_less(m->heap[r], m->heap[s]))
-			s = r;
-		if (s == i)
-			break;
-		struct cursor *t = m->heap[i];
-		m->heap[i] = m->heap[s];
-		m->heap[s] = t;
-		i = s;
+	size_t p = sorted_find(m, 0, &x);
+	memmove(&m->heap[p + 1], &m->heap[p], (m->nheap - p) * sizeof *m->heap);
+	m->heap[p] = x;
+	m->nheap++;
+}
+
+/* The root's key changed to x's: put it back in its place. */
+static inline void sorted_reroot(struct arr_merge *m, struct hent x)
+{
+	size_t n = m->nheap;
+	if (n < 2 || key_less(&x, &m->heap[1])) { /* still the earliest: the usual case within a run */
+		m->heap[0] = x;
+		return;
 	}
+	size_t p = sorted_find(m, 2, &x); /* x goes just before heap[p] */
+	if (p - 1 <= SORTED_SCAN)
+		for (size_t i = 1; i < p; i++)
+			m->heap[i - 1] = m->heap[i];
+	else
+		memmove(&m->heap[0], &m->heap[1], (p - 1) * sizeof *m->heap);
+	m->heap[p - 1] = x;
+}
+
+#ifdef __SANITIZE_ADDRESS__
+/* The sanitizer build checks the order after every change of the root. */
+static void sorted_check(const struct arr_merge *m)
+{
+	for (size_t i = 1; i < m->nheap; i++)
+		if (!key_less(&m->heap[i - 1], &m->heap[i]) || m->heap[i].t != m->heap[i].c->ev[m->heap[i].c->pos].t)
+			abort();
+}
+#else
+static inline void sorted_check(const struct arr_merge *m) { (void)m; }
+#endif
+
+/* The bound of heap[0]'s run (see struct arr_merge): an event of the root
+ * comes next while its time is below the least child's key (one more when
+ * the root wins the tie on file order) and below the next chunk's first
+ * time (a chunk opens when the earliest pending event is at or past it). */
+static inline void set_limit(struct arr_merge *m)
+{
+	uint64_t limit = UINT64_MAX;
+	if (m->nheap > 1) {
+		const struct hent *h = &m->heap[1];
+		limit = m->heap[0].order < h->order && h->t < UINT64_MAX ? h->t + 1 : h->t;
+	}
+	if (m->next < m->nidx && m->idx[m->next].first_t < limit)
+		limit = m->idx[m->next].first_t;
+	m->limit = limit;
+	sorted_check(m);
 }
 
 static void cursor_free(struct cursor *c)
@@ -352,7 +423,7 @@ static int open_next(struct arr_merge *m)
 	struct idx *x = &m->idx[i];
 	if (m->nheap == m->heapcap) {
 		size_t nc = m->heapcap ? m->heapcap * 2 : 16;
-		struct cursor **h = realloc(m->heap, nc * sizeof *h);
+		struct hent *h = realloc(m->heap, nc * sizeof *h);
 		if (!h)
 			return ARR_ENOMEM;
 		m->heap = h;
@@ -375,75 +446,86 @@ static int open_next(struct arr_merge *m)
 	}
 	c->order = x->order;
 	m->open_events += c->n;
-	m->heap[m->nheap++] = c;
-	heap_up(m, m->nheap - 1);
+	sorted_insert(m, (struct hent){c->ev[0].t, c->order, c});
 	return 0;
 }
 
-/* Everything but the fast path: c (the cursor last handed out, or NULL)
- * goes back to the heap, chunks are opened, the heap's top is popped. */
-static __attribute__((noinline)) int merge_next_slow(struct arr_merge *m, struct cursor *c,
-						     const struct arr_event **evp)
+/* Open every chunk that starts no later than the earliest pending event. */
+static __attribute__((noinline)) int open_due(struct arr_merge *m)
 {
-	if (c) {
-		if (c->pos < c->n) {
-			m->heap[m->nheap++] = c;
-			heap_up(m, m->nheap - 1);
+	while (m->next < m->nidx && (m->nheap == 0 || m->idx[m->next].first_t <= m->heap[0].t)) {
+		int rc = open_next(m);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* One step of the merge: the held event is stepped past (its cursor sifted
+ * down with its new key, or retired), due chunks are opened, and the root,
+ * the cursor whose head comes next, gets its bound. 1, 0 at the end, or a
+ * negative code. */
+static inline int merge_step(struct arr_merge *m)
+{
+	if (m->held) {
+		struct cursor *c = m->heap[0].c;
+		m->held = 0;
+		if (++c->pos < c->n) {
+			struct hent x = m->heap[0];
+			x.t = c->ev[c->pos].t;
+			sorted_reroot(m, x);
 		} else {
 			cursor_retire(m, c);
+			memmove(&m->heap[0], &m->heap[1], --m->nheap * sizeof *m->heap);
 		}
 	}
-	/* Open every chunk that starts no later than the earliest pending event. */
-	while (m->next < m->nidx && (m->nheap == 0 || m->idx[m->next].first_t <= m->heap[0]->ev[m->heap[0]->pos].t)) {
-		int rc = open_next(m);
+	if (m->next < m->nidx && (m->nheap == 0 || m->idx[m->next].first_t <= m->heap[0].t)) {
+		int rc = open_due(m);
 		if (rc)
 			return rc;
 	}
 	if (m->nheap == 0)
 		return m->index_rc;
-	c = m->heap[0];
-	m->heap[0] = m->heap[--m->nheap];
-	heap_down(m, 0);
-	m->last = c;
-	*evp = &c->ev[c->pos];
+	set_limit(m);
 	return 1;
+}
+
+/* merge_step behind an error kept for the next call */
+static __attribute__((noinline)) int merge_step_slow(struct arr_merge *m)
+{
+	if (m->pending) {
+		m->pending = 0;
+		return m->pending_rc;
+	}
+	return merge_step(m);
 }
 
 int arr_merge_next(struct arr_merge *m, const struct arr_event **evp)
 {
-	struct cursor *c = m->last;
-	m->last = NULL;
-	/* Fast path: the next event of the cursor just handed out still comes
-	 * first, and no chunk opens at or before it, so the heap would hand
-	 * the same cursor back. */
-	if (c && ++c->pos < c->n && (m->nheap == 0 || cur_less(c, m->heap[0])) &&
-	    (m->next >= m->nidx || m->idx[m->next].first_t > c->ev[c->pos].t)) {
-		m->last = c;
-		*evp = &c->ev[c->pos];
-		return 1;
+	/* Fast path: the root's next event is still below its bound, so the
+	 * heap would hand the same cursor back. */
+	if (m->held) {
+		struct cursor *c = m->heap[0].c;
+		if (c->pos + 1 < c->n && c->ev[c->pos + 1].t < m->limit) {
+			*evp = &c->ev[++c->pos];
+			return 1;
+		}
 	}
-	return merge_next_slow(m, c, evp);
+	int rc = merge_step_slow(m);
+	if (rc != 1)
+		return rc;
+	struct cursor *c = m->heap[0].c;
+	m->held = 1;
+	*evp = &c->ev[c->pos];
+	return 1;
 }
 
 #define RUN_SCAN 32 /* events a run's end is looked for one by one, before galloping */
 
-int arr__merge_next_run(struct arr_merge *m, const struct arr_event **evp, size_t *n)
+/* The end of the root's run from its head: the first event at or past the
+ * bound (or the chunk's end). */
+static uint32_t run_end(const struct cursor *c, uint64_t limit)
 {
-	int rc = arr_merge_next(m, evp);
-	if (rc != 1)
-		return rc;
-	/* Extend the run while the cursor's events stay strictly before every
-	 * other cursor's head and before the next chunk to open: exactly what
-	 * arr_merge_next() would hand out one at a time. */
-	struct cursor *c = m->last;
-	uint64_t limit = UINT64_MAX;
-	if (m->nheap) {
-		const struct cursor *h = m->heap[0];
-		uint64_t ht = h->ev[h->pos].t;
-		limit = c->order < h->order && ht < UINT64_MAX ? ht + 1 : ht;
-	}
-	if (m->next < m->nidx && m->idx[m->next].first_t < limit)
-		limit = m->idx[m->next].first_t;
 	uint32_t k = c->pos + 1;
 	if (c->sorted) {
 		/* the first event at or after limit: a short scan, then galloping
@@ -480,8 +562,81 @@ int arr__merge_next_run(struct arr_merge *m, const struct arr_event **evp, size_
 		while (k < c->n && c->ev[k].t < limit)
 			k++;
 	}
+	return k;
+}
+
+int arr__merge_next_run(struct arr_merge *m, const struct arr_event **evp, size_t *n)
+{
+	int rc = merge_step_slow(m);
+	if (rc != 1)
+		return rc;
+	/* Extend the run while the root's events stay strictly before every
+	 * other cursor's head and before the next chunk to open: exactly what
+	 * arr_merge_next() would hand out one at a time. */
+	struct cursor *c = m->heap[0].c;
+	uint32_t k = run_end(c, m->limit);
+	*evp = &c->ev[c->pos];
 	*n = k - c->pos;
 	c->pos = k - 1; /* the run's last event is the one handed out */
+	m->held = 1;
+	return 1;
+}
+
+int arr__merge_next_batch(struct arr_merge *m, struct arr_event *buf, size_t cap, size_t long_run,
+			  const struct arr_event **evp, size_t *n)
+{
+	if (m->pending) {
+		m->pending = 0;
+		return m->pending_rc;
+	}
+	if (long_run < 2)
+		long_run = 2;
+	size_t got = 0;
+	while (got < cap) {
+		int rc = merge_step(m);
+		if (rc != 1) {
+			if (!got)
+				return rc;
+			/* what was gathered comes first; the end or the error next time */
+			m->pending = 1;
+			m->pending_rc = rc;
+			break;
+		}
+		struct cursor *c = m->heap[0].c;
+		const struct arr_event *ev = c->ev;
+		const uint64_t limit = m->limit;
+		uint32_t pos = c->pos, end = c->n;
+		/* Is the run long? Its events looked at in order, as the consumer
+		 * will (they were decoded on the other core: a probe far ahead
+		 * would wait for its line while the stream is being fetched) */
+		uint32_t k = pos + 1, scan_end = end - pos > long_run ? pos + (uint32_t)long_run : end;
+		while (k < scan_end && ev[k].t < limit)
+			k++;
+		if (k - pos >= long_run) {
+			if (got) /* the run stays at the root, unheld: the next call starts with it */
+				break;
+			k = run_end(c, limit);
+			*evp = &ev[pos];
+			*n = k - pos;
+			c->pos = k - 1;
+			m->held = 1;
+			return 1;
+		}
+		/* a short run, [pos, k): copied (the root's head is the earliest
+		 * event, so it is always taken) */
+		if (k - pos > cap - got)
+			k = pos + (uint32_t)(cap - got);
+		memcpy(buf + got, &ev[pos], (k - pos) * sizeof *buf);
+		got += k - pos;
+		c->pos = k - 1;
+		m->held = 1;
+		/* an exec path lives in the chunk's strings, freed when its cursor
+		 * is retired, which the next step may do: hand the copies out first */
+		if (c->strs)
+			break;
+	}
+	*evp = buf;
+	*n = got;
 	return 1;
 }
 
@@ -490,9 +645,8 @@ void arr_merge_close(struct arr_merge *m)
 	if (!m)
 		return;
 	ahead_stop(m);
-	cursor_free(m->last);
 	for (size_t i = 0; i < m->nheap; i++)
-		cursor_free(m->heap[i]);
+		cursor_free(m->heap[i].c);
 	while (m->spare) {
 		struct cursor *c = m->spare;
 		m->spare = c->next_spare;

@@ -324,6 +324,19 @@ void arr_merge_close(struct arr_merge *m);
  * arr_merge_next(). The two may be mixed.
  */
 int arr__merge_next_run(struct arr_merge *m, const struct arr_event **ev, size_t *n);
+/*
+ * Internal: the next events in time order, many runs at once. A run of at
+ * least long_run events is handed out in place, as arr__merge_next_run()
+ * does; shorter runs (threads that take turns every few events) are copied
+ * into buf, in merge order, until it holds cap events or a long run comes
+ * next. *ev is then buf. Either way the same events, in the same order, as
+ * calls of arr_merge_next(), valid until the next call (exec paths too:
+ * a copied event with a string ends its batch). An error met after some
+ * events were gathered is returned by the next call, so the events before
+ * it are delivered first, as one at a time. May be mixed with the others.
+ */
+int arr__merge_next_batch(struct arr_merge *m, struct arr_event *buf, size_t cap, size_t long_run,
+			  const struct arr_event **ev, size_t *n);
 
 /* Format an event as one JSON object (no newline). Returns bytes written. */
 int arr_event_fprint_json(FILE *f, const struct arr_event *ev);
