@@ -138,7 +138,7 @@ bool arr__page_is_valid(const struct arr__page *page)
 	memset(seen, 0, ((page->capacity + 63u) / 64u) * sizeof seen[0]);
 	uint32_t nfree = list_mark(page, page->free, seen);
 	uint32_t nlocal = list_mark(page, page->local_free, seen);
-	uintptr_t tf = atomic_load_explicit(arr__page_tf(page), memory_order_acquire);
+	uintptr_t tf = atomic_load_explicit(&page->thread_free, memory_order_acquire);
 	uint32_t nthread = list_mark(page, (const struct arr__block *)(tf & ~ARR__TF_MASK), seen);
 	uint32_t holed = 0;
 	if (page->holes) {
@@ -148,8 +148,6 @@ bool arr__page_is_valid(const struct arr__page *page)
 	}
 	ARR__CHECK(nthread <= page->used);
 	ARR__CHECK(page->used + nfree + nlocal + holed == page->capacity);
-	for (unsigned k = 1; k < page->slices; k++)
-		ARR__CHECK(atomic_load_explicit(arr__page_tf(page) + k, memory_order_relaxed) == 0);
 	/* thread_free state */
 	uintptr_t state = tf & ARR__TF_MASK;
 	if (page->heap->state == ARR__HEAP_ABANDONED)

@@ -133,14 +133,14 @@ static void full_remove(struct arr__heap *h, struct arr__page *page)
 /* Set the state bits, waiting out a remote thread in the middle of a delayed push. */
 static void tf_set_state(struct arr__page *page, uintptr_t state)
 {
-	uintptr_t tf = atomic_load_explicit(arr__page_tf(page), memory_order_relaxed);
+	uintptr_t tf = atomic_load_explicit(&page->thread_free, memory_order_relaxed);
 	for (;;) {
 		if ((tf & ARR__TF_MASK) == ARR__TF_FREEING) {
 			sched_yield();
-			tf = atomic_load_explicit(arr__page_tf(page), memory_order_relaxed);
+			tf = atomic_load_explicit(&page->thread_free, memory_order_relaxed);
 			continue;
 		}
-		if (atomic_compare_exchange_weak_explicit(arr__page_tf(page), &tf, (tf & ~ARR__TF_MASK) | state,
+		if (atomic_compare_exchange_weak_explicit(&page->thread_free, &tf, (tf & ~ARR__TF_MASK) | state,
 							  memory_order_acq_rel, memory_order_relaxed))
 			return;
 	}
@@ -157,8 +157,8 @@ static void tf_force_state(struct arr__page *page, uintptr_t state)
 		tf_set_state(page, state);
 		return;
 	}
-	uintptr_t tf = atomic_load_explicit(arr__page_tf(page), memory_order_relaxed);
-	atomic_store_explicit(arr__page_tf(page), (tf & ~ARR__TF_MASK) | state, memory_order_relaxed);
+	uintptr_t tf = atomic_load_explicit(&page->thread_free, memory_order_relaxed);
+	atomic_store_explicit(&page->thread_free, (tf & ~ARR__TF_MASK) | state, memory_order_relaxed);
 }
 
 /* Move local and remote frees onto page->free (remote ones also lower `used`). */
@@ -169,10 +169,10 @@ static void page_collect(struct arr__page *page)
 		page->local_free = NULL;
 		page->free_is_zero = 0;
 	}
-	uintptr_t tf = atomic_load_explicit(arr__page_tf(page), memory_order_relaxed);
+	uintptr_t tf = atomic_load_explicit(&page->thread_free, memory_order_relaxed);
 	if ((tf & ~ARR__TF_MASK) == 0)
 		return;
-	while (!atomic_compare_exchange_weak_explicit(arr__page_tf(page), &tf, tf & ARR__TF_MASK, memory_order_acquire,
+	while (!atomic_compare_exchange_weak_explicit(&page->thread_free, &tf, tf & ARR__TF_MASK, memory_order_acquire,
 						      memory_order_relaxed))
 		;
 	struct arr__block *head = (struct arr__block *)(tf & ~ARR__TF_MASK), *tail = head, *next;
@@ -209,13 +209,13 @@ static void page_extend(struct arr__page *page)
 /* Set the page aside as full; false if remote frees arrived meanwhile (page usable). */
 static bool page_to_full(struct arr__heap *h, struct arr__page *page)
 {
-	uintptr_t tf = atomic_load_explicit(arr__page_tf(page), memory_order_relaxed);
+	uintptr_t tf = atomic_load_explicit(&page->thread_free, memory_order_relaxed);
 	for (;;) {
 		if (tf & ~ARR__TF_MASK) {
 			page_collect(page);
 			return false;
 		}
-		if (atomic_compare_exchange_weak_explicit(arr__page_tf(page), &tf, ARR__TF_DELAYED,
+		if (atomic_compare_exchange_weak_explicit(&page->thread_free, &tf, ARR__TF_DELAYED,
 							  memory_order_acq_rel, memory_order_relaxed))
 			break;
 	}
@@ -482,7 +482,7 @@ static void process_delayed(struct arr__heap *h)
 
 static void remote_free(struct arr__page *page, struct arr__block *b)
 {
-	uintptr_t tf = atomic_load_explicit(arr__page_tf(page), memory_order_relaxed), ntf;
+	uintptr_t tf = atomic_load_explicit(&page->thread_free, memory_order_relaxed), ntf;
 	bool delayed;
 	do {
 		delayed = (tf & ARR__TF_MASK) == ARR__TF_DELAYED;
@@ -492,7 +492,7 @@ static void remote_free(struct arr__page *page, struct arr__block *b)
 			arr__block_set_next(b, (struct arr__block *)(tf & ~ARR__TF_MASK));
 			ntf = (uintptr_t)b | (tf & ARR__TF_MASK);
 		}
-	} while (!atomic_compare_exchange_weak_explicit(arr__page_tf(page), &tf, ntf, memory_order_acq_rel,
+	} while (!atomic_compare_exchange_weak_explicit(&page->thread_free, &tf, ntf, memory_order_acq_rel,
 							memory_order_relaxed));
 	if (!delayed)
 		return;
@@ -503,8 +503,8 @@ static void remote_free(struct arr__page *page, struct arr__block *b)
 		arr__block_set_next(b, d);
 	} while (!atomic_compare_exchange_weak_explicit(&owner->delayed, &d, b, memory_order_release,
 							memory_order_relaxed));
-	tf = atomic_load_explicit(arr__page_tf(page), memory_order_relaxed);
-	while (!atomic_compare_exchange_weak_explicit(arr__page_tf(page), &tf, (tf & ~ARR__TF_MASK) | ARR__TF_NORMAL,
+	tf = atomic_load_explicit(&page->thread_free, memory_order_relaxed);
+	while (!atomic_compare_exchange_weak_explicit(&page->thread_free, &tf, (tf & ~ARR__TF_MASK) | ARR__TF_NORMAL,
 						      memory_order_release, memory_order_relaxed))
 		;
 }
@@ -525,7 +525,7 @@ static bool on_list(const struct arr__page *page, const struct arr__block *list,
 void arr__free_check_double(const struct arr__page *page, const struct arr__block *b)
 {
 	const struct arr__block *tf =
-		(const struct arr__block *)(atomic_load_explicit(arr__page_tf(page), memory_order_acquire) &
+		(const struct arr__block *)(atomic_load_explicit(&page->thread_free, memory_order_acquire) &
 					    ~ARR__TF_MASK);
 	if (page->used == 0 || on_list(page, page->free, b) || on_list(page, page->local_free, b) ||
 	    on_list(page, tf, b))
@@ -1346,9 +1346,9 @@ static void fork_parent(void)
 static void heap_fork_reset(struct arr__heap *h)
 {
 	for (struct arr__page *page = h->full; page; page = page->next) {
-		uintptr_t tf = atomic_load_explicit(arr__page_tf(page), memory_order_relaxed);
+		uintptr_t tf = atomic_load_explicit(&page->thread_free, memory_order_relaxed);
 		if ((tf & ARR__TF_MASK) == ARR__TF_FREEING)
-			atomic_store_explicit(arr__page_tf(page), (tf & ~ARR__TF_MASK) | ARR__TF_DELAYED,
+			atomic_store_explicit(&page->thread_free, (tf & ~ARR__TF_MASK) | ARR__TF_DELAYED,
 					      memory_order_relaxed);
 	}
 }

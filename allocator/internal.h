@@ -112,7 +112,7 @@ __attribute__((noreturn, cold)) void arr__fatal(const char *what, const void *p)
 #define ARR__PF_HUGE 4u    /* a huge block's page */
 #define ARR__PF_SPAN 8u    /* a descriptor of a span-heap segment (spanheap.c) */
 
-/* States kept in the low bits of a page's thread_free word (arr__page_tf). */
+/* States kept in the low bits of page->thread_free. */
 enum {
 	ARR__TF_NORMAL = 0,  /* remote frees push onto thread_free */
 	ARR__TF_DELAYED = 1, /* page is full: remote frees go to heap->delayed */
@@ -219,8 +219,6 @@ struct arr__heap;
  *   start == segment + (this descriptor's index) * 64 KiB; head_off == 0 and
  *       the k-th slice's descriptor has head_off == k; the span's slices are
  *       not free in the segment's free_mask
- *   the segment's thread_free words of the span's other slices are 0
- *       (remote frees go to the span's first: arr__page_tf)
  *   in a class list: !(flags & FULL), thread_free state NORMAL;
  *   in the full list: flags & FULL, state NORMAL, DELAYED or FREEING;
  *   in an abandoned heap: state NEVER (FULL pages too)
@@ -250,8 +248,7 @@ struct arr__page {
 	uint16_t zero_from;            /* OS pages from here to the span's end are known zero
 					* (never touched since mapped or purged) */
 	struct arr__block *local_free; /* blocks the owner freed on the generic path (full pages) */
-	uintptr_t spare_;              /* keeps descriptors 96 bytes; the page's remote frees are
-					* its segment's thread_free[] (arr__page_tf) */
+	_Atomic uintptr_t thread_free; /* remote frees | ARR__TF_* */
 	uint8_t *start;
 	struct arr__page *next, *prev; /* heap list links */
 	union {
@@ -292,13 +289,6 @@ struct arr__segment {
 	 * (the fast paths' fields) lie in one cache line */
 	struct arr__page pages[ARR__SLICES] __attribute__((aligned(32)));
 	uint64_t stamp[ARR__SLICES]; /* op clock when the slice was freed */
-	/* Per span (at its first slice's index): remote frees | ARR__TF_*.
-	 * Out of the descriptors: other threads' compare-and-swaps there
-	 * took the cache line of the owner's fast-path fields (half the
-	 * descriptors held both in one line), so every remote free made the
-	 * owner's next malloc or free of the page miss. Beyond the first OS
-	 * page: a huge block's one-page header has none (never used). */
-	_Atomic uintptr_t thread_free[ARR__SLICES] __attribute__((aligned(64)));
 };
 
 /* Classes that may be sparse: above 1 KiB (a 256-byte span unit is then
@@ -529,14 +519,6 @@ static inline struct arr__page *arr__page_of(const void *p)
 	 * caller reads next anyway. */
 	struct arr__page *page = &seg->pages[idx];
 	return page - page->head_off;
-}
-
-/* The page's remote-free word (struct arr__segment.thread_free): pages of
- * size classes only (not &arr__page_empty, not huge). */
-static inline _Atomic uintptr_t *arr__page_tf(const struct arr__page *page)
-{
-	struct arr__segment *seg = arr__segment_of(page);
-	return &seg->thread_free[page - seg->pages];
 }
 
 /* Start of the block holding p (p may be an aligned interior pointer). */

@@ -447,7 +447,7 @@ void arr__page_init(struct arr__page *page, struct arr__heap *h, unsigned cls, s
 	page->seen_used = 0;
 	page->seen_ticks = 0;
 	page->holes = 0;
-	atomic_store_explicit(arr__page_tf(page), ARR__TF_NORMAL, memory_order_relaxed);
+	atomic_store_explicit(&page->thread_free, ARR__TF_NORMAL, memory_order_relaxed);
 	page->next = page->prev = NULL;
 }
 

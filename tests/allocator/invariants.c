@@ -130,7 +130,7 @@ static void thread_free_state(bool corrupt)
 	void *p = fresh_block(112);
 	struct arr__page *page = arr__page_of(p);
 	if (corrupt) /* a page in a class list marked as full */
-		atomic_store(arr__page_tf(page), ARR__TF_DELAYED);
+		atomic_store(&page->thread_free, ARR__TF_DELAYED);
 	through_slow_path(112, 2 * 4096 / 112);
 }
 
@@ -141,22 +141,6 @@ static void segment_free_mask(bool corrupt)
 	struct arr__segment *seg = arr__segment_of(p);
 	if (corrupt) /* the span's slice marked free while in use */
 		seg->free_mask |= (uint64_t)1 << (page - seg->pages);
-	arr__page_is_valid(page);
-}
-
-static void span_tail_thread_free(bool corrupt)
-{
-	/* 200 KiB blocks: a span of several slices, whose remote frees go to
-	 * its first slice's word only */
-	arr_alloc_set_option("span_min", 0);
-	void *p = fresh_block(200 << 10);
-	struct arr__page *page = arr__page_of(p);
-	if (page->slices < 2) {
-		fprintf(stderr, "expected a multi-slice span\n");
-		_exit(2);
-	}
-	if (corrupt)
-		atomic_store(arr__page_tf(page) + 1, ARR__TF_DELAYED);
 	arr__page_is_valid(page);
 }
 
@@ -340,7 +324,6 @@ static const struct tcase cases[] = {
 	{"thread_free state", thread_free_state, "state == ARR__TF_NORMAL"},
 	{"segment free_mask", segment_free_mask, "free_mask, __ATOMIC_RELAXED) & span) == 0"},
 	{"span head_off", span_head_off, "seg->pages[idx + k].head_off == k"},
-	{"span tail thread_free", span_tail_thread_free, "arr__page_tf(page) + k, memory_order_relaxed) == 0"},
 	{"segment clean_mask", segment_clean_mask, "(seg->clean_mask & ~seg->free_mask) == 0"},
 	{"huge cache entry", huge_cache_entry, "seg->pages[0].flags == 0"},
 	{"huge descriptor", huge_descriptor, "page->huge_req <= page->huge_map - off"},
