@@ -899,7 +899,7 @@ static void *carve(struct arr__span_arena *a, struct arr__spanseg *s, unsigned u
 
 #define FREE_INVALID "free(): invalid pointer (no span block in use there: freed already?)"
 
-static unsigned checked_unit(struct arr__spanseg *s, const void *p, const char *what)
+static inline unsigned checked_unit(struct arr__spanseg *s, const void *p, const char *what)
 {
 	uintptr_t off = (uintptr_t)p - (uintptr_t)s;
 	unsigned u = (unsigned)(off >> UNIT_SHIFT);
@@ -1182,6 +1182,8 @@ void arr__span_cache_flush(struct arr__heap *h, bool all)
 
 void *arr__span_cache_alloc(struct arr__heap *h, size_t size, bool zero, bool *zeroed)
 {
+	if (h->sc_n == 0) /* no cache (the default), or an empty one */
+		return arr__span_alloc(h, size, zero, zeroed);
 	unsigned need = (unsigned)((size + UNIT - 1) >> UNIT_SHIFT), best = ARR__SC_N;
 	uint32_t best_len = UINT32_MAX;
 	/* best fit, the newest of equals (likeliest in the cache) */
