@@ -409,7 +409,7 @@ struct arr__options {
 	 * a plain request above span_lo up to span_hi goes straight to the
 	 * span heap (api.c alloc_slow: no class page, no sparse bookkeeping);
 	 * malloc's fast path looks up a class page up to fast_max only. */
-	size_t span_lo;  /* span_min, or SIZE_MAX with no span heap */
+	size_t span_lo;  /* max(span_min, ARR__SPAN_SPARSE_MAX), or SIZE_MAX with no span heap */
 	size_t span_hi;  /* min(ARR__MAX_SMALL, mmap_threshold) */
 	size_t fast_max; /* min(span_lo, mmap_threshold) */
 };

@@ -33,7 +33,11 @@ struct arr__options arr__opt = {
 void arr__options_derive(void)
 {
 	struct arr__options *o = &arr__opt;
-	o->span_lo = o->span_min != 0 ? o->span_min : SIZE_MAX;
+	/* not below the sparse classes' top: their span blocks are counted
+	 * per class (arr__malloc_slow's sparse_live, lowered by their free) */
+	o->span_lo = o->span_min == 0                     ? SIZE_MAX
+		     : o->span_min > ARR__SPAN_SPARSE_MAX ? o->span_min
+							  : ARR__SPAN_SPARSE_MAX;
 	o->span_hi = o->mmap_threshold < ARR__MAX_SMALL ? o->mmap_threshold : ARR__MAX_SMALL;
 	o->fast_max = o->span_lo < o->mmap_threshold ? o->span_lo : o->mmap_threshold;
 }

@@ -111,6 +111,27 @@ static void test_usable(void)
 	arr_free(p);
 }
 
+static void *dense_after_direct(void *arg)
+{
+	enum { N = 100 };
+	static void *v[N];
+	unsigned *counts = arg; /* span blocks, then class blocks */
+	for (int i = 0; i < N; i++)
+		v[i] = arr_malloc(5000);
+	for (int i = 0; i < N; i++)
+		arr_free(v[i]);
+	for (int i = 0; i < N; i++) {
+		v[i] = arr_malloc(4700);
+		size_t u = arr_malloc_usable_size(v[i]);
+		CHECK(u == 4864 || u == 5120);
+		counts[u == 5120]++;
+		CHECK(u == 5120 || counts[1] == 0); /* no span block after the first class block */
+	}
+	for (int i = 0; i < N; i++)
+		arr_free(v[i]);
+	return NULL;
+}
+
 /* A plain request above span_min goes straight to the span heap, even when
  * its class has a current page with a free block (left by an aligned
  * request, which keeps the classes): the slow path's class and sparse-class
@@ -143,6 +164,24 @@ static void test_direct_route(void)
 	p = arr_malloc(40000);
 	CHECK(p != NULL && arr_malloc_usable_size(p) == 40192);
 	arr_free(p);
+
+	/* With span_min inside a sparse class (4900: class 5120 holds 4609 to
+	 * 5120), its requests above span_min keep the slow path's per-class
+	 * count, which their frees lower: blocks of 5000 bytes out and back
+	 * leave the count where it was, so 4700-byte requests still turn the
+	 * class dense after 25 span blocks (4864 bytes), then class 5120. In a
+	 * thread of its own: main's class 5120 has a page already. */
+	long long min, pages, thr1;
+	CHECK(arr_alloc_get_option("span_min", &min) == 0 && arr_alloc_get_option("sparse", &pages) == 0 &&
+	      arr_alloc_get_option("sparse_threads", &thr1) == 0);
+	CHECK(arr_alloc_set_option("span_min", 4900) == 0 && arr_alloc_set_option("sparse", 2) == 0 &&
+	      arr_alloc_set_option("sparse_threads", 0) == 0); /* main counts as busy too */
+	pthread_t t;
+	unsigned counts[2] = {0, 0};
+	CHECK(pthread_create(&t, NULL, dense_after_direct, counts) == 0 && pthread_join(t, NULL) == 0);
+	CHECK(counts[0] == 25 && counts[1] == 75);
+	CHECK(arr_alloc_set_option("span_min", min) == 0 && arr_alloc_set_option("sparse", pages) == 0 &&
+	      arr_alloc_set_option("sparse_threads", thr1) == 0);
 }
 
 /* Off (span_min 0): the same request is a class's block. Last: the class
