@@ -49,7 +49,7 @@ static inline void *zero_block(void *p, size_t size)
  * from the thread's current page, or NULL (empty list, or a huge size). */
 static inline struct arr__block *fast_pop(struct arr__heap *h, size_t size, struct arr__page **pagep)
 {
-	if (ARR_LIKELY(size <= ARR__SMALL_TAB) || size <= arr__opt.mmap_threshold) {
+	if (ARR_LIKELY(size <= ARR__SMALL_TAB) || size <= arr__opt.fast_max) {
 		unsigned cls = arr__size_class(size);
 		struct arr__page *page = h->pages[cls];
 		struct arr__block *b = page->free;
@@ -84,9 +84,18 @@ static inline struct arr__block *fast_pop(struct arr__heap *h, size_t size, stru
  * stack frame of its own. */
 static __attribute__((noinline)) void *alloc_slow(struct arr__heap *h, size_t size, unsigned flags)
 {
-	if (ARR_UNLIKELY(size > PTRDIFF_MAX))
+	void *p;
+	/* Span-heap sizes straight there: through arr__malloc_slow, ~100
+	 * instructions of class and sparse-class tests came before the span
+	 * heap's own work (serial `large` replay). Such a request never takes
+	 * a block of a current page of its class (pages of aligned requests). */
+	if (size > arr__opt.span_lo && size <= arr__opt.span_hi && h != &arr__heap_empty &&
+	    (flags & ~ARR__ALLOC_ZERO) == 0)
+		p = arr__span_malloc(h, size, flags);
+	else if (ARR_UNLIKELY(size > PTRDIFF_MAX))
 		return nomem();
-	void *p = arr__malloc_slow(h, size, flags);
+	else
+		p = arr__malloc_slow(h, size, flags);
 	return p ? p : nomem();
 }
 
@@ -103,14 +112,6 @@ static inline void *heap_alloc_flags(size_t size, unsigned flags)
 static inline void *heap_alloc(size_t size) { return heap_alloc_flags(size, 0); }
 
 EXPORT void *arr_malloc(size_t size) { return heap_alloc(size); }
-
-static __attribute__((noinline)) void *calloc_slow(size_t total)
-{
-	if (ARR_UNLIKELY(total > PTRDIFF_MAX))
-		return nomem();
-	void *p = arr__malloc_slow(arr__tl_heap, total, ARR__ALLOC_ZERO);
-	return p ? p : nomem();
-}
 
 /* calloc has its own fast path, a leaf that saves no registers: pop, then
  * zero only what the page does not already know to be zero. An empty list or
@@ -134,7 +135,7 @@ EXPORT void *arr_calloc(size_t count, size_t size)
 		h->calloc_zeroed += total;
 		return zero_block(b, total);
 	}
-	return calloc_slow(total);
+	return alloc_slow(h, total, ARR__ALLOC_ZERO);
 }
 
 /* An emptied current page is kept (unless it holds a single block); `idle`

@@ -1231,6 +1231,25 @@ retry:;
 	return page;
 }
 
+void *arr__span_malloc(struct arr__heap *h, size_t size, unsigned flags)
+{
+	bool zero = flags & ARR__ALLOC_ZERO, clean = false;
+	ARR__ASSERT(h != &arr__heap_empty && (flags & ~ARR__ALLOC_ZERO) == 0);
+	uint8_t *p = arr__span_cache_alloc(h, size, zero, &clean);
+	h->alloc_count += p != NULL;
+	if (p && zero) {
+		if (clean) { /* as a known-zero block of a class: each OS page written once */
+			*(volatile uint8_t *)p = 0;
+			arr__calloc_prefault(p, size);
+			h->calloc_skipped += size;
+		} else {
+			memset(p, 0, size);
+			h->calloc_zeroed += size;
+		}
+	}
+	return p;
+}
+
 void *arr__malloc_slow(struct arr__heap *h, size_t size, unsigned flags)
 {
 	bool zero = flags & ARR__ALLOC_ZERO;
@@ -1276,20 +1295,7 @@ void *arr__malloc_slow(struct arr__heap *h, size_t size, unsigned flags)
 	if (to_span) {
 		if (sk < ARR__SPARSE_END - ARR__SPARSE_FIRST)
 			h->sparse_live[sk]++; /* its free counts it off (arr__free_generic) */
-		bool clean = false;
-		uint8_t *p = arr__span_cache_alloc(h, size, zero, &clean);
-		h->alloc_count += p != NULL;
-		if (p && zero) {
-			if (clean) { /* as a known-zero block of a class: each OS page written once */
-				*(volatile uint8_t *)p = 0;
-				arr__calloc_prefault(p, size);
-				h->calloc_skipped += size;
-			} else {
-				memset(p, 0, size);
-				h->calloc_zeroed += size;
-			}
-		}
-		return p;
+		return arr__span_malloc(h, size, flags & ARR__ALLOC_ZERO);
 	}
 	struct arr__page *page = find_page(h, cls, size, flags & ARR__ALLOC_EXACT);
 	if (page == NULL)

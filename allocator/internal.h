@@ -406,8 +406,16 @@ struct arr__options {
 				* holds fewer of its blocks than this many pages' worth (heap.c); 0: none */
 	unsigned sparse_thr;   /* ... while at most this many threads hold a heap (sparse_threads); 0: any */
 	size_t sparse_min;     /* ... and whose blocks are larger than this (1024 .. 8192) */
+	/* Derived from the above by arr__options_derive(), never set alone:
+	 * a plain request above span_lo up to span_hi goes straight to the
+	 * span heap (api.c alloc_slow: no class page, no sparse bookkeeping);
+	 * malloc's fast path looks up a class page up to fast_max only. */
+	size_t span_lo;  /* max(span_min, ARR__SPAN_SPARSE_MAX), or SIZE_MAX with no span heap */
+	size_t span_hi;  /* min(ARR__MAX_SMALL, mmap_threshold) */
+	size_t fast_max; /* min(span_lo, mmap_threshold) */
 };
 extern struct arr__options arr__opt;
+void arr__options_derive(void);
 
 /* Global lock for the pool and the heap lists. */
 extern pthread_mutex_t arr__lock;
@@ -758,6 +766,10 @@ struct arr__heap *arr__heap_thread_init(void);
 #define ARR__ALLOC_ZERO 1u  /* calloc */
 #define ARR__ALLOC_EXACT 2u /* a block of size's own class (its alignment is relied on) */
 void *arr__malloc_slow(struct arr__heap *h, size_t size, unsigned flags);
+/* A plain request of arr__opt.span_lo < size <= span_hi by an initialised
+ * heap h: the span heap's block (what arr__malloc_slow would give, without
+ * its class lookups), flags 0 or ARR__ALLOC_ZERO; NULL if out of memory. */
+void *arr__span_malloc(struct arr__heap *h, size_t size, unsigned flags);
 /* Free through the non-fast path; `req`: the size freed by arr_free_sized, or 0. */
 void arr__free_generic(struct arr__heap *h, struct arr__page *page, void *p, size_t req);
 /* Aborts if b is on one of page's lists (or the page has no block out). */

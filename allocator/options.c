@@ -26,8 +26,22 @@ struct arr__options arr__opt = {
 	.span_cache = 0, /* off: measured no faster, and more resident (spanheap.c) */
 	.span_arenas = 1,
 	.span_split = 32,
-
+	.span_lo = (size_t)8 << 10,
+	.span_hi = ARR__MAX_SMALL,
+	.fast_max = (size_t)8 << 10,
 };
+
+void arr__options_derive(void)
+{
+	struct arr__options *o = &arr__opt;
+	/* not below the sparse classes' top: their span blocks are counted
+	 * per class (arr__malloc_slow's sparse_live, lowered by their free) */
+	o->span_lo = o->span_min == 0                     ? SIZE_MAX
+		     : o->span_min > ARR__SPAN_SPARSE_MAX ? o->span_min
+							  : ARR__SPAN_SPARSE_MAX;
+	o->span_hi = o->mmap_threshold < ARR__MAX_SMALL ? o->mmap_threshold : ARR__MAX_SMALL;
+	o->fast_max = o->span_lo < o->mmap_threshold ? o->span_lo : o->mmap_threshold;
+}
 
 int arr_alloc_set_option(const char *name, long long value)
 {
@@ -47,6 +61,7 @@ int arr_alloc_set_option(const char *name, long long value)
 		if (value < 0)
 			return ARR_ERANGE;
 		arr__opt.mmap_threshold = (unsigned long long)value > ARR__MAX_SMALL ? ARR__MAX_SMALL : (size_t)value;
+		arr__options_derive();
 		return 0;
 	}
 	if (strcmp(name, "idle_ratio") == 0) {
@@ -59,6 +74,7 @@ int arr_alloc_set_option(const char *name, long long value)
 		if (value < 0)
 			return ARR_ERANGE;
 		arr__opt.span_min = (size_t)value;
+		arr__options_derive();
 		return 0;
 	}
 	if (strcmp(name, "sparse") == 0) {

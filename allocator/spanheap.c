@@ -362,7 +362,7 @@ static bool range_any_clean(const struct arr__spanseg *s, unsigned u, unsigned l
 
 /* The OS pages touched by units [u, u + len) become dirty (a block is
  * written there); returns how many of them were known zero (now resident). */
-static unsigned range_take(struct arr__spanseg *s, unsigned u, unsigned len)
+static __attribute__((noinline)) unsigned range_take_clean(struct arr__spanseg *s, unsigned u, unsigned len)
 {
 	unsigned lo, hi, n = 0;
 	touched_pages(u, len, &lo, &hi);
@@ -376,6 +376,15 @@ static unsigned range_take(struct arr__spanseg *s, unsigned u, unsigned len)
 		}
 	}
 	return n;
+}
+
+/* Most carves reuse resident memory, with no clean page to take: a loop
+ * without the count's call (libgcc's popcount), which made the inlined
+ * loop save and reload a dozen registers around it (carve: 205
+ * instructions a call on a serial `large` replay). */
+static inline unsigned range_take(struct arr__spanseg *s, unsigned u, unsigned len)
+{
+	return range_any_clean(s, u, len) ? range_take_clean(s, u, len) : 0;
 }
 
 static unsigned dirty_pages(const struct arr__spanseg *s, unsigned lo, unsigned hi)
@@ -432,6 +441,18 @@ static long long decay_ops(void)
 {
 	long long d = arr__purge_delay_now(); /* shorter while the program is young */
 	return d > 0 ? d * arr__purge_scale() : d;
+}
+
+/* Does a freed span go at once (purge_delay 0: nothing kept)? What every
+ * span-heap free asks; decay_ops() reads the op clock and divides twice
+ * (a tenth of a span free's instructions) to say the same: the young
+ * program's delay is never below ARR__YOUNG_MIN, so the decay is 0 only
+ * when purge_delay is. */
+static inline bool decay_at_once(void)
+{
+	bool now = arr__opt.purge_delay == 0;
+	ARR__ASSERT(now == (decay_ops() == 0));
+	return now;
 }
 
 struct busy {
@@ -910,7 +931,7 @@ static void *carve(struct arr__span_arena *a, struct arr__spanseg *s, unsigned u
 
 #define FREE_INVALID "free(): invalid pointer (no span block in use there: freed already?)"
 
-static unsigned checked_unit(struct arr__spanseg *s, const void *p, const char *what)
+static inline unsigned checked_unit(struct arr__spanseg *s, const void *p, const char *what)
 {
 	uintptr_t off = (uintptr_t)p - (uintptr_t)s;
 	unsigned u = (unsigned)(off >> UNIT_SHIFT);
@@ -956,7 +977,7 @@ static size_t span_free_req(struct arr__heap *h, void *p)
 		((size_t)len << UNIT_SHIFT) - (size_t)((int64_t)(first >> T_SLACK_SHIFT & ARR__SP_T_SLACK_MASK) + corr);
 	waste_add(h, -corr);
 	span_release_locked(a, s, u);
-	if (decay_ops() == 0)
+	if (decay_at_once())
 		a->tick_at = a->ops; /* purge_delay 0: at once, nothing kept */
 	unlock_and_tick(a);
 	return req;
@@ -969,7 +990,7 @@ void arr__span_free(void *p)
 	lock_take(&a->lock);
 	unsigned u = checked_unit(s, p, FREE_INVALID);
 	span_release_locked(a, s, u);
-	if (decay_ops() == 0)
+	if (decay_at_once())
 		a->tick_at = a->ops; /* purge_delay 0: at once, nothing kept */
 	unlock_and_tick(a);
 }
@@ -1157,7 +1178,7 @@ static void cache_release(struct arr__heap *h, unsigned n)
 		struct arr__spanseg *s = seg_of(h->sc[k].p);
 		if (arena_of_seg(s) != a) {
 			if (a != NULL) {
-				if (decay_ops() == 0)
+				if (decay_at_once())
 					a->tick_at = a->ops;
 				unlock_and_tick(a);
 			}
@@ -1172,7 +1193,7 @@ static void cache_release(struct arr__heap *h, unsigned n)
 	}
 	h->sc_n -= n;
 	memmove(h->sc, h->sc + n, h->sc_n * sizeof h->sc[0]);
-	if (decay_ops() == 0)
+	if (decay_at_once())
 		a->tick_at = a->ops;
 	unlock_and_tick(a);
 	ARR__ASSERT_EXPENSIVE(arr__span_cache_is_valid(h));
@@ -1193,6 +1214,8 @@ void arr__span_cache_flush(struct arr__heap *h, bool all)
 
 void *arr__span_cache_alloc(struct arr__heap *h, size_t size, bool zero, bool *zeroed)
 {
+	if (h->sc_n == 0) /* no cache (the default), or an empty one */
+		return arr__span_alloc(h, size, zero, zeroed);
 	unsigned need = (unsigned)((size + UNIT - 1) >> UNIT_SHIFT), best = ARR__SC_N;
 	uint32_t best_len = UINT32_MAX;
 	/* best fit, the newest of equals (likeliest in the cache) */

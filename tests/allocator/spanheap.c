@@ -7,7 +7,8 @@
  * by another thread come back, and the statistics return exactly; realloc
  * grows into a free neighbour and shrinks in place; a thread's block cache
  * (span_cache) serves its next requests and gives its blocks back; the
- * sparse classes above 2 KiB come from it until a thread holds many.
+ * sparse classes above 2 KiB come from it until a thread holds many; plain
+ * requests above span_min reach it directly, by the options' route.
  * Exits non-zero if a check fails.
  */
 #include <pthread.h>
@@ -110,8 +111,81 @@ static void test_usable(void)
 	arr_free(p);
 }
 
+static void *dense_after_direct(void *arg)
+{
+	enum { N = 100 };
+	static void *v[N];
+	unsigned *counts = arg; /* span blocks, then class blocks */
+	for (int i = 0; i < N; i++)
+		v[i] = arr_malloc(5000);
+	for (int i = 0; i < N; i++)
+		arr_free(v[i]);
+	for (int i = 0; i < N; i++) {
+		v[i] = arr_malloc(4700);
+		size_t u = arr_malloc_usable_size(v[i]);
+		CHECK(u == 4864 || u == 5120);
+		counts[u == 5120]++;
+		CHECK(u == 5120 || counts[1] == 0); /* no span block after the first class block */
+	}
+	for (int i = 0; i < N; i++)
+		arr_free(v[i]);
+	return NULL;
+}
+
+/* A plain request above span_min goes straight to the span heap, even when
+ * its class has a current page with a free block (left by an aligned
+ * request, which keeps the classes): the slow path's class and sparse-class
+ * tests cost ~100 instructions before the span heap's own work. And the
+ * route follows the options: above mmap_threshold such a request is a huge
+ * block (a 4 MiB-aligned mapping after a one-page header). */
+static void test_direct_route(void)
+{
+	void *a = arr_aligned_alloc(4096, 40000), *b = arr_aligned_alloc(4096, 40000);
+	CHECK(a != NULL && b != NULL && arr_malloc_usable_size(a) == 40960);
+	arr_free(a); /* the class's current page now has a free block: a's */
+	void *p = arr_malloc(40000);
+	CHECK(p != NULL && p != a && arr_malloc_usable_size(p) == 40192);
+	void *c = arr_aligned_alloc(4096, 40000); /* the page still serves aligned requests */
+	CHECK(c == a);
+	arr_free(p);
+	arr_free(b);
+	arr_free(c);
+
+	long long thr;
+	CHECK(arr_alloc_get_option("mmap_threshold", &thr) == 0);
+	CHECK(arr_alloc_set_option("mmap_threshold", 32768) == 0);
+	p = arr_malloc(40000);
+	CHECK(p != NULL && (uintptr_t)p % ((uintptr_t)4 << 20) == 4096);
+	arr_free(p);
+	p = arr_calloc(1, 40000);
+	CHECK(p != NULL && (uintptr_t)p % ((uintptr_t)4 << 20) == 4096);
+	arr_free(p);
+	CHECK(arr_alloc_set_option("mmap_threshold", thr) == 0);
+	p = arr_malloc(40000);
+	CHECK(p != NULL && arr_malloc_usable_size(p) == 40192);
+	arr_free(p);
+
+	/* With span_min inside a sparse class (4900: class 5120 holds 4609 to
+	 * 5120), its requests above span_min keep the slow path's per-class
+	 * count, which their frees lower: blocks of 5000 bytes out and back
+	 * leave the count where it was, so 4700-byte requests still turn the
+	 * class dense after 25 span blocks (4864 bytes), then class 5120. In a
+	 * thread of its own: main's class 5120 has a page already. */
+	long long min, pages, thr1;
+	CHECK(arr_alloc_get_option("span_min", &min) == 0 && arr_alloc_get_option("sparse", &pages) == 0 &&
+	      arr_alloc_get_option("sparse_threads", &thr1) == 0);
+	CHECK(arr_alloc_set_option("span_min", 4900) == 0 && arr_alloc_set_option("sparse", 2) == 0 &&
+	      arr_alloc_set_option("sparse_threads", 0) == 0); /* main counts as busy too */
+	pthread_t t;
+	unsigned counts[2] = {0, 0};
+	CHECK(pthread_create(&t, NULL, dense_after_direct, counts) == 0 && pthread_join(t, NULL) == 0);
+	CHECK(counts[0] == 25 && counts[1] == 75);
+	CHECK(arr_alloc_set_option("span_min", min) == 0 && arr_alloc_set_option("sparse", pages) == 0 &&
+	      arr_alloc_set_option("sparse_threads", thr1) == 0);
+}
+
 /* Off (span_min 0): the same request is a class's block. Last: the class
- * page it leaves in this thread's heap would serve later requests too. */
+ * page it leaves in this thread's heap would serve later aligned requests. */
 static void test_off(void)
 {
 	long long min;
@@ -695,6 +769,7 @@ int main(void)
 	test_arena_thread_exit();
 	test_arena_steal();
 	test_arena_fork();
+	test_direct_route();
 	test_off();
 	if (failures) {
 		fprintf(stderr, "%d check(s) failed\n", failures);
