@@ -661,12 +661,14 @@ void arr__segmap_set(const void *seg, bool on);
  */
 #define ARR__SP_UNIT_SHIFT ARR__SPAN_UNIT_SHIFT
 #define ARR__SP_UNIT ((size_t)1 << ARR__SP_UNIT_SHIFT)
-#define ARR__SP_UNITS (ARR__SEG_SIZE >> ARR__SP_UNIT_SHIFT)           /* 4096 */
+#define ARR__SP_UNITS (ARR__SEG_SIZE >> ARR__SP_UNIT_SHIFT)           /* 16384 */
 #define ARR__SP_OSPAGES (ARR__SEG_SIZE / ARR__OS_PAGE)                /* 1024 */
-#define ARR__SP_UNITS_PER_OSPAGE (ARR__OS_PAGE >> ARR__SP_UNIT_SHIFT) /* 4 */
+#define ARR__SP_UNITS_PER_OSPAGE (ARR__OS_PAGE >> ARR__SP_UNIT_SHIFT) /* 16 */
 #define ARR__SP_MAX_UNITS (ARR__MAX_SMALL >> ARR__SP_UNIT_SHIFT)      /* 4096 */
 #define ARR__SP_NBINS (ARR__SP_MAX_UNITS + 2)                         /* 1..4096, then "longer" */
 #define ARR__SP_BIN_WORDS ((ARR__SP_NBINS + 63) / 64)
+_Static_assert(ARR__SP_UNITS == 16384 && ARR__SP_UNITS_PER_OSPAGE == 16 && ARR__SP_MAX_UNITS == 4096,
+	       "the figures in the comments above (and docs/allocator.md) follow the segment and unit sizes");
 
 /* tag bits */
 /* tag bits: the length (up to ARR__SP_UNITS, LEN_BITS bits), the state,
