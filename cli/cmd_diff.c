@@ -108,8 +108,7 @@ struct val {
 };
 #define VAL_MISSING ((struct val){NAN, 0})
 
-static void emit(struct out *o, const char *scope, const char *label, struct val va, struct val vb,
-		 const char *unit)
+static void emit(struct out *o, const char *scope, const char *label, struct val va, struct val vb, const char *unit)
 {
 	double a = va.v, b = vb.v;
 	int has_a = isfinite(a), has_b = isfinite(b);
@@ -181,10 +180,7 @@ static struct val val_at(const struct arr_doc *d, const char *path)
 	return r;
 }
 
-static struct val val_num(double v)
-{
-	return (struct val){v, 0};
-}
+static struct val val_num(double v) { return (struct val){v, 0}; }
 
 static const struct arr_doc *alloc_named(const struct arr_doc *trace, const char *name)
 {
