@@ -769,7 +769,7 @@
 				rects.push({ x: x, y: y, w: bw, n: n });
 				if (bw > 30) {
 					g.fillStyle = "#1d2330";
-					var label = shortName(n.name) + (n.recursion > 1 ? " ×" + n.recursion : ""),
+					var label = shortName(n.name) + (n.recursion > 1 ? (n.cycle ? " ⟲×" : " ×") + n.recursion : ""),
 						max = Math.floor((bw - 6) / 6.5);
 					if (label.length > max) label = label.slice(0, Math.max(max - 1, 1)) + "…";
 					g.fillText(label, x + 3, y + ROW / 2);
@@ -809,8 +809,12 @@
 			tip.appendChild(el("b", null, n.name + (n.inlined ? " (inlined)" : "")));
 			/* a node merges the function's frames: a line only when they all have the same one */
 			if (n.file) tip.appendChild(el("div", null, n.file + (n.line ? ":" + n.line : "")));
-			/* direct recursion is folded into one frame: say how deep it went */
-			if (n.recursion > 1)
+			/* a recursion is folded: a function calling itself into one frame, a cycle of
+			 * functions calling each other into one round of frames; say how deep it went */
+			if (n.recursion > 1 && n.cycle)
+				tip.appendChild(el("div", null, "recursion: the cycle " + n.cycle.concat([n.cycle[0]]).join(" → ") +
+					" up to " + count(n.recursion) + " rounds in a row, drawn as one round"));
+			else if (n.recursion > 1)
 				tip.appendChild(el("div", null, "recursion: up to " + count(n.recursion) + " calls of itself in a row, " +
 					"drawn as one frame"));
 			if (isNum(n.count))
