@@ -313,9 +313,19 @@ static void trace_headlines(FILE *f, const struct arr_doc *tr)
 				fmt_ns(b, sizeof b, num_or(rss, "peak_t", 0)));
 			if (get_num(rss, "live_at_peak", &w))
 				fprintf(f, " (live %s)", fmt_bytes(c, sizeof c, w));
-			fprintf(f, ", final %s, growth %s/s, %.0f samples\n",
-				fmt_bytes(d, sizeof d, num_or(rss, "final", 0)),
-				fmt_bytes(e, sizeof e, num_or(rss, "growth_bytes_per_s", 0)), v);
+			fprintf(f, ", final %s", fmt_bytes(d, sizeof d, num_or(rss, "final", 0)));
+			/* a rate over a run of less than a second is an extrapolation (873 MiB/s from
+			 * two samples 76 us apart): say the change and the time instead */
+			double span = num_or(rss, "span_ns", 0), g;
+			if (v < 2 || !get_num(rss, "growth_bytes_per_s", &g))
+				fprintf(f, ", one sample\n");
+			else if (span < 1e9)
+				fprintf(f, ", %s%s in %s, %.0f samples\n",
+					num_or(rss, "final", 0) < num_or(rss, "first", 0) ? "-" : "+",
+					fmt_bytes(e, sizeof e, fabs(num_or(rss, "final", 0) - num_or(rss, "first", 0))),
+					fmt_ns(b, sizeof b, span), v);
+			else
+				fprintf(f, ", growth %s/s, %.0f samples\n", fmt_bytes(e, sizeof e, g), v);
 			if (get_num(rss, "unexplained_peak", &w) && w > 0)
 				headline(f, "", "RSS the live heap does not explain: up to %s at %s",
 					 fmt_bytes(a, sizeof a, w),

@@ -199,6 +199,7 @@
 		series.forEach(function (s) {
 			if (s.dash) o.series[s.name] = { strokePattern: Dygraph.DASHED_LINE };
 			if (s.fill) o.series[s.name] = Object.assign(o.series[s.name] || {}, { fillGraph: true, fillAlpha: 0.12 });
+			if (s.point) o.series[s.name] = Object.assign(o.series[s.name] || {}, { drawPoints: true, pointSize: 4 });
 		});
 		new Dygraph(box, rows, o);
 		note(parent, "Drag to zoom, shift-drag to pan, double-click to reset. Hover for values.");
@@ -304,7 +305,13 @@
 			["leaked bytes", bytes(leaks.bytes), "live at the end of the trace"],
 			["leaked blocks", count(leaks.blocks)],
 			["recorded peak RSS", bytes(rss.peak)],
-			["RSS growth", isNum(rss.growth_bytes_per_s) ? bytes(rss.growth_bytes_per_s) + "/s" : "–"]
+			/* a rate over less than a second extrapolates (873 MiB/s from two samples 76 µs
+			 * apart): the change and the time instead, as the terminal says it */
+			isNum(rss.growth_bytes_per_s) && isNum(rss.span_ns) && rss.span_ns < 1e9 ?
+				["RSS change in " + timeScale(rss.span_ns).fmt(rss.span_ns / timeScale(rss.span_ns).div),
+					(rss.final < rss.first ? "−" : "+") + bytes(Math.abs(rss.final - rss.first))] :
+				["RSS growth", isNum(rss.growth_bytes_per_s) ? bytes(rss.growth_bytes_per_s) + "/s" :
+					rss.samples === 1 ? "one sample" : "–"]
 		]);
 	}
 
@@ -319,12 +326,21 @@
 			if (live.bytes_min)
 				series.push({ name: "live bytes (min)", x: x(live.t), y: live.bytes_min, color: "#8bc34a", dash: true, before: 0 });
 		}
+		var one = rec && rec.t && rec.rss && rec.t.length === 1;
 		if (rec && rec.t && rec.rss && rec.t.length)
-			series.push({ name: "recorded RSS", x: x(rec.t), y: rec.rss, color: "#2f6fdb" });
+			/* one sample is no line: drawn as a point, and said under the chart */
+			series.push({ name: "recorded RSS", x: x(rec.t), y: rec.rss, color: "#2f6fdb", point: one });
 		if (!series.length) return;
 		var c = card(grid, "Recorded run: RSS against live bytes", true);
-		if (!timeSeries(c, null, ts.label, series, { xfmt: ts.fmt, xaxis: ts.axis }))
+		var drawn = timeSeries(c, null, ts.label, series, { xfmt: ts.fmt, xaxis: ts.axis });
+		if (one) {
+			var p = el("p", drawn ? "note rss-one" : "empty rss-one", "One RSS sample: " + bytes(rec.rss[0]) + " at " +
+				(+(rec.t[0] / ts.div).toPrecision(3)) + " " + ts.unit + " (the recorder samples RSS every 10 ms by default, and this run was " +
+				"shorter), so there is no RSS curve to draw: the point is that sample.");
+			c.appendChild(p);
+		} else if (!drawn) {
 			c.appendChild(el("p", "empty", "too few points to draw"));
+		}
 		var un = get(t, "rss.recorded.unexplained_peak");
 		if (isNum(un)) note(c, "RSS the heap does not explain at its peak: " + bytes(un) + ".");
 		if (!rec || !rec.t || !rec.t.length)
