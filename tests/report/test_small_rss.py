@@ -4,14 +4,19 @@ sample, python3.atr three over 20 ms. One sample has no growth (null, not
 it was a flat empty axis; a run of under a second shows the change and the
 time ("+11.4 MiB in 20.1 ms"), not a rate extrapolated to a second (the
 page's tile read 570 MiB/s for python3). Terminal, JSON and page (headless
-Chromium, when installed)."""
+Chromium, when installed). And a replay's RSS curve reaches its peak: the
+leaker's 4 MiB block, allocated and freed between two of 200 samples, was in
+glibc's peak_rss but on no sample (the curve topped at 36 KiB); the measure
+run's samples are each their interval's peak (VmHWM), which places it."""
 import json
 import os
+import sys
 
 from report_common import expect, report, tmpdir, write
 
 import arrtest
 
+LEAKER = sys.argv[1]
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "traces")
 SQ, PY = os.path.join(ROOT, "sqlite3.atr"), os.path.join(ROOT, "python3.atr")
 
@@ -43,12 +48,25 @@ def test():
     want = "+%.1f %s in %.1f ms, 3 samples" % (v, u, py["span_ns"] / 1e6)
     expect(line and line[0].endswith(want) and "/s" not in line[0], "python3's RSS line: %s, want %s" % (line, want))
 
+    # the replay's curve and its peak
+    d = tmpdir()
+    lk = os.path.join(d, "leak.atr")
+    arrtest.record(lk, [LEAKER, "2"])
+    cfg = write(os.path.join(d, "lk.yaml"), "traces: [%s]\nallocators: [glibc]\nreplay: {zeroing: false, samples: 200}\n"
+                "output: {dir: %s/out-lk, html: false, csv: false}\n" % (lk, d))
+    report(cfg, "-q", check=0)
+    g = json.load(open(os.path.join(d, "out-lk", "report.json")))["traces"][0]["allocators"][0]
+    peak, tl = g["fragmentation"]["peak_rss"], g["rss"]["timeline"]
+    expect(peak >= 4000000 and max(tl["rss"]) == peak, "glibc's curve reaches its peak %d: max %d, %d points"
+           % (peak, max(tl["rss"]), len(tl["rss"])))
+    at = g["rss"].get("peak_between_samples")
+    expect(at is not None and 3900 < at <= g["calls"], "where: after the churn, at call %s of %d" % (at, g["calls"]))
+
     from test_html import browse, chromium
     exe = chromium()
     if not exe:
         print("chromium not installed: the page not checked")
         return
-    d = tmpdir()
     cfg = write(os.path.join(d, "r.yaml"), "traces: [%s, %s]\noutput: {dir: %s/out, csv: false}\n" % (SQ, PY, d))
     report(cfg, "-q", check=0)
     dom, console = browse(exe, os.path.join(d, "out", "report.html"), "--dump-dom", "--virtual-time-budget=10000")
