@@ -308,7 +308,8 @@
 			/* a rate over less than a second extrapolates (873 MiB/s from two samples 76 µs
 			 * apart): the change and the time instead, as the terminal says it */
 			isNum(rss.growth_bytes_per_s) && isNum(rss.span_ns) && rss.span_ns < 1e9 ?
-				["RSS change in " + timeScale(rss.span_ns).fmt(rss.span_ns / timeScale(rss.span_ns).div),
+				["RSS change in " + (+(rss.span_ns / timeScale(rss.span_ns).div).toPrecision(3)) + " " +
+					timeScale(rss.span_ns).unit,
 					(rss.final < rss.first ? "−" : "+") + bytes(Math.abs(rss.final - rss.first))] :
 				["RSS growth", isNum(rss.growth_bytes_per_s) ? bytes(rss.growth_bytes_per_s) + "/s" :
 					rss.samples === 1 ? "one sample" : "–"]
