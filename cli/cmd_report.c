@@ -97,6 +97,13 @@ static int expand_traces(const struct arr_report_config *cfg, struct paths *out)
 			return EXIT_USAGE;
 		}
 		int nomatch = g.gl_pathc == 1 && !strcmp(g.gl_pathv[0], t->pattern) && access(t->pattern, F_OK);
+		/* FILE@NAME, as the commands take it: one of FILE's family (cli_family_resolve splits it) */
+		const char *at = strrchr(t->pattern, '@');
+		if (nomatch && at && !strchr(at, '/') && !t->children && !t->select) {
+			char file[PATH_MAX];
+			snprintf(file, sizeof file, "%.*s", (int)(at - t->pattern), t->pattern);
+			nomatch = access(file, F_OK) != 0;
+		}
 		if (nomatch) {
 			int glob_chars = strpbrk(t->pattern, "*?[") != NULL;
 			cli_error("%s:%u:%u: %s '%s'%s", cfg->path, t->at.line, t->at.column,
