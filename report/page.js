@@ -237,11 +237,14 @@
 				scales: {
 					x: { title: { display: !!(opts && opts.xtitle), text: opts && opts.xtitle },
 						grid: { display: false } },
-					y: { type: opts && opts.log ? "logarithmic" : "linear", beginAtZero: true,
+					/* log: a decade below the smallest count, so a bucket of 11 is a bar, not the axis (Chart.js
+					 * put the axis at 10) */
+					y: { type: opts && opts.log ? "logarithmic" : "linear", beginAtZero: !(opts && opts.log),
+						min: opts && opts.log && opts.logMin ? opts.logMin : undefined,
 						title: { display: !!(opts && opts.ytitle), text: opts && opts.ytitle },
 						ticks: { stepSize: yfmt === bytes && !(opts && opts.log) ? byteStep(datasets) : undefined,
 							callback: function (v) {
-							if (opts && opts.log && Math.log10(v) % 1 !== 0) return "";
+							if (opts && opts.log && (Math.log10(v) % 1 !== 0 || v < 1)) return "";
 							return yfmt(v);
 						} } }
 				}
@@ -455,7 +458,9 @@
 		var ds = [{ label: "count", data: arr.map(function (b) { return b.count; }) }];
 		var counts = arr.map(function (b) { return b.count; }).filter(function (v) { return v > 0; });
 		var log = counts.length && Math.max.apply(null, counts) / Math.min.apply(null, counts) >= 100;
-		bars(c, labels, ds, count, { log: log, ytitle: log ? "count (log scale)" : "count", xtitle: what, small: true });
+		var logMin = log ? Math.pow(10, Math.floor(Math.log10(Math.min.apply(null, counts)))) / 10 : undefined;
+		bars(c, labels, ds, count, { log: log, logMin: logMin, ytitle: log ? "count (log scale)" : "count", xtitle: what,
+			small: true });
 		if (arr[0].bytes !== undefined)
 			note(c, "Bytes by bucket: " + arr.filter(function (b) { return b.bytes; }).slice(0, 8)
 				.map(function (b) { return xfmt(b.lo) + "–" + xfmt(b.hi) + " " + bytes(b.bytes); }).join(", ") +
@@ -476,6 +481,14 @@
 	function lifetimes(grid, t) {
 		var c = histogram(grid, "Lifetimes", get(t, "lifetimes.time_log2"), function (v) { return ns(v).replace(" ", ""); },
 			"time from allocation to free");
+		/* the [0, 1) ns bucket: freed under the same stamp as allocated. A one-thread recording
+		 * stamps every 16th call (docs/recorder.md), so these are "shorter than the stamps can
+		 * tell", not 0 ns */
+		var lt = get(t, "lifetimes.time_log2"), zero = Array.isArray(lt) && lt.length && lt[0].lo === 0 ? lt[0] : null;
+		if (c && zero && zero.count)
+			note(c, "0ns–1ns: " + count(zero.count) + " blocks freed under the same timestamp as their allocation: " +
+				"shorter than the trace's stamps can tell (a one-thread recording reads the clock every 16th call, " +
+				"a microsecond or two), not 0 ns.");
 		var tmp = get(t, "lifetimes.temporary");
 		if (c && tmp)
 			note(c, "Temporary allocations (freed before the thread's next allocation): " + count(tmp.count) +

@@ -79,6 +79,9 @@ def test():
     expect(dom.count(">RSS change in 20.") == 1 and dom.count(">RSS growth<") == 1,
            "python3's tile: the change in 20 ms")
     expect("B/s<" not in dom, "no RSS rate on either tile")
+    # lifetimes under the stamps' resolution are said to be so, not read as 0 ns
+    expect(">0ns–1ns: 42,678 blocks freed under the same timestamp as their allocation" in dom,
+           "python3's lifetimes note")
 
 
 if __name__ == "__main__":
