@@ -29,8 +29,12 @@ static const struct cli_usage usage = {
 	"Traces recorded with --stacks (or their reports) also show the call sites\n"
 	"that changed most (at most 10; matched by function and file:line):\n"
 	"leaked bytes, live bytes at the peak, bytes allocated and calls.\n",
+	"A figure one side has and the other could not measure (null there: peak /\n"
+	"ideal of a trace too small to weigh) reads 'not measurable in A'; one\n"
+	"only a side has (an allocator it alone replayed) 'only in B'.\n"
 	"Colours (on a terminal only; NO_COLOR turns them off): red where B uses\n"
-	"more than A, green where it uses less.\n",
+	"more than A, green where it uses less.\n"
+	"Exit status: 0, 1 for an input that cannot be read, 2 for bad usage.\n",
 	NULL,
 	0,
 };
