@@ -544,7 +544,7 @@
 		var c = card(grid, "Latency per call");
 		bars(c, ops, als.map(function (a, i) {
 			return { label: allocName(a, i) + " p99", data: ops.map(function (op) { return (p99[op] || [])[i]; }) };
-		}), ns, { ytitle: "p99 (ns)", small: true });
+		}), ns, { ytitle: "p99", small: true });
 		table(c, ["allocator", "call", "timed", "p50", "p90", "p99", "p99.9", "max"], rows);
 	}
 
@@ -570,13 +570,15 @@
 			["lost by failed realloc", bytes(get(l, "lost_by_failed_realloc.bytes"))]]);
 		if (Array.isArray(l.largest) && l.largest.length)
 			table(c, ["largest leaks", "bytes", "thread", "allocated at"], l.largest.slice(0, 10).map(function (b) {
-				return [{ v: b.op || "block", cls: "l" }, bytes(b.size !== undefined ? b.size : b.bytes),
+				var sz = b.size !== undefined ? b.size : b.bytes; /* exact too, as the sizes card: 2,056 not 2.01 KiB */
+				return [{ v: b.op || "block", cls: "l" }, bytes(sz) + (sz >= 1024 ? " (" + count(sz) + ")" : ""),
 					isNum(b.tid) ? String(b.tid) : "–",
 					ns(b.t !== undefined ? b.t : b.alloc_t)];
 			}));
 		if (Array.isArray(l.by_size) && l.by_size.length)
 			table(c, ["by size", "blocks", "bytes"], l.by_size.slice(0, 10).map(function (b) {
-				var label = b.size !== undefined ? bytes(b.size) : bytes(b.lo) + "–" + bytes(b.hi);
+				var label = b.size !== undefined ? bytes(b.size) + (b.size >= 1024 ? " (" + count(b.size) + ")" : "") :
+					bytes(b.lo) + "–" + bytes(b.hi);
 				return [label, count(b.count !== undefined ? b.count : b.blocks), bytes(b.bytes)];
 			}));
 		var fc = l.failed_calls;
