@@ -582,7 +582,7 @@ struct fnode {
 	uint32_t parent, child, next, depth;
 	uint32_t recursion; /* most rounds in a row on one stack of the cycle it starts, folded into it */
 	uint32_t cycle_end; /* that cycle's last node, below it (itself: a function calling itself;
-			     * else the cycle is a -> b (-> c -> d) -> a, of 2-4 nodes down to it) */
+			     * else the cycle is a -> b (-> c -> d) -> a, of 2 to FLAME_MAX_CYCLE nodes down to it) */
 	uint8_t lines_differ, files_differ, not_inlined;
 	double v[G_COUNT];
 	double n[G_COUNT]; /* allocations (G_ALLOC), blocks (G_PEAK, G_LEAKS) */
@@ -666,7 +666,7 @@ static uint32_t ftree_child(struct ftree *t, uint32_t parent, const char *name, 
  * shortest such len, or 0. Only named frames count (not the root, nor
  * "[truncated]").
  */
-#define FLAME_MAX_CYCLE 4
+#define FLAME_MAX_CYCLE 12
 static int cycle_at(const struct ftree *t, const uint32_t *path, int np, const struct arr_frame_info *const *fr, int i)
 {
 	for (int len = 1; len <= FLAME_MAX_CYCLE && len <= np && len <= i + 1; len++) {
@@ -710,7 +710,7 @@ static int build_tree(struct ftree *t, const struct sites *s, const struct an_co
 			t->n[at].v[g] += v[g];
 			t->n[at].n[g] += cn[g];
 		}
-		/* recursion folds: a function called by itself, or a cycle of 2-4 functions calling
+		/* recursion folds: a function called by itself, or a cycle of 2-12 functions calling
 		 * each other (a -> b -> a -> b), is drawn once, its rounds in `recursion` on the cycle's
 		 * first node, so a recursive descent 200 calls deep is one row, not 200 (the graph and
 		 * the collapsed lines merge the path's frames by function anyway). Folded frames add
