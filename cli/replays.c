@@ -264,7 +264,7 @@ static void put_rss(struct arr_doc *rs, const struct arr_replay_result *m, const
 	 * The timed run reads RSS every N calls; a block allocated and freed
 	 * between two readings (glibc's mmap'd 4 MiB) is in its peak_rss (VmHWM)
 	 * and on no sample, so its curve missed the peak. The measure run's
-	 * samples are each the peak of their interval (replayer/run.c): where
+	 * samples know the peak of their interval (`peak`, replayer/run.c): where
 	 * its highest is, the timed run's own peak is drawn, at that call index.
 	 */
 	struct arr_replay_result with_peak;
@@ -277,7 +277,7 @@ static void put_rss(struct arr_doc *rs, const struct arr_replay_result *m, const
 	    (ptl = malloc(((size_t)m->nsamples + 1) * sizeof *ptl))) {
 		uint32_t k = 0;
 		for (uint32_t i = 1; i < f->nsamples; i++)
-			if (f->timeline[i].rss > f->timeline[k].rss)
+			if (f->timeline[i].peak > f->timeline[k].peak)
 				k = i;
 		uint64_t op = f->timeline[k].op_index;
 		uint32_t at = 0;

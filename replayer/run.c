@@ -914,10 +914,10 @@ static void reset_hwm(void)
 
 /*
  * The peak RSS since the last call (VmHWM, then reset to the current RSS),
- * so a sample is the highest RSS of the interval it closes, as the
- * recorded run's timeline is the max of its bucket: a 4 MiB block
- * allocated and freed between two samples is on the curve, not only in
- * peak_rss. 0 when the kernel offers no reset, and in timed runs (no fds).
+ * so a sample knows the highest RSS of the interval it closes (its
+ * `peak`): a 4 MiB block allocated and freed between two samples is seen,
+ * not only in peak_rss. 0 when the kernel offers no reset, and in timed
+ * runs (no fds).
  */
 static uint64_t interval_peak(struct rss *r)
 {
@@ -940,13 +940,13 @@ static void rss_sample(struct rss *r)
 	if (r->n == r->cap) { /* keep every other sample, sample half as often */
 		/* each kept sample keeps the peak of the one dropped before it (the intervals merge) */
 		for (uint32_t i = 0; i < r->n / 2; i++) {
-			uint64_t prev = i ? r->tl[2 * i - 1].rss : 0;
+			uint64_t prev = i ? r->tl[2 * i - 1].peak : 0;
 			r->tl[i] = r->tl[2 * i];
-			if (prev > r->tl[i].rss)
-				r->tl[i].rss = prev;
+			if (prev > r->tl[i].peak)
+				r->tl[i].peak = prev;
 		}
 		if (r->n % 2 == 0 && r->n) /* the last one dropped: its peak goes to the next sample */
-			r->carry = r->tl[r->n - 1].rss;
+			r->carry = r->tl[r->n - 1].peak;
 		r->n /= 2;
 		r->interval_ns *= 2;
 	}
@@ -956,11 +956,13 @@ static void rss_sample(struct rss *r)
 	for (uint32_t i = 0; i < r->nthr; i++)
 		s->op_index += atomic_load_explicit(&r->thr[i]->ops_seen, memory_order_relaxed);
 	s->rss = read_rss(r->statm);
-	uint64_t peak = interval_peak(r);
-	if (peak > s->rss)
-		s->rss = peak;
-	if (r->carry > s->rss)
-		s->rss = r->carry;
+	/* the point value stays in rss (the moments weigh it against the live bytes of this very
+	 * moment); the interval's highest goes beside it */
+	s->peak = interval_peak(r);
+	if (s->peak && s->peak < s->rss)
+		s->peak = s->rss;
+	if (r->carry > s->peak)
+		s->peak = r->carry;
 	r->carry = 0;
 	int64_t live = atomic_load_explicit(&M.live, memory_order_relaxed),
 		use = atomic_load_explicit(&M.live_use, memory_order_relaxed);
@@ -1491,11 +1493,16 @@ static void collect(struct run *run, const struct arr_replay_options *opt, struc
 		res->div.sync_mismatch += c->div.sync_mismatch;
 	}
 	summarise(res, run->thr, run->nthr, run->overhead);
-	for (uint32_t i = 0; i < r->n; i++)
+	for (uint32_t i = 0; i < r->n; i++) {
 		if (r->tl[i].rss > peak)
 			peak = r->tl[i].rss;
-	for (uint32_t i = 0; i < r->n; i++)
+		if (r->tl[i].peak > peak)
+			peak = r->tl[i].peak;
+	}
+	for (uint32_t i = 0; i < r->n; i++) {
 		r->tl[i].rss = r->tl[i].rss > res->baseline_rss ? r->tl[i].rss - res->baseline_rss : 0;
+		r->tl[i].peak = r->tl[i].peak > res->baseline_rss ? r->tl[i].peak - res->baseline_rss : 0;
+	}
 	res->peak_rss = peak > res->baseline_rss ? peak - res->baseline_rss : 0;
 	res->final_rss = final > res->baseline_rss ? final - res->baseline_rss : 0;
 	res->ideal_rss = run->w.h.ideal_rss;
