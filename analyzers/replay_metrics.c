@@ -211,8 +211,20 @@ int arr_replay_put_fragmentation(struct arr_doc *frag, const struct arr_replay_r
 		if (s->mapped > peak_mapped)
 			peak_mapped = s->mapped;
 	}
-	if (top_rss)
+	/* the peak RSS moment: the first sample within 1% of the highest (not more: a floor of
+	 * 64 KiB took a 64 KiB untouched replay's moment to its first sample, at 0 B live), so an
+	 * allocator that keeps its pages (RSS flat from the live peak on) is weighed at its live
+	 * peak, not at the end, when one page more came with the live bytes gone (mimalloc on a
+	 * python3 run: external 38.8 MiB and 9,924 % "at peak RSS", by 4 KiB) */
+	if (top_rss) {
+		uint64_t tol = top_rss->rss / 100;
+		for (uint32_t i = 0; i < m->nsamples; i++)
+			if (m->timeline[i].rss + tol >= top_rss->rss) {
+				top_rss = &m->timeline[i];
+				break;
+			}
 		at_rss = moment_of(top_rss);
+	}
 	if (!at_live.op_index && top_live)
 		at_live = moment_of(top_live);
 	int has_mapped = at_rss.mapped || m->at_end.mapped;

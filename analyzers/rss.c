@@ -64,10 +64,16 @@ static int rss_end(struct an_core *c, void *st, struct arr_doc *sec)
 	arr_doc_set_int(r, "live_at_peak", (int64_t)s->live_at_peak);
 	arr_doc_set_int(r, "first", (int64_t)s->first);
 	arr_doc_set_int(r, "final", (int64_t)s->final);
-	arr_doc_set_num(r, "growth_bytes_per_s", arr__slope_per_s(&s->slope));
+	/* one sample (or none) has no growth: null, not a rate of 0 */
 	double span = (double)(s->final_t - s->first_t) / 1e9;
-	arr_doc_set_num(r, "net_growth_bytes_per_s",
-			s->samples > 1 && span > 0 ? ((double)s->final - (double)s->first) / span : 0.0);
+	if (s->samples > 1 && span > 0) {
+		arr_doc_set_num(r, "growth_bytes_per_s", arr__slope_per_s(&s->slope));
+		arr_doc_set_num(r, "net_growth_bytes_per_s", ((double)s->final - (double)s->first) / span);
+	} else {
+		arr_doc_set(r, "growth_bytes_per_s", arr_doc_null());
+		arr_doc_set(r, "net_growth_bytes_per_s", arr_doc_null());
+	}
+	arr_doc_set_int(r, "span_ns", (int64_t)(s->final_t - s->first_t));
 	arr_doc_set_int(r, "interval_ns", s->samples > 1 ? (int64_t)((s->final_t - s->first_t) / (s->samples - 1)) : 0);
 	if (s->have) {
 		arr_doc_set_int(r, "unexplained_peak", s->unexplained_peak);

@@ -37,6 +37,7 @@
  * or not), and only the sampled ones take a weighted share of the spare
  * bytes: an unsampled neighbour is no hole.
  */
+#include <assert.h>
 #include <ctype.h>
 #include <math.h>
 #include <stdio.h>
@@ -579,7 +580,9 @@ struct fnode {
 	const struct arr_frame_info *fi; /* the first frame; NULL: the root or "[truncated]" */
 	const char *name;
 	uint32_t parent, child, next, depth;
-	uint32_t recursion; /* most frames of it in a row on one stack (direct recursion), folded into it */
+	uint32_t recursion; /* most rounds in a row on one stack of the cycle it starts, folded into it */
+	uint32_t cycle_end; /* that cycle's last node, below it (itself: a function calling itself;
+			     * else the cycle is a -> b (-> c -> d) -> a, of 2 to FLAME_MAX_CYCLE nodes down to it) */
 	uint8_t lines_differ, files_differ, not_inlined;
 	double v[G_COUNT];
 	double n[G_COUNT]; /* allocations (G_ALLOC), blocks (G_PEAK, G_LEAKS) */
@@ -657,6 +660,28 @@ static uint32_t ftree_child(struct ftree *t, uint32_t parent, const char *name, 
 	return i;
 }
 
+/*
+ * Do the frames from fr[i] inward repeat the path's last len nodes (len 1 to
+ * FLAME_MAX_CYCLE), so that they are one more round of a recursion? The
+ * shortest such len, or 0. Only named frames count (not the root, nor
+ * "[truncated]").
+ */
+#define FLAME_MAX_CYCLE 12
+static int cycle_at(const struct ftree *t, const uint32_t *path, int np, const struct arr_frame_info *const *fr, int i)
+{
+	for (int len = 1; len <= FLAME_MAX_CYCLE && len <= np && len <= i + 1; len++) {
+		int k = 0;
+		for (; k < len; k++) {
+			const struct fnode *x = &t->n[path[np - len + k]];
+			if (!x->fi || strcmp(x->name, fr[i - k]->func))
+				break;
+		}
+		if (k == len)
+			return len;
+	}
+	return 0;
+}
+
 static int build_tree(struct ftree *t, const struct sites *s, const struct an_core *c, struct arr_symbolizer *sy)
 {
 	if (ftree_grow(t))
@@ -685,21 +710,36 @@ static int build_tree(struct ftree *t, const struct sites *s, const struct an_co
 			t->n[at].v[g] += v[g];
 			t->n[at].n[g] += cn[g];
 		}
-		/* direct recursion folds: a function called by itself is one node, its depth in
-		 * `recursion`, so a recursive descent 200 calls deep is one row, not 200 (the graph
-		 * and the collapsed lines merge the path's frames by function anyway) */
-		uint32_t run = 1;
+		/* recursion folds: a function called by itself, or a cycle of 2-12 functions calling
+		 * each other (a -> b -> a -> b), is drawn once, its rounds in `recursion` on the cycle's
+		 * first node, so a recursive descent 200 calls deep is one row, not 200 (the graph and
+		 * the collapsed lines merge the path's frames by function anyway). Folded frames add
+		 * nothing: each node of the path counts the stack once, so the sums stay exact. */
+		uint32_t path[FLAME_MAX_DEPTH + 1], rstart = 0, rounds = 0;
+		int np = 0, rlen = 0;
+		path[np++] = at;
 		for (int i = n - 1; i >= 0; i--) {
-			if (at && t->n[at].fi && !strcmp(t->n[at].name, fr[i]->func)) {
-				if (++run > t->n[at].recursion)
-					t->n[at].recursion = run;
+			int len = cycle_at(t, path, np, fr, i);
+			if (len) {
+				uint32_t start = path[np - len];
+				if (start == rstart && len == rlen)
+					rounds++;
+				else
+					rstart = start, rlen = len, rounds = 2;
+				if (rounds > t->n[start].recursion) {
+					t->n[start].recursion = rounds;
+					t->n[start].cycle_end = path[np - 1];
+				}
+				i -= len - 1;
 				continue;
 			}
-			run = 1;
+			rlen = 0;
 			uint32_t nx = ftree_child(t, at, fr[i]->func, fr[i]);
 			if (!nx)
 				return ARR_ENOMEM;
 			at = nx;
+			assert(np < FLAME_MAX_DEPTH + 1);
+			path[np++] = at;
 			for (int g = 0; g < G_COUNT; g++) {
 				t->n[at].v[g] += v[g];
 				t->n[at].n[g] += cn[g];
@@ -733,8 +773,20 @@ static void put_node(struct arr_doc *o, const struct ftree *t, const uint8_t *ke
 	}
 	if (x->fi && !x->not_inlined)
 		arr_doc_set_bool(o, "inlined", 1);
-	if (x->recursion > 1)
+	if (x->recursion > 1) {
 		arr_doc_set_int(o, "recursion", x->recursion);
+		uint32_t end = x->cycle_end;
+		if (end && end != i) { /* a cycle of several functions: their names, this one first */
+			const char *names[FLAME_MAX_CYCLE];
+			int k = 0;
+			for (; end && end != i && k < FLAME_MAX_CYCLE - 1; end = t->n[end].parent)
+				names[k++] = t->n[end].name;
+			struct arr_doc *cy = arr_doc_set_arr(o, "cycle");
+			arr_doc_push_str(cy, x->name);
+			while (k-- > 0)
+				arr_doc_push_str(cy, names[k]);
+		}
+	}
 	arr_doc_set_int(o, "value", whole(x->v[g]));
 	arr_doc_set_int(o, "count", whole(x->n[g]));
 	/* kept children, heaviest first; the others as one "(other)" */

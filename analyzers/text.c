@@ -313,9 +313,19 @@ static void trace_headlines(FILE *f, const struct arr_doc *tr)
 				fmt_ns(b, sizeof b, num_or(rss, "peak_t", 0)));
 			if (get_num(rss, "live_at_peak", &w))
 				fprintf(f, " (live %s)", fmt_bytes(c, sizeof c, w));
-			fprintf(f, ", final %s, growth %s/s, %.0f samples\n",
-				fmt_bytes(d, sizeof d, num_or(rss, "final", 0)),
-				fmt_bytes(e, sizeof e, num_or(rss, "growth_bytes_per_s", 0)), v);
+			fprintf(f, ", final %s", fmt_bytes(d, sizeof d, num_or(rss, "final", 0)));
+			/* a rate over a run of less than a second is an extrapolation (873 MiB/s from
+			 * two samples 76 us apart): say the change and the time instead */
+			double span = num_or(rss, "span_ns", 0), g;
+			if (v < 2 || !get_num(rss, "growth_bytes_per_s", &g))
+				fprintf(f, ", one sample\n");
+			else if (span < 1e9)
+				fprintf(f, ", %s%s in %s, %.0f samples\n",
+					num_or(rss, "final", 0) < num_or(rss, "first", 0) ? "-" : "+",
+					fmt_bytes(e, sizeof e, fabs(num_or(rss, "final", 0) - num_or(rss, "first", 0))),
+					fmt_ns(b, sizeof b, span), v);
+			else
+				fprintf(f, ", growth %s/s, %.0f samples\n", fmt_bytes(e, sizeof e, g), v);
 			if (get_num(rss, "unexplained_peak", &w) && w > 0)
 				headline(f, "", "RSS the live heap does not explain: up to %s at %s",
 					 fmt_bytes(a, sizeof a, w),
@@ -367,6 +377,18 @@ static void histogram(struct block *b, const char *title, const struct arr_doc *
 
 /* ---- the top tables ---- */
 
+/* A requested size, exact under 1 MiB ("4,104 B", "131,064 B"): rounded, sizes a few bytes apart
+ * read alike ("4.0 KiB" beside "4 KiB", "128.0 KiB" beside "128 KiB") and the table no longer
+ * says which size it is. */
+static const char *fmt_size(char *buf, size_t cap, double b)
+{
+	if (b >= 1024 * 1024 || b < 1024)
+		return fmt_bytes(buf, cap, b);
+	char n[32];
+	snprintf(buf, cap, "%s B", fmt_count(n, sizeof n, b));
+	return buf;
+}
+
 static void top_sizes(struct block *b, const struct arr_doc *tr)
 {
 	const struct arr_doc *top = arr_doc_path(tr, "sizes.top");
@@ -374,7 +396,7 @@ static void top_sizes(struct block *b, const struct arr_doc *tr)
 	block_add(b, "  %9s %9s", "size", "count");
 	for (size_t i = 0; top && top->type == ARR_DOC_ARRAY && i < top->len && i < TOP_ROWS; i++) {
 		char s[32], c[32];
-		block_add(b, "  %9s %9s", fmt_bytes(s, sizeof s, num_or(top->items[i], "size", 0)),
+		block_add(b, "  %9s %9s", fmt_size(s, sizeof s, num_or(top->items[i], "size", 0)),
 			  fmt_count(c, sizeof c, num_or(top->items[i], "count", 0)));
 	}
 }
@@ -386,7 +408,7 @@ static void leak_tables(struct block *by_size, struct block *largest, const stru
 	block_add(by_size, "  %9s %7s %9s", "size", "blocks", "bytes");
 	for (size_t i = 0; bs && bs->type == ARR_DOC_ARRAY && i < bs->len && i < TOP_ROWS; i++) {
 		char s[32], n[32], y[32];
-		block_add(by_size, "  %9s %7s %9s", fmt_bytes(s, sizeof s, num_or(bs->items[i], "size", 0)),
+		block_add(by_size, "  %9s %7s %9s", fmt_size(s, sizeof s, num_or(bs->items[i], "size", 0)),
 			  fmt_count(n, sizeof n, num_or(bs->items[i], "blocks", 0)),
 			  fmt_bytes(y, sizeof y, num_or(bs->items[i], "bytes", 0)));
 	}
@@ -395,7 +417,7 @@ static void leak_tables(struct block *by_size, struct block *largest, const stru
 	for (size_t i = 0; lg && lg->type == ARR_DOC_ARRAY && i < lg->len && i < TOP_ROWS; i++) {
 		char s[32], t[32];
 		const char *op = str_at(lg->items[i], "op");
-		block_add(largest, "  %9s %-7s %7.0f %9s", fmt_bytes(s, sizeof s, num_or(lg->items[i], "size", 0)),
+		block_add(largest, "  %9s %-7s %7.0f %9s", fmt_size(s, sizeof s, num_or(lg->items[i], "size", 0)),
 			  op ? op : "-", num_or(lg->items[i], "tid", 0),
 			  fmt_ns(t, sizeof t, num_or(lg->items[i], "t", 0)));
 	}

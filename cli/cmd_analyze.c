@@ -26,8 +26,9 @@
 
 static const struct cli_usage usage = {
 	"analyze",
-	"usage: allocrr analyze [--what LIST] [-a ALLOCATOR]... [--json] [--top N]\n"
-	"                       [--points N] [--phase NAME:FROM:TO]... TRACE...\n",
+	"usage: allocrr analyze [--what LIST] [-a ALLOCATOR]... [--trace-only] [--json]\n"
+	"                       [--top N] [--points N] [--phase NAME:FROM:TO]...\n"
+	"                       [--collapsed FILE] TRACE[@NAME]...\n",
 	"Analyse where a recorded program's memory goes, in one pass over each\n"
 	"trace: calls and sizes, lifetimes and temporary allocations, live bytes\n"
 	"over time, leaks and failed calls, cross-thread frees, recorded RSS\n"

@@ -29,8 +29,12 @@ static const struct cli_usage usage = {
 	"Traces recorded with --stacks (or their reports) also show the call sites\n"
 	"that changed most (at most 10; matched by function and file:line):\n"
 	"leaked bytes, live bytes at the peak, bytes allocated and calls.\n",
+	"A figure one side has and the other could not measure (null there: peak /\n"
+	"ideal of a trace too small to weigh) reads 'not measurable in A'; one\n"
+	"only a side has (an allocator it alone replayed) 'only in B'.\n"
 	"Colours (on a terminal only; NO_COLOR turns them off): red where B uses\n"
-	"more than A, green where it uses less.\n",
+	"more than A, green where it uses less.\n"
+	"Exit status: 0, 1 for an input that cannot be read, 2 for bad usage.\n",
 	NULL,
 	0,
 };
@@ -43,7 +47,7 @@ static const struct row_def trace_rows[] = {
 	{"calls", "summary.calls", "count"},
 	{"failed calls", "summary.failed", "count"},
 	{"bytes requested", "summary.bytes_requested", "bytes"},
-	{"mean request", NULL, "bytes"}, /* bytes_requested / calls */
+	{"mean request", NULL, "bytes"}, /* bytes_requested / requests (not calls: frees are calls) */
 	{"most frequent size", "sizes.top.0.size", "bytes"},
 	{"temporary allocations", "lifetimes.temporary.count", "count"},
 	{"peak live bytes", "live.peak_bytes", "bytes"},
@@ -96,13 +100,28 @@ static void fmt(char *buf, size_t cap, double v, const char *unit)
 	}
 }
 
-static void emit(struct out *o, const char *scope, const char *label, double a, double b, const char *unit)
+/*
+ * A side's value of a metric: a number, a null (the metric is in the
+ * document but could not be measured there: peak / ideal of a tiny trace,
+ * say), or missing (no such allocator or section on that side). A null is
+ * not "only in B": the metric exists on both sides and one could not weigh it.
+ */
+struct val {
+	double v; /* NAN unless a number */
+	int null; /* present as null */
+};
+#define VAL_MISSING ((struct val){NAN, 0})
+
+static void emit(struct out *o, const char *scope, const char *label, struct val va, struct val vb, const char *unit)
 {
+	double a = va.v, b = vb.v;
 	int has_a = isfinite(a), has_b = isfinite(b);
 	if (!has_a && !has_b)
 		return;
 	double d = b - a, rel = has_a && has_b && a != 0 ? d / fabs(a) : NAN;
 	int changed = has_a != has_b || (has_a && d != 0);
+	/* a number against a null: the side that could not measure it */
+	const char *unmeasured = !has_a && va.null ? "a" : !has_b && vb.null ? "b" : NULL;
 	o->changed += changed;
 	if (o->json) {
 		struct arr_doc *r = arr_doc_push_obj(o->rows);
@@ -113,6 +132,8 @@ static void emit(struct out *o, const char *scope, const char *label, double a, 
 		arr_doc_set_num(r, "delta", has_a && has_b ? d : NAN);
 		arr_doc_set_num(r, "relative", rel);
 		arr_doc_set_str(r, "unit", unit);
+		if (unmeasured)
+			arr_doc_set_str(r, "not_measurable", unmeasured);
 		return;
 	}
 	char sa[48], sb[48], sd[48], change[96];
@@ -126,6 +147,8 @@ static void emit(struct out *o, const char *scope, const char *label, double a, 
 			snprintf(change, sizeof change, "%c%s (%+.1f%%)", d < 0 ? '-' : '+', sd, 100 * rel);
 		else
 			snprintf(change, sizeof change, "%c%s", d < 0 ? '-' : '+', sd);
+	} else if (unmeasured) {
+		snprintf(change, sizeof change, "not measurable in %s", has_a ? "B" : "A");
 	} else {
 		snprintf(change, sizeof change, has_a ? "only in A" : "only in B");
 	}
@@ -153,6 +176,15 @@ static double num_at(const struct arr_doc *d, const char *path)
 		return NAN;
 	return v;
 }
+
+static struct val val_at(const struct arr_doc *d, const char *path)
+{
+	const struct arr_doc *x = d ? arr_doc_path(d, path) : NULL;
+	struct val r = {num_at(d, path), x && x->type == ARR_DOC_NULL};
+	return r;
+}
+
+static struct val val_num(double v) { return (struct val){v, 0}; }
 
 static const struct arr_doc *alloc_named(const struct arr_doc *trace, const char *name)
 {
@@ -224,6 +256,20 @@ static int flatten(const struct arr_doc *t, struct flat *f)
 	return arr_report_rows(&wrap, flat_row, f);
 }
 
+/* Whether flat key KEY ("ALLOCATOR: section.metric" or "section.metric") is a null in trace t. */
+static int null_in(const struct arr_doc *t, const char *key)
+{
+	const char *sep = strstr(key, ": ");
+	if (sep) {
+		char name[256];
+		snprintf(name, sizeof name, "%.*s", (int)(sep - key), key);
+		t = alloc_named(t, name);
+		key = sep + 2;
+	}
+	const struct arr_doc *x = t ? arr_doc_path(t, key) : NULL;
+	return x && x->type == ARR_DOC_NULL;
+}
+
 static int diff_all(struct out *o, const struct arr_doc *ta, const struct arr_doc *tb)
 {
 	struct flat fa = {0}, fb = {0};
@@ -235,19 +281,23 @@ static int diff_all(struct out *o, const struct arr_doc *ta, const struct arr_do
 	}
 	char *used = calloc(fb.n + 1, 1);
 	for (size_t i = 0; i < fa.n && used; i++) {
-		double b = NAN;
+		struct val b = VAL_MISSING;
 		for (size_t j = 0; j < fb.n; j++)
 			if (!used[j] && !strcmp(fa.keys[i], fb.keys[j])) {
-				b = fb.vals[j];
+				b.v = fb.vals[j];
 				used[j] = 1;
 				break;
 			}
-		if (fa.vals[i] != b)
-			emit(o, "", fa.keys[i], fa.vals[i], b, fa.units[i]);
+		if (!isfinite(b.v))
+			b.null = null_in(tb, fa.keys[i]);
+		if (fa.vals[i] != b.v)
+			emit(o, "", fa.keys[i], val_num(fa.vals[i]), b, fa.units[i]);
 	}
 	for (size_t j = 0; j < fb.n && used; j++)
-		if (!used[j])
-			emit(o, "", fb.keys[j], NAN, fb.vals[j], fb.units[j]);
+		if (!used[j]) {
+			struct val a = {NAN, null_in(ta, fb.keys[j])};
+			emit(o, "", fb.keys[j], a, val_num(fb.vals[j]), fb.units[j]);
+		}
 	free(used);
 	flat_free(&fa);
 	flat_free(&fb);
@@ -255,6 +305,21 @@ static int diff_all(struct out *o, const struct arr_doc *ta, const struct arr_do
 }
 
 static void diff_sites(struct out *o, const struct arr_doc *ta, const struct arr_doc *tb);
+
+/*
+ * Bytes requested over the calls that requested them: the size histogram
+ * counts exactly the requests whose bytes summary.bytes_requested sums
+ * (malloc, calloc, realloc, the aligned ones), where summary.calls also
+ * counts the frees and would halve the mean of a program that frees all.
+ */
+static double mean_request(const struct arr_doc *t)
+{
+	const struct arr_doc *h = arr_doc_path(t, "sizes.log2");
+	double n = 0;
+	for (size_t i = 0; h && h->type == ARR_DOC_ARRAY && i < h->len; i++)
+		n += num_at(h->items[i], "count");
+	return n > 0 ? num_at(t, "summary.bytes_requested") / n : NAN;
+}
 
 static void diff_trace(struct out *o, const struct arr_doc *ta, const struct arr_doc *tb, int all)
 {
@@ -266,14 +331,13 @@ static void diff_trace(struct out *o, const struct arr_doc *ta, const struct arr
 	}
 	for (size_t i = 0; i < sizeof trace_rows / sizeof *trace_rows; i++) {
 		const struct row_def *r = &trace_rows[i];
-		double a, b;
+		struct val a, b;
 		if (r->path) {
-			a = num_at(ta, r->path);
-			b = num_at(tb, r->path);
+			a = val_at(ta, r->path);
+			b = val_at(tb, r->path);
 		} else {
-			double ca = num_at(ta, "summary.calls"), cb = num_at(tb, "summary.calls");
-			a = ca > 0 ? num_at(ta, "summary.bytes_requested") / ca : NAN;
-			b = cb > 0 ? num_at(tb, "summary.bytes_requested") / cb : NAN;
+			a = val_num(mean_request(ta));
+			b = val_num(mean_request(tb));
 		}
 		emit(o, "trace", r->label, a, b, r->unit);
 	}
@@ -288,8 +352,8 @@ static void diff_trace(struct out *o, const struct arr_doc *ta, const struct arr
 			if (!o->json)
 				printf("allocator %s\n", name);
 			for (size_t k = 0; k < sizeof alloc_rows / sizeof *alloc_rows; k++)
-				emit(o, name, alloc_rows[k].label, num_at(aa, alloc_rows[k].path),
-				     num_at(ab, alloc_rows[k].path), alloc_rows[k].unit);
+				emit(o, name, alloc_rows[k].label, val_at(aa, alloc_rows[k].path),
+				     val_at(ab, alloc_rows[k].path), alloc_rows[k].unit);
 		}
 	diff_sites(o, ta, tb);
 }
@@ -439,7 +503,8 @@ static void diff_sites(struct out *o, const struct arr_doc *ta, const struct arr
 		snprintf(scope, sizeof scope, "site %s", x->key);
 		for (int k = 0; k < SF_COUNT; k++)
 			if (!(x->v[0][k] == x->v[1][k]))
-				emit(o, scope, site_rows[k].label, x->v[0][k], x->v[1][k], site_rows[k].unit);
+				emit(o, scope, site_rows[k].label, val_num(x->v[0][k]), val_num(x->v[1][k]),
+				     site_rows[k].unit);
 		shown++;
 	}
 	free(d.s);

@@ -97,6 +97,13 @@ static int expand_traces(const struct arr_report_config *cfg, struct paths *out)
 			return EXIT_USAGE;
 		}
 		int nomatch = g.gl_pathc == 1 && !strcmp(g.gl_pathv[0], t->pattern) && access(t->pattern, F_OK);
+		/* FILE@NAME, as the commands take it: one of FILE's family (cli_family_resolve splits it) */
+		const char *at = strrchr(t->pattern, '@');
+		if (nomatch && at && !strchr(at, '/') && !t->children && !t->select) {
+			char file[PATH_MAX];
+			snprintf(file, sizeof file, "%.*s", (int)(at - t->pattern), t->pattern);
+			nomatch = access(file, F_OK) != 0;
+		}
 		if (nomatch) {
 			int glob_chars = strpbrk(t->pattern, "*?[") != NULL;
 			cli_error("%s:%u:%u: %s '%s'%s", cfg->path, t->at.line, t->at.column,
@@ -251,9 +258,20 @@ static int config_mistakes(const struct arr_report_config *cfg, const struct arr
 			if (!name || !text || strcmp(text, ck->text))
 				continue;
 			const char *sug = arr_doc_as_str(arr_doc_get(c, "did_you_mean"));
-			cli_error("%s:%u:%u: check '%s': no metric '%s' in the report%s%s%s", cfg->path, ck->at.line,
-				  ck->at.column, ck->text, name, sug ? "; did you mean '" : "", sug ? sug : "",
-				  sug ? "'?" : " (see docs/report.md for the metrics, or run the analysis it needs)");
+			const char *al = arr_doc_as_str(arr_doc_get(c, "did_you_mean_allocator"));
+			double off = 0;
+			if (ck->inline_text)
+				arr_doc_as_num(arr_doc_get(c, "unknown_offset"), &off);
+			char hint[320];
+			if (al)
+				snprintf(hint, sizeof hint, "; did you mean the allocator '%s'?", al);
+			else if (sug)
+				snprintf(hint, sizeof hint, "; did you mean '%s'?", sug);
+			else
+				snprintf(hint, sizeof hint,
+					 " (see docs/report.md for the metrics, or run the analysis it needs)");
+			cli_error("%s:%u:%u: check '%s': no metric %s'%s' in the report%s", cfg->path, ck->at.line,
+				  ck->at.column + (unsigned)off, ck->text, al ? "or allocator " : "", name, hint);
 			status = EXIT_USAGE;
 			break;
 		}

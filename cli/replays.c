@@ -260,7 +260,42 @@ static void put_stats(struct arr_doc *e, const struct arr_replay_result *r)
 static void put_rss(struct arr_doc *rs, const struct arr_replay_result *m, const struct arr_replay_result *f,
 		    unsigned points)
 {
+	/*
+	 * The timed run reads RSS every N calls; a block allocated and freed
+	 * between two readings (glibc's mmap'd 4 MiB) is in its peak_rss (VmHWM)
+	 * and on no sample, so its curve missed the peak. The measure run's
+	 * samples know the peak of their interval (`peak`, replayer/run.c): where
+	 * its highest is, the timed run's own peak is drawn, at that call index.
+	 */
+	struct arr_replay_result with_peak;
+	struct arr_rss_sample *ptl = NULL;
+	uint64_t top = 0, page = 4096;
+	for (uint32_t i = 0; i < m->nsamples; i++)
+		if (m->timeline[i].rss > top)
+			top = m->timeline[i].rss;
+	if (f && f->nsamples && m->nsamples && m->peak_rss >= top + 16 * page &&
+	    (ptl = malloc(((size_t)m->nsamples + 1) * sizeof *ptl))) {
+		uint32_t k = 0;
+		for (uint32_t i = 1; i < f->nsamples; i++)
+			if (f->timeline[i].peak > f->timeline[k].peak)
+				k = i;
+		uint64_t op = f->timeline[k].op_index;
+		uint32_t at = 0;
+		while (at < m->nsamples && m->timeline[at].op_index <= op)
+			at++;
+		memcpy(ptl, m->timeline, at * sizeof *ptl);
+		ptl[at] = m->timeline[at ? at - 1 : 0]; /* its time: the sample before it */
+		ptl[at].op_index = op;
+		ptl[at].rss = m->peak_rss;
+		memcpy(ptl + at + 1, m->timeline + at, (m->nsamples - at) * sizeof *ptl);
+		with_peak = *m;
+		with_peak.timeline = ptl;
+		with_peak.nsamples = m->nsamples + 1;
+		m = &with_peak;
+		arr_doc_set_int(rs, "peak_between_samples", (int64_t)op);
+	}
 	arr_replay_put_timeline(rs, m, points, 0);
+	free(ptl);
 	if (!f || !f->nsamples)
 		return;
 	struct arr_doc *tl = arr_doc_get(rs, "timeline"), *ix = arr_doc_get(tl, "op_index");

@@ -53,6 +53,7 @@ struct arr_check {
 	enum node_kind kind;
 	double num;
 	char *name; /* N_PATH, N_STR */
+	size_t at;  /* N_PATH, N_STR: offset of the name in the check's text */
 	struct arr_check *a, *b;
 };
 
@@ -210,6 +211,8 @@ static struct arr_check *parse_primary(struct parser *p)
 			return NULL;
 		}
 		struct arr_check *c = mk(p, N_STR, NULL, NULL);
+		if (c)
+			c->at = at;
 		if (c && !(c->name = strndup(s + 1, (size_t)(close - s - 1)))) {
 			p->oom = p->failed = 1;
 			arr_check_free(c);
@@ -231,6 +234,8 @@ static struct arr_check *parse_primary(struct parser *p)
 				return NULL;
 			}
 		struct arr_check *c = mk(p, N_PATH, NULL, NULL);
+		if (c)
+			c->at = at;
 		if (c && !(c->name = strndup(s, n))) {
 			p->oom = p->failed = 1;
 			arr_check_free(c);
@@ -390,6 +395,7 @@ struct eval {
 	int have_cmp;        /* lhs/rhs hold the deciding comparison */
 	double lhs, rhs;
 	const char *unknown; /* the name that is neither a metric nor an allocator */
+	size_t unknown_at;   /* its offset in the check's text */
 	char err[256];
 };
 
@@ -488,8 +494,10 @@ static int eval_name(struct eval *e, const struct arr_check *c, double *out)
 		snprintf(e->err, sizeof e->err, "allocator '%s' has no metric '%s'", c->name, e->subject);
 		return -1;
 	}
-	if (c->kind != N_STR)
+	if (c->kind != N_STR) {
 		e->unknown = c->name;
+		e->unknown_at = c->at;
+	}
 	if (c->kind == N_STR)
 		snprintf(e->err, sizeof e->err, "no allocator '%s' in this trace", c->name);
 	else if (e->alloc)
@@ -616,9 +624,10 @@ static void nearest_in(const struct arr_doc *obj, const char *name, char *prefix
 }
 
 /* A suggestion for a name no metric has: a path as lookup() takes it — from
- * the trace, from one of its sections, or from the allocator entry. */
-static void suggest_metric(const struct arr_doc *trace, const struct arr_doc *alloc, const char *name, char *best,
-			   size_t cap)
+ * the trace, from one of its sections, or from the allocator entry. Returns
+ * its edit distance (UINT_MAX-ish when none is near enough). */
+static unsigned suggest_metric(const struct arr_doc *trace, const struct arr_doc *alloc, const char *name, char *best,
+			       size_t cap)
 {
 	char prefix[256], found[256] = "";
 	unsigned bestd = (unsigned)strlen(name) / 3 + 1;
@@ -634,6 +643,26 @@ static void suggest_metric(const struct arr_doc *trace, const struct arr_doc *al
 				nearest_in(o->items[i], name, prefix, 0, sizeof prefix, found, &bestd, 1);
 	}
 	snprintf(best, cap, "%s", found);
+	return found[0] ? bestd : (unsigned)-1;
+}
+
+/* The allocator of the trace whose name is nearest name (as near as a key
+ * typo's suggestion must be), when nearer than the metric suggested at
+ * distance metric_d: "glibcc" in "peak_rss <= 1.1 * glibcc" meant glibc. */
+static const char *suggest_allocator(const struct arr_doc *trace, const char *name, unsigned metric_d)
+{
+	const struct arr_doc *als = arr_doc_get(trace, "allocators");
+	const char *best = NULL;
+	unsigned bestd = (unsigned)strlen(name) / 3 + 1;
+	for (size_t i = 0; als && als->type == ARR_DOC_ARRAY && i < als->len; i++) {
+		const char *an = arr_doc_as_str(arr_doc_get(als->items[i], "allocator"));
+		unsigned d = an ? arr_report_edit_distance(name, an) : (unsigned)-1;
+		if (d < bestd) {
+			bestd = d;
+			best = an;
+		}
+	}
+	return best && bestd <= metric_d ? best : NULL;
 }
 
 static const char *trace_path(const struct arr_doc *trace)
@@ -663,8 +692,12 @@ int arr_check_eval(const struct arr_check *c, const char *text, const struct arr
 		if (e.unknown) { /* a misspelt name is the config's error, not a regression */
 			char sug[256];
 			arr_doc_set_str(entry, "unknown_metric", e.unknown);
-			suggest_metric(trace, allocator, e.unknown, sug, sizeof sug);
-			if (sug[0])
+			arr_doc_set_int(entry, "unknown_offset", (int64_t)e.unknown_at);
+			unsigned md = suggest_metric(trace, allocator, e.unknown, sug, sizeof sug);
+			const char *al = suggest_allocator(trace, e.unknown, md);
+			if (al)
+				arr_doc_set_str(entry, "did_you_mean_allocator", al);
+			else if (sug[0])
 				arr_doc_set_str(entry, "did_you_mean", sug);
 		}
 		return 0;

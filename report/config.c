@@ -660,6 +660,12 @@ static int parse_check(struct ctx *c, yaml_node_t *n)
 	memset(ck, 0, sizeof *ck);
 	ck->at.line = (unsigned)n->start_mark.line + 1;
 	ck->at.column = (unsigned)n->start_mark.column + 1;
+	if (n->start_mark.line == n->end_mark.line) {
+		/* a name's offset in the text is then a column from here: past the quote, if any */
+		ck->inline_text = 1;
+		ck->at.column += n->data.scalar.style == YAML_SINGLE_QUOTED_SCALAR_STYLE ||
+				 n->data.scalar.style == YAML_DOUBLE_QUOTED_SCALAR_STYLE;
+	}
 	size_t off = 0;
 	char msg[256];
 	int rc = arr_check_parse(text, &ck->expr, &off, msg, sizeof msg);

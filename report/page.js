@@ -199,6 +199,7 @@
 		series.forEach(function (s) {
 			if (s.dash) o.series[s.name] = { strokePattern: Dygraph.DASHED_LINE };
 			if (s.fill) o.series[s.name] = Object.assign(o.series[s.name] || {}, { fillGraph: true, fillAlpha: 0.12 });
+			if (s.point) o.series[s.name] = Object.assign(o.series[s.name] || {}, { drawPoints: true, pointSize: 4 });
 		});
 		new Dygraph(box, rows, o);
 		note(parent, "Drag to zoom, shift-drag to pan, double-click to reset. Hover for values.");
@@ -236,11 +237,14 @@
 				scales: {
 					x: { title: { display: !!(opts && opts.xtitle), text: opts && opts.xtitle },
 						grid: { display: false } },
-					y: { type: opts && opts.log ? "logarithmic" : "linear", beginAtZero: true,
+					/* log: a decade below the smallest count, so a bucket of 11 is a bar, not the axis (Chart.js
+					 * put the axis at 10) */
+					y: { type: opts && opts.log ? "logarithmic" : "linear", beginAtZero: !(opts && opts.log),
+						min: opts && opts.log && opts.logMin ? opts.logMin : undefined,
 						title: { display: !!(opts && opts.ytitle), text: opts && opts.ytitle },
 						ticks: { stepSize: yfmt === bytes && !(opts && opts.log) ? byteStep(datasets) : undefined,
 							callback: function (v) {
-							if (opts && opts.log && Math.log10(v) % 1 !== 0) return "";
+							if (opts && opts.log && (Math.log10(v) % 1 !== 0 || v < 1)) return "";
 							return yfmt(v);
 						} } }
 				}
@@ -304,7 +308,14 @@
 			["leaked bytes", bytes(leaks.bytes), "live at the end of the trace"],
 			["leaked blocks", count(leaks.blocks)],
 			["recorded peak RSS", bytes(rss.peak)],
-			["RSS growth", isNum(rss.growth_bytes_per_s) ? bytes(rss.growth_bytes_per_s) + "/s" : "–"]
+			/* a rate over less than a second extrapolates (873 MiB/s from two samples 76 µs
+			 * apart): the change and the time instead, as the terminal says it */
+			isNum(rss.growth_bytes_per_s) && isNum(rss.span_ns) && rss.span_ns < 1e9 ?
+				["RSS change in " + (+(rss.span_ns / timeScale(rss.span_ns).div).toPrecision(3)) + " " +
+					timeScale(rss.span_ns).unit,
+					(rss.final < rss.first ? "−" : "+") + bytes(Math.abs(rss.final - rss.first))] :
+				["RSS growth", isNum(rss.growth_bytes_per_s) ? bytes(rss.growth_bytes_per_s) + "/s" :
+					rss.samples === 1 ? "one sample" : "–"]
 		]);
 	}
 
@@ -319,12 +330,21 @@
 			if (live.bytes_min)
 				series.push({ name: "live bytes (min)", x: x(live.t), y: live.bytes_min, color: "#8bc34a", dash: true, before: 0 });
 		}
+		var one = rec && rec.t && rec.rss && rec.t.length === 1;
 		if (rec && rec.t && rec.rss && rec.t.length)
-			series.push({ name: "recorded RSS", x: x(rec.t), y: rec.rss, color: "#2f6fdb" });
+			/* one sample is no line: drawn as a point, and said under the chart */
+			series.push({ name: "recorded RSS", x: x(rec.t), y: rec.rss, color: "#2f6fdb", point: one });
 		if (!series.length) return;
 		var c = card(grid, "Recorded run: RSS against live bytes", true);
-		if (!timeSeries(c, null, ts.label, series, { xfmt: ts.fmt, xaxis: ts.axis }))
+		var drawn = timeSeries(c, null, ts.label, series, { xfmt: ts.fmt, xaxis: ts.axis });
+		if (one) {
+			var p = el("p", drawn ? "note rss-one" : "empty rss-one", "One RSS sample: " + bytes(rec.rss[0]) + " at " +
+				(+(rec.t[0] / ts.div).toPrecision(3)) + " " + ts.unit + " (the recorder samples RSS every 10 ms by default, and this run was " +
+				"shorter), so there is no RSS curve to draw: the point is that sample.");
+			c.appendChild(p);
+		} else if (!drawn) {
 			c.appendChild(el("p", "empty", "too few points to draw"));
+		}
 		var un = get(t, "rss.recorded.unexplained_peak");
 		if (isNum(un)) note(c, "RSS the heap does not explain at its peak: " + bytes(un) + ".");
 		if (!rec || !rec.t || !rec.t.length)
@@ -438,7 +458,9 @@
 		var ds = [{ label: "count", data: arr.map(function (b) { return b.count; }) }];
 		var counts = arr.map(function (b) { return b.count; }).filter(function (v) { return v > 0; });
 		var log = counts.length && Math.max.apply(null, counts) / Math.min.apply(null, counts) >= 100;
-		bars(c, labels, ds, count, { log: log, ytitle: log ? "count (log scale)" : "count", xtitle: what, small: true });
+		var logMin = log ? Math.pow(10, Math.floor(Math.log10(Math.min.apply(null, counts)))) / 10 : undefined;
+		bars(c, labels, ds, count, { log: log, logMin: logMin, ytitle: log ? "count (log scale)" : "count", xtitle: what,
+			small: true });
 		if (arr[0].bytes !== undefined)
 			note(c, "Bytes by bucket: " + arr.filter(function (b) { return b.bytes; }).slice(0, 8)
 				.map(function (b) { return xfmt(b.lo) + "–" + xfmt(b.hi) + " " + bytes(b.bytes); }).join(", ") +
@@ -459,6 +481,14 @@
 	function lifetimes(grid, t) {
 		var c = histogram(grid, "Lifetimes", get(t, "lifetimes.time_log2"), function (v) { return ns(v).replace(" ", ""); },
 			"time from allocation to free");
+		/* the [0, 1) ns bucket: freed under the same stamp as allocated. A one-thread recording
+		 * stamps every 16th call (docs/recorder.md), so these are "shorter than the stamps can
+		 * tell", not 0 ns */
+		var lt = get(t, "lifetimes.time_log2"), zero = Array.isArray(lt) && lt.length && lt[0].lo === 0 ? lt[0] : null;
+		if (c && zero && zero.count)
+			note(c, "0ns–1ns: " + count(zero.count) + " blocks freed under the same timestamp as their allocation: " +
+				"shorter than the trace's stamps can tell (a one-thread recording reads the clock every 16th call, " +
+				"a microsecond or two), not 0 ns.");
 		var tmp = get(t, "lifetimes.temporary");
 		if (c && tmp)
 			note(c, "Temporary allocations (freed before the thread's next allocation): " + count(tmp.count) +
@@ -514,7 +544,7 @@
 		var c = card(grid, "Latency per call");
 		bars(c, ops, als.map(function (a, i) {
 			return { label: allocName(a, i) + " p99", data: ops.map(function (op) { return (p99[op] || [])[i]; }) };
-		}), ns, { ytitle: "p99 (ns)", small: true });
+		}), ns, { ytitle: "p99", small: true });
 		table(c, ["allocator", "call", "timed", "p50", "p90", "p99", "p99.9", "max"], rows);
 	}
 
@@ -540,13 +570,15 @@
 			["lost by failed realloc", bytes(get(l, "lost_by_failed_realloc.bytes"))]]);
 		if (Array.isArray(l.largest) && l.largest.length)
 			table(c, ["largest leaks", "bytes", "thread", "allocated at"], l.largest.slice(0, 10).map(function (b) {
-				return [{ v: b.op || "block", cls: "l" }, bytes(b.size !== undefined ? b.size : b.bytes),
+				var sz = b.size !== undefined ? b.size : b.bytes; /* exact too, as the sizes card: 2,056 not 2.01 KiB */
+				return [{ v: b.op || "block", cls: "l" }, bytes(sz) + (sz >= 1024 ? " (" + count(sz) + ")" : ""),
 					isNum(b.tid) ? String(b.tid) : "–",
 					ns(b.t !== undefined ? b.t : b.alloc_t)];
 			}));
 		if (Array.isArray(l.by_size) && l.by_size.length)
 			table(c, ["by size", "blocks", "bytes"], l.by_size.slice(0, 10).map(function (b) {
-				var label = b.size !== undefined ? bytes(b.size) : bytes(b.lo) + "–" + bytes(b.hi);
+				var label = b.size !== undefined ? bytes(b.size) + (b.size >= 1024 ? " (" + count(b.size) + ")" : "") :
+					bytes(b.lo) + "–" + bytes(b.hi);
 				return [label, count(b.count !== undefined ? b.count : b.blocks), bytes(b.bytes)];
 			}));
 		var fc = l.failed_calls;
@@ -769,7 +801,7 @@
 				rects.push({ x: x, y: y, w: bw, n: n });
 				if (bw > 30) {
 					g.fillStyle = "#1d2330";
-					var label = shortName(n.name) + (n.recursion > 1 ? " ×" + n.recursion : ""),
+					var label = shortName(n.name) + (n.recursion > 1 ? (n.cycle ? " ⟲×" : " ×") + n.recursion : ""),
 						max = Math.floor((bw - 6) / 6.5);
 					if (label.length > max) label = label.slice(0, Math.max(max - 1, 1)) + "…";
 					g.fillText(label, x + 3, y + ROW / 2);
@@ -809,8 +841,12 @@
 			tip.appendChild(el("b", null, n.name + (n.inlined ? " (inlined)" : "")));
 			/* a node merges the function's frames: a line only when they all have the same one */
 			if (n.file) tip.appendChild(el("div", null, n.file + (n.line ? ":" + n.line : "")));
-			/* direct recursion is folded into one frame: say how deep it went */
-			if (n.recursion > 1)
+			/* a recursion is folded: a function calling itself into one frame, a cycle of
+			 * functions calling each other into one round of frames; say how deep it went */
+			if (n.recursion > 1 && n.cycle)
+				tip.appendChild(el("div", null, "recursion: the cycle " + n.cycle.concat([n.cycle[0]]).join(" → ") +
+					" up to " + count(n.recursion) + " rounds in a row, drawn as one round"));
+			else if (n.recursion > 1)
 				tip.appendChild(el("div", null, "recursion: up to " + count(n.recursion) + " calls of itself in a row, " +
 					"drawn as one frame"));
 			if (isNum(n.count))

@@ -63,6 +63,7 @@ struct arr_report_check {
 	char *text; /* as written */
 	struct arr_check *expr;
 	struct arr_report_where at;
+	int inline_text; /* text's offsets are columns after at (a one-line scalar; at is past a quote) */
 };
 
 struct arr_report_config {

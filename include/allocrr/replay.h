@@ -169,6 +169,8 @@ struct arr_rss_sample {
 	uint64_t live;     /* live requested bytes */
 	uint64_t usable;   /* live usable bytes (requested when the allocator cannot say) */
 	uint64_t mapped;   /* the allocator's own figure, as in struct arr_replay_moment */
+	uint64_t peak;     /* measure_usable runs: the highest RSS since the sample before (VmHWM),
+			    * baseline subtracted, >= rss; 0 in timed runs */
 };
 
 /* Memory at one moment of a measure_usable run. */

@@ -11,7 +11,12 @@
  *    the site (40 blocks of 300 bytes);
  *  - descend(), recursing 150 calls deep and allocating 4096 bytes at the
  *    bottom, 10 times (freed): one node "descend" in the flame graph, its
- *    recursion depth 150, not 150 nested nodes.
+ *    recursion depth 150, not 150 nested nodes;
+ *  - ping() and pong() calling each other 12 rounds deep, and tri_a() ->
+ *    tri_b() -> tri_c() -> tri_a() 8 rounds deep, each allocating 2048 bytes
+ *    at the bottom 5 times (freed): each cycle drawn once, its rounds in
+ *    `recursion` and its length in `cycle` (under the walk's 64 frames, so
+ *    the stacks are whole).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,6 +100,59 @@ NOINLINE int descend(int depth)
 	return r + 1;
 }
 
+NOINLINE int pong(int depth);
+NOINLINE int ping(int depth)
+{
+	if (!depth) {
+		char *p = malloc(2048); /* PING */
+		if (!p)
+			return 1;
+		p[0] = 1;
+		int r = p[0];
+		free(p);
+		return r;
+	}
+	int r = pong(depth);
+	__asm__ volatile("" ::: "memory");
+	return r + 1;
+}
+NOINLINE int pong(int depth)
+{
+	int r = ping(depth - 1);
+	__asm__ volatile("" ::: "memory");
+	return r + 1;
+}
+
+NOINLINE int tri_b(int depth);
+NOINLINE int tri_c(int depth);
+NOINLINE int tri_a(int depth)
+{
+	if (!depth) {
+		char *p = malloc(2048); /* TRI */
+		if (!p)
+			return 1;
+		p[0] = 1;
+		int r = p[0];
+		free(p);
+		return r;
+	}
+	int r = tri_b(depth);
+	__asm__ volatile("" ::: "memory");
+	return r + 1;
+}
+NOINLINE int tri_b(int depth)
+{
+	int r = tri_c(depth);
+	__asm__ volatile("" ::: "memory");
+	return r + 1;
+}
+NOINLINE int tri_c(int depth)
+{
+	int r = tri_a(depth - 1);
+	__asm__ volatile("" ::: "memory");
+	return r + 1;
+}
+
 int main(void)
 {
 	load_a();
@@ -106,6 +164,8 @@ int main(void)
 	int sum = 0;
 	for (int i = 0; i < 10; i++)
 		sum += descend(149);
+	for (int i = 0; i < 5; i++)
+		sum += ping(12) + tri_a(8);
 	printf("blocks=%d sum=%d\n", nkeep, sum);
 	return 0;
 }

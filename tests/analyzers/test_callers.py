@@ -6,8 +6,11 @@ the wrapper's call of malloc used to gather them all into one site;
 grow_buffer_alloc, named like a wrapper but with one caller, stays the site;
 the tables still sum to the trace's figures. descend(), recursing 150 calls
 deep, is one flame node with its `recursion` depth, not a tower of nested
-nodes, in the tree and in the collapsed stacks; and the text table names
-the loaders."""
+nodes, in the tree and in the collapsed stacks; so are ping() <-> pong()
+(a cycle of 2, 12 rounds) and tri_a -> tri_b -> tri_c (a cycle of 3, 8
+rounds): main -> ping (recursion 12, cycle ["ping", "pong"]) -> pong -> ping (the last
+round's allocating call), with the bytes exact at every level; and the text
+table names the loaders."""
 import os
 import sys
 
@@ -58,6 +61,28 @@ def test():
     with open(coll) as f:
         lines = [l for l in f if l.startswith("allocations;") and ";descend" in l]
     t.expect(lines and all(l.count(";descend") == 1 for l in lines), "collapsed: descend once a line: %s" % lines[:2])
+
+    # indirect recursion: each cycle once under main, its rounds on its first node, the bytes exact
+    def find(n, name):
+        if n["name"] == name:
+            return n
+        return next((m for m in (find(c, name) for c in n.get("children", [])) if m), None)
+    main = find(s["flame"]["allocations"], "main") or {}
+    kids = {c["name"]: c for c in main.get("children", [])}
+    for first, cyc, rounds in (("ping", ["ping", "pong"], 12), ("tri_a", ["tri_a", "tri_b", "tri_c"], 8)):
+        n, names = kids.get(first), []
+        t.expect(n and n.get("cycle") == cyc and n.get("recursion") == rounds,
+                 "%s: cycle %s, %d rounds: %s" % (first, cyc, rounds,
+                                                  {k: v for k, v in (n or {}).items() if k != "children"}))
+        x = n
+        while x:  # down the one path: the cycle once, then the bottom round's call that allocates
+            names.append(x["name"])
+            t.expect(x["value"] == 5 * 2048 and x["count"] == 5, "%s under %s: %s" % (x["name"], names, x))
+            x = (x.get("children") or [None])[0]
+        t.expect(names == cyc + [first], "%s's path: %s" % (first, names))
+    with open(coll) as f:
+        ping = [l.strip() for l in f if l.startswith("allocations;") and ";ping" in l]
+    t.expect(len(ping) == 1 and ping[0].endswith(";main;ping;pong;ping 10240"), "collapsed ping: %s" % ping)
 
     text = t.run([t.ALLOCRR, "analyze", "--trace-only", "-w", "sites", tr], text=True).stdout
     t.expect("  load_c via xmalloc " in text and "  parse_y via my_alloc " in text,

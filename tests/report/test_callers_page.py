@@ -1,7 +1,8 @@
 """The page of a trace whose memory goes through a wrapper and a deep
 recursion (tests/analyzers/callers.c), in headless Chromium: the site table
 names xmalloc's callers "· via xmalloc", and the flame graph draws descend's
-150-call recursion as one frame, its tooltip saying how deep it went; the
+150-call recursion as one frame, its tooltip saying how deep it went, and
+ping <-> pong's 12 rounds as one round, its tooltip naming the cycle; the
 graph is a few rows tall, not 66. Skips (77) without chromium."""
 import os
 import sys
@@ -35,20 +36,24 @@ def test():
         expect(st and st["what"] == "allocations", "flame graph: %s" % st)
         rows = round(st["h"] / ROW)
         expect(rows <= 20, "the flame graph is %d rows tall" % rows)
-        found = None
+        found = {}
         for depth in range(1, min(rows, 8)):
             y = st["y"] + depth * ROW + ROW / 2
             for x in range(int(st["w"]) - 2, 0, -4):
                 dt.mouse("move", st["x"] + x, y)
                 tip = dt.eval("(function(){var t=document.querySelector('.flame-tip');"
                               "return t.style.display == 'block' ? t.innerText : null;})()")
-                if tip and tip.startswith("descend"):
-                    found = tip
-                    break
-            if found:
+                for name in ("descend", "ping"):
+                    if tip and tip.startswith(name + "\n") and name not in found:
+                        found[name] = tip
+            if len(found) == 2:
                 break
-        expect(found and "recursion: up to " in found and "drawn as one frame" in found, "descend's tooltip: %s"
-               % found)
+        tip = found.get("descend")
+        expect(tip and "recursion: up to " in tip and "drawn as one frame" in tip, "descend's tooltip: %s" % tip)
+        # ping <-> pong, a cycle of two: drawn once, the tooltip names it
+        tip = found.get("ping")
+        expect(tip and "recursion: the cycle ping → pong → ping up to 12 rounds in a row, drawn as one round" in tip,
+               "ping's tooltip: %s" % tip)
         expect(not dt.console(), "console messages: %s" % dt.console()[:3])
     finally:
         dt.close()

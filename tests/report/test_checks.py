@@ -103,6 +103,28 @@ output: {dir: %s/out-missing, html: false, csv: false}
     expect([c["ok"] for c in doc["checks"]] == [True, False, False]
            and doc["checks"][2].get("did_you_mean") == "leaks.bytes", "entries: %s" % doc["checks"])
 
+    # a misspelt allocator name is suggested as one, at its own column (in a flow list, quoted or not)
+    line = ('checks: [peak_rss <= 1.1 * glibcc, "fragmentation.peak_rss <= 2 * bultin", '
+            'peak_rs <= 1.1 * glibc]')
+    cfg = write(os.path.join(d, "alloc-typo.yaml"), """\
+traces: [%s]
+allocators: [glibc, builtin]
+replay: {zeroing: false, runs: 1}
+%s
+output: {dir: %s/out-typo, html: false, csv: false}
+""" % (clean, line, d))
+    p = report(cfg, "-q", check=2)
+    for name, want in (("glibcc", "or allocator 'glibcc' in the report; did you mean the allocator 'glibc'?"),
+                       ("bultin", "or allocator 'bultin' in the report; did you mean the allocator 'builtin'?"),
+                       ("peak_rs ", "'peak_rs' in the report; did you mean 'peak_rss'?")):
+        at = "%s:4:%d: check '" % (cfg, line.index(name) + 1)
+        got = [l for l in p.stderr.splitlines() if l.startswith("allocrr: " + at)]
+        expect(len(got) == 1 and got[0].endswith("no metric " + want),
+               "%s: want %s...%s, got:\n%s" % (name, at, want, p.stderr))
+    doc = load_json(os.path.join(d, "out-typo", "report.json"))
+    expect(doc["checks"][0].get("did_you_mean_allocator") == "glibc" and "did_you_mean" not in doc["checks"][0],
+           "report.json: %s" % doc["checks"][0])
+
     # gating on call sites (docs/report-config.md): the worst leaking site of a recording with stacks
     stacked = os.path.join(d, "stacked.atr")
     arrtest.record(stacked, [leaker, "10"], extra=["--stacks"])

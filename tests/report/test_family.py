@@ -1,6 +1,6 @@
 """A trace of a family (traces/gcc.atr: the gcc driver, cc1 and as): by
 default the report takes the family's largest trace, `select: NAME` the
-largest of program NAME, `children: true` all of them; each choice is said
+largest of program NAME (so does `FILE@NAME`), `children: true` all of them; each choice is said
 on stderr."""
 import json
 import os
@@ -36,6 +36,9 @@ def test():
     expect(names[0] in err, "said which trace it chose: %r" % err)
     names, doc, _ = run(d, "{path: %s, select: as}" % gcc)
     expect(len(names) == 1 and doc["traces"][0]["trace"]["exe"].endswith("-as"), "select: as -> %s" % names)
+    # FILE@NAME, as every command takes it (was "no such trace 'gcc.atr@as'")
+    names, doc, _ = run(d, "%s@as" % gcc)
+    expect(len(names) == 1 and doc["traces"][0]["trace"]["exe"].endswith("-as"), "gcc.atr@as -> %s" % names)
     names, _, _ = run(d, "{path: %s, children: true}" % gcc)
     expect(len(names) == 3 and "gcc.atr" in names, "children: true -> all three: %s" % names)
 

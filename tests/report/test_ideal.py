@@ -51,6 +51,23 @@ def test():
            "the ratio kept: %r (peak %d)" % (g["peak_over_ideal"], g["peak_rss"]))
     expect(all(isinstance(v, float) for v in g["jw"].values()), "J&W ratios kept: %s" % g["jw"])
 
+    # diff: a null ratio against a number is "not measurable in A", not "only in B"
+    p = arrtest.run([arrtest.ALLOCRR, "diff", "-q", "--json", "-a", "glibc", tiny, touched], text=True)
+    rows = {(r["scope"], r["metric"]): r for r in json.loads(p.stdout)["rows"]}
+    r = rows.get(("glibc", "peak / ideal"))
+    expect(r and r["a"] is None and isinstance(r["b"], float) and r.get("not_measurable") == "a",
+           "diff --json, peak / ideal: %s" % r)
+    m = rows.get(("trace", "mean request"))
+    expect(m and abs(m["a"] - sum(40 + i for i in range(30)) / 30) < 1e-9 and m["b"] == 64 << 10,
+           "mean request: bytes over the 30 and 16 requests, not over calls with the frees: %s" % m)
+    for args in ([], ["--all"]):
+        out = arrtest.run([arrtest.ALLOCRR, "diff", "-q", *args, "-a", "glibc", tiny, touched], text=True).stdout
+        line = [l for l in out.splitlines() if "peak / ideal" in l or "peak_over_ideal" in l]
+        expect(len(line) == 1 and line[0].endswith("not measurable in A") and "only in" not in line[0],
+               "diff %s: the ratio's line: %s\n%s" % (args, line, out))
+    out = arrtest.run([arrtest.ALLOCRR, "diff", "-q", "-a", "glibc", touched, tiny], text=True).stdout
+    expect("not measurable in B" in out, "B's null:\n" + out)
+
     p = arrtest.run([arrtest.ALLOCRR, "analyze", "--json", "-a", "glibc", untouched], text=True)
     expect("--touch none" in p.stderr, "the replay says it chose touch none: %s" % p.stderr)
     g = frag(json.loads(p.stdout), "glibc")

@@ -107,6 +107,18 @@ def check_histograms(root):
         total = sum(int(r[1].replace(",", "")) for r in rows)
         expect(total == sum(want.values()), "%s: counts %d, want %d" % (key, total, sum(want.values())))
 
+    # the top tables' sizes exact under 1 MiB: sqlite3's 4,104-byte requests are not "4.0 KiB" beside
+    # its 4 KiB leak
+    sq = os.path.join(root, "traces", "sqlite3.atr")
+    doc = json.loads(arrtest.run([arrtest.ALLOCRR, "analyze", "--trace-only", "--json", sq], text=True).stdout)
+    text = arrtest.run([arrtest.ALLOCRR, "analyze", "--trace-only", sq], text=True).stdout.splitlines()
+    top = text[text.index(next(l for l in text if l.startswith("top sizes"))) + 2:][:8]
+    for row, want in zip(top, doc["traces"][0]["sizes"]["top"]):
+        size = want["size"]
+        shown = "{:,} B".format(size) if size < 1 << 20 else None
+        expect(shown is None or " ".join(row.split()[:2]) == shown, "top size %d shown as %r" % (size, row))
+    expect(any("4,104 B" in r for r in top) and not any("4.0 KiB" in r for r in top), "\n".join(top))
+
 
 if __name__ == "__main__":
     arrtest.main(test)

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "allocrr/replay.h"
+#include "allocrr/replay_analysis.h"
 #include "report.h"
 
 static int failures;
@@ -272,8 +274,42 @@ static void test_csv(void)
 	arr_doc_free(rep);
 }
 
+/*
+ * The peak RSS moment of a replay whose RSS stays flat from the live peak to
+ * the end, where one page more comes with the live bytes gone (mimalloc keeps
+ * its pages): the fragmentation is weighed at the live peak, not at the end.
+ */
+static void test_peak_rss_moment(void)
+{
+	struct arr_rss_sample tl[12];
+	memset(tl, 0, sizeof tl);
+	for (int i = 0; i < 12; i++) {
+		tl[i].op_index = (uint64_t)i * 1000;
+		tl[i].t_ns = (uint64_t)i * 1000000;
+		tl[i].rss = i <= 5 ? (uint64_t)i * (8u << 20) / 5 : 8u << 20; /* up to 8 MiB at 5, then flat */
+		tl[i].live = i <= 5 ? (uint64_t)i * (7u << 20) / 5 : (uint64_t)(11 - i) * (1u << 20);
+		tl[i].usable = tl[i].live;
+	}
+	tl[11].rss += 4096; /* the end: one page more, 0 B live */
+	struct arr_replay_result r;
+	memset(&r, 0, sizeof r);
+	r.has_live = 1;
+	r.timeline = tl;
+	r.nsamples = 12;
+	r.at_end = (struct arr_replay_moment){11000, 11000000, tl[11].rss, 0, 0, 0};
+	struct arr_doc *frag = arr_doc_object();
+	EXPECT(arr_replay_put_fragmentation(frag, &r, tl[11].rss, 7u << 20) == 0, "put_fragmentation");
+	double op = -1, ext = -1;
+	arr_doc_as_num(arr_doc_path(frag, "at.peak_rss.op_index"), &op);
+	arr_doc_as_num(arr_doc_path(frag, "external_bytes"), &ext);
+	EXPECT(op == 5000, "peak RSS moment at the live peak (call 5000), not the end: %.0f", op);
+	EXPECT(ext == (1u << 20), "external at that moment: 1 MiB, got %.0f", ext);
+	arr_doc_free(frag);
+}
+
 int main(void)
 {
+	test_peak_rss_moment();
 	test_config();
 	test_checks();
 	test_csv();

@@ -1,0 +1,88 @@
+"""Short runs' recorded RSS (the bundled traces): sqlite3.atr holds one RSS
+sample, python3.atr three over 20 ms. One sample has no growth (null, not
+0 B/s), and its chart says "One RSS sample: N" and draws the point, where
+it was a flat empty axis; a run of under a second shows the change and the
+time ("+11.4 MiB in 20.1 ms"), not a rate extrapolated to a second (the
+page's tile read 570 MiB/s for python3). Terminal, JSON and page (headless
+Chromium, when installed). And a replay's RSS curve reaches its peak: the
+leaker's 4 MiB block, allocated and freed between two of 200 samples, was in
+glibc's peak_rss but on no sample (the curve topped at 36 KiB); the measure
+run's samples are each their interval's peak (VmHWM), which places it."""
+import json
+import os
+import sys
+
+from report_common import expect, report, tmpdir, write
+
+import arrtest
+
+LEAKER = sys.argv[1]
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "traces")
+SQ, PY = os.path.join(ROOT, "sqlite3.atr"), os.path.join(ROOT, "python3.atr")
+
+
+def human(b):
+    u = 0
+    while b >= 1024 and u < 4:
+        b, u = b / 1024, u + 1
+    return b, ["B", "KiB", "MiB", "GiB", "TiB"][u]
+
+
+def test():
+    recs = {}
+    for tr in (SQ, PY):
+        doc = json.loads(arrtest.run([arrtest.ALLOCRR, "analyze", "--trace-only", "--json", tr], text=True).stdout)
+        recs[tr] = doc["traces"][0]["rss"]["recorded"]
+    sq, py = recs[SQ], recs[PY]
+    expect(sq["samples"] == 1 and sq["growth_bytes_per_s"] is None and sq["net_growth_bytes_per_s"] is None,
+           "one sample, no growth: %s" % {k: v for k, v in sq.items() if k != "timeline"})
+    expect(py["samples"] == 3 and 1e7 < py["span_ns"] < 1e9 and isinstance(py["growth_bytes_per_s"], float),
+           "python3: three samples within a second: %s" % {k: v for k, v in py.items() if k != "timeline"})
+
+    text = arrtest.run([arrtest.ALLOCRR, "analyze", "--trace-only", SQ], text=True).stdout
+    line = [l for l in text.splitlines() if l.startswith("RSS ")]
+    expect(line and line[0].endswith(", one sample") and "/s" not in line[0], "sqlite3's RSS line: %s" % line)
+    text = arrtest.run([arrtest.ALLOCRR, "analyze", "--trace-only", PY], text=True).stdout
+    line = [l for l in text.splitlines() if l.startswith("RSS ")]
+    v, u = human(py["final"] - py["first"])
+    want = "+%.1f %s in %.1f ms, 3 samples" % (v, u, py["span_ns"] / 1e6)
+    expect(line and line[0].endswith(want) and "/s" not in line[0], "python3's RSS line: %s, want %s" % (line, want))
+
+    # the replay's curve and its peak
+    d = tmpdir()
+    lk = os.path.join(d, "leak.atr")
+    arrtest.record(lk, [LEAKER, "2"])
+    cfg = write(os.path.join(d, "lk.yaml"), "traces: [%s]\nallocators: [glibc]\nreplay: {zeroing: false, samples: 200}\n"
+                "output: {dir: %s/out-lk, html: false, csv: false}\n" % (lk, d))
+    report(cfg, "-q", check=0)
+    g = json.load(open(os.path.join(d, "out-lk", "report.json")))["traces"][0]["allocators"][0]
+    peak, tl = g["fragmentation"]["peak_rss"], g["rss"]["timeline"]
+    expect(peak >= 4000000 and max(tl["rss"]) == peak, "glibc's curve reaches its peak %d: max %d, %d points"
+           % (peak, max(tl["rss"]), len(tl["rss"])))
+    at = g["rss"].get("peak_between_samples")
+    expect(at is not None and 3900 < at <= g["calls"], "where: after the churn, at call %s of %d" % (at, g["calls"]))
+
+    from test_html import browse, chromium
+    exe = chromium()
+    if not exe:
+        print("chromium not installed: the page not checked")
+        return
+    cfg = write(os.path.join(d, "r.yaml"), "traces: [%s, %s]\noutput: {dir: %s/out, csv: false}\n" % (SQ, PY, d))
+    report(cfg, "-q", check=0)
+    dom, console = browse(exe, os.path.join(d, "out", "report.html"), "--dump-dom", "--virtual-time-budget=10000")
+    expect(not console, "console: %s" % console[:5])
+    expect('data-ready="1"' in dom, "the page finished drawing")
+    v, u = human(sq["rss"] if "rss" in sq else sq["peak"])
+    want = ">One RSS sample: %.2f %s at " % (v, u)
+    expect(dom.count(want) == 1, "the one-sample note, %r, once:\n%s" % (want, dom[dom.find("Recorded run"):][:1500]))
+    expect('"v">one sample</div><div class="k">RSS growth<' in dom, "sqlite3's RSS tile says one sample")
+    expect(dom.count(">RSS change in 20.") == 1 and dom.count(">RSS growth<") == 1,
+           "python3's tile: the change in 20 ms")
+    expect("B/s<" not in dom, "no RSS rate on either tile")
+    # lifetimes under the stamps' resolution are said to be so, not read as 0 ns
+    expect(">0ns–1ns: 42,678 blocks freed under the same timestamp as their allocation" in dom,
+           "python3's lifetimes note")
+
+
+if __name__ == "__main__":
+    arrtest.main(test)
