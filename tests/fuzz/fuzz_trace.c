@@ -16,6 +16,75 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* A fold of every field and string of an event, to compare two passes. */
+static uint64_t fold(uint64_t h, const struct arr_event *ev)
+{
+	const uint64_t v[] = {ev->t,    ev->size, ev->nmemb, ev->align,  ev->ptr,
+			      ev->ret,  ev->tid,  ev->op,    ev->failed, (uint64_t)(uint32_t)ev->err,
+			      ev->stack};
+	for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+		h = (h ^ v[i]) * 0x100000001b3ull;
+	for (const char *c = ev->str; c && *c; c++)
+		h = (h ^ (unsigned char)*c) * 0x100000001b3ull;
+	return h;
+}
+
+/* The time-ordered merge one event at a time: events, their fold, the end code. */
+struct pass {
+	uint64_t n, h;
+	int rc;
+};
+
+static struct pass merge_one(const char *path)
+{
+	struct pass p = {0, 0, 1};
+	struct arr_trace *tr;
+	struct arr_merge *m;
+	if (arr_trace_open(&tr, path) == 0 && arr_merge_open(&m, tr) == 0) {
+		const struct arr_event *ev;
+		FILE *null = fopen("/dev/null", "w");
+		while ((p.rc = arr_merge_next(m, &ev)) == 1) {
+			p.n++;
+			p.h = fold(p.h, ev);
+			if (null)
+				arr_event_fprint_json(null, ev);
+		}
+		if (null)
+			fclose(null);
+		arr_merge_close(m);
+	}
+	arr_trace_close(tr);
+	return p;
+}
+
+/* The same through the batches the analysis reads (arr__merge_next_batch),
+ * with a buffer and a long-run bound taken from the input: it must hand out
+ * the same events and end the same way. */
+static struct pass merge_batches(const char *path, size_t cap, size_t long_run)
+{
+	struct pass p = {0, 0, 1};
+	struct arr_trace *tr;
+	struct arr_merge *m;
+	struct arr_event *buf = malloc(cap * sizeof *buf);
+	if (buf && arr_trace_open(&tr, path) == 0 && arr_merge_open(&m, tr) == 0) {
+		const struct arr_event *ev;
+		size_t n;
+		while ((p.rc = arr__merge_next_batch(m, buf, cap, long_run, &ev, &n)) == 1) {
+			if (n == 0)
+				abort(); /* a batch holds at least one event */
+			for (size_t i = 0; i < n; i++) {
+				p.n++;
+				p.h = fold(p.h, &ev[i]);
+			}
+		}
+		arr_merge_close(m);
+	}
+	if (buf)
+		arr_trace_close(tr);
+	free(buf);
+	return p;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	/* The reader works on files: give it one in memory. */
@@ -35,18 +104,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		while (arr_trace_next_chunk(tr, &ci) == 1)
 			if (arr_trace_read_chunk(tr, &ev) < 0)
 				break;
-		struct arr_merge *m;
-		if (arr_merge_open(&m, tr) == 0) {
-			FILE *null = fopen("/dev/null", "w");
-			while (arr_merge_next(m, &ev) == 1)
-				if (null)
-					arr_event_fprint_json(null, ev);
-			if (null)
-				fclose(null);
-			arr_merge_close(m);
-		}
 	}
 	arr_trace_close(tr);
+	struct pass one = merge_one(path);
+	size_t cap = size ? (size_t)data[size - 1] % 64 + 1 : 1;
+	size_t long_run = size > 1 ? (size_t)data[size - 2] % 80 + 1 : 64;
+	struct pass batches = merge_batches(path, cap, long_run);
+	if (one.n != batches.n || one.h != batches.h || one.rc != batches.rc) {
+		fprintf(stderr,
+			"fuzz_trace: the batches differ from one event at a time: %llu/%llu events, "
+			"end %d/%d (buffer %zu, long run %zu)\n",
+			(unsigned long long)one.n, (unsigned long long)batches.n, one.rc, batches.rc, cap, long_run);
+		abort();
+	}
 	close(fd);
 	return 0;
 }
