@@ -67,10 +67,10 @@ struct ahead {
 	struct cursor *spare; /* buffers for the worker */
 };
 
-/* A heap entry: a cursor and the key of its head event, c->ev[c->pos]
- * (its time, then the chunk's file order: the tie-breaker), so that a
- * comparison reads the heap array alone. */
-struct hent {
+/* An open cursor and the key of its head event, c->ev[c->pos] (its time,
+ * then the chunk's file order: the tie-breaker), so that a comparison
+ * reads the ordered array alone. */
+struct oent {
 	uint64_t t;
 	uint32_t order;
 	struct cursor *c;
@@ -81,20 +81,20 @@ struct arr_merge {
 	struct ahead *ahead; /* NULL: no read-ahead (small trace, or it failed) */
 	struct idx *idx;
 	size_t nidx, next;
-	int index_rc; /* error that cut the index pass short, delivered at the end */
-	struct hent *heap;
-	size_t nheap, heapcap;
-	/* heap[0].c's event at pos was handed out: the next call steps past it
+	int index_rc;     /* error that cut the index pass short, delivered at the end */
+	struct oent *ord; /* the open cursors, earliest key first (sorted_*) */
+	size_t nord, ordcap;
+	/* ord[0].c's event at pos was handed out: the next call steps past it
 	 * first (so what was handed out stays valid until then) */
 	int held;
-	/* heap[0]'s events come before every other cursor's head and before
+	/* ord[0]'s events come before every other cursor's head and before
 	 * the next chunk to open while their time is below this (a
 	 * conservative bound: an event at or past it takes the full step) */
 	uint64_t limit;
 	int pending; /* an error met while gathering, returned by the next call */
 	int pending_rc;
 	struct cursor *spare; /* finished cursors, buffers kept for reuse */
-	uint64_t open_events; /* in the heap: what the memory limit counts */
+	uint64_t open_events; /* in ord: what the memory limit counts */
 };
 
 static int idx_cmp(const void *a, const void *b)
@@ -105,7 +105,7 @@ static int idx_cmp(const void *a, const void *b)
 	return x->order < y->order ? -1 : x->order > y->order;
 }
 
-static inline int key_less(const struct hent *a, const struct hent *b)
+static inline int key_less(const struct oent *a, const struct oent *b)
 {
 	return a->t < b->t || (a->t == b->t && a->order < b->order);
 }
@@ -114,23 +114,23 @@ static inline int key_less(const struct hent *a, const struct hent *b)
  * not a binary heap. Threads that take turns every few events move the
  * root at every switch, and with the few cursors a trace has open (one a
  * thread, plus the RSS samples) moving one entry a few places costs less
- * than a heap's sift (two compares a level) and the bound is heap[1], no
+ * than a heap's sift (two compares a level) and the bound is ord[1], no
  * third compare. Many open cursors (hundreds of threads at once) take a
  * bisection and one memmove. */
 #define SORTED_SCAN 16 /* up to this many entries, the place is found one by one */
 
 /* First position in [lo, n) whose entry comes after x (n if none). */
-static inline size_t sorted_find(const struct arr_merge *m, size_t lo, const struct hent *x)
+static inline size_t sorted_find(const struct arr_merge *m, size_t lo, const struct oent *x)
 {
-	size_t hi = m->nheap;
+	size_t hi = m->nord;
 	if (hi - lo <= SORTED_SCAN) {
-		while (lo < hi && key_less(&m->heap[lo], x))
+		while (lo < hi && key_less(&m->ord[lo], x))
 			lo++;
 		return lo;
 	}
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (key_less(&m->heap[mid], x))
+		if (key_less(&m->ord[mid], x))
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -139,53 +139,53 @@ static inline size_t sorted_find(const struct arr_merge *m, size_t lo, const str
 }
 
 /* Insert x (room for it is there). */
-static void sorted_insert(struct arr_merge *m, struct hent x)
+static void sorted_insert(struct arr_merge *m, struct oent x)
 {
 	size_t p = sorted_find(m, 0, &x);
-	memmove(&m->heap[p + 1], &m->heap[p], (m->nheap - p) * sizeof *m->heap);
-	m->heap[p] = x;
-	m->nheap++;
+	memmove(&m->ord[p + 1], &m->ord[p], (m->nord - p) * sizeof *m->ord);
+	m->ord[p] = x;
+	m->nord++;
 }
 
 /* The root's key changed to x's: put it back in its place. */
-static inline void sorted_reroot(struct arr_merge *m, struct hent x)
+static inline void sorted_reroot(struct arr_merge *m, struct oent x)
 {
-	size_t n = m->nheap;
-	if (n < 2 || key_less(&x, &m->heap[1])) { /* still the earliest: the usual case within a run */
-		m->heap[0] = x;
+	size_t n = m->nord;
+	if (n < 2 || key_less(&x, &m->ord[1])) { /* still the earliest: the usual case within a run */
+		m->ord[0] = x;
 		return;
 	}
-	size_t p = sorted_find(m, 2, &x); /* x goes just before heap[p] */
+	size_t p = sorted_find(m, 2, &x); /* x goes just before ord[p] */
 	if (p - 1 <= SORTED_SCAN)
 		for (size_t i = 1; i < p; i++)
-			m->heap[i - 1] = m->heap[i];
+			m->ord[i - 1] = m->ord[i];
 	else
-		memmove(&m->heap[0], &m->heap[1], (p - 1) * sizeof *m->heap);
-	m->heap[p - 1] = x;
+		memmove(&m->ord[0], &m->ord[1], (p - 1) * sizeof *m->ord);
+	m->ord[p - 1] = x;
 }
 
 #ifdef __SANITIZE_ADDRESS__
 /* The sanitizer build checks the order after every change of the root. */
 static void sorted_check(const struct arr_merge *m)
 {
-	for (size_t i = 1; i < m->nheap; i++)
-		if (!key_less(&m->heap[i - 1], &m->heap[i]) || m->heap[i].t != m->heap[i].c->ev[m->heap[i].c->pos].t)
+	for (size_t i = 1; i < m->nord; i++)
+		if (!key_less(&m->ord[i - 1], &m->ord[i]) || m->ord[i].t != m->ord[i].c->ev[m->ord[i].c->pos].t)
 			abort();
 }
 #else
 static inline void sorted_check(const struct arr_merge *m) { (void)m; }
 #endif
 
-/* The bound of heap[0]'s run (see struct arr_merge): an event of the root
- * comes next while its time is below the least child's key (one more when
+/* The bound of ord[0]'s run (see struct arr_merge): an event of the root
+ * comes next while its time is below the second entry's key (one more when
  * the root wins the tie on file order) and below the next chunk's first
  * time (a chunk opens when the earliest pending event is at or past it). */
 static inline void set_limit(struct arr_merge *m)
 {
 	uint64_t limit = UINT64_MAX;
-	if (m->nheap > 1) {
-		const struct hent *h = &m->heap[1];
-		limit = m->heap[0].order < h->order && h->t < UINT64_MAX ? h->t + 1 : h->t;
+	if (m->nord > 1) {
+		const struct oent *h = &m->ord[1];
+		limit = m->ord[0].order < h->order && h->t < UINT64_MAX ? h->t + 1 : h->t;
 	}
 	if (m->next < m->nidx && m->idx[m->next].first_t < limit)
 		limit = m->idx[m->next].first_t;
@@ -421,13 +421,13 @@ static int open_next(struct arr_merge *m)
 {
 	size_t i = m->next++;
 	struct idx *x = &m->idx[i];
-	if (m->nheap == m->heapcap) {
-		size_t nc = m->heapcap ? m->heapcap * 2 : 16;
-		struct hent *h = realloc(m->heap, nc * sizeof *h);
+	if (m->nord == m->ordcap) {
+		size_t nc = m->ordcap ? m->ordcap * 2 : 16;
+		struct oent *h = realloc(m->ord, nc * sizeof *h);
 		if (!h)
 			return ARR_ENOMEM;
-		m->heap = h;
-		m->heapcap = nc;
+		m->ord = h;
+		m->ordcap = nc;
 	}
 	/* Chunks that overlap in time are all held decoded: a few KB of
 	 * hostile trace could ask for gigabytes. */
@@ -446,14 +446,14 @@ static int open_next(struct arr_merge *m)
 	}
 	c->order = x->order;
 	m->open_events += c->n;
-	sorted_insert(m, (struct hent){c->ev[0].t, c->order, c});
+	sorted_insert(m, (struct oent){c->ev[0].t, c->order, c});
 	return 0;
 }
 
 /* Open every chunk that starts no later than the earliest pending event. */
 static __attribute__((noinline)) int open_due(struct arr_merge *m)
 {
-	while (m->next < m->nidx && (m->nheap == 0 || m->idx[m->next].first_t <= m->heap[0].t)) {
+	while (m->next < m->nidx && (m->nord == 0 || m->idx[m->next].first_t <= m->ord[0].t)) {
 		int rc = open_next(m);
 		if (rc)
 			return rc;
@@ -468,23 +468,23 @@ static __attribute__((noinline)) int open_due(struct arr_merge *m)
 static inline int merge_step(struct arr_merge *m)
 {
 	if (m->held) {
-		struct cursor *c = m->heap[0].c;
+		struct cursor *c = m->ord[0].c;
 		m->held = 0;
 		if (++c->pos < c->n) {
-			struct hent x = m->heap[0];
+			struct oent x = m->ord[0];
 			x.t = c->ev[c->pos].t;
 			sorted_reroot(m, x);
 		} else {
 			cursor_retire(m, c);
-			memmove(&m->heap[0], &m->heap[1], --m->nheap * sizeof *m->heap);
+			memmove(&m->ord[0], &m->ord[1], --m->nord * sizeof *m->ord);
 		}
 	}
-	if (m->next < m->nidx && (m->nheap == 0 || m->idx[m->next].first_t <= m->heap[0].t)) {
+	if (m->next < m->nidx && (m->nord == 0 || m->idx[m->next].first_t <= m->ord[0].t)) {
 		int rc = open_due(m);
 		if (rc)
 			return rc;
 	}
-	if (m->nheap == 0)
+	if (m->nord == 0)
 		return m->index_rc;
 	set_limit(m);
 	return 1;
@@ -503,9 +503,9 @@ static __attribute__((noinline)) int merge_step_slow(struct arr_merge *m)
 int arr_merge_next(struct arr_merge *m, const struct arr_event **evp)
 {
 	/* Fast path: the root's next event is still below its bound, so the
-	 * heap would hand the same cursor back. */
+	 * order would hand the same cursor back. */
 	if (m->held) {
-		struct cursor *c = m->heap[0].c;
+		struct cursor *c = m->ord[0].c;
 		if (c->pos + 1 < c->n && c->ev[c->pos + 1].t < m->limit) {
 			*evp = &c->ev[++c->pos];
 			return 1;
@@ -514,7 +514,7 @@ int arr_merge_next(struct arr_merge *m, const struct arr_event **evp)
 	int rc = merge_step_slow(m);
 	if (rc != 1)
 		return rc;
-	struct cursor *c = m->heap[0].c;
+	struct cursor *c = m->ord[0].c;
 	m->held = 1;
 	*evp = &c->ev[c->pos];
 	return 1;
@@ -573,7 +573,7 @@ int arr__merge_next_run(struct arr_merge *m, const struct arr_event **evp, size_
 	/* Extend the run while the root's events stay strictly before every
 	 * other cursor's head and before the next chunk to open: exactly what
 	 * arr_merge_next() would hand out one at a time. */
-	struct cursor *c = m->heap[0].c;
+	struct cursor *c = m->ord[0].c;
 	uint32_t k = run_end(c, m->limit);
 	*evp = &c->ev[c->pos];
 	*n = k - c->pos;
@@ -602,7 +602,7 @@ int arr__merge_next_batch(struct arr_merge *m, struct arr_event *buf, size_t cap
 			m->pending_rc = rc;
 			break;
 		}
-		struct cursor *c = m->heap[0].c;
+		struct cursor *c = m->ord[0].c;
 		const struct arr_event *ev = c->ev;
 		const uint64_t limit = m->limit;
 		uint32_t pos = c->pos, end = c->n;
@@ -645,14 +645,14 @@ void arr_merge_close(struct arr_merge *m)
 	if (!m)
 		return;
 	ahead_stop(m);
-	for (size_t i = 0; i < m->nheap; i++)
-		cursor_free(m->heap[i].c);
+	for (size_t i = 0; i < m->nord; i++)
+		cursor_free(m->ord[i].c);
 	while (m->spare) {
 		struct cursor *c = m->spare;
 		m->spare = c->next_spare;
 		cursor_free(c);
 	}
-	free(m->heap);
+	free(m->ord);
 	free(m->idx);
 	free(m);
 }
