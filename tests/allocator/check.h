@@ -2,11 +2,13 @@
  * tests/allocator/check.h - the allocator tests' CHECK(): a failed
  * condition is printed with its file and line and counted in `failures`
  * (the test exits non-zero if any failed); the test goes on, so one run
- * shows every broken check.
+ * shows every broken check. And resident_pages(), by mincore().
  */
 #ifndef ALLOCRR_TESTS_ALLOCATOR_CHECK_H
 #define ALLOCRR_TESTS_ALLOCATOR_CHECK_H
+#include <stdint.h>
 #include <stdio.h>
+#include <sys/mman.h>
 
 static int failures;
 #define CHECK(cond)                                                                              \
@@ -16,4 +18,26 @@ static int failures;
 			failures++;                                                              \
 		}                                                                                \
 	} while (0)
+
+/* Resident OS pages wholly inside [p, p + size), by mincore(); `unmapped`
+ * when part of the range is not mapped (0 to count it as not resident, or
+ * a value no check expects). */
+static inline unsigned resident_pages_or(const void *p, size_t size, unsigned unmapped)
+{
+	unsigned char vec[256];
+	uintptr_t a = ((uintptr_t)p + 4095) & ~(uintptr_t)4095, e = ((uintptr_t)p + size) & ~(uintptr_t)4095;
+	unsigned n = 0;
+	while (a < e) {
+		size_t np = (e - a) / 4096 < sizeof vec ? (e - a) / 4096 : sizeof vec;
+		if (mincore((void *)a, np * 4096, vec) != 0)
+			return unmapped;
+		for (size_t i = 0; i < np; i++)
+			n += vec[i] & 1;
+		a += np * 4096;
+	}
+	return n;
+}
+
+/* Resident OS pages of [p, p + size); an unmapped range counts as none. */
+static inline unsigned resident_pages(const void *p, size_t size) { return resident_pages_or(p, size, 0); }
 #endif

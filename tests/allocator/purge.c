@@ -17,19 +17,6 @@
 
 enum { SIZE = 300000, DELAY = 20000 };
 
-static unsigned resident_pages(const void *p, size_t size)
-{
-	static unsigned char vec[SIZE / 4096 + 1];
-	uintptr_t a = ((uintptr_t)p + 4095) & ~(uintptr_t)4095, e = ((uintptr_t)p + size) & ~(uintptr_t)4095;
-	size_t np = (e - a) / 4096;
-	if (mincore((void *)a, np * 4096, vec) != 0)
-		return 0;
-	unsigned n = 0;
-	for (size_t i = 0; i < np; i++)
-		n += vec[i] & 1;
-	return n;
-}
-
 static void pairs(long n)
 {
 	for (long i = 0; i < n; i++) {

@@ -30,28 +30,10 @@
 
 static struct arr_alloc_stats st;
 
-static unsigned resident_pages(const void *p, size_t size)
-{
-	static unsigned char vec[1024];
-	uintptr_t a = ((uintptr_t)p + 4095) & ~(uintptr_t)4095, e = ((uintptr_t)p + size) & ~(uintptr_t)4095;
-	if (e <= a)
-		return 0;
-	size_t np = (e - a) / 4096 < sizeof vec ? (e - a) / 4096 : sizeof vec;
-	if (mincore((void *)a, np * 4096, vec) != 0)
-		return 9999;
-	unsigned n = 0;
-	for (size_t i = 0; i < np; i++)
-		n += vec[i] & 1;
-	return n;
-}
-
-/* For checks that memory went back: an unmapped range (a segment left
- * wholly free and clean is unmapped) counts as not resident. */
-static unsigned resident_or_unmapped(const void *p, size_t size)
-{
-	unsigned n = resident_pages(p, size);
-	return n == 9999 ? 0 : n;
-}
+/* resident_pages_or()'s answer for an unmapped range where a check needs the
+ * memory mapped; resident_pages(), for checks that memory went back, counts
+ * it as none (a segment left wholly free and clean is unmapped). */
+enum { UNMAPPED = 9999 };
 
 static uint64_t purged(void)
 {
@@ -283,17 +265,17 @@ static void test_decay(void)
 		churn(3000);
 		unsigned char *q = arr_malloc(SZ);
 		CHECK(q == p);
-		CHECK(resident_pages(q, SZ) >= SZ / 4096 - 1);
+		CHECK(resident_pages_or(q, SZ, UNMAPPED) >= SZ / 4096 - 1);
 		memset(q, 8, SZ);
 	}
-	CHECK(resident_pages(p, SZ) >= SZ / 4096 - 1);
+	CHECK(resident_pages_or(p, SZ, UNMAPPED) >= SZ / 4096 - 1);
 	(void)before;
 	/* left free: purged after the delay */
 	arr_free(p);
 	churn(4000);
-	CHECK(resident_pages(p, SZ) >= SZ / 4096 - 1); /* not yet */
+	CHECK(resident_pages_or(p, SZ, UNMAPPED) >= SZ / 4096 - 1); /* not yet */
 	churn(40000);
-	CHECK(resident_pages(p, SZ) == 0);
+	CHECK(resident_pages_or(p, SZ, UNMAPPED) == 0);
 	CHECK(purged() - before >= SZ / 4096 - 1);
 	/* and comes back zero for calloc */
 	unsigned char *z = arr_calloc(1, SZ);
@@ -323,7 +305,7 @@ static unsigned trim_round(unsigned char **b, unsigned n, size_t sz, unsigned ke
 		arr_free(b[i]);
 	unsigned res = 0;
 	for (unsigned i = 0; i < n - keep; i++)
-		res += resident_pages(b[i], sz);
+		res += resident_pages_or(b[i], sz, UNMAPPED);
 	return res;
 }
 
@@ -342,7 +324,7 @@ static void test_trim(void)
 		arr_free(b[i]);
 	res = 0;
 	for (unsigned i = 0; i < N; i++)
-		res += resident_or_unmapped(b[i], SZ);
+		res += resident_pages(b[i], SZ);
 	CHECK((size_t)res * 4096 <= ((size_t)4 << 20) + 2 * N * 4096);
 	/* never purge: nothing goes */
 	CHECK(arr_alloc_set_option("purge_delay", -1) == 0);
@@ -657,7 +639,7 @@ static void test_arena_thread_exit(void)
 	churn(100000); /* this thread's ticks purge the idle arena */
 	unsigned left = 0;
 	for (int i = 0; i < 32; i++)
-		left += resident_or_unmapped(v[i], 100000);
+		left += resident_pages(v[i], 100000);
 	CHECK(left <= 32 * 2); /* the OS pages the blocks share with a neighbour */
 	CHECK(purged() - before >= 32 * (100000 / 4096 - 2));
 	CHECK(arr_alloc_set_option("purge_delay", delay0) == 0);
@@ -695,7 +677,7 @@ static void test_arena_steal(void)
 	/* pin's span is free and resident in this thread's arena; the next
 	 * thread's (the first one's heap, so its arena) holds `a` and nothing
 	 * resident that fits */
-	CHECK(resident_pages(pin, 200000) >= 200000 / 4096 - 1);
+	CHECK(resident_pages_or(pin, 200000, UNMAPPED) >= 200000 / 4096 - 1);
 	CHECK(pthread_create(&t, NULL, alloc_free_one, &b) == 0);
 	pthread_join(t, NULL);
 	CHECK(b == pin);

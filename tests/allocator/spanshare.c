@@ -78,24 +78,6 @@ static void held_finish(pthread_t t)
 	pthread_join(t, NULL);
 }
 
-/* ---- residency ---- */
-
-static unsigned resident_pages(const void *p, size_t size)
-{
-	unsigned char vec[64];
-	uintptr_t a = ((uintptr_t)p + PAGE - 1) & ~(uintptr_t)(PAGE - 1),
-		  e = ((uintptr_t)p + size) & ~(uintptr_t)(PAGE - 1);
-	if (e <= a)
-		return 0;
-	size_t np = (e - a) / PAGE < sizeof vec ? (e - a) / PAGE : sizeof vec;
-	if (mincore((void *)a, np * PAGE, vec) != 0)
-		return 0;
-	unsigned n = 0;
-	for (size_t i = 0; i < np; i++)
-		n += vec[i] & 1;
-	return n;
-}
-
 static void on_alarm(int sig)
 {
 	(void)sig;

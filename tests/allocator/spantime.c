@@ -41,23 +41,6 @@ static void on_alarm(int sig)
 
 /* ---- the trim's age bound ---- */
 
-#include <sys/mman.h>
-
-static unsigned resident_pages(const void *p, size_t size)
-{
-	static unsigned char vec[64];
-	uintptr_t a = ((uintptr_t)p + 4095) & ~(uintptr_t)4095, e = ((uintptr_t)p + size) & ~(uintptr_t)4095;
-	if (e <= a)
-		return 0;
-	size_t np = (e - a) / 4096 < sizeof vec ? (e - a) / 4096 : sizeof vec;
-	if (mincore((void *)a, np * 4096, vec) != 0)
-		return 0; /* unmapped: not resident */
-	unsigned n = 0;
-	for (size_t i = 0; i < np; i++)
-		n += vec[i] & 1;
-	return n;
-}
-
 static void test_trim_age(void)
 {
 	enum { N = 96, KEEP = 6, SZ = 200000, INNER = SZ / 4096 - 1 };

@@ -23,20 +23,6 @@ enum { NBIG = 12, BIG = 200000, NSMALL = 3000, SMALL = 600 };
 static unsigned char *big[NBIG], *small[NSMALL];
 static struct arr_alloc_stats st;
 
-/* Resident OS pages of [p, p + size); an unmapped range counts as none. */
-static unsigned resident_pages(const void *p, size_t size)
-{
-	static unsigned char vec[BIG / 4096 + 1];
-	uintptr_t a = ((uintptr_t)p + 4095) & ~(uintptr_t)4095, e = ((uintptr_t)p + size) & ~(uintptr_t)4095;
-	size_t np = (e - a) / 4096;
-	if (mincore((void *)a, np * 4096, vec) != 0)
-		return 0;
-	unsigned n = 0;
-	for (size_t i = 0; i < np; i++)
-		n += vec[i] & 1;
-	return n;
-}
-
 /* Written span-heap blocks and class blocks, all freed: what a phase of a
  * program leaves behind. */
 static void phase(void)

@@ -16,15 +16,7 @@
 
 #include "allocrr/trace.h"
 
-#define CHECK(cond, ...)                                                                         \
-	do {                                                                                     \
-		if (!(cond)) {                                                                   \
-			fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond); \
-			fprintf(stderr, __VA_ARGS__);                                            \
-			fputc('\n', stderr);                                                     \
-			exit(1);                                                                 \
-		}                                                                                \
-	} while (0)
+#include "check.h"
 
 /* The reference: every event (strings copied), the end code and where. */
 struct ref {

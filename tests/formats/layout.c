@@ -12,15 +12,7 @@
 #include "allocrr/trace.h"
 #include "writer.h"
 
-#define CHECK(cond, ...)                                                                         \
-	do {                                                                                     \
-		if (!(cond)) {                                                                   \
-			fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond); \
-			fprintf(stderr, __VA_ARGS__);                                            \
-			fputc('\n', stderr);                                                     \
-			exit(1);                                                                 \
-		}                                                                                \
-	} while (0)
+#include "check.h"
 
 /* The value of n little-endian bytes at p, spelled out. */
 static uint64_t le(const uint8_t *p, int n)
