@@ -774,7 +774,12 @@ void arr__heap_census(struct arr__heap *h, uint64_t clock)
 			o->census_idle = 0;
 		else if (o->census_idle < UINT8_MAX)
 			o->census_idle++;
-		bool waits = ops == o->census_join_ops && o->census_join_calls < CENSUS_FAST_MAX;
+		/* started and waits: no call since the newest heap started, few
+		 * before; or few calls in all and none since the last census (a
+		 * main thread whose heap started after its worker's: a replay's
+		 * threads start in any order) */
+		bool waits = (ops == o->census_join_ops && o->census_join_calls < CENSUS_FAST_MAX) ||
+			     (ops == o->census_ops && ops < CENSUS_FAST_MAX);
 		o->census_busy = o->census_idle == 0 || (!waits && o->census_idle < CENSUS_IDLE);
 		o->census_ops = ops;
 		busy += o->census_busy;
