@@ -6,7 +6,8 @@
  * blocks a tick from a class at most twice the request instead of taking an
  * OS page of its own; a class's freed blocks in its older pages are used
  * again before its current page carves fresh ones; a thread that made a few
- * calls and then none stops counting as busy. Exits non-zero if a
+ * calls and then none stops counting as busy, and so does one that made many
+ * and then none for 16 censuses' worth of the op clock. Exits non-zero if a
  * check fails.
  */
 #include <pthread.h>
@@ -238,9 +239,39 @@ static void test_late_idle_heap(void)
 	started = 0;
 }
 
+/*
+ * A main thread that made many calls, then started a worker and waits,
+ * stops counting after 16 censuses' worth of the op clock (16 x 1024
+ * operations), not after 16 censuses: the clock is synced, and the census
+ * taken, at pool calls only, here the worker's ticks (one every 4096 frees,
+ * 8192 operations). After 5 ticks one thread is busy: a class above 1 KiB
+ * is sparse (1550 bytes: a 1792-byte span block). Counted in censuses, main
+ * stayed busy for 16 ticks.
+ */
+static void *ticking_worker(void *arg)
+{
+	for (int i = 0; i < 5 * 4096; i++)
+		arr_free(arr_malloc(32));
+	CHECK(usable_of(1550) == 1792);
+	return arg;
+}
+
+static void test_idle_main_by_clock(void)
+{
+	static void *v[300];
+	for (int i = 0; i < 300; i++) /* more than a start-up's few calls */
+		v[i] = arr_malloc(40);
+	for (int i = 0; i < 300; i++)
+		arr_free(v[i]);
+	pthread_t t;
+	CHECK(pthread_create(&t, NULL, ticking_worker, NULL) == 0);
+	pthread_join(t, NULL);
+}
+
 int main(void)
 {
 	test_late_idle_heap(); /* first: main has no heap yet */
+	test_idle_main_by_clock();
 	test_sparse_defaults();
 	test_sparse_threads();
 	pthread_t t;
