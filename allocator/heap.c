@@ -723,19 +723,18 @@ static void heap_thread_done(void *arg)
  * one that made fewer than CENSUS_FAST_MAX calls in all and fewer than
  * CENSUS_MIN_OPS since the previous census, at once too (a main thread that
  * made its few calls after its worker's heap started: a replay starts its
- * threads in any order, so the newest heap may be the waiting one; one more
- * census of it counted busy and t1 private large steady's worker took class
- * pages for its 1-8 KiB blocks meanwhile, held to the end: 18.3 MiB peak
- * instead of 16.8); and one that made fewer than
- * CENSUS_MIN_OPS calls at each census while the op clock advanced
+ * threads in any order, so the newest heap may be the waiting one, and while
+ * it counts the worker's 1-8 KiB blocks take class pages that they then hold:
+ * t1 private large steady 18.3 MiB instead of 16.8); and one that made fewer
+ * than CENSUS_MIN_OPS calls at each census while the op clock advanced
  * CENSUS_IDLE_OPS (16 censuses' worth, counted on the clock because the clock
  * is synced at pool calls only, which a thread working in the span heap makes
  * every few thousand operations). A worker that waits for the others for a
- * while is not idle: demoted because it made no call since a newer worker started (its
- * first worker waiting at the replay's pace for the second to catch up), a
- * paced 2-thread replay flapped between one and two busy threads (sparse
- * classes on and off: t2 private mixed steady 15.7 -> 14.4-17.6 MB). A heap
- * that calls the pool counts again at once.
+ * while is not idle: demoted because it made no call since a newer worker
+ * started (its first worker waiting at the replay's pace for the second to
+ * catch up), a paced 2-thread replay flapped between one and two busy
+ * threads (sparse classes on and off: t2 private mixed steady 15.7 ->
+ * 14.4-17.6 MB). A heap that calls the pool counts again at once.
  * A heap's counters are its owner's, read here without its cooperation (as
  * the statistics do): a census is a sample.
  */
