@@ -715,23 +715,31 @@ static void heap_thread_done(void *arg)
  * prepared the workload with): `mtwork 1 private mixed wave` replayed with
  * its sparse classes dense and purges at 12 x the delay. Busy instead: a new
  * heap counts at once (threads that start are about to allocate); every
- * ARR__CENSUS_OPS of the op clock, at a pool call, two kinds of heap stop
+ * ARR__CENSUS_OPS of the op clock, at a pool call, three kinds of heap stop
  * counting: one that has made no call since the newest heap started and
  * fewer than CENSUS_FAST_MAX between the two newest heaps' starts (a main
  * thread that started its workers and waits; the engine's thread, which made
  * none since the recorded main thread's stream started), at the first census;
- * and one that made fewer than CENSUS_MIN_OPS calls in each of CENSUS_IDLE
- * censuses in a row. A worker that waits for the others for a while is not
- * idle: demoted because it made no call since a newer worker started (its
- * first worker waiting at the replay's pace for the second to catch up), a
- * paced 2-thread replay flapped between one and two busy threads (sparse
- * classes on and off: t2 private mixed steady 15.7 -> 14.4-17.6 MB). A heap
- * that calls the pool counts again at once.
+ * one that made fewer than CENSUS_FAST_MAX calls in all and fewer than
+ * CENSUS_MIN_OPS since the previous census, at once too (a main thread that
+ * made its few calls after its worker's heap started: a replay starts its
+ * threads in any order, so the newest heap may be the waiting one, and while
+ * it counts the worker's 1-8 KiB blocks take class pages that they then hold:
+ * t1 private large steady 18.3 MiB instead of 16.8); and one that made fewer
+ * than CENSUS_MIN_OPS calls at each census while the op clock advanced
+ * CENSUS_IDLE_OPS (16 censuses' worth, counted on the clock because the clock
+ * is synced at pool calls only, which a thread working in the span heap makes
+ * every few thousand operations). A worker that waits for the others for a
+ * while is not idle: demoted because it made no call since a newer worker
+ * started (its first worker waiting at the replay's pace for the second to
+ * catch up), a paced 2-thread replay flapped between one and two busy
+ * threads (sparse classes on and off: t2 private mixed steady 15.7 ->
+ * 14.4-17.6 MB). A heap that calls the pool counts again at once.
  * A heap's counters are its owner's, read here without its cooperation (as
  * the statistics do): a census is a sample.
  */
 #define CENSUS_MIN_OPS 8
-#define CENSUS_IDLE 16
+#define CENSUS_IDLE_OPS (16 * ARR__CENSUS_OPS)
 #define CENSUS_FAST_MAX 256
 static uint64_t census_next;
 
@@ -745,7 +753,7 @@ static void census_join(struct arr__heap *h)
 			o->census_join_calls = ops - o->census_join_ops;
 			o->census_ops = o->census_join_ops = ops;
 		}
-	h->census_idle = 0;
+	h->census_active = arr__pool_clock();
 	if (!h->census_busy) {
 		h->census_busy = true;
 		atomic_fetch_add_explicit(&arr__busy_heaps, 1, memory_order_relaxed);
@@ -758,7 +766,7 @@ void arr__heap_census(struct arr__heap *h, uint64_t clock)
 		return;
 	if (!h->census_busy) {
 		h->census_busy = true;
-		h->census_idle = 0;
+		h->census_active = clock;
 		atomic_fetch_add_explicit(&arr__busy_heaps, 1, memory_order_relaxed);
 	}
 	if (clock < census_next)
@@ -770,12 +778,14 @@ void arr__heap_census(struct arr__heap *h, uint64_t clock)
 			continue;
 		uint64_t ops = __atomic_load_n(&o->alloc_count, __ATOMIC_RELAXED) +
 			       __atomic_load_n(&o->free_count, __ATOMIC_RELAXED);
-		if (o == h || ops - o->census_ops >= CENSUS_MIN_OPS)
-			o->census_idle = 0;
-		else if (o->census_idle < UINT8_MAX)
-			o->census_idle++;
-		bool waits = ops == o->census_join_ops && o->census_join_calls < CENSUS_FAST_MAX;
-		o->census_busy = o->census_idle == 0 || (!waits && o->census_idle < CENSUS_IDLE);
+		bool active = o == h || ops - o->census_ops >= CENSUS_MIN_OPS;
+		if (active)
+			o->census_active = clock;
+		/* started and waits: no call since the newest heap started and
+		 * few before, or few in all and almost none since the last census */
+		bool waits = (ops == o->census_join_ops && o->census_join_calls < CENSUS_FAST_MAX) ||
+			     (ops - o->census_ops < CENSUS_MIN_OPS && ops < CENSUS_FAST_MAX);
+		o->census_busy = active || (!waits && clock - o->census_active < CENSUS_IDLE_OPS);
 		o->census_ops = ops;
 		busy += o->census_busy;
 	}

@@ -373,7 +373,7 @@ struct arr__heap {
 	 * the heap's operations at the last census, and whether it counts. */
 	uint64_t census_ops, census_join_ops; /* at the last census, at the last new heap */
 	uint64_t census_join_calls;           /* made between the last two new heaps */
-	uint8_t census_idle;                  /* censuses in a row it made (almost) none */
+	uint64_t census_active;               /* op clock when it last made calls at a census */
 	bool census_busy;
 	int state;                    /* ARR__HEAP_* */
 	struct arr__heap *next_all;   /* every heap ever made (never unmapped) */

@@ -5,7 +5,9 @@
  * pages), and a class below 256 bytes with no page of its own borrows a few
  * blocks a tick from a class at most twice the request instead of taking an
  * OS page of its own; a class's freed blocks in its older pages are used
- * again before its current page carves fresh ones. Exits non-zero if a
+ * again before its current page carves fresh ones; a thread that made a few
+ * calls and then none stops counting as busy, and so does one that made many
+ * and then none for 16 censuses' worth of the op clock. Exits non-zero if a
  * check fails.
  */
 #include <pthread.h>
@@ -191,8 +193,85 @@ static void *reuse_first(void *arg)
 	return arg;
 }
 
+/*
+ * A thread that makes a few calls and then none is not busy, whichever heap
+ * started first: in a parallel replay a recorded main thread's two callocs
+ * may come after its worker's first malloc, so its heap is the newest and
+ * the worker's start says nothing of it. Here the worker starts first, then
+ * main (no heap yet in this process) makes two calls and waits in
+ * pthread_join; after a few ticks of the worker (censuses at its pool
+ * calls) one thread is busy and a class above 1 KiB is sparse again: 1550
+ * bytes are a 1792-byte span block, not class 1664. Counted busy until 16
+ * idle censuses had passed, main kept it dense for 16 ticks.
+ */
+static int late_main_called;
+
+static void *late_worker(void *arg)
+{
+	arr_free(arr_malloc(32));
+	pthread_mutex_lock(&mu);
+	started = 1;
+	pthread_cond_broadcast(&cv);
+	while (!late_main_called)
+		pthread_cond_wait(&cv, &mu);
+	pthread_mutex_unlock(&mu);
+	for (int i = 0; i < 4 * 4096; i++)
+		arr_free(arr_malloc(32));
+	CHECK(usable_of(1550) == 1792);
+	return arg;
+}
+
+static void test_late_idle_heap(void)
+{
+	pthread_t t;
+	CHECK(pthread_create(&t, NULL, late_worker, NULL) == 0);
+	pthread_mutex_lock(&mu);
+	while (!started)
+		pthread_cond_wait(&cv, &mu);
+	pthread_mutex_unlock(&mu);
+	void *p = arr_malloc(24); /* main's heap: the newest */
+	arr_free(p);
+	pthread_mutex_lock(&mu);
+	late_main_called = 1;
+	pthread_cond_broadcast(&cv);
+	pthread_mutex_unlock(&mu);
+	pthread_join(t, NULL);
+	started = 0;
+}
+
+/*
+ * A main thread that made many calls, then started a worker and waits,
+ * stops counting after 16 censuses' worth of the op clock (16 x 1024
+ * operations), not after 16 censuses: the clock is synced, and the census
+ * taken, at pool calls only, here the worker's ticks (one every 4096 frees,
+ * 8192 operations). After 5 ticks one thread is busy: a class above 1 KiB
+ * is sparse (1550 bytes: a 1792-byte span block). Counted in censuses, main
+ * stayed busy for 16 ticks.
+ */
+static void *ticking_worker(void *arg)
+{
+	for (int i = 0; i < 5 * 4096; i++)
+		arr_free(arr_malloc(32));
+	CHECK(usable_of(1550) == 1792);
+	return arg;
+}
+
+static void test_idle_main_by_clock(void)
+{
+	static void *v[300];
+	for (int i = 0; i < 300; i++) /* more than a start-up's few calls */
+		v[i] = arr_malloc(40);
+	for (int i = 0; i < 300; i++)
+		arr_free(v[i]);
+	pthread_t t;
+	CHECK(pthread_create(&t, NULL, ticking_worker, NULL) == 0);
+	pthread_join(t, NULL);
+}
+
 int main(void)
 {
+	test_late_idle_heap(); /* first: main has no heap yet */
+	test_idle_main_by_clock();
 	test_sparse_defaults();
 	test_sparse_threads();
 	pthread_t t;
