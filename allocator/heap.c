@@ -724,8 +724,8 @@ static void heap_thread_done(void *arg)
  * CENSUS_MIN_OPS since the previous census, at once too (a main thread that
  * made its few calls after its worker's heap started: a replay starts its
  * threads in any order, so the newest heap may be the waiting one, and while
- * it counts the worker's 1-8 KiB blocks take class pages that they then hold:
- * t1 private large steady 18.3 MiB instead of 16.8); and one that made fewer
+ * it counts the worker's 1-8 KiB blocks take class pages that they then
+ * hold); and one that made fewer
  * than CENSUS_MIN_OPS calls at each census while the op clock advanced
  * CENSUS_IDLE_OPS (16 censuses' worth, counted on the clock because the clock
  * is synced at pool calls only, which a thread working in the span heap makes
