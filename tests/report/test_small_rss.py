@@ -7,7 +7,10 @@ page's tile read 570 MiB/s for python3). Terminal, JSON and page (headless
 Chromium, when installed). And a replay's RSS curve reaches its peak: the
 leaker's 4 MiB block, allocated and freed between two of 200 samples, was in
 glibc's peak_rss but on no sample (the curve topped at 36 KiB); the measure
-run's samples are each their interval's peak (VmHWM), which places it."""
+run's samples are each their interval's peak (VmHWM), which places it.
+The replay touches pages by name: the leaker's recorded samples (every
+10 ms) often miss its 4 MiB spike, and the automatic choice would then
+replay untouched (a flaky test, and a defect of its own: issue 10's notes)."""
 import json
 import os
 import sys
@@ -52,7 +55,7 @@ def test():
     d = tmpdir()
     lk = os.path.join(d, "leak.atr")
     arrtest.record(lk, [LEAKER, "2"])
-    cfg = write(os.path.join(d, "lk.yaml"), "traces: [%s]\nallocators: [glibc]\nreplay: {zeroing: false, samples: 200}\n"
+    cfg = write(os.path.join(d, "lk.yaml"), "traces: [%s]\nallocators: [glibc]\nreplay: {zeroing: false, samples: 200, touch: page}\n"
                 "output: {dir: %s/out-lk, html: false, csv: false}\n" % (lk, d))
     report(cfg, "-q", check=0)
     g = json.load(open(os.path.join(d, "out-lk", "report.json")))["traces"][0]["allocators"][0]
