@@ -572,6 +572,55 @@ static unsigned free_insert(struct arr__span_arena *a, struct arr__spanseg *s, u
 	return u;
 }
 
+/* Under the lock: free_insert() for a block just freed (dirty), merged with
+ * its free neighbours. The merged span reuses a merged neighbour's node
+ * (no slot released and taken again) and goes to the lru's tail with the
+ * clock's stamp, as free_insert() would put it: that one's general path
+ * (the lru place a purged span inherits) was a sixth of a `large`
+ * replay's instructions. Its tags at u and u + len - 1 are zero. */
+static inline __attribute__((always_inline)) void free_coalesce(struct arr__span_arena *a, struct arr__spanseg *s,
+								unsigned u, unsigned len)
+{
+	struct arr__span_node *n = NULL;
+	unsigned e = u + len;
+	if (u > FIRST_UNIT) {
+		uint32_t lt = s->tag[u - 1];
+		if ((lt & T_STATE) == T_FREE) {
+			unsigned nl = lt & T_LEN, nu = u - nl;
+			n = node_at(s, nu);
+			bin_remove(a, n, nl);
+			if (lt & T_DIRTY)
+				lru_remove(a, n, nl);
+			s->tag[u - 1] = 0;
+			u = nu;
+			len += nl;
+		}
+	}
+	if (e < UNITS) {
+		uint32_t rt = s->tag[e];
+		if ((rt & T_STATE) == T_FREE) {
+			unsigned nl = rt & T_LEN;
+			struct arr__span_node *r = node_at(s, e);
+			bin_remove(a, r, nl);
+			if (rt & T_DIRTY)
+				lru_remove(a, r, nl);
+			s->tag[e] = 0;
+			len += nl;
+			if (n == NULL)
+				n = r;
+			else
+				node_release(s, r);
+		}
+	}
+	if (n == NULL)
+		n = node_new(s, u);
+	n->unit = u;
+	set_tags(s, u, len, T_FREE | T_DIRTY | slot_bits(s, n));
+	bin_insert(a, n, len);
+	n->stamp = arr__pool_clock();
+	lru_append(a, n, len);
+}
+
 /* Without the lock: purge, then put the spans back free and clean. */
 static void purge_finish(struct arr__span_arena *a, struct busy *b, unsigned n, struct iovec *iov, unsigned niov)
 {
@@ -699,22 +748,32 @@ static void unlock_and_trim(struct arr__span_arena *a)
 /* Called with the lock held; releases it. Every TICK_OPS operations of
  * the span heap, and at every heap tick (arr__span_tick), not more often:
  * purges come in batches. */
-static void unlock_and_tick(struct arr__span_arena *a)
+static __attribute__((noinline)) void unlock_and_tick_slow(struct arr__span_arena *a)
 {
-	if (ARR_UNLIKELY(trim_goal(a) != 0)) {
-		unlock_and_trim(a);
-		return;
-	}
-	if (a->ops < a->tick_at) {
-		lock_give(&a->lock);
-		return;
-	}
 	a->tick_at = a->ops + TICK_OPS;
 	/* the walk is O(segments x units): every 16th tick, not every operation */
 	if (ARR_DEBUG >= 2 && a->ops % (16 * TICK_OPS) < TICK_OPS)
 		ARR__ASSERT_EXPENSIVE(arena_is_valid_locked(a));
 	unlock_and_purge(a);
 }
+
+/* `trim`: whether to test for a trim. A malloc that made no page resident
+ * leaves resident memory as it was and live memory higher, so it cannot
+ * make a trim due: only frees and mallocs that take fresh pages test. */
+static inline __attribute__((always_inline)) void unlock_and_tick_if(struct arr__span_arena *a, bool trim)
+{
+	if (trim && ARR_UNLIKELY(trim_goal(a) != 0)) {
+		unlock_and_trim(a);
+		return;
+	}
+	if (ARR_LIKELY(a->ops < a->tick_at)) {
+		lock_give(&a->lock);
+		return;
+	}
+	unlock_and_tick_slow(a);
+}
+
+static void unlock_and_tick(struct arr__span_arena *a) { unlock_and_tick_if(a, true); }
 
 uint64_t arr__span_resident_pages(void)
 {
@@ -742,7 +801,8 @@ void arr__span_tick(void)
 /* Under a's lock: the best fit for need units (the first non-empty bin from
  * need on), false if none. */
 #define BIN_SCAN 8 /* spans of the best fit's bin looked at for a resident one */
-static bool best_fit(struct arr__span_arena *a, unsigned need, struct arr__spanseg **sp, unsigned *up)
+static inline __attribute__((always_inline)) bool best_fit(struct arr__span_arena *a, unsigned need,
+							   struct arr__spanseg **sp, unsigned *up)
 {
 	unsigned b = need, w = b / 64;
 	uint64_t m = a->bin_mask[w] & (~(uint64_t)0 << (b % 64));
@@ -807,8 +867,15 @@ static struct arr__span_arena *steal(struct arr__span_arena *a, unsigned need, s
 	return NULL;
 }
 
-static void *carve(struct arr__span_arena *a, struct arr__spanseg *s, unsigned u, unsigned need, size_t size,
-		   bool *zeroed);
+static inline __attribute__((always_inline)) void *carve(struct arr__span_arena *a, struct arr__spanseg *s, unsigned u,
+							 unsigned need, size_t size, bool zero, bool *zeroed);
+
+/* carve() for a block of another arena (steal()): out of line, rare */
+static __attribute__((noinline)) void *carve_stolen(struct arr__span_arena *a, struct arr__spanseg *s, unsigned u,
+						    unsigned need, size_t size, bool zero, bool *zeroed)
+{
+	return carve(a, s, u, need, size, zero, zeroed);
+}
 
 /*
  * Heap h's malloc found its arena's lock taken. Every heap starts in arena 0
@@ -837,7 +904,6 @@ static void split(struct arr__heap *h, unsigned contended)
 
 void *arr__span_alloc(struct arr__heap *h, size_t size, bool zero, bool *zeroed)
 {
-	(void)zero;
 	if (ARR_UNLIKELY(arr__opt.span_split == 0))
 		split(h, 0);
 	struct arr__span_arena *a = arena_of_heap(h);
@@ -857,7 +923,7 @@ void *arr__span_alloc(struct arr__heap *h, size_t size, bool zero, bool *zeroed)
 		struct arr__span_arena *o = steal(a, need, size, &os, &ou);
 		if (o != NULL) {
 			lock_give(&a->lock);
-			return carve(o, os, ou, need, size, zeroed);
+			return carve_stolen(o, os, ou, need, size, zero, zeroed);
 		}
 	}
 	if (!found) {
@@ -868,13 +934,14 @@ void *arr__span_alloc(struct arr__heap *h, size_t size, bool zero, bool *zeroed)
 		}
 		u = FIRST_UNIT;
 	}
-	return carve(a, s, u, need, size, zeroed);
+	return carve(a, s, u, need, size, zero, zeroed);
 }
 
 /* Under a's lock, which it releases: the block of need units for size
- * bytes from the free span at u. */
-static void *carve(struct arr__span_arena *a, struct arr__spanseg *s, unsigned u, unsigned need, size_t size,
-		   bool *zeroed)
+ * bytes from the free span at u; *zeroed (if zeroed) says whether it is
+ * known zero, asked for a calloc (zero) only. */
+static inline __attribute__((always_inline)) void *carve(struct arr__span_arena *a, struct arr__spanseg *s, unsigned u,
+							 unsigned need, size_t size, bool zero, bool *zeroed)
 {
 	unsigned len;
 	len = s->tag[u] & T_LEN;
@@ -907,7 +974,6 @@ static void *carve(struct arr__span_arena *a, struct arr__spanseg *s, unsigned u
 			lru_remove(a, n, len);
 		node_release(s, n);
 	}
-	unsigned npages = (u + need + UNITS_PER_OSPAGE - 1) / UNITS_PER_OSPAGE - u / UNITS_PER_OSPAGE;
 	unsigned fresh = range_take(s, u, need);
 	a->resident += fresh;
 	size_t usable = (size_t)need << UNIT_SHIFT;
@@ -919,17 +985,23 @@ static void *carve(struct arr__span_arena *a, struct arr__spanseg *s, unsigned u
 	a->live_req += size;
 	a->nmallocs++;
 	a->ops++;
-	unlock_and_tick(a);
+	unlock_and_tick_if(a, fresh != 0);
 	/* Growth: the pool's idle memory (kept huge mappings, dirty slices)
 	 * cannot serve this; give back as much (as the pool does for its own). */
-	if (fresh)
+	if (ARR_UNLIKELY(fresh != 0))
 		arr__pool_grow((size_t)fresh * ARR__OS_PAGE);
-	if (zeroed)
-		*zeroed = fresh == npages;
+	if (zeroed != NULL) {
+		unsigned npages = (u + need + UNITS_PER_OSPAGE - 1) / UNITS_PER_OSPAGE - u / UNITS_PER_OSPAGE;
+		*zeroed = zero && fresh == npages;
+	}
 	return unit_addr(s, u);
 }
 
 #define FREE_INVALID "free(): invalid pointer (no span block in use there: freed already?)"
+
+/* Set once a block has been cached (never cleared): until then no block is
+ * marked CACHED, and checked_unit() skips the test of the last tag. */
+static _Atomic bool cache_used;
 
 static inline unsigned checked_unit(struct arr__spanseg *s, const void *p, const char *what)
 {
@@ -941,14 +1013,16 @@ static inline unsigned checked_unit(struct arr__spanseg *s, const void *p, const
 	if (ARR__MISUSE((t & (T_STATE | T_START)) != (T_USED | T_START)))
 		arr__fatal(what, p);
 	/* free in a thread's cache: not in use either */
-	if (ARR__MISUSE((t & T_LEN) > 1 && u + (t & T_LEN) <= UNITS &&
+	if (atomic_load_explicit(&cache_used, memory_order_relaxed) &&
+	    ARR__MISUSE((t & T_LEN) > 1 && u + (t & T_LEN) <= UNITS &&
 			(__atomic_load_n(&s->tag[u + (t & T_LEN) - 1], __ATOMIC_RELAXED) & ARR__SP_T_CACHED)))
 		arr__fatal(what, p);
 	return u;
 }
 
 /* Under the lock: the block in use at u goes back to the free spans. */
-static void span_release_locked(struct arr__span_arena *a, struct arr__spanseg *s, unsigned u)
+static inline __attribute__((always_inline)) void span_release_locked(struct arr__span_arena *a, struct arr__spanseg *s,
+								      unsigned u)
 {
 	uint32_t t = s->tag[u];
 	unsigned len = t & T_LEN;
@@ -959,7 +1033,7 @@ static void span_release_locked(struct arr__span_arena *a, struct arr__spanseg *
 	a->ops++;
 	s->tag[u] = 0;
 	s->tag[u + len - 1] = 0;
-	free_insert(a, s, u, len, true);
+	free_coalesce(a, s, u, len);
 }
 
 /* The free of p, checked under its arena's lock; returns the bytes the
@@ -979,7 +1053,7 @@ static size_t span_free_req(struct arr__heap *h, void *p)
 	span_release_locked(a, s, u);
 	if (decay_at_once())
 		a->tick_at = a->ops; /* purge_delay 0: at once, nothing kept */
-	unlock_and_tick(a);
+	unlock_and_tick_if(a, true);
 	return req;
 }
 
@@ -992,7 +1066,7 @@ void arr__span_free(void *p)
 	span_release_locked(a, s, u);
 	if (decay_at_once())
 		a->tick_at = a->ops; /* purge_delay 0: at once, nothing kept */
-	unlock_and_tick(a);
+	unlock_and_tick_if(a, true);
 }
 
 /*
@@ -1270,6 +1344,8 @@ size_t arr__span_cache_free(struct arr__heap *h, void *p)
 	}
 	if (h->sc_n == ARR__SC_N)
 		cache_release(h, ARR__SC_N / 2);
+	if (!atomic_load_explicit(&cache_used, memory_order_relaxed))
+		atomic_store_explicit(&cache_used, true, memory_order_relaxed);
 	/* marked cached, its slack back to the booked one (no correction) */
 	__atomic_store_n(lastp,
 			 (last & (T_LEN | T_STATE)) | ARR__SP_T_CACHED |
