@@ -709,7 +709,7 @@ struct arr__span_node {
 	struct arr__span_node *lnext, *lprev; /* lru (dirty free spans) */
 	uint64_t stamp;                       /* op clock when freed */
 	uint32_t unit;                        /* the span's first unit */
-	uint32_t pad_;
+	uint32_t slot;                        /* its index in node[], for good */
 };
 
 struct arr__spanseg {

@@ -75,6 +75,11 @@
 #define FIRST_UNIT ARR__SP_FIRST_UNIT
 #define DATA_UNITS ARR__SP_DATA_UNITS
 
+/* The summary of the bin mask: best fit's scan for the first non-empty bin
+ * from a length on read up to 65 words one by one (28 instructions a
+ * malloc on a `large` replay); two words say which are not 0. */
+#define MASK_WORDS ((BIN_WORDS + 63) / 64)
+
 /* Purge batches: a tick looks every TICK_OPS operations. */
 #define TICK_OPS 64
 #define PURGE_BATCH 16
@@ -155,6 +160,7 @@ struct arr__span_arena {
 	unsigned nsegs;
 	struct arr__span_node *bins[NBINS];
 	uint64_t bin_mask[BIN_WORDS];
+	uint64_t bin_words[MASK_WORDS]; /* which bin_mask words are not 0 */
 	struct arr__span_node *lru_head, *lru_tail;
 	uint64_t lru_units;    /* units of spans on the lru */
 	uint64_t resident;     /* data OS pages not known clean (Σ of the segments') */
@@ -206,18 +212,23 @@ static inline struct arr__span_node *node_at(struct arr__spanseg *s, unsigned u)
 	return &s->node[s->tag[u] >> T_SLOT_SHIFT & T_SLOT_MASK];
 }
 
+/* (the node's own index: n - s->node divides by the node's size) */
 static inline uint32_t slot_bits(const struct arr__spanseg *s, const struct arr__span_node *n)
 {
-	return (uint32_t)(n - s->node) << T_SLOT_SHIFT;
+	(void)s;
+	ARR__ASSERT(n->slot == (uint32_t)(n - s->node));
+	return n->slot << T_SLOT_SHIFT;
 }
 
 static struct arr__span_node *node_new(struct arr__spanseg *s, unsigned u)
 {
 	struct arr__span_node *n = s->slot_free;
-	if (n != NULL)
+	if (n != NULL) {
 		s->slot_free = n->next;
-	else
-		n = &s->node[s->slots_used++];
+	} else {
+		n = &s->node[s->slots_used];
+		n->slot = s->slots_used++;
+	}
 	ARR__ASSERT(s->slots_used <= SLOTS);
 	n->unit = u;
 	return n;
@@ -253,6 +264,7 @@ static void bin_insert(struct arr__span_arena *a, struct arr__span_node *n, unsi
 		n->next->prev = n;
 	a->bins[b] = n;
 	a->bin_mask[b / 64] |= (uint64_t)1 << (b % 64);
+	a->bin_words[b / 64 / 64] |= (uint64_t)1 << (b / 64 % 64);
 }
 
 static void bin_remove(struct arr__span_arena *a, struct arr__span_node *n, unsigned len)
@@ -264,8 +276,8 @@ static void bin_remove(struct arr__span_arena *a, struct arr__span_node *n, unsi
 		a->bins[b] = n->next;
 	if (n->next)
 		n->next->prev = n->prev;
-	if (a->bins[b] == NULL)
-		a->bin_mask[b / 64] &= ~((uint64_t)1 << (b % 64));
+	if (a->bins[b] == NULL && (a->bin_mask[b / 64] &= ~((uint64_t)1 << (b % 64))) == 0)
+		a->bin_words[b / 64 / 64] &= ~((uint64_t)1 << (b / 64 % 64));
 }
 
 static void lru_append(struct arr__span_arena *a, struct arr__span_node *n, unsigned len)
@@ -347,7 +359,8 @@ static inline void touched_pages(unsigned u, unsigned len, unsigned *lo, unsigne
 
 /* Does any OS page touched by units [u, u + len) lack a resident copy
  * (known zero)? */
-static bool range_any_clean(const struct arr__spanseg *s, unsigned u, unsigned len)
+static inline __attribute__((always_inline)) bool range_any_clean(const struct arr__spanseg *s, unsigned u,
+								  unsigned len)
 {
 	unsigned lo, hi;
 	touched_pages(u, len, &lo, &hi);
@@ -806,10 +819,19 @@ static inline __attribute__((always_inline)) bool best_fit(struct arr__span_aren
 {
 	unsigned b = need, w = b / 64;
 	uint64_t m = a->bin_mask[w] & (~(uint64_t)0 << (b % 64));
-	while (m == 0 && ++w < BIN_WORDS)
+	if (m == 0) {
+		/* the first non-zero word after w */
+		unsigned x = w + 1;
+		uint64_t wm = x < BIN_WORDS ? a->bin_words[x / 64] & (~(uint64_t)0 << (x % 64)) : 0;
+		for (unsigned k = x / 64 + 1; wm == 0 && k < MASK_WORDS; k++) {
+			x = k * 64;
+			wm = a->bin_words[k];
+		}
+		if (wm == 0)
+			return false;
+		w = (x / 64) * 64 + (unsigned)__builtin_ctzll(wm);
 		m = a->bin_mask[w];
-	if (m == 0)
-		return false;
+	}
 	b = w * 64 + (unsigned)__builtin_ctzll(m);
 	struct arr__span_node *n = a->bins[b];
 	if (b <= MAX_UNITS && !(seg_of_node(n)->tag[n->unit] & T_DIRTY)) {
@@ -1453,6 +1475,8 @@ static bool arena_is_valid_locked(struct arr__span_arena *a)
 				ARR__CHECK(!(t & T_START) && (t & T_DIRTY) == (e & T_DIRTY));
 				ARR__CHECK((t >> T_SLOT_SHIFT & T_SLOT_MASK) < s->slots_used);
 				ARR__CHECK(node_at((struct arr__spanseg *)s, u)->unit == u);
+				ARR__CHECK(node_at((struct arr__spanseg *)s, u)->slot ==
+					   (t >> T_SLOT_SHIFT & T_SLOT_MASK));
 				nfree++;
 				if (t & T_DIRTY)
 					dirty += len;
@@ -1477,6 +1501,7 @@ static bool arena_is_valid_locked(struct arr__span_arena *a)
 	uint64_t inbins = 0;
 	for (unsigned b = 0; b < NBINS; b++) {
 		ARR__CHECK((a->bins[b] != NULL) == (a->bin_mask[b / 64] >> (b % 64) & 1));
+		ARR__CHECK((a->bin_mask[b / 64] != 0) == (a->bin_words[b / 64 / 64] >> (b / 64 % 64) & 1));
 		const struct arr__span_node *prev = NULL;
 		for (const struct arr__span_node *n = a->bins[b]; n; prev = n, n = n->next) {
 			const struct arr__spanseg *s = seg_of_node(n);
