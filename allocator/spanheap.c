@@ -1068,10 +1068,15 @@ static size_t span_free_req(struct arr__heap *h, void *p)
 	lock_take(&a->lock);
 	unsigned u = checked_unit(s, p, FREE_INVALID);
 	uint32_t first = s->tag[u], len = first & T_LEN;
-	int64_t corr = slack_correction(first, s->tag[u + len - 1]);
+	/* only a block that was in a cache has a correction */
+	int64_t corr = 0;
+	if (atomic_load_explicit(&cache_used, memory_order_relaxed)) {
+		corr = slack_correction(first, s->tag[u + len - 1]);
+		waste_add(h, -corr);
+	}
+	ARR__ASSERT(corr == slack_correction(first, s->tag[u + len - 1]));
 	size_t req =
 		((size_t)len << UNIT_SHIFT) - (size_t)((int64_t)(first >> T_SLACK_SHIFT & ARR__SP_T_SLACK_MASK) + corr);
-	waste_add(h, -corr);
 	span_release_locked(a, s, u);
 	if (decay_at_once())
 		a->tick_at = a->ops; /* purge_delay 0: at once, nothing kept */
@@ -1308,10 +1313,9 @@ void arr__span_cache_flush(struct arr__heap *h, bool all)
 		h->sc_tick++;
 }
 
-void *arr__span_cache_alloc(struct arr__heap *h, size_t size, bool zero, bool *zeroed)
+/* arr__span_cache_alloc() from a cache holding blocks */
+static __attribute__((noinline)) void *cache_alloc(struct arr__heap *h, size_t size, bool zero, bool *zeroed)
 {
-	if (h->sc_n == 0) /* no cache (the default), or an empty one */
-		return arr__span_alloc(h, size, zero, zeroed);
 	unsigned need = (unsigned)((size + UNIT - 1) >> UNIT_SHIFT), best = ARR__SC_N;
 	uint32_t best_len = UINT32_MAX;
 	/* best fit, the newest of equals (likeliest in the cache) */
@@ -1344,6 +1348,14 @@ void *arr__span_cache_alloc(struct arr__heap *h, size_t size, bool zero, bool *z
 		*zeroed = false; /* freed once: dirty */
 	(void)zero;
 	return p;
+}
+
+/* (the cache's search out of line: without a cache this is a jump) */
+void *arr__span_cache_alloc(struct arr__heap *h, size_t size, bool zero, bool *zeroed)
+{
+	if (h->sc_n == 0) /* no cache (the default), or an empty one */
+		return arr__span_alloc(h, size, zero, zeroed);
+	return cache_alloc(h, size, zero, zeroed);
 }
 
 size_t arr__span_cache_free(struct arr__heap *h, void *p)
