@@ -263,8 +263,10 @@ static void bin_insert(struct arr__span_arena *a, struct arr__span_node *n, unsi
 	if (n->next)
 		n->next->prev = n;
 	a->bins[b] = n;
-	a->bin_mask[b / 64] |= (uint64_t)1 << (b % 64);
-	a->bin_words[b / 64 / 64] |= (uint64_t)1 << (b / 64 % 64);
+	uint64_t *w = &a->bin_mask[b / 64];
+	if (*w == 0)
+		a->bin_words[b / 64 / 64] |= (uint64_t)1 << (b / 64 % 64);
+	*w |= (uint64_t)1 << (b % 64);
 }
 
 static void bin_remove(struct arr__span_arena *a, struct arr__span_node *n, unsigned len)
