@@ -709,7 +709,7 @@ struct arr__span_node {
 	struct arr__span_node *lnext, *lprev; /* lru (dirty free spans) */
 	uint64_t stamp;                       /* op clock when freed */
 	uint32_t unit;                        /* the span's first unit */
-	uint32_t pad_;
+	uint32_t slot;                        /* its index in node[], for good */
 };
 
 struct arr__spanseg {
@@ -731,7 +731,8 @@ struct arr__spanseg {
 _Static_assert(ARR__SP_DATA_UNITS >= ARR__SP_MAX_UNITS, "a span segment holds the largest block");
 
 /* A block of size bytes (span_min < size <= ARR__MAX_SMALL), aligned to
- * 256 bytes; *zeroed (if asked): known zero. NULL if out of memory. */
+ * 256 bytes; *zeroed (if asked): known zero, and false unless zero (only a
+ * calloc asks). NULL if out of memory. */
 void *arr__span_alloc(struct arr__heap *h, size_t size, bool zero, bool *zeroed);
 void arr__span_free(void *p); /* p in a span segment; aborts on misuse */
 /* The same through heap h's block cache (h may be &arr__heap_empty); the

@@ -75,6 +75,11 @@
 #define FIRST_UNIT ARR__SP_FIRST_UNIT
 #define DATA_UNITS ARR__SP_DATA_UNITS
 
+/* The summary of the bin mask: best fit's scan for the first non-empty bin
+ * from a length on read up to 65 words one by one (28 instructions a
+ * malloc on a `large` replay); two words say which are not 0. */
+#define MASK_WORDS ((BIN_WORDS + 63) / 64)
+
 /* Purge batches: a tick looks every TICK_OPS operations. */
 #define TICK_OPS 64
 #define PURGE_BATCH 16
@@ -155,6 +160,7 @@ struct arr__span_arena {
 	unsigned nsegs;
 	struct arr__span_node *bins[NBINS];
 	uint64_t bin_mask[BIN_WORDS];
+	uint64_t bin_words[MASK_WORDS]; /* which bin_mask words are not 0 */
 	struct arr__span_node *lru_head, *lru_tail;
 	uint64_t lru_units;    /* units of spans on the lru */
 	uint64_t resident;     /* data OS pages not known clean (Σ of the segments') */
@@ -206,18 +212,23 @@ static inline struct arr__span_node *node_at(struct arr__spanseg *s, unsigned u)
 	return &s->node[s->tag[u] >> T_SLOT_SHIFT & T_SLOT_MASK];
 }
 
+/* (the node's own index: n - s->node divides by the node's size) */
 static inline uint32_t slot_bits(const struct arr__spanseg *s, const struct arr__span_node *n)
 {
-	return (uint32_t)(n - s->node) << T_SLOT_SHIFT;
+	(void)s;
+	ARR__ASSERT(n->slot == (uint32_t)(n - s->node));
+	return n->slot << T_SLOT_SHIFT;
 }
 
 static struct arr__span_node *node_new(struct arr__spanseg *s, unsigned u)
 {
 	struct arr__span_node *n = s->slot_free;
-	if (n != NULL)
+	if (n != NULL) {
 		s->slot_free = n->next;
-	else
-		n = &s->node[s->slots_used++];
+	} else {
+		n = &s->node[s->slots_used];
+		n->slot = s->slots_used++;
+	}
 	ARR__ASSERT(s->slots_used <= SLOTS);
 	n->unit = u;
 	return n;
@@ -252,7 +263,10 @@ static void bin_insert(struct arr__span_arena *a, struct arr__span_node *n, unsi
 	if (n->next)
 		n->next->prev = n;
 	a->bins[b] = n;
-	a->bin_mask[b / 64] |= (uint64_t)1 << (b % 64);
+	uint64_t *w = &a->bin_mask[b / 64];
+	if (*w == 0)
+		a->bin_words[b / 64 / 64] |= (uint64_t)1 << (b / 64 % 64);
+	*w |= (uint64_t)1 << (b % 64);
 }
 
 static void bin_remove(struct arr__span_arena *a, struct arr__span_node *n, unsigned len)
@@ -264,8 +278,8 @@ static void bin_remove(struct arr__span_arena *a, struct arr__span_node *n, unsi
 		a->bins[b] = n->next;
 	if (n->next)
 		n->next->prev = n->prev;
-	if (a->bins[b] == NULL)
-		a->bin_mask[b / 64] &= ~((uint64_t)1 << (b % 64));
+	if (a->bins[b] == NULL && (a->bin_mask[b / 64] &= ~((uint64_t)1 << (b % 64))) == 0)
+		a->bin_words[b / 64 / 64] &= ~((uint64_t)1 << (b / 64 % 64));
 }
 
 static void lru_append(struct arr__span_arena *a, struct arr__span_node *n, unsigned len)
@@ -347,7 +361,8 @@ static inline void touched_pages(unsigned u, unsigned len, unsigned *lo, unsigne
 
 /* Does any OS page touched by units [u, u + len) lack a resident copy
  * (known zero)? */
-static bool range_any_clean(const struct arr__spanseg *s, unsigned u, unsigned len)
+static inline __attribute__((always_inline)) bool range_any_clean(const struct arr__spanseg *s, unsigned u,
+								  unsigned len)
 {
 	unsigned lo, hi;
 	touched_pages(u, len, &lo, &hi);
@@ -572,6 +587,55 @@ static unsigned free_insert(struct arr__span_arena *a, struct arr__spanseg *s, u
 	return u;
 }
 
+/* Under the lock: free_insert() for a block just freed (dirty), merged with
+ * its free neighbours. The merged span reuses a merged neighbour's node
+ * (no slot released and taken again) and goes to the lru's tail with the
+ * clock's stamp, as free_insert() would put it: that one's general path
+ * (the lru place a purged span inherits) was a sixth of a `large`
+ * replay's instructions. Its tags at u and u + len - 1 are zero. */
+static inline __attribute__((always_inline)) void free_coalesce(struct arr__span_arena *a, struct arr__spanseg *s,
+								unsigned u, unsigned len)
+{
+	struct arr__span_node *n = NULL;
+	unsigned e = u + len;
+	if (u > FIRST_UNIT) {
+		uint32_t lt = s->tag[u - 1];
+		if ((lt & T_STATE) == T_FREE) {
+			unsigned nl = lt & T_LEN, nu = u - nl;
+			n = node_at(s, nu);
+			bin_remove(a, n, nl);
+			if (lt & T_DIRTY)
+				lru_remove(a, n, nl);
+			s->tag[u - 1] = 0;
+			u = nu;
+			len += nl;
+		}
+	}
+	if (e < UNITS) {
+		uint32_t rt = s->tag[e];
+		if ((rt & T_STATE) == T_FREE) {
+			unsigned nl = rt & T_LEN;
+			struct arr__span_node *r = node_at(s, e);
+			bin_remove(a, r, nl);
+			if (rt & T_DIRTY)
+				lru_remove(a, r, nl);
+			s->tag[e] = 0;
+			len += nl;
+			if (n == NULL)
+				n = r;
+			else
+				node_release(s, r);
+		}
+	}
+	if (n == NULL)
+		n = node_new(s, u);
+	n->unit = u;
+	set_tags(s, u, len, T_FREE | T_DIRTY | slot_bits(s, n));
+	bin_insert(a, n, len);
+	n->stamp = arr__pool_clock();
+	lru_append(a, n, len);
+}
+
 /* Without the lock: purge, then put the spans back free and clean. */
 static void purge_finish(struct arr__span_arena *a, struct busy *b, unsigned n, struct iovec *iov, unsigned niov)
 {
@@ -699,22 +763,32 @@ static void unlock_and_trim(struct arr__span_arena *a)
 /* Called with the lock held; releases it. Every TICK_OPS operations of
  * the span heap, and at every heap tick (arr__span_tick), not more often:
  * purges come in batches. */
-static void unlock_and_tick(struct arr__span_arena *a)
+static __attribute__((noinline)) void unlock_and_tick_slow(struct arr__span_arena *a)
 {
-	if (ARR_UNLIKELY(trim_goal(a) != 0)) {
-		unlock_and_trim(a);
-		return;
-	}
-	if (a->ops < a->tick_at) {
-		lock_give(&a->lock);
-		return;
-	}
 	a->tick_at = a->ops + TICK_OPS;
 	/* the walk is O(segments x units): every 16th tick, not every operation */
 	if (ARR_DEBUG >= 2 && a->ops % (16 * TICK_OPS) < TICK_OPS)
 		ARR__ASSERT_EXPENSIVE(arena_is_valid_locked(a));
 	unlock_and_purge(a);
 }
+
+/* `trim`: whether to test for a trim. A malloc that made no page resident
+ * leaves resident memory as it was and live memory higher, so it cannot
+ * make a trim due: only frees and mallocs that take fresh pages test. */
+static inline __attribute__((always_inline)) void unlock_and_tick_if(struct arr__span_arena *a, bool trim)
+{
+	if (trim && ARR_UNLIKELY(trim_goal(a) != 0)) {
+		unlock_and_trim(a);
+		return;
+	}
+	if (ARR_LIKELY(a->ops < a->tick_at)) {
+		lock_give(&a->lock);
+		return;
+	}
+	unlock_and_tick_slow(a);
+}
+
+static void unlock_and_tick(struct arr__span_arena *a) { unlock_and_tick_if(a, true); }
 
 uint64_t arr__span_resident_pages(void)
 {
@@ -742,14 +816,24 @@ void arr__span_tick(void)
 /* Under a's lock: the best fit for need units (the first non-empty bin from
  * need on), false if none. */
 #define BIN_SCAN 8 /* spans of the best fit's bin looked at for a resident one */
-static bool best_fit(struct arr__span_arena *a, unsigned need, struct arr__spanseg **sp, unsigned *up)
+static inline __attribute__((always_inline)) bool best_fit(struct arr__span_arena *a, unsigned need,
+							   struct arr__spanseg **sp, unsigned *up)
 {
 	unsigned b = need, w = b / 64;
 	uint64_t m = a->bin_mask[w] & (~(uint64_t)0 << (b % 64));
-	while (m == 0 && ++w < BIN_WORDS)
+	if (m == 0) {
+		/* the first non-zero word after w */
+		unsigned x = w + 1;
+		uint64_t wm = x < BIN_WORDS ? a->bin_words[x / 64] & (~(uint64_t)0 << (x % 64)) : 0;
+		for (unsigned k = x / 64 + 1; wm == 0 && k < MASK_WORDS; k++) {
+			x = k * 64;
+			wm = a->bin_words[k];
+		}
+		if (wm == 0)
+			return false;
+		w = (x / 64) * 64 + (unsigned)__builtin_ctzll(wm);
 		m = a->bin_mask[w];
-	if (m == 0)
-		return false;
+	}
 	b = w * 64 + (unsigned)__builtin_ctzll(m);
 	struct arr__span_node *n = a->bins[b];
 	if (b <= MAX_UNITS && !(seg_of_node(n)->tag[n->unit] & T_DIRTY)) {
@@ -807,8 +891,15 @@ static struct arr__span_arena *steal(struct arr__span_arena *a, unsigned need, s
 	return NULL;
 }
 
-static void *carve(struct arr__span_arena *a, struct arr__spanseg *s, unsigned u, unsigned need, size_t size,
-		   bool *zeroed);
+static inline __attribute__((always_inline)) void *carve(struct arr__span_arena *a, struct arr__spanseg *s, unsigned u,
+							 unsigned need, size_t size, bool zero, bool *zeroed);
+
+/* carve() for a block of another arena (steal()): out of line, rare */
+static __attribute__((noinline)) void *carve_stolen(struct arr__span_arena *a, struct arr__spanseg *s, unsigned u,
+						    unsigned need, size_t size, bool zero, bool *zeroed)
+{
+	return carve(a, s, u, need, size, zero, zeroed);
+}
 
 /*
  * Heap h's malloc found its arena's lock taken. Every heap starts in arena 0
@@ -837,7 +928,6 @@ static void split(struct arr__heap *h, unsigned contended)
 
 void *arr__span_alloc(struct arr__heap *h, size_t size, bool zero, bool *zeroed)
 {
-	(void)zero;
 	if (ARR_UNLIKELY(arr__opt.span_split == 0))
 		split(h, 0);
 	struct arr__span_arena *a = arena_of_heap(h);
@@ -857,7 +947,7 @@ void *arr__span_alloc(struct arr__heap *h, size_t size, bool zero, bool *zeroed)
 		struct arr__span_arena *o = steal(a, need, size, &os, &ou);
 		if (o != NULL) {
 			lock_give(&a->lock);
-			return carve(o, os, ou, need, size, zeroed);
+			return carve_stolen(o, os, ou, need, size, zero, zeroed);
 		}
 	}
 	if (!found) {
@@ -868,13 +958,14 @@ void *arr__span_alloc(struct arr__heap *h, size_t size, bool zero, bool *zeroed)
 		}
 		u = FIRST_UNIT;
 	}
-	return carve(a, s, u, need, size, zeroed);
+	return carve(a, s, u, need, size, zero, zeroed);
 }
 
 /* Under a's lock, which it releases: the block of need units for size
- * bytes from the free span at u. */
-static void *carve(struct arr__span_arena *a, struct arr__spanseg *s, unsigned u, unsigned need, size_t size,
-		   bool *zeroed)
+ * bytes from the free span at u; *zeroed (if zeroed) says whether it is
+ * known zero, asked for a calloc (zero) only. */
+static inline __attribute__((always_inline)) void *carve(struct arr__span_arena *a, struct arr__spanseg *s, unsigned u,
+							 unsigned need, size_t size, bool zero, bool *zeroed)
 {
 	unsigned len;
 	len = s->tag[u] & T_LEN;
@@ -907,7 +998,6 @@ static void *carve(struct arr__span_arena *a, struct arr__spanseg *s, unsigned u
 			lru_remove(a, n, len);
 		node_release(s, n);
 	}
-	unsigned npages = (u + need + UNITS_PER_OSPAGE - 1) / UNITS_PER_OSPAGE - u / UNITS_PER_OSPAGE;
 	unsigned fresh = range_take(s, u, need);
 	a->resident += fresh;
 	size_t usable = (size_t)need << UNIT_SHIFT;
@@ -919,17 +1009,23 @@ static void *carve(struct arr__span_arena *a, struct arr__spanseg *s, unsigned u
 	a->live_req += size;
 	a->nmallocs++;
 	a->ops++;
-	unlock_and_tick(a);
+	unlock_and_tick_if(a, fresh != 0);
 	/* Growth: the pool's idle memory (kept huge mappings, dirty slices)
 	 * cannot serve this; give back as much (as the pool does for its own). */
-	if (fresh)
+	if (ARR_UNLIKELY(fresh != 0))
 		arr__pool_grow((size_t)fresh * ARR__OS_PAGE);
-	if (zeroed)
-		*zeroed = fresh == npages;
+	if (zeroed != NULL) {
+		unsigned npages = (u + need + UNITS_PER_OSPAGE - 1) / UNITS_PER_OSPAGE - u / UNITS_PER_OSPAGE;
+		*zeroed = zero && fresh == npages;
+	}
 	return unit_addr(s, u);
 }
 
 #define FREE_INVALID "free(): invalid pointer (no span block in use there: freed already?)"
+
+/* Set once a block has been cached (never cleared): until then no block is
+ * marked CACHED, and checked_unit() skips the test of the last tag. */
+static _Atomic bool cache_used;
 
 static inline unsigned checked_unit(struct arr__spanseg *s, const void *p, const char *what)
 {
@@ -941,14 +1037,16 @@ static inline unsigned checked_unit(struct arr__spanseg *s, const void *p, const
 	if (ARR__MISUSE((t & (T_STATE | T_START)) != (T_USED | T_START)))
 		arr__fatal(what, p);
 	/* free in a thread's cache: not in use either */
-	if (ARR__MISUSE((t & T_LEN) > 1 && u + (t & T_LEN) <= UNITS &&
+	if (atomic_load_explicit(&cache_used, memory_order_relaxed) &&
+	    ARR__MISUSE((t & T_LEN) > 1 && u + (t & T_LEN) <= UNITS &&
 			(__atomic_load_n(&s->tag[u + (t & T_LEN) - 1], __ATOMIC_RELAXED) & ARR__SP_T_CACHED)))
 		arr__fatal(what, p);
 	return u;
 }
 
 /* Under the lock: the block in use at u goes back to the free spans. */
-static void span_release_locked(struct arr__span_arena *a, struct arr__spanseg *s, unsigned u)
+static inline __attribute__((always_inline)) void span_release_locked(struct arr__span_arena *a, struct arr__spanseg *s,
+								      unsigned u)
 {
 	uint32_t t = s->tag[u];
 	unsigned len = t & T_LEN;
@@ -959,7 +1057,7 @@ static void span_release_locked(struct arr__span_arena *a, struct arr__spanseg *
 	a->ops++;
 	s->tag[u] = 0;
 	s->tag[u + len - 1] = 0;
-	free_insert(a, s, u, len, true);
+	free_coalesce(a, s, u, len);
 }
 
 /* The free of p, checked under its arena's lock; returns the bytes the
@@ -972,14 +1070,19 @@ static size_t span_free_req(struct arr__heap *h, void *p)
 	lock_take(&a->lock);
 	unsigned u = checked_unit(s, p, FREE_INVALID);
 	uint32_t first = s->tag[u], len = first & T_LEN;
-	int64_t corr = slack_correction(first, s->tag[u + len - 1]);
+	/* only a block that was in a cache has a correction */
+	int64_t corr = 0;
+	if (atomic_load_explicit(&cache_used, memory_order_relaxed)) {
+		corr = slack_correction(first, s->tag[u + len - 1]);
+		waste_add(h, -corr);
+	}
+	ARR__ASSERT(corr == slack_correction(first, s->tag[u + len - 1]));
 	size_t req =
 		((size_t)len << UNIT_SHIFT) - (size_t)((int64_t)(first >> T_SLACK_SHIFT & ARR__SP_T_SLACK_MASK) + corr);
-	waste_add(h, -corr);
 	span_release_locked(a, s, u);
 	if (decay_at_once())
 		a->tick_at = a->ops; /* purge_delay 0: at once, nothing kept */
-	unlock_and_tick(a);
+	unlock_and_tick_if(a, true);
 	return req;
 }
 
@@ -992,7 +1095,7 @@ void arr__span_free(void *p)
 	span_release_locked(a, s, u);
 	if (decay_at_once())
 		a->tick_at = a->ops; /* purge_delay 0: at once, nothing kept */
-	unlock_and_tick(a);
+	unlock_and_tick_if(a, true);
 }
 
 /*
@@ -1212,10 +1315,9 @@ void arr__span_cache_flush(struct arr__heap *h, bool all)
 		h->sc_tick++;
 }
 
-void *arr__span_cache_alloc(struct arr__heap *h, size_t size, bool zero, bool *zeroed)
+/* arr__span_cache_alloc() from a cache holding blocks */
+static __attribute__((noinline)) void *cache_alloc(struct arr__heap *h, size_t size, bool zero, bool *zeroed)
 {
-	if (h->sc_n == 0) /* no cache (the default), or an empty one */
-		return arr__span_alloc(h, size, zero, zeroed);
 	unsigned need = (unsigned)((size + UNIT - 1) >> UNIT_SHIFT), best = ARR__SC_N;
 	uint32_t best_len = UINT32_MAX;
 	/* best fit, the newest of equals (likeliest in the cache) */
@@ -1250,6 +1352,14 @@ void *arr__span_cache_alloc(struct arr__heap *h, size_t size, bool zero, bool *z
 	return p;
 }
 
+/* (the cache's search out of line: without a cache this is a jump) */
+void *arr__span_cache_alloc(struct arr__heap *h, size_t size, bool zero, bool *zeroed)
+{
+	if (h->sc_n == 0) /* no cache (the default), or an empty one */
+		return arr__span_alloc(h, size, zero, zeroed);
+	return cache_alloc(h, size, zero, zeroed);
+}
+
 size_t arr__span_cache_free(struct arr__heap *h, void *p)
 {
 	size_t limit = arr__opt.span_cache;
@@ -1270,6 +1380,8 @@ size_t arr__span_cache_free(struct arr__heap *h, void *p)
 	}
 	if (h->sc_n == ARR__SC_N)
 		cache_release(h, ARR__SC_N / 2);
+	if (!atomic_load_explicit(&cache_used, memory_order_relaxed))
+		atomic_store_explicit(&cache_used, true, memory_order_relaxed);
 	/* marked cached, its slack back to the booked one (no correction) */
 	__atomic_store_n(lastp,
 			 (last & (T_LEN | T_STATE)) | ARR__SP_T_CACHED |
@@ -1377,6 +1489,8 @@ static bool arena_is_valid_locked(struct arr__span_arena *a)
 				ARR__CHECK(!(t & T_START) && (t & T_DIRTY) == (e & T_DIRTY));
 				ARR__CHECK((t >> T_SLOT_SHIFT & T_SLOT_MASK) < s->slots_used);
 				ARR__CHECK(node_at((struct arr__spanseg *)s, u)->unit == u);
+				ARR__CHECK(node_at((struct arr__spanseg *)s, u)->slot ==
+					   (t >> T_SLOT_SHIFT & T_SLOT_MASK));
 				nfree++;
 				if (t & T_DIRTY)
 					dirty += len;
@@ -1401,6 +1515,7 @@ static bool arena_is_valid_locked(struct arr__span_arena *a)
 	uint64_t inbins = 0;
 	for (unsigned b = 0; b < NBINS; b++) {
 		ARR__CHECK((a->bins[b] != NULL) == (a->bin_mask[b / 64] >> (b % 64) & 1));
+		ARR__CHECK((a->bin_mask[b / 64] != 0) == (a->bin_words[b / 64 / 64] >> (b / 64 % 64) & 1));
 		const struct arr__span_node *prev = NULL;
 		for (const struct arr__span_node *n = a->bins[b]; n; prev = n, n = n->next) {
 			const struct arr__spanseg *s = seg_of_node(n);

@@ -152,6 +152,17 @@ static void double_free_span(bool misuse)
 	arr_free(q);
 }
 
+/* the second free finds p inside the free span it merged into */
+static void double_free_span_merged(bool misuse)
+{
+	void *a = must(arr_malloc(40000)), *p = must(arr_malloc(40000)), *q = must(arr_malloc(40000));
+	arr_free(a);
+	arr_free(p);
+	if (misuse)
+		arr_free(p);
+	arr_free(q);
+}
+
 static void span_interior_free(bool misuse)
 {
 	char *p = must(arr_malloc(40000));
@@ -188,6 +199,7 @@ static const struct tcase cases[] = {
 	{"huge interior free", huge_interior_free, "inside a huge block", false},
 	{"realloc of stack", realloc_stack, "realloc(): invalid pointer", false},
 	{"double free, span", double_free_span, "no span block in use there", false},
+	{"double free, span merged", double_free_span_merged, "no span block in use there", false},
 	{"span interior free", span_interior_free, "no span block in use there", false},
 };
 

@@ -13,7 +13,13 @@
  *     intact, live blocks back to their start, invariants hold;
  *   - a calloc'd block whose OS pages span several words of the clean
  *     bitmap, part reused (written) and part fresh, comes back all zero,
- *     and a wholly fresh one is known zero (its memset skipped).
+ *     and a wholly fresh one is known zero (its memset skipped);
+ *   - a carve says "known zero" to a calloc only: a plain malloc of fresh
+ *     memory is told false, a calloc of the same memory after a purge skips
+ *     its memset again;
+ *   - blocks freed left, right and in between coalesce into one free span
+ *     (the free's own coalescing path), which a malloc of its length takes
+ *     back whole.
  * Exits non-zero if a check fails; a lock that never wakes its sleeper is
  * killed by alarm() and reported as hung.
  */
@@ -267,6 +273,57 @@ static void test_clean_words(void)
 	CHECK(arr__spanheap_is_valid());
 }
 
+static void test_zeroed_only_for_calloc(void)
+{
+	enum { SZ = 1 << 20 };
+	struct arr_alloc_stats a, b;
+	bool z = true;
+	arr__span_purge_all(); /* every free span clean: what follows is fresh */
+	uint8_t *p = arr__span_alloc(&arr__heap_empty, SZ, false, &z);
+	CHECK(p != NULL && !z);
+	if (p != NULL)
+		arr__span_free(p);
+	arr__span_purge_all();
+	CHECK(arr_alloc_stats_get(&a) == 0);
+	uint8_t *c = arr_calloc(1, SZ);
+	CHECK(arr_alloc_stats_get(&b) == 0);
+	CHECK(c != NULL && all_zero(c, SZ));
+	CHECK(b.calloc_skipped - a.calloc_skipped >= SZ - 4096);
+	arr_free(c);
+	CHECK(arr__spanheap_is_valid());
+}
+
+static void test_free_coalesce(void)
+{
+	enum { SZ = 64 << 10 };
+	uint8_t *b[5];
+	arr__span_purge_all();
+	/* five neighbours (best fit of fresh memory carves them in order) */
+	for (unsigned i = 0; i < 5; i++) {
+		b[i] = arr_malloc(SZ);
+		CHECK(b[i] != NULL);
+		if (b[i] == NULL)
+			return;
+		memset(b[i], (int)i + 1, SZ);
+	}
+	for (unsigned i = 1; i < 5; i++)
+		CHECK(b[i] == b[i - 1] + SZ);
+	arr_free(b[1]); /* no free neighbour */
+	arr_free(b[3]); /* none either */
+	arr_free(b[2]); /* both: one span b[1] .. b[3] */
+	CHECK(arr__spanheap_is_valid());
+	uint8_t *m = arr_malloc(3 * SZ);
+	CHECK(m == b[1]);
+	arr_free(m);
+	arr_free(b[0]); /* right neighbour free */
+	arr_free(b[4]); /* left neighbour free: b[0] .. b[4] */
+	CHECK(arr__spanheap_is_valid());
+	m = arr_malloc(5 * SZ);
+	CHECK(m == b[0]);
+	arr_free(m);
+	CHECK(arr__spanheap_is_valid());
+}
+
 int main(int argc, char **argv)
 {
 	signal(SIGALRM, on_alarm);
@@ -279,6 +336,8 @@ int main(int argc, char **argv)
 		test_threads("eight arenas");
 	} else {
 		test_clean_words();
+		test_zeroed_only_for_calloc();
+		test_free_coalesce();
 		test_trim_age();
 		test_wait_and_wake();
 		CHECK(arr_alloc_set_option("span_arenas", 8) == 0);
