@@ -198,6 +198,17 @@ static inline struct arr__block *arr__block_next_checked(const struct arr__block
  */
 #define ARR__SEGMAP_SEGS ((uintptr_t)1 << (47 - ARR__SEG_SHIFT))
 extern uint64_t arr__segmap[ARR__SEGMAP_SEGS / 64];
+
+/*
+ * The big zeroed tables (the segment map, the span arenas) go in a section
+ * of their own that the linker places after .bss (x86-64's large-data
+ * .lbss; elsewhere an orphan section, also after .bss), page aligned: the
+ * small globals every program writes (class tables, the pool's and the
+ * heaps' counters, locks) then share two pages instead of being strewn
+ * between and after 4.3 MB of tables, and a table costs only the pages of it
+ * that are written. tests/allocator/fixedcost.c counts them.
+ */
+#define ARR__BIG_TABLE(name) __attribute__((section(".lbss." name), aligned(4096)))
 static inline bool arr__segment_known(const void *p)
 {
 	uintptr_t i = (uintptr_t)p >> ARR__SEG_SHIFT;
