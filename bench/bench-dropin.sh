@@ -36,7 +36,7 @@ Arguments:
 Environment:
   RUNS=N           rounds (default 3)
   SCALE=full|tiny  input sizes (default full; tiny for bench/smoke.sh)
-  PROGRAMS="..."   subset and order (default: true sed sort awk python3 sqlite3 gcc analyze)
+  PROGRAMS="..."   subset and order, separated by spaces or commas (default: true sed sort awk python3 sqlite3 gcc analyze)
   ALLOCS="..."     allocators (default: glibc builtin jemalloc mimalloc; a missing one is left
                    out); NAME=LIB preloads LIB as NAME (e.g. before=/tmp/old/liballocrr-malloc.so,
                    to compare two builds of the library in one run)
@@ -49,7 +49,9 @@ bench_args "$@"
 bench_setup "$@"
 scale=${SCALE:-full}
 programs=${PROGRAMS:-true sed sort awk python3 sqlite3 gcc analyze}
+programs=${programs//,/ } # commas too: run-all.sh passes no spaces
 allocs_want=${ALLOCS:-glibc builtin jemalloc mimalloc}
+allocs_want=${allocs_want//,/ }
 
 die() {
 	echo "bench-dropin: $*" >&2
