@@ -198,6 +198,26 @@ static inline struct arr__block *arr__block_next_checked(const struct arr__block
  */
 #define ARR__SEGMAP_SEGS ((uintptr_t)1 << (47 - ARR__SEG_SHIFT))
 extern uint64_t arr__segmap[ARR__SEGMAP_SEGS / 64];
+
+/*
+ * The big zeroed tables (the segment map, the span arenas) are defined with
+ * ARR__BIG_TABLE(declaration): in a NOBITS section of their own, .lbss.arr,
+ * that the linker places after .bss (x86-64's large-data .lbss; elsewhere an
+ * orphan section, also after .bss), page aligned. The small globals every
+ * program writes (class tables, the pool's and the heaps' counters, locks)
+ * then share two pages instead of being strewn between and after 4.3 MB of
+ * tables, and a table costs only the pages of it that are written
+ * (tests/allocator/fixedcost.c counts them). Clang (14) makes a section named
+ * by the attribute PROGBITS, 4.3 MB of zeroes in the file: its pragma for
+ * zeroed data keeps NOBITS.
+ */
+#if defined(__clang__)
+#define ARR__BIG_TABLE(decl)                                                            \
+	_Pragma("clang section bss=\".lbss.arr\"") decl __attribute__((aligned(4096))); \
+	_Pragma("clang section bss=\"\"")
+#else
+#define ARR__BIG_TABLE(decl) decl __attribute__((section(".lbss.arr"), aligned(4096)));
+#endif
 static inline bool arr__segment_known(const void *p)
 {
 	uintptr_t i = (uintptr_t)p >> ARR__SEG_SHIFT;

@@ -29,7 +29,7 @@ static _Atomic uint64_t purged_in_pages; /* OS pages returned from spans in use 
 static uint64_t seg_count;
 
 _Atomic int64_t arr__huge_live, arr__huge_req_live, arr__huge_count;
-uint64_t arr__segmap[ARR__SEGMAP_SEGS / 64];
+ARR__BIG_TABLE(uint64_t arr__segmap[ARR__SEGMAP_SEGS / 64])
 
 void arr__segmap_set(const void *seg, bool on)
 {

@@ -175,7 +175,7 @@ _Static_assert((ARR__SPAN_ARENAS & (ARR__SPAN_ARENAS - 1)) == 0, "arenas: a powe
  * .data, file-backed pages that the kernel's fault-around maps 64 KiB at a
  * time (240 KB resident in every program, `sed` included). tick_at starts at
  * 0: the first operation ticks, with nothing to purge. */
-static struct arr__span_arena arenas[ARR__SPAN_ARENAS];
+ARR__BIG_TABLE(static struct arr__span_arena arenas[ARR__SPAN_ARENAS])
 
 static inline unsigned arena_index(const struct arr__span_arena *a) { return (unsigned)(a - arenas); }
 

@@ -19,6 +19,8 @@ each round and prints medians, min-max and ratios as Markdown:
   stacks      allocrr record --stacks / --stack-sample against heaptrack (bench-stacks.sh)
   matrix      builtin against glibc and mimalloc on the synthetic multi-thread
               working sets: RSS and time (bench-alloc-matrix.sh)
+  dropin      whole programs with builtin (and jemalloc, mimalloc) preloaded
+              against glibc: max RSS, minor faults, time (bench-dropin.sh)
 then rewrites each part's section of docs/BENCHMARKS.md: the text between
 <!-- bench:PART:begin --> and <!-- bench:PART:end --> (a part without
 markers gets them, after the last generated section); everything else in
@@ -53,11 +55,11 @@ done
 [ "$smoke" = 1 ] && [ "$docset" = 0 ] && nodoc=1
 build=$(cd "$build" 2>/dev/null && pwd) || { echo "run-all: no build directory" >&2; exit 2; }
 [ -x "$build/bin/allocrr" ] || { echo "run-all: no $build/bin/allocrr: build first" >&2; exit 1; }
-parts="record analyze replay allocators redis seeds stacks matrix"
+parts="record analyze replay allocators redis seeds stacks matrix dropin"
 [ -n "$only" ] && parts=$only
 for p in $parts; do
 	case $p in
-	record | analyze | replay | allocators | redis | seeds | stacks | matrix) ;;
+	record | analyze | replay | allocators | redis | seeds | stacks | matrix | dropin) ;;
 	*) echo "run-all: unknown part '$p'" >&2; exit 2 ;;
 	esac
 done
@@ -76,6 +78,7 @@ envof() {
 		seeds) echo "RUNS=1" ;;
 		stacks) echo "RUNS=1 SCALE=small WORKLOADS=sqlite3 MODES=native,stacks,sampled" ;;
 		matrix) echo "RUNS=1 THREADS=2 SHARING=private MIXES=mixed PHASES=steady STEPS=2000" ;;
+		dropin) echo "RUNS=1 SCALE=tiny PROGRAMS=true,sed,python3 ALLOCS=glibc,builtin" ;;
 		esac
 	else
 		case $1 in
@@ -83,6 +86,7 @@ envof() {
 		analyze) echo "RUNS=${RUNS:-3}" ;;
 		replay) echo "RUNS=${RUNS:-5}" ;;
 		matrix) echo "RUNS=${RUNS:-3} STEPS=50000" ;;
+		dropin) echo "RUNS=${RUNS:-5}" ;;
 		*) echo "RUNS=${RUNS:-3}" ;;
 		esac
 	fi

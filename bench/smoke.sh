@@ -33,7 +33,7 @@ grep -q '^hand-written closing text, kept$' "$doc" || fail "the closing text was
 grep -q 'a stale table, replaced' "$doc" && fail "the seeds' old section was not replaced"
 skipped=$(sed -n 's/^run-all: skipped (a tool missing)://p' "$tmp/log")
 ran=0
-for p in run record analyze replay allocators redis seeds; do
+for p in run record analyze replay allocators redis seeds dropin; do
 	case " $skipped " in *" $p "*) echo "bench.smoke: part $p skipped (a tool missing)"; continue ;; esac
 	section=$(sed -n "/<!-- bench:$p:begin -->/,/<!-- bench:$p:end -->/p" "$doc")
 	[ -n "$section" ] || fail "no section for part '$p' in the document"

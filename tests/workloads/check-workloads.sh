@@ -88,8 +88,8 @@ run_runstat() {
 	local rc=0
 	"$tmp/runstat" "$tmp/stat" sh -c 'exit 3' || rc=$?
 	[ "$rc" = 3 ] || { echo "exit status $rc, not 3" >&2; return 1; }
-	# SECONDS MAXRSS_KIB STATUS
-	awk '$1 >= 0 && $2 > 0 && $3 == 3 { ok = 1 } END { exit !ok }' "$tmp/stat" ||
+	# SECONDS MAXRSS_KIB STATUS MINFLT
+	awk '$1 >= 0 && $2 > 0 && $3 == 3 && $4 > 0 { ok = 1 } END { exit !ok }' "$tmp/stat" ||
 		{ echo "bad stat line: $(cat "$tmp/stat")" >&2; return 1; }
 	echo "runstat ok"
 }

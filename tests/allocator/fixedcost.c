@@ -1,0 +1,220 @@
+/*
+ * tests/allocator/fixedcost.c - the built-in allocator's fixed resident cost
+ * in a drop-in run (issue 13): a small program, run with liballocrr-malloc.so
+ * preloaded, reads its own /proc/self/pagemap and counts
+ *   - the library's own writable pages resident (.data and .bss: the
+ *     allocator's static tables and globals), and
+ *   - the header pages resident of every segment its blocks live in (the
+ *     descriptors of a small segment, the tags and nodes of a span segment),
+ * after it has used a spread of size classes and the span heap, as a small
+ * program does. It fails if either count passes its bound (argv; see
+ * tests/allocator/CMakeLists.txt for why those figures), so that a big static
+ * table someone touches, or a header touched all over, shows.
+ *
+ * Usage: LD_PRELOAD=liballocrr-malloc.so test-alloc-fixedcost LIBPAGES SEGPAGES [-v]
+ * -v prints every resident page (library offset or segment offset), for the
+ * measurement (docs/notes/2026-12-02-dropin.md). Exits 77 when the preload is
+ * not in effect.
+ *
+ * A page counts when it is present and either file-backed or mapped by this
+ * process alone: a read of untouched .bss or header memory maps the kernel's
+ * shared zero page, present in pagemap but not resident memory (smaps' Rss
+ * leaves it out too).
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "internal.h"
+
+#define PM_PRESENT (1ull << 63)
+#define PM_FILE (1ull << 61)
+#define PM_EXCLUSIVE (1ull << 56)
+
+static int pagemap_fd = -1;
+static int verbose;
+
+static int page_resident(uintptr_t addr)
+{
+	uint64_t e;
+	if (pread(pagemap_fd, &e, sizeof e, (off_t)(addr / ARR__OS_PAGE * sizeof e)) != (ssize_t)sizeof e)
+		return 0;
+	return (e & PM_PRESENT) && (e & (PM_FILE | PM_EXCLUSIVE));
+}
+
+/* resident pages in [lo, hi); with -v, each as WHAT+offset from base */
+static unsigned count_range(uintptr_t lo, uintptr_t hi, uintptr_t base, const char *what)
+{
+	unsigned n = 0;
+	for (uintptr_t a = lo; a < hi; a += ARR__OS_PAGE)
+		if (page_resident(a)) {
+			n++;
+			if (verbose)
+				printf("  %s+0x%lx\n", what, (unsigned long)(a - base));
+		}
+	return n;
+}
+
+/* The library's mappings in /proc/self/maps: text and read-only data
+ * (file pages), and the writable ones: its .data (file-backed, private) and
+ * the anonymous mapping right after it, its .bss. */
+static void count_library(const char *lib, unsigned *ro, unsigned *rw)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[4096];
+	uintptr_t base = 0, prev_end = 0;
+	int prev_lib_rw = 0;
+	*ro = *rw = 0;
+	if (f == NULL)
+		return;
+	while (fgets(line, sizeof line, f)) {
+		unsigned long lo, hi, off;
+		char perms[8], path[4096] = "";
+		if (sscanf(line, "%lx-%lx %7s %lx %*s %*s %4095[^\n]", &lo, &hi, perms, &off, path) < 4)
+			continue;
+		char *p = path;
+		while (*p == ' ')
+			p++;
+		int is_lib = strcmp(p, lib) == 0;
+		if (is_lib && base == 0)
+			base = lo;
+		if (is_lib && perms[1] == 'w') {
+			*rw += count_range(lo, hi, base, "lib");
+		} else if (is_lib) {
+			*ro += count_range(lo, hi, base, "lib(ro)");
+		} else if (prev_lib_rw && *p == 0 && lo == prev_end && perms[1] == 'w') {
+			*rw += count_range(lo, hi, base, "lib");
+		}
+		prev_lib_rw = is_lib && perms[1] == 'w';
+		prev_end = hi;
+	}
+	fclose(f);
+}
+
+#define MAXSEG 64
+static uintptr_t segs[MAXSEG];
+static unsigned nsegs;
+
+static void note_segment(const void *p)
+{
+	uintptr_t s = (uintptr_t)p & ~(uintptr_t)(ARR__SEG_SIZE - 1);
+	for (unsigned i = 0; i < nsegs; i++)
+		if (segs[i] == s)
+			return;
+	if (nsegs < MAXSEG)
+		segs[nsegs++] = s;
+}
+
+/* A small program's spread of requests: a few blocks of many classes (the
+ * small ones, the 1-16 KiB ones, some span-heap sizes), strings, a growing
+ * buffer, a calloc'ed table, then half of it freed. */
+#define NBLK 600
+static void *blk[NBLK];
+
+static void workload(void)
+{
+	unsigned n = 0;
+	for (size_t size = 8; size <= 64 << 10 && n < NBLK; size += size / 4 + 8)
+		for (int k = 0; k < 4 && n < NBLK; k++) {
+			blk[n] = malloc(size);
+			memset(blk[n], 0x5a, size < 64 ? size : 64);
+			n++;
+		}
+	char *buf = NULL;
+	for (size_t len = 16; len <= 100000; len *= 2) {
+		buf = realloc(buf, len);
+		memset(buf, 'x', len);
+	}
+	if (n < NBLK)
+		blk[n++] = buf;
+	if (n < NBLK)
+		blk[n++] = calloc(1000, 24);
+	for (unsigned i = 0; i < n; i += 2) {
+		free(blk[i]);
+		blk[i] = NULL;
+	}
+	for (unsigned i = 0; i < n; i++)
+		if (blk[i])
+			note_segment(blk[i]);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 3) {
+		fprintf(stderr, "usage: test-alloc-fixedcost LIBPAGES SEGPAGES [-v]\n");
+		return 2;
+	}
+	unsigned max_lib = (unsigned)atoi(argv[1]), max_seg = (unsigned)atoi(argv[2]);
+	verbose = argc > 3 && strcmp(argv[3], "-v") == 0;
+
+	Dl_info di;
+	if (!dladdr((void *)malloc, &di) || di.dli_fname == NULL || strstr(di.dli_fname, "liballocrr") == NULL) {
+		printf("skip: malloc is not liballocrr's (%s): run with LD_PRELOAD\n",
+		       di.dli_fname ? di.dli_fname : "?");
+		return 77;
+	}
+	char lib[4096];
+	if (realpath(di.dli_fname, lib) == NULL)
+		snprintf(lib, sizeof lib, "%s", di.dli_fname);
+
+	workload();
+
+	pagemap_fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	if (pagemap_fd < 0) {
+		perror("fixedcost: cannot open '/proc/self/pagemap'");
+		return 1;
+	}
+	unsigned ro, rw;
+	count_library(lib, &ro, &rw);
+
+	unsigned seg_hdr = 0, seg_data = 0, kinds[3] = {0, 0, 0};
+	for (unsigned i = 0; i < nsegs; i++) {
+		uintptr_t s = segs[i];
+		uint32_t kind = ((const struct arr__segment *)s)->kind;
+		size_t hdr;
+		const char *what;
+		if (kind == 0) {
+			hdr = ARR__SLICE_SIZE; /* the header slice */
+			what = "small";
+		} else if (kind == 2) {
+			hdr = ARR__SP_FIRST_UNIT * ARR__SP_UNIT;
+			what = "span";
+		} else {
+			continue; /* a huge block's one-page header: its own mapping */
+		}
+		kinds[kind]++;
+		if (verbose)
+			printf("segment %u (%s) at %#lx:\n", i, what, (unsigned long)s);
+		seg_hdr += count_range(s, s + hdr, s, "hdr");
+		if (verbose) {
+			unsigned d = 0;
+			int saved = verbose;
+			verbose = 0;
+			d = count_range(s + hdr, s + ARR__SEG_SIZE, s, "data");
+			verbose = saved;
+			printf("  data pages resident: %u\n", d);
+			seg_data += d;
+		}
+	}
+	printf("library %s: %u writable pages resident (.data/.bss, bound %u), %u text/ro pages\n", lib, rw, max_lib,
+	       ro);
+	printf("segments: %u small, %u span: %u header pages resident (bound %u)", kinds[0], kinds[2], seg_hdr,
+	       max_seg);
+	if (verbose)
+		printf(", %u data pages", seg_data);
+	printf("\n");
+	int fail = 0;
+	if (rw > max_lib) {
+		printf("FAIL: the library's static data holds %u resident pages, more than %u\n", rw, max_lib);
+		fail = 1;
+	}
+	if (seg_hdr > max_seg) {
+		printf("FAIL: segment headers hold %u resident pages, more than %u\n", seg_hdr, max_seg);
+		fail = 1;
+	}
+	return fail;
+}
