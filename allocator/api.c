@@ -49,35 +49,38 @@ static inline void *zero_block(void *p, size_t size)
  * from the thread's current page, or NULL (empty list, or a huge size). */
 static inline struct arr__block *fast_pop(struct arr__heap *h, size_t size, struct arr__page **pagep)
 {
-	if (ARR_LIKELY(size <= ARR__SMALL_TAB) || size <= arr__opt.fast_max) {
-		unsigned cls = arr__size_class(size);
-		struct arr__page *page = h->pages[cls];
-		struct arr__block *b = page->free;
-		if (ARR_LIKELY(b != NULL)) {
-			/* a link overwritten after free decodes outside the page's segment */
-			if (ARR__MISUSE_IF(ARR__HARDEN_LINKS, !arr__same_segment(b, page)))
-				arr__fatal("malloc(): corrupted free list", b);
-			/* The new head is the class's next block out: fetch its
-			 * line now, as the load of its link is the one stall of
-			 * this path when the list holds blocks freed long ago
-			 * (4-thread stress replay, 9 alternating runs: −7 % time,
-			 * 1.03× mimalloc; py, sqlite, cc1 −1 to −2 %). A
-			 * prefetch of NULL is harmless. */
-			struct arr__block *next = arr__block_next(b);
-			/* A live block keeps no stale link: free's double-free
-			 * test takes a link in the first word for a free block. */
-			if (ARR_ALLOC_HARDEN & ARR__HARDEN_DOUBLE)
-				b->link = 0;
-			page->free = next;
-			__builtin_prefetch(next, 1, 3);
-			page->used++;
-			h->waste += (int64_t)page->block_size - (int64_t)size;
-			h->alloc_count++;
-			*pagep = page;
-			return b;
-		}
+	struct arr__page *page;
+	if (ARR_LIKELY(size <= ARR__SMALL_TAB)) {
+		page = h->direct[(size + 7) >> 3];
+		ARR__ASSERT(page == h->pages[arr__class_tab[(size + 7) >> 3]]);
+	} else if (size <= arr__opt.fast_max) {
+		page = h->pages[arr__size_class(size)];
+	} else {
+		return NULL;
 	}
-	return NULL;
+	struct arr__block *b = page->free;
+	if (ARR_UNLIKELY(b == NULL))
+		return NULL;
+	/* a link overwritten after free decodes outside the page's segment */
+	if (ARR__MISUSE_IF(ARR__HARDEN_LINKS, !arr__same_segment(b, page)))
+		arr__fatal("malloc(): corrupted free list", b);
+	/* The new head is the class's next block out: fetch its line now, as
+	 * the load of its link is the one stall of this path when the list
+	 * holds blocks freed long ago (4-thread stress replay, 9 alternating
+	 * runs: −7 % time, 1.03× mimalloc; py, sqlite, cc1 −1 to −2 %). A
+	 * prefetch of NULL is harmless. */
+	struct arr__block *next = arr__block_next(b);
+	/* A live block keeps no stale link: free's double-free test takes a
+	 * link in the first word for a free block. */
+	if (ARR_ALLOC_HARDEN & ARR__HARDEN_DOUBLE)
+		b->link = 0;
+	page->free = next;
+	__builtin_prefetch(next, 1, 3);
+	page->used++;
+	h->waste += (int64_t)page->block_size - (int64_t)size;
+	h->alloc_count++;
+	*pagep = page;
+	return b;
 }
 
 /* Out of line, so that the fast path reaches it by a tail call and needs no
@@ -139,9 +142,13 @@ EXPORT void *arr_calloc(size_t count, size_t size)
 }
 
 /* An emptied current page is kept (unless it holds a single block); `idle`
- * = 0 tells the next tick it was in use. */
-static __attribute__((noinline)) void free_emptied(struct arr__heap *h, struct arr__page *page)
+ * = 0 tells the next tick it was in use. Also where a free that left the
+ * page fewer than no blocks out (a double free whose link was overwritten
+ * since) is caught, off the fast path. */
+static __attribute__((noinline)) void free_emptied(struct arr__heap *h, struct arr__page *page, struct arr__block *b)
 {
+	if (ARR__MISUSE(page->used != 0))
+		arr__fatal("free(): double free", b);
 	page->idle = 0;
 	if (h->pages[page->cls] != page || page->reserved == 1)
 		arr__page_emptied(h, page);
@@ -171,13 +178,10 @@ static inline void free_push(struct arr__heap *h, struct arr__page *page, struct
 	 * test for an emptied page and for one that had no block out (a
 	 * double free whose link was overwritten since) */
 	uint32_t used = --page->used;
-	if (ARR_UNLIKELY((int32_t)used <= 0)) {
-		if (ARR__MISUSE(used != 0))
-			arr__fatal("free(): double free", b);
-		free_emptied(h, page);
-	} else if (ARR_UNLIKELY(h->free_count >= h->tick_at)) {
+	if (ARR_UNLIKELY((int32_t)used <= 0))
+		free_emptied(h, page, b);
+	else if (ARR_UNLIKELY(h->free_count >= h->tick_at))
 		arr__heap_tick(h);
-	}
 }
 
 /* A freed block whose first word decodes to a block of its own segment (or
@@ -188,6 +192,13 @@ static __attribute__((noinline)) void free_suspect(struct arr__heap *h, struct a
 {
 	arr__free_check_double(page, b);
 	free_push(h, page, b, req);
+}
+
+/* Not noreturn to the compiler (noipa): the fast path reaches it by a tail
+ * call and so keeps no stack frame, where a call to arr__fatal needs one. */
+static __attribute__((noinline, noipa, cold)) void free_invalid(const void *p)
+{
+	arr__fatal("free(): invalid pointer", p);
 }
 
 static inline void heap_free(void *p, size_t req)
@@ -202,11 +213,17 @@ static inline void heap_free(void *p, size_t req)
 	 * pointer's segment must be one of ours before its descriptor is
 	 * read; with the grid bit, the fast path also wants a carved block's
 	 * start (the generic path always does). */
-	if (ARR__MISUSE_IF(ARR__HARDEN_FOREIGN, !arr__segment_known(p)))
-		arr__fatal("free(): invalid pointer", p);
-	struct arr__page *slice = &arr__segment_of(p)->pages[((uintptr_t)p >> ARR__SLICE_SHIFT) & (ARR__SLICES - 1)];
-	unsigned head_off = slice->head_off;
-	struct arr__page *page = slice - head_off;
+	if (ARR__MISUSE_IF(ARR__HARDEN_FOREIGN, !arr__segment_known(p))) {
+		free_invalid(p);
+		return;
+	}
+	struct arr__segment *seg = arr__segment_of(p);
+	size_t idx = ((uintptr_t)p >> ARR__SLICE_SHIFT) & (ARR__SLICES - 1);
+	size_t head_off = seg->pages[idx].head_off;
+	struct arr__page *page = &seg->pages[idx - head_off];
+	/* in a register once: GCC otherwise rebuilds it from seg and idx for
+	 * the later fields (six instructions more) */
+	__asm__("" : "+r"(page));
 	struct arr__heap *h = arr__tl_heap;
 	if (ARR_LIKELY(page->heap == h && page->flags == 0)) {
 		struct arr__block *b = p;

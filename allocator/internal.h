@@ -104,7 +104,8 @@ __attribute__((noreturn, cold)) void arr__fatal(const char *what, const void *p)
 #define ARR__FINE_FIRST 34 /* first class above 1 KiB */
 #define ARR__FINE_END 78   /* first class above 16 KiB */
 #define ARR__MAX_SMALL ((size_t)1 << 20)
-#define ARR__SMALL_TAB 1024 /* sizes <= this are classed by table lookup */
+#define ARR__SMALL_TAB 1024                    /* sizes <= this are classed by table lookup */
+#define ARR__DIRECT_N (ARR__SMALL_TAB / 8 + 1) /* entries of arr__class_tab and a heap's direct[] */
 
 /* Page flags: any set bit sends free() to the generic path. */
 #define ARR__PF_FULL 1u    /* in the heap's full list */
@@ -323,6 +324,13 @@ struct arr__segment {
  *       Σ their booked requested bytes == sc_req; ticks non-decreasing
  */
 struct arr__heap {
+	/* malloc's fast path up to ARR__SMALL_TAB bytes: the current page of
+	 * the class of every size in 8-byte steps, direct[(size + 7) / 8] ==
+	 * pages[arr__class_tab[(size + 7) / 8]] (mimalloc's pages_free_direct),
+	 * so the path is one load to the page and the pop, without the class
+	 * table's load before it. Written only with pages[c] (heap.c
+	 * set_current). */
+	struct arr__page *direct[ARR__DIRECT_N];
 	struct arr__page *pages[ARR__NCLASSES]; /* current page first; &arr__page_empty if none */
 	struct arr__page *last[ARR__NCLASSES];  /* last page of each list; NULL if none */
 	/* owner-only counters; others read them racily when summing stats */
@@ -386,7 +394,10 @@ enum { ARR__HEAP_ACTIVE, ARR__HEAP_ABANDONED, ARR__HEAP_FREE, ARR__HEAP_EMPTY };
 extern struct arr__page arr__page_empty;
 extern struct arr__heap arr__heap_empty;
 extern __thread struct arr__heap *arr__tl_heap __attribute__((tls_model("initial-exec")));
-extern uint8_t arr__class_tab[ARR__SMALL_TAB / 8 + 1];
+extern uint8_t arr__class_tab[ARR__DIRECT_N];
+/* The entries of arr__class_tab (and of a heap's direct[]) of class c <
+ * ARR__FINE_FIRST: [arr__class_direct[c], arr__class_direct[c + 1]). */
+extern uint8_t arr__class_direct[ARR__FINE_FIRST + 1];
 extern uint32_t arr__class_size[ARR__NCLASSES];
 extern uint8_t arr__class_slices[ARR__NCLASSES];
 /* ceil(2^64 / block size): off is a multiple of the block size iff
@@ -811,6 +822,9 @@ void arr__options_from_env(void);
 /* Each returns true or fails an assertion naming the broken formula. */
 bool arr__page_is_valid(const struct arr__page *page);
 bool arr__heap_is_valid(const struct arr__heap *h);
+/* direct[i] == pages[arr__class_tab[i]] for every entry (arr__heap_is_valid
+ * calls it; the malloc fast path checks its own entry at ARR_DEBUG 1). */
+bool arr__heap_direct_is_valid(const struct arr__heap *h);
 bool arr__pool_is_valid(void);        /* takes arr__lock */
 bool arr__pool_is_valid_locked(void); /* caller holds arr__lock */
 /* The census (heap.c, caller holds arr__lock): arr__busy_heaps == the number
