@@ -252,21 +252,28 @@ EXPORT void arr_free(void *p) { heap_free(p, 0); }
 
 EXPORT void arr_free_sized(void *p, size_t size) { heap_free(p, size ? size : 1); }
 
+/* The usable size of block p of page (p not segment-aligned). */
+static inline size_t usable_in(const struct arr__page *page, const void *p)
+{
+	if (ARR_LIKELY(page->flags == 0))
+		return page->block_size; /* p is a block start: no division */
+	if (page->flags & ARR__PF_SPAN)
+		return arr__span_usable(p);
+	if (page->flags & ARR__PF_HUGE)
+		return page->huge_map - (size_t)((const uint8_t *)p - (const uint8_t *)arr__segment_of(p));
+	if (!(page->flags & ARR__PF_ALIGNED))
+		return page->block_size; /* a full page's: p is a block start */
+	const uint8_t *b = (const uint8_t *)arr__block_start(page, p);
+	return page->block_size - (size_t)((const uint8_t *)p - b);
+}
+
 EXPORT size_t arr_malloc_usable_size(const void *p)
 {
 	if (ARR_UNLIKELY(arr__is_big_aligned(p)))
 		return p == NULL ? 0 : arr__big_aligned_size(p);
 	if (ARR__MISUSE(!arr__segment_known(p)))
 		arr__fatal("malloc_usable_size(): invalid pointer", p);
-	struct arr__page *page = arr__page_of(p);
-	if (page->flags & ARR__PF_SPAN)
-		return arr__span_usable(p);
-	if (page->flags & ARR__PF_HUGE)
-		return page->huge_map - (size_t)((const uint8_t *)p - (const uint8_t *)arr__segment_of(p));
-	if (ARR_LIKELY(!(page->flags & ARR__PF_ALIGNED)))
-		return page->block_size; /* p is a block start: no division */
-	const uint8_t *b = (const uint8_t *)arr__block_start(page, p);
-	return page->block_size - (size_t)((const uint8_t *)p - b);
+	return usable_in(arr__page_of(p), p);
 }
 
 /* align: a power of two. */
@@ -349,10 +356,17 @@ EXPORT void *arr_realloc(void *p, size_t size)
 	}
 	if (size > PTRDIFF_MAX)
 		return nomem();
-	if (ARR__MISUSE(!arr__is_big_aligned(p) && !arr__segment_known(p)))
-		arr__fatal("realloc(): invalid pointer", p);
-	size_t usable = arr_malloc_usable_size(p);
-	struct arr__page *page = arr__is_big_aligned(p) ? NULL : arr__page_of(p);
+	struct arr__page *page = NULL;
+	size_t usable;
+	if (ARR_UNLIKELY(arr__is_big_aligned(p))) {
+		usable = arr__big_aligned_size(p);
+	} else {
+		if (ARR__MISUSE(!arr__segment_known(p)))
+			arr__fatal("realloc(): invalid pointer", p);
+		/* the descriptor read once, for the usable size and the cases */
+		page = arr__page_of(p);
+		usable = usable_in(page, p);
+	}
 	if (page == NULL) {
 		/* segment-aligned block: move it (realloc need not keep the alignment) */
 	} else if (page->flags & ARR__PF_HUGE) {
