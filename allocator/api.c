@@ -10,6 +10,7 @@
  * also exports every function under glibc's names (see the end of the file).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 #include "allocrr/alloc.h"
 #include "internal.h"
@@ -167,10 +168,9 @@ static inline void free_push(struct arr__heap *h, struct arr__page *page, struct
 	arr__block_set_next(b, page->free);
 	page->free = b;
 	/* Stores are what this path waits on (each free's first is to a cold
-	 * block, and the ones after it queue behind it): the flag is cleared
-	 * only if set, and a plain free counts no bytes. */
-	if (page->free_is_zero)
-		page->free_is_zero = 0;
+	 * block, and the ones after it queue behind it): a plain free counts
+	 * no bytes. (free_is_zero is clear: heap_free.) */
+	ARR__ASSERT(!page->free_is_zero);
 	if (req)
 		h->waste -= (int64_t)page->block_size - (int64_t)req;
 	h->free_count++;
@@ -191,6 +191,51 @@ static __attribute__((noinline)) void free_suspect(struct arr__heap *h, struct a
 						   size_t req)
 {
 	arr__free_check_double(page, b);
+	free_push(h, page, b, req);
+}
+
+/* The flags and free_is_zero of a page, in one load: the fast path tests
+ * both at once (a free into a page whose free list is known zero, the
+ * first since it was carved, is rare and goes to free_known_zero). */
+_Static_assert(offsetof(struct arr__page, free_is_zero) == offsetof(struct arr__page, flags) + 1,
+	       "flags and free_is_zero side by side");
+static inline uint16_t flags_and_zero(const struct arr__page *page)
+{
+	uint16_t v;
+	memcpy(&v, &page->flags, sizeof v);
+	return v;
+}
+
+static void free_checked_push(struct arr__heap *h, struct arr__page *page, void *p, size_t req);
+
+/* A free into one of this thread's pages with no flags whose free list is
+ * known zero: it is no longer (the block holds the program's data). */
+static __attribute__((noinline)) void free_known_zero(struct arr__heap *h, struct arr__page *page, void *p, size_t req)
+{
+	page->free_is_zero = 0;
+	free_checked_push(h, page, p, req);
+}
+
+/* p in one of this thread's pages with no flags: the fast path's misuse
+ * tests, then the push. */
+static inline void free_checked_push(struct arr__heap *h, struct arr__page *page, void *p, size_t req)
+{
+	struct arr__block *b = p;
+	/* offset in the span: from the span's start */
+	uint32_t off = (uint32_t)((uintptr_t)p - (uintptr_t)page->start);
+	uint64_t magic = arr__class_magic[page->cls];
+	if (ARR__MISUSE_IF(ARR__HARDEN_GRID,
+			   ((uint64_t)off * magic > magic - 1) | (off >= (uint32_t)page->capacity * page->block_size)))
+		arr__fatal("free(): invalid pointer (not the start of a block)", p);
+	/* Double free: a free block's link decodes to another block of the
+	 * segment, or to NULL at a list's end; a live block's first word (0
+	 * from malloc, or program data) almost never does. */
+	struct arr__block *old = arr__block_next(b);
+	if (ARR__MISUSE_IF(ARR__HARDEN_DOUBLE, arr__same_segment(old, b) || old == NULL) ||
+	    ARR__MISUSE(b == page->free)) {
+		free_suspect(h, page, b, req);
+		return;
+	}
 	free_push(h, page, b, req);
 }
 
@@ -225,24 +270,12 @@ static inline void heap_free(void *p, size_t req)
 	 * the later fields (six instructions more) */
 	__asm__("" : "+r"(page));
 	struct arr__heap *h = arr__tl_heap;
-	if (ARR_LIKELY(page->heap == h && page->flags == 0)) {
-		struct arr__block *b = p;
-		/* offset in the span: in the slice, plus the slices before it */
-		uint32_t off = (uint32_t)((uintptr_t)p & (ARR__SLICE_SIZE - 1)) + (head_off << ARR__SLICE_SHIFT);
-		uint64_t magic = arr__class_magic[page->cls];
-		if (ARR__MISUSE_IF(ARR__HARDEN_GRID, ((uint64_t)off * magic > magic - 1) |
-							     (off >= (uint32_t)page->capacity * page->block_size)))
-			arr__fatal("free(): invalid pointer (not the start of a block)", p);
-		/* Double free: a free block's link decodes to another block of
-		 * the segment, or to NULL at a list's end; a live block's first
-		 * word (0 from malloc, or program data) almost never does. */
-		struct arr__block *old = arr__block_next(b);
-		if (ARR__MISUSE_IF(ARR__HARDEN_DOUBLE, arr__same_segment(old, b) || old == NULL) ||
-		    ARR__MISUSE(b == page->free)) {
-			free_suspect(h, page, b, req);
-			return;
-		}
-		free_push(h, page, b, req);
+	if (ARR_LIKELY(page->heap == h && flags_and_zero(page) == 0)) {
+		free_checked_push(h, page, p, req);
+		return;
+	}
+	if (page->heap == h && page->flags == 0) {
+		free_known_zero(h, page, p, req);
 		return;
 	}
 	arr__free_generic(h, page, p, req);
