@@ -207,10 +207,18 @@ static void page_extend(struct arr__page *page)
 	uint32_t max = bs >= ARR__OS_PAGE ? 1 : (uint32_t)(ARR__OS_PAGE / bs);
 	if (n > max)
 		n = max;
-	uint8_t *p = page->start + (size_t)page->capacity * bs;
+	uint8_t *p = page->start + (size_t)page->capacity * bs, *last = p + (size_t)(n - 1) * bs;
 	struct arr__block *first = (struct arr__block *)p;
-	for (uint32_t i = 1; i < n; i++, p += bs)
-		arr__block_set_next((struct arr__block *)p, (struct arr__block *)(p + bs));
+	/* the blocks that start in one OS page share their links' key: one
+	 * shift a page, not one a block (the loop is most of the slow path) */
+	while (p < last) {
+		uintptr_t key = ARR__LINK_KEY(p);
+		uint8_t *stop = (uint8_t *)(((uintptr_t)p | (ARR__OS_PAGE - 1)) + 1);
+		if (stop > last)
+			stop = last;
+		for (; p < stop; p += bs)
+			arr__block_set_next_key((struct arr__block *)p, (struct arr__block *)(p + bs), key);
+	}
 	arr__block_set_next((struct arr__block *)p, NULL);
 	page->free = first;
 	page->free_is_zero = (size_t)page->capacity * bs >= (size_t)page->zero_from * ARR__OS_PAGE;

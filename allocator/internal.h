@@ -176,6 +176,15 @@ static inline void arr__block_set_next(struct arr__block *b, const struct arr__b
 	b->link = (uintptr_t)next ^ ARR__LINK_KEY(b);
 }
 
+/* The same, with the key ARR__LINK_KEY(b) computed by the caller: the same
+ * for every block that starts in one OS page (the carve writes a page's
+ * worth of links with one). */
+static inline void arr__block_set_next_key(struct arr__block *b, const struct arr__block *next, uintptr_t key)
+{
+	ARR__ASSERT(key == ARR__LINK_KEY(b));
+	b->link = (uintptr_t)next ^ key;
+}
+
 /* Two addresses in one segment (a block and its page descriptor, two blocks of a page). */
 static inline bool arr__same_segment(const void *a, const void *b)
 {
