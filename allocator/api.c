@@ -23,6 +23,10 @@ static inline void *nomem(void)
 	return NULL;
 }
 
+/* The same out of line, for a fast path: reached by a tail call, the call
+ * to __errno_location behind errno costs that path no stack frame. */
+static __attribute__((noinline, cold)) void *nomem_tail(void) { return nomem(); }
+
 /* Up to 64 bytes, zeroed inline with overlapping 16-byte stores (no loop, no
  * call); above, memset's vector stores win, and returning its result lets
  * calloc reach it by a tail call. Rounding up to 16 stays inside the block
@@ -125,7 +129,7 @@ EXPORT void *arr_calloc(size_t count, size_t size)
 	size_t total = size;
 	/* calloc(1, n) is common: no multiply (3 cycles) before the class lookup */
 	if (count != 1 && ARR_UNLIKELY(__builtin_mul_overflow(count, size, &total)))
-		return nomem();
+		return nomem_tail();
 	struct arr__heap *h = arr__tl_heap;
 	struct arr__page *page;
 	struct arr__block *b = fast_pop(h, total, &page);
