@@ -55,9 +55,11 @@ static inline void *zero_block(void *p, size_t size)
 static inline struct arr__block *fast_pop(struct arr__heap *h, size_t size, struct arr__page **pagep)
 {
 	struct arr__page *page;
-	if (ARR_LIKELY(size <= ARR__SMALL_TAB)) {
+	if (ARR_LIKELY(size <= ARR__DIRECT_MAX)) {
 		page = h->direct[(size + 7) >> 3];
 		ARR__ASSERT(page == h->pages[arr__class_tab[(size + 7) >> 3]]);
+	} else if (ARR_LIKELY(size <= ARR__SMALL_TAB)) {
+		page = h->pages[arr__class_tab[(size + 7) >> 3]];
 	} else if (size <= arr__opt.fast_max) {
 		page = h->pages[arr__size_class(size)];
 	} else {

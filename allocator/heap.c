@@ -20,7 +20,7 @@
 
 struct arr__page arr__page_empty;
 struct arr__heap arr__heap_empty = {
-	.direct = {[0 ... ARR__DIRECT_N - 1] = &arr__page_empty},
+	.direct = {[0 ... ARR__HEAP_DIRECT_N - 1] = &arr__page_empty},
 	.pages = {[0 ... ARR__NCLASSES - 1] = &arr__page_empty},
 	.state = ARR__HEAP_EMPTY,
 };
@@ -46,13 +46,13 @@ static bool span_cache_is_valid(const struct arr__heap *h) __attribute__((unused
 #define BORROW_MIN 256
 /* ---- page lists ---- */
 
-/* The class's current page, and for a class up to 1 KiB its sizes' entries
- * of direct[] (internal.h, struct arr__heap): the only writer of either. */
+/* The class's current page, and for a class up to ARR__DIRECT_MAX its
+ * sizes' entries of direct[] (internal.h, struct arr__heap): the only writer of either. */
 static void set_current(struct arr__heap *h, unsigned cls, struct arr__page *page)
 {
 	h->pages[cls] = page;
 	if (cls < ARR__FINE_FIRST)
-		for (unsigned i = arr__class_direct[cls]; i < arr__class_direct[cls + 1]; i++)
+		for (unsigned i = arr__class_direct[cls]; i < arr__class_direct[cls + 1] && i < ARR__HEAP_DIRECT_N; i++)
 			h->direct[i] = page;
 }
 

@@ -278,7 +278,7 @@ static void test_usable_size(void)
 
 /*
  * Every size up to 1 KiB (malloc's direct table from the size to its
- * class's current page), in a thread of its own (a fresh heap): two pages'
+ * class's current page to 128 bytes, the class table above), in a thread of its own (a fresh heap): two pages'
  * worth of blocks each, so that each class changes its current page at
  * least once; every block its size's class (or a borrowed larger one, at
  * most twice the request, before the class has a page), distinct, and the

@@ -313,21 +313,21 @@ static void small_borrows(bool corrupt)
  * KiB) no longer its class's current page: the next heap walk sees it. */
 static void direct_entry(bool corrupt)
 {
-	void *p = fresh_block(200), *q = fresh_block(40);
+	void *p = fresh_block(120), *q = fresh_block(40);
 	(void)p;
-	if (corrupt) /* 200 bytes sent to the 40-byte class's page */
-		arr__tl_heap->direct[(200 + 7) / 8] = arr__page_of(q);
+	if (corrupt) /* 120 bytes sent to the 40-byte class's page */
+		arr__tl_heap->direct[(120 + 7) / 8] = arr__page_of(q);
 	arr__heap_is_valid(arr__tl_heap);
 }
 
 /* The same, caught by malloc's own fast path at its first use. */
 static void direct_fast_path(bool corrupt)
 {
-	void *p = fresh_block(520), *q = fresh_block(24);
+	void *p = fresh_block(72), *q = fresh_block(24);
 	(void)p;
 	if (corrupt)
-		arr__tl_heap->direct[(520 + 7) / 8] = arr__page_of(q);
-	arr_free(arr_malloc(520));
+		arr__tl_heap->direct[(72 + 7) / 8] = arr__page_of(q);
+	arr_free(arr_malloc(72));
 }
 
 struct tcase {
