@@ -10,6 +10,7 @@
  * also exports every function under glibc's names (see the end of the file).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 #include "allocrr/alloc.h"
 #include "internal.h"
@@ -21,6 +22,10 @@ static inline void *nomem(void)
 	errno = ENOMEM;
 	return NULL;
 }
+
+/* The same out of line, for a fast path: reached by a tail call, the call
+ * to __errno_location behind errno costs that path no stack frame. */
+static __attribute__((noinline, cold)) void *nomem_tail(void) { return nomem(); }
 
 /* Up to 64 bytes, zeroed inline with overlapping 16-byte stores (no loop, no
  * call); above, memset's vector stores win, and returning its result lets
@@ -49,35 +54,40 @@ static inline void *zero_block(void *p, size_t size)
  * from the thread's current page, or NULL (empty list, or a huge size). */
 static inline struct arr__block *fast_pop(struct arr__heap *h, size_t size, struct arr__page **pagep)
 {
-	if (ARR_LIKELY(size <= ARR__SMALL_TAB) || size <= arr__opt.fast_max) {
-		unsigned cls = arr__size_class(size);
-		struct arr__page *page = h->pages[cls];
-		struct arr__block *b = page->free;
-		if (ARR_LIKELY(b != NULL)) {
-			/* a link overwritten after free decodes outside the page's segment */
-			if (ARR__MISUSE_IF(ARR__HARDEN_LINKS, !arr__same_segment(b, page)))
-				arr__fatal("malloc(): corrupted free list", b);
-			/* The new head is the class's next block out: fetch its
-			 * line now, as the load of its link is the one stall of
-			 * this path when the list holds blocks freed long ago
-			 * (4-thread stress replay, 9 alternating runs: −7 % time,
-			 * 1.03× mimalloc; py, sqlite, cc1 −1 to −2 %). A
-			 * prefetch of NULL is harmless. */
-			struct arr__block *next = arr__block_next(b);
-			/* A live block keeps no stale link: free's double-free
-			 * test takes a link in the first word for a free block. */
-			if (ARR_ALLOC_HARDEN & ARR__HARDEN_DOUBLE)
-				b->link = 0;
-			page->free = next;
-			__builtin_prefetch(next, 1, 3);
-			page->used++;
-			h->waste += (int64_t)page->block_size - (int64_t)size;
-			h->alloc_count++;
-			*pagep = page;
-			return b;
-		}
+	struct arr__page *page;
+	if (ARR_LIKELY(size <= ARR__DIRECT_MAX)) {
+		page = h->direct[(size + 7) >> 3];
+		ARR__ASSERT(page == h->pages[arr__class_tab[(size + 7) >> 3]]);
+	} else if (ARR_LIKELY(size <= ARR__SMALL_TAB)) {
+		page = h->pages[arr__class_tab[(size + 7) >> 3]];
+	} else if (size <= arr__opt.fast_max) {
+		page = h->pages[arr__size_class(size)];
+	} else {
+		return NULL;
 	}
-	return NULL;
+	struct arr__block *b = page->free;
+	if (ARR_UNLIKELY(b == NULL))
+		return NULL;
+	/* a link overwritten after free decodes outside the page's segment */
+	if (ARR__MISUSE_IF(ARR__HARDEN_LINKS, !arr__same_segment(b, page)))
+		arr__fatal("malloc(): corrupted free list", b);
+	/* The new head is the class's next block out: fetch its line now, as
+	 * the load of its link is the one stall of this path when the list
+	 * holds blocks freed long ago (4-thread stress replay, 9 alternating
+	 * runs: −7 % time, 1.03× mimalloc; py, sqlite, cc1 −1 to −2 %). A
+	 * prefetch of NULL is harmless. */
+	struct arr__block *next = arr__block_next(b);
+	/* A live block keeps no stale link: free's double-free test takes a
+	 * link in the first word for a free block. */
+	if (ARR_ALLOC_HARDEN & ARR__HARDEN_DOUBLE)
+		b->link = 0;
+	page->free = next;
+	__builtin_prefetch(next, 1, 3);
+	page->used++;
+	h->waste += (int64_t)page->block_size - (int64_t)size;
+	h->alloc_count++;
+	*pagep = page;
+	return b;
 }
 
 /* Out of line, so that the fast path reaches it by a tail call and needs no
@@ -121,7 +131,7 @@ EXPORT void *arr_calloc(size_t count, size_t size)
 	size_t total = size;
 	/* calloc(1, n) is common: no multiply (3 cycles) before the class lookup */
 	if (count != 1 && ARR_UNLIKELY(__builtin_mul_overflow(count, size, &total)))
-		return nomem();
+		return nomem_tail();
 	struct arr__heap *h = arr__tl_heap;
 	struct arr__page *page;
 	struct arr__block *b = fast_pop(h, total, &page);
@@ -139,9 +149,13 @@ EXPORT void *arr_calloc(size_t count, size_t size)
 }
 
 /* An emptied current page is kept (unless it holds a single block); `idle`
- * = 0 tells the next tick it was in use. */
-static __attribute__((noinline)) void free_emptied(struct arr__heap *h, struct arr__page *page)
+ * = 0 tells the next tick it was in use. Also where a free that left the
+ * page fewer than no blocks out (a double free whose link was overwritten
+ * since) is caught, off the fast path. */
+static __attribute__((noinline)) void free_emptied(struct arr__heap *h, struct arr__page *page, struct arr__block *b)
 {
+	if (ARR__MISUSE(page->used != 0))
+		arr__fatal("free(): double free", b);
 	page->idle = 0;
 	if (h->pages[page->cls] != page || page->reserved == 1)
 		arr__page_emptied(h, page);
@@ -160,10 +174,9 @@ static inline void free_push(struct arr__heap *h, struct arr__page *page, struct
 	arr__block_set_next(b, page->free);
 	page->free = b;
 	/* Stores are what this path waits on (each free's first is to a cold
-	 * block, and the ones after it queue behind it): the flag is cleared
-	 * only if set, and a plain free counts no bytes. */
-	if (page->free_is_zero)
-		page->free_is_zero = 0;
+	 * block, and the ones after it queue behind it): a plain free counts
+	 * no bytes. (free_is_zero is clear: heap_free.) */
+	ARR__ASSERT(!page->free_is_zero);
 	if (req)
 		h->waste -= (int64_t)page->block_size - (int64_t)req;
 	h->free_count++;
@@ -171,13 +184,10 @@ static inline void free_push(struct arr__heap *h, struct arr__page *page, struct
 	 * test for an emptied page and for one that had no block out (a
 	 * double free whose link was overwritten since) */
 	uint32_t used = --page->used;
-	if (ARR_UNLIKELY((int32_t)used <= 0)) {
-		if (ARR__MISUSE(used != 0))
-			arr__fatal("free(): double free", b);
-		free_emptied(h, page);
-	} else if (ARR_UNLIKELY(h->free_count >= h->tick_at)) {
+	if (ARR_UNLIKELY((int32_t)used <= 0))
+		free_emptied(h, page, b);
+	else if (ARR_UNLIKELY(h->free_count >= h->tick_at))
 		arr__heap_tick(h);
-	}
 }
 
 /* A freed block whose first word decodes to a block of its own segment (or
@@ -188,6 +198,58 @@ static __attribute__((noinline)) void free_suspect(struct arr__heap *h, struct a
 {
 	arr__free_check_double(page, b);
 	free_push(h, page, b, req);
+}
+
+/* The flags and free_is_zero of a page, in one load: the fast path tests
+ * both at once (a free into a page whose free list is known zero, the
+ * first since it was carved, is rare and goes to free_known_zero). */
+_Static_assert(offsetof(struct arr__page, free_is_zero) == offsetof(struct arr__page, flags) + 1,
+	       "flags and free_is_zero side by side");
+static inline uint16_t flags_and_zero(const struct arr__page *page)
+{
+	uint16_t v;
+	memcpy(&v, &page->flags, sizeof v);
+	return v;
+}
+
+static void free_checked_push(struct arr__heap *h, struct arr__page *page, void *p, size_t req);
+
+/* A free into one of this thread's pages with no flags whose free list is
+ * known zero: it is no longer (the block holds the program's data). */
+static __attribute__((noinline)) void free_known_zero(struct arr__heap *h, struct arr__page *page, void *p, size_t req)
+{
+	page->free_is_zero = 0;
+	free_checked_push(h, page, p, req);
+}
+
+/* p in one of this thread's pages with no flags: the fast path's misuse
+ * tests, then the push. */
+static inline void free_checked_push(struct arr__heap *h, struct arr__page *page, void *p, size_t req)
+{
+	struct arr__block *b = p;
+	/* offset in the span: from the span's start */
+	uint32_t off = (uint32_t)((uintptr_t)p - (uintptr_t)page->start);
+	uint64_t magic = arr__class_magic[page->cls];
+	if (ARR__MISUSE_IF(ARR__HARDEN_GRID,
+			   ((uint64_t)off * magic > magic - 1) | (off >= (uint32_t)page->capacity * page->block_size)))
+		arr__fatal("free(): invalid pointer (not the start of a block)", p);
+	/* Double free: a free block's link decodes to another block of the
+	 * segment, or to NULL at a list's end; a live block's first word (0
+	 * from malloc, or program data) almost never does. */
+	struct arr__block *old = arr__block_next(b);
+	if (ARR__MISUSE_IF(ARR__HARDEN_DOUBLE, arr__same_segment(old, b) || old == NULL) ||
+	    ARR__MISUSE(b == page->free)) {
+		free_suspect(h, page, b, req);
+		return;
+	}
+	free_push(h, page, b, req);
+}
+
+/* Not noreturn to the compiler (noipa): the fast path reaches it by a tail
+ * call and so keeps no stack frame, where a call to arr__fatal needs one. */
+static __attribute__((noinline, noipa, cold)) void free_invalid(const void *p)
+{
+	arr__fatal("free(): invalid pointer", p);
 }
 
 static inline void heap_free(void *p, size_t req)
@@ -202,30 +264,24 @@ static inline void heap_free(void *p, size_t req)
 	 * pointer's segment must be one of ours before its descriptor is
 	 * read; with the grid bit, the fast path also wants a carved block's
 	 * start (the generic path always does). */
-	if (ARR__MISUSE_IF(ARR__HARDEN_FOREIGN, !arr__segment_known(p)))
-		arr__fatal("free(): invalid pointer", p);
-	struct arr__page *slice = &arr__segment_of(p)->pages[((uintptr_t)p >> ARR__SLICE_SHIFT) & (ARR__SLICES - 1)];
-	unsigned head_off = slice->head_off;
-	struct arr__page *page = slice - head_off;
+	if (ARR__MISUSE_IF(ARR__HARDEN_FOREIGN, !arr__segment_known(p))) {
+		free_invalid(p);
+		return;
+	}
+	struct arr__segment *seg = arr__segment_of(p);
+	size_t idx = ((uintptr_t)p >> ARR__SLICE_SHIFT) & (ARR__SLICES - 1);
+	size_t head_off = seg->pages[idx].head_off;
+	struct arr__page *page = &seg->pages[idx - head_off];
+	/* in a register once: GCC otherwise rebuilds it from seg and idx for
+	 * the later fields (six instructions more) */
+	__asm__("" : "+r"(page));
 	struct arr__heap *h = arr__tl_heap;
-	if (ARR_LIKELY(page->heap == h && page->flags == 0)) {
-		struct arr__block *b = p;
-		/* offset in the span: in the slice, plus the slices before it */
-		uint32_t off = (uint32_t)((uintptr_t)p & (ARR__SLICE_SIZE - 1)) + (head_off << ARR__SLICE_SHIFT);
-		uint64_t magic = arr__class_magic[page->cls];
-		if (ARR__MISUSE_IF(ARR__HARDEN_GRID, ((uint64_t)off * magic > magic - 1) |
-							     (off >= (uint32_t)page->capacity * page->block_size)))
-			arr__fatal("free(): invalid pointer (not the start of a block)", p);
-		/* Double free: a free block's link decodes to another block of
-		 * the segment, or to NULL at a list's end; a live block's first
-		 * word (0 from malloc, or program data) almost never does. */
-		struct arr__block *old = arr__block_next(b);
-		if (ARR__MISUSE_IF(ARR__HARDEN_DOUBLE, arr__same_segment(old, b) || old == NULL) ||
-		    ARR__MISUSE(b == page->free)) {
-			free_suspect(h, page, b, req);
-			return;
-		}
-		free_push(h, page, b, req);
+	if (ARR_LIKELY(page->heap == h && flags_and_zero(page) == 0)) {
+		free_checked_push(h, page, p, req);
+		return;
+	}
+	if (page->heap == h && page->flags == 0) {
+		free_known_zero(h, page, p, req);
 		return;
 	}
 	arr__free_generic(h, page, p, req);
@@ -235,21 +291,28 @@ EXPORT void arr_free(void *p) { heap_free(p, 0); }
 
 EXPORT void arr_free_sized(void *p, size_t size) { heap_free(p, size ? size : 1); }
 
+/* The usable size of block p of page (p not segment-aligned). */
+static inline size_t usable_in(const struct arr__page *page, const void *p)
+{
+	if (ARR_LIKELY(page->flags == 0))
+		return page->block_size; /* p is a block start: no division */
+	if (page->flags & ARR__PF_SPAN)
+		return arr__span_usable(p);
+	if (page->flags & ARR__PF_HUGE)
+		return page->huge_map - (size_t)((const uint8_t *)p - (const uint8_t *)arr__segment_of(p));
+	if (!(page->flags & ARR__PF_ALIGNED))
+		return page->block_size; /* a full page's: p is a block start */
+	const uint8_t *b = (const uint8_t *)arr__block_start(page, p);
+	return page->block_size - (size_t)((const uint8_t *)p - b);
+}
+
 EXPORT size_t arr_malloc_usable_size(const void *p)
 {
 	if (ARR_UNLIKELY(arr__is_big_aligned(p)))
 		return p == NULL ? 0 : arr__big_aligned_size(p);
 	if (ARR__MISUSE(!arr__segment_known(p)))
 		arr__fatal("malloc_usable_size(): invalid pointer", p);
-	struct arr__page *page = arr__page_of(p);
-	if (page->flags & ARR__PF_SPAN)
-		return arr__span_usable(p);
-	if (page->flags & ARR__PF_HUGE)
-		return page->huge_map - (size_t)((const uint8_t *)p - (const uint8_t *)arr__segment_of(p));
-	if (ARR_LIKELY(!(page->flags & ARR__PF_ALIGNED)))
-		return page->block_size; /* p is a block start: no division */
-	const uint8_t *b = (const uint8_t *)arr__block_start(page, p);
-	return page->block_size - (size_t)((const uint8_t *)p - b);
+	return usable_in(arr__page_of(p), p);
 }
 
 /* align: a power of two. */
@@ -332,10 +395,17 @@ EXPORT void *arr_realloc(void *p, size_t size)
 	}
 	if (size > PTRDIFF_MAX)
 		return nomem();
-	if (ARR__MISUSE(!arr__is_big_aligned(p) && !arr__segment_known(p)))
-		arr__fatal("realloc(): invalid pointer", p);
-	size_t usable = arr_malloc_usable_size(p);
-	struct arr__page *page = arr__is_big_aligned(p) ? NULL : arr__page_of(p);
+	struct arr__page *page = NULL;
+	size_t usable;
+	if (ARR_UNLIKELY(arr__is_big_aligned(p))) {
+		usable = arr__big_aligned_size(p);
+	} else {
+		if (ARR__MISUSE(!arr__segment_known(p)))
+			arr__fatal("realloc(): invalid pointer", p);
+		/* the descriptor read once, for the usable size and the cases */
+		page = arr__page_of(p);
+		usable = usable_in(page, p);
+	}
 	if (page == NULL) {
 		/* segment-aligned block: move it (realloc need not keep the alignment) */
 	} else if (page->flags & ARR__PF_HUGE) {

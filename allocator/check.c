@@ -173,3 +173,10 @@ bool arr__page_is_valid(const struct arr__page *page)
 	}
 	return true;
 }
+
+bool arr__heap_direct_is_valid(const struct arr__heap *h)
+{
+	for (unsigned i = 0; i < ARR__HEAP_DIRECT_N; i++)
+		ARR__CHECK(h->direct[i] == h->pages[arr__class_tab[i]]);
+	return true;
+}

@@ -22,7 +22,8 @@
  */
 #include "internal.h"
 
-uint8_t arr__class_tab[ARR__SMALL_TAB / 8 + 1];
+uint8_t arr__class_tab[ARR__DIRECT_N];
+uint8_t arr__class_direct[ARR__FINE_FIRST + 1];
 uint32_t arr__class_size[ARR__NCLASSES];
 uint8_t arr__class_slices[ARR__NCLASSES];
 uint64_t arr__class_magic[ARR__NCLASSES];
@@ -80,7 +81,7 @@ void arr__classes_init(void)
 		}
 		arr__class_slices[c] = (uint8_t)n;
 	}
-	for (size_t i = 0; i <= ARR__SMALL_TAB / 8; i++) {
+	for (size_t i = 0; i < ARR__DIRECT_N; i++) {
 		size_t size = i * 8;
 		unsigned c;
 		if (size <= 8)
@@ -95,6 +96,18 @@ void arr__classes_init(void)
 		}
 		arr__class_tab[i] = (uint8_t)c;
 	}
+	/* Each class's run of entries, for the heaps' direct[]: the table
+	 * never falls and ends at the last class up to 1 KiB, so the runs
+	 * tile it. */
+	for (unsigned c = 0, i = 0; c <= ARR__FINE_FIRST; c++) {
+		while (i < ARR__DIRECT_N && arr__class_tab[i] < c)
+			i++;
+		arr__class_direct[c] = (uint8_t)i;
+	}
+	ARR__CHECK(arr__class_tab[ARR__DIRECT_N - 1] == ARR__FINE_FIRST - 1 &&
+		   arr__class_direct[ARR__FINE_FIRST] == ARR__DIRECT_N);
+	for (size_t i = 1; i < ARR__DIRECT_N; i++)
+		ARR__CHECK(arr__class_tab[i] >= arr__class_tab[i - 1]);
 	/* the sparse classes' bounds (internal.h) */
 	ARR__CHECK(arr__class_size[ARR__SPARSE_FIRST - 1] == 1024 &&
 		   arr__class_size[ARR__SPARSE_END - 1] == ARR__SPAN_SPARSE_MAX);

@@ -20,6 +20,7 @@
 
 struct arr__page arr__page_empty;
 struct arr__heap arr__heap_empty = {
+	.direct = {[0 ... ARR__HEAP_DIRECT_N - 1] = &arr__page_empty},
 	.pages = {[0 ... ARR__NCLASSES - 1] = &arr__page_empty},
 	.state = ARR__HEAP_EMPTY,
 };
@@ -45,6 +46,16 @@ static bool span_cache_is_valid(const struct arr__heap *h) __attribute__((unused
 #define BORROW_MIN 256
 /* ---- page lists ---- */
 
+/* The class's current page, and for a class up to ARR__DIRECT_MAX its
+ * sizes' entries of direct[] (internal.h, struct arr__heap): the only writer of either. */
+static void set_current(struct arr__heap *h, unsigned cls, struct arr__page *page)
+{
+	h->pages[cls] = page;
+	if (cls < ARR__FINE_FIRST)
+		for (unsigned i = arr__class_direct[cls]; i < arr__class_direct[cls + 1] && i < ARR__HEAP_DIRECT_N; i++)
+			h->direct[i] = page;
+}
+
 static void class_push_front(struct arr__heap *h, struct arr__page *page)
 {
 	struct arr__page *head = h->pages[page->cls];
@@ -54,7 +65,7 @@ static void class_push_front(struct arr__heap *h, struct arr__page *page)
 		page->next->prev = page;
 	else
 		h->last[page->cls] = page;
-	h->pages[page->cls] = page;
+	set_current(h, page->cls, page);
 }
 
 /*
@@ -100,7 +111,7 @@ static void class_remove(struct arr__heap *h, struct arr__page *page)
 	if (page->prev)
 		page->prev->next = page->next;
 	else
-		h->pages[page->cls] = page->next ? page->next : &arr__page_empty;
+		set_current(h, page->cls, page->next ? page->next : &arr__page_empty);
 	if (page->next)
 		page->next->prev = page->prev;
 	else
@@ -196,10 +207,18 @@ static void page_extend(struct arr__page *page)
 	uint32_t max = bs >= ARR__OS_PAGE ? 1 : (uint32_t)(ARR__OS_PAGE / bs);
 	if (n > max)
 		n = max;
-	uint8_t *p = page->start + (size_t)page->capacity * bs;
+	uint8_t *p = page->start + (size_t)page->capacity * bs, *last = p + (size_t)(n - 1) * bs;
 	struct arr__block *first = (struct arr__block *)p;
-	for (uint32_t i = 1; i < n; i++, p += bs)
-		arr__block_set_next((struct arr__block *)p, (struct arr__block *)(p + bs));
+	/* the blocks that start in one OS page share their links' key: one
+	 * shift a page, not one a block (the loop is most of the slow path) */
+	while (p < last) {
+		uintptr_t key = ARR__LINK_KEY(p);
+		uint8_t *stop = (uint8_t *)(((uintptr_t)p | (ARR__OS_PAGE - 1)) + 1);
+		if (stop > last)
+			stop = last;
+		for (; p < stop; p += bs)
+			arr__block_set_next_key((struct arr__block *)p, (struct arr__block *)(p + bs), key);
+	}
 	arr__block_set_next((struct arr__block *)p, NULL);
 	page->free = first;
 	page->free_is_zero = (size_t)page->capacity * bs >= (size_t)page->zero_from * ARR__OS_PAGE;
@@ -371,6 +390,7 @@ bool arr__heap_is_valid(const struct arr__heap *h)
 	ARR__CHECK(h->state == ARR__HEAP_ACTIVE || h->state == ARR__HEAP_ABANDONED);
 	for (unsigned c = 0; c < ARR__NCLASSES; c++)
 		class_list_is_valid(h, c, true);
+	arr__heap_direct_is_valid(h);
 	const struct arr__page *prev = NULL;
 	for (const struct arr__page *page = h->full; page; prev = page, page = page->next) {
 		ARR__CHECK(page->prev == prev);
@@ -838,7 +858,7 @@ struct arr__heap *arr__heap_thread_init(void)
 			return NULL;
 		}
 		for (unsigned c = 0; c < ARR__NCLASSES; c++)
-			h->pages[c] = &arr__page_empty;
+			set_current(h, c, &arr__page_empty);
 		h->next_all = all_heaps;
 		all_heaps = h;
 	}

@@ -276,6 +276,66 @@ static void test_usable_size(void)
 	CHECK(class_for(1032) == 1040 && class_for(4368) == 4368);
 }
 
+/*
+ * Every size up to 1 KiB (malloc's direct table from the size to its
+ * class's current page to 128 bytes, the class table above), in a thread of its own (a fresh heap): two pages'
+ * worth of blocks each, so that each class changes its current page at
+ * least once; every block its size's class (or a borrowed larger one, at
+ * most twice the request, before the class has a page), distinct, and the
+ * last of them its own class's.
+ */
+static void *small_sizes(void *arg)
+{
+	(void)arg;
+	enum { MAX_N = 2 * 65536 / 8 + 64 };
+	static void *v[MAX_N];
+	for (size_t s = 0; s <= 1024; s++) {
+		size_t want = class_for(s ? s : 1);
+		size_t n = 2 * 65536 / want + 64;
+		for (size_t i = 0; i < n; i++) {
+			v[i] = arr_malloc(s);
+			CHECK(v[i] != NULL);
+			size_t u = arr_malloc_usable_size(v[i]);
+			CHECK(u >= s && (u == want || u <= 2 * s));
+			*(size_t *)v[i] = i; /* every block ours alone: read back below */
+		}
+		CHECK(arr_malloc_usable_size(v[n - 1]) == want);
+		for (size_t i = n; i-- > 0;) {
+			CHECK(*(size_t *)v[i] == i);
+			arr_free(v[i]);
+		}
+	}
+	return NULL;
+}
+
+/* realloc reads the usable size from the block's descriptor: in place while
+ * the new size fits and is at least half of it, moved (contents kept)
+ * otherwise, for a plain block and an aligned one inside its block. */
+static void test_realloc_usable(void)
+{
+	for (size_t s = 16; s <= 1024; s += 8) {
+		unsigned char *p = arr_malloc(s);
+		size_t u = arr_malloc_usable_size(p);
+		fill(p, u, 5);
+		CHECK(arr_realloc(p, u) == p && arr_realloc(p, u / 2 + 1) == p);
+		unsigned char *q = arr_realloc(p, u + 1);
+		CHECK(q != NULL && q != p && check_fill(q, u / 2 + 1, 5) == 0);
+		arr_free(q);
+	}
+	/* 64-byte aligned blocks inside larger ones: usable runs to the block's end */
+	for (int i = 0; i < 64; i++) {
+		unsigned char *p = arr_memalign(64, 100);
+		CHECK(p != NULL && ((uintptr_t)p & 63) == 0);
+		size_t u = arr_malloc_usable_size(p);
+		CHECK(u >= 100);
+		fill(p, u, 9);
+		CHECK(arr_realloc(p, u) == p && check_fill(p, u, 9) == 0);
+		unsigned char *q = arr_realloc(p, u + 1);
+		CHECK(q != NULL && check_fill(q, u, 9) == 0);
+		arr_free(q);
+	}
+}
+
 static void test_stats(void)
 {
 	struct arr_alloc_stats before;
@@ -1331,6 +1391,8 @@ int main(void)
 	test_calloc_zeroes_dirty_memory();
 	test_realloc();
 	test_usable_size();
+	run_in_thread(small_sizes);
+	test_realloc_usable();
 	test_options();
 	test_contiguous_reuse();
 	test_big_alignments();

@@ -309,6 +309,27 @@ static void small_borrows(bool corrupt)
 		arr_free(arr_malloc(16));
 }
 
+/* A size's entry of the heap's direct table (malloc's fast path up to 1
+ * KiB) no longer its class's current page: the next heap walk sees it. */
+static void direct_entry(bool corrupt)
+{
+	void *p = fresh_block(120), *q = fresh_block(40);
+	(void)p;
+	if (corrupt) /* 120 bytes sent to the 40-byte class's page */
+		arr__tl_heap->direct[(120 + 7) / 8] = arr__page_of(q);
+	arr__heap_is_valid(arr__tl_heap);
+}
+
+/* The same, caught by malloc's own fast path at its first use. */
+static void direct_fast_path(bool corrupt)
+{
+	void *p = fresh_block(72), *q = fresh_block(24);
+	(void)p;
+	if (corrupt)
+		arr__tl_heap->direct[(72 + 7) / 8] = arr__page_of(q);
+	arr_free(arr_malloc(72));
+}
+
 struct tcase {
 	const char *name;
 	void (*run)(bool corrupt);
@@ -336,6 +357,8 @@ static const struct tcase cases[] = {
 	{"span cached mark", span_cached_unmarked, "ARR__SP_T_CACHED"},
 	{"span arena of a segment", span_arena_foreign, "s->arena == arena_index(a)"},
 	{"small-class borrows", small_borrows, "ARR__SMALL_BORROWS : 0)"},
+	{"direct table entry", direct_entry, "h->direct[i] == h->pages[arr__class_tab[i]]"},
+	{"direct table on malloc", direct_fast_path, "page == h->pages[arr__class_tab[(size + 7) >> 3]]"},
 };
 
 /* Run c in a child; returns its wait status and its stderr in err. */
