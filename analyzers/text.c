@@ -326,6 +326,18 @@ static void trace_headlines(FILE *f, const struct arr_doc *tr)
 					fmt_ns(b, sizeof b, span), v);
 			else
 				fprintf(f, ", growth %s/s, %.0f samples\n", fmt_bytes(e, sizeof e, g), v);
+			/* the samples miss a spike between two of them; the high-water mark does not */
+			if (get_num(rss, "true_peak", &w)) {
+				double over = w - num_or(rss, "peak", 0);
+				if (over > 0)
+					headline(
+						f, "",
+						"true peak %s (the kernel's high-water mark), %s above the sampled peak",
+						fmt_bytes(a, sizeof a, w), fmt_bytes(b, sizeof b, over));
+				else
+					headline(f, "", "true peak %s (the kernel's high-water mark)",
+						 fmt_bytes(a, sizeof a, w));
+			}
 			if (get_num(rss, "unexplained_peak", &w) && w > 0)
 				headline(f, "", "RSS the live heap does not explain: up to %s at %s",
 					 fmt_bytes(a, sizeof a, w),

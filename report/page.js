@@ -307,7 +307,9 @@
 			["peak live blocks", count(live.peak_blocks)],
 			["leaked bytes", bytes(leaks.bytes), "live at the end of the trace"],
 			["leaked blocks", count(leaks.blocks)],
-			["recorded peak RSS", bytes(rss.peak)],
+			["recorded peak RSS", bytes(rss.peak), "the largest RSS sample"],
+			["true peak RSS", isNum(rss.true_peak) ? bytes(rss.true_peak) : "–",
+				"the kernel's high-water mark at exit: a spike between two samples reaches it"],
 			/* a rate over less than a second extrapolates (873 MiB/s from two samples 76 µs
 			 * apart): the change and the time instead, as the terminal says it */
 			isNum(rss.growth_bytes_per_s) && isNum(rss.span_ns) && rss.span_ns < 1e9 ?
