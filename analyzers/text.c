@@ -195,6 +195,10 @@ static void trace_headlines(FILE *f, const struct arr_doc *tr)
 	if (get_num(tinfo, "pid", &v))
 		fprintf(f, " (pid %.0f)", v);
 	fputs(" ==\n", f);
+	const struct arr_doc *part = arr_doc_get(tinfo, "partial");
+	if (part && part->type == ARR_DOC_BOOL && part->v.b)
+		headline(f, "partial", "the trace is cut at offset %.0f: what follows is the run up to there",
+			 num_or(tinfo, "cut_at", 0));
 
 	double dur = num_or(tinfo, "duration_ns", num_or(tr, "summary.duration_ns", -1));
 	if (dur >= 0 || ending) {

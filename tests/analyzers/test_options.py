@@ -67,6 +67,20 @@ def main():
              "truncated: exit %d, %r" % (p.returncode, err))
     doc = json.loads(p.stdout)["traces"][0]
     t.expect(doc["trace"]["truncated"] and doc["summary"]["calls"] > 0, "truncated: the prefix is analysed")
+    # marked partial, in the JSON and the text, with where it was cut
+    t.expect(doc["trace"].get("partial") is True and doc["trace"]["cut_at"] > 0, "partial: %s" % doc["trace"])
+    p = run(cut)
+    t.expect(p.returncode == 1 and "\npartial      the trace is cut at offset %d" % doc["trace"]["cut_at"]
+             in p.stdout.decode(), "the text says partial:\n%s" % p.stdout.decode()[:400])
+    # cut before its first events chunk: the error only, no analysis of zeros
+    head = os.path.join(d, "head.atr")
+    blob = open(os.path.join(TRACES, "python3.atr"), "rb").read()
+    open(head, "wb").write(blob[:300])
+    for args in ((), ("--json",)):
+        p = run(*args, head)
+        t.expect(p.returncode == 1 and not p.stdout and b"head.atr" in p.stderr and b"at offset " in p.stderr,
+                 "cut before the first chunk %s: exit %d, stdout %r, stderr %r" % (args, p.returncode, p.stdout[:200],
+                                                                                   p.stderr))
     data = bytearray(open(calls, "rb").read())
     for off in range(len(data) // 3, len(data), max(1, len(data) // 20)):
         bad = os.path.join(d, "flip.atr")
