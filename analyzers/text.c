@@ -283,7 +283,9 @@ static void trace_headlines(FILE *f, const struct arr_doc *tr)
 			 fmt_bytes(b, sizeof b, num_or(lt, "temporary.bytes", 0)));
 
 	const struct arr_doc *z = arr_doc_get(tr, "zeroing");
-	if (get_num(z, "calloc_calls", &v)) {
+	if (get_num(z, "calloc_calls", &v) && v == 0) {
+		headline(f, "calloc", "none called");
+	} else if (get_num(z, "calloc_calls", &v)) {
 		fprintf(f, "%-*s%s %s, %s: fresh %s, reused %s", LABEL_W, "calloc", fmt_count(a, sizeof a, v),
 			pl(v, "call"), fmt_bytes(b, sizeof b, num_or(z, "calloc_bytes", 0)),
 			fmt_bytes(c, sizeof c, num_or(z, "fresh_bytes", 0)),
@@ -291,6 +293,11 @@ static void trace_headlines(FILE *f, const struct arr_doc *tr)
 		if (num_or(z, "mmap_calls", 0) > 0)
 			fprintf(f, ", mmapped %s", fmt_bytes(e, sizeof e, num_or(z, "mmap_bytes", 0)));
 		fputc('\n', f);
+		/* under 1% of the bytes, zeroing's three replays differ by their noise alone */
+		double req = num_or(tr, "summary.bytes_requested", 0), zb = num_or(z, "calloc_bytes", 0);
+		if (req > 0 && zb < req / 100)
+			headline(f, "", "calloc is %.2g%% of the bytes requested: the zeroing replays differ by noise",
+				 100 * zb / req);
 		if (num_or(z, "large_malloc.calls", 0) > 0)
 			headline(f, "large malloc", "%s %s >= %s, %s: fresh %s, reused %s",
 				 fmt_count(a, sizeof a, num_or(z, "large_malloc.calls", 0)),

@@ -501,7 +501,10 @@
 		var z = t.zeroing, rows = als.filter(function (a) { return a.zeroing; });
 		if (!z && !rows.length) return;
 		var c = card(grid, "Zeroing: what calloc costs and saves");
-		if (z)
+		var req = get(t, "summary.bytes_requested");
+		if (z && z.calloc_calls === 0)
+			note(c, "calloc: none called.");
+		else if (z)
 			table(c, ["trace side", "calls", "bytes"], [
 				["calloc", count(z.calloc_calls), bytes(z.calloc_bytes)],
 				["  fresh memory", count(z.fresh_calls), bytes(z.fresh_bytes)],
@@ -520,6 +523,10 @@
 			});
 			table(c, ["allocator", "replayed", "time", "minor faults", "peak RSS"], r);
 			note(c, "Each trace replayed three ways; the differences are what zeroing costs and what calloc saves.");
+			/* a few calloc bytes leave the three ways apart by their noise alone */
+			if (z && isNum(req) && req > 0 && z.calloc_bytes < req / 100)
+				note(c, "calloc is " + (+(100 * z.calloc_bytes / req).toPrecision(2)) + "% of the bytes requested: " +
+					"the three ways differ by noise, not by zeroing.");
 		}
 	}
 

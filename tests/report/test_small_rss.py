@@ -107,6 +107,10 @@ def test():
     expect(dom.count(">RSS change in 20.") == 1 and dom.count(">RSS growth<") == 1,
            "python3's tile: the change in 20 ms")
     expect("B/s<" not in dom, "no RSS rate on either tile")
+    # sqlite3 calls no calloc: said so, not a table of zeros; python3 has its table
+    expect(dom.count(">calloc: none called.<") == 1 and dom.count(">  fresh memory<") + dom.count(">fresh memory<") >= 1,
+           "zeroing cards: %s" % dom[dom.find("Zeroing"):][:600])
+    expect(">true peak RSS<" not in dom, "no true peak tile for traces without one")
     # lifetimes under the stamps' resolution are said to be so, not read as 0 ns
     expect(">0ns–1ns: 42,678 blocks freed under the same timestamp as their allocation" in dom,
            "python3's lifetimes note")
