@@ -565,7 +565,10 @@ static void phases_table(FILE *f, const struct arr_doc *ph)
 
 /* ---- allocators side by side ---- */
 
-enum kind { K_BYTES, K_NS, K_RATIO, K_FAULTS };
+/* K_FRAG: bytes that fall below 0 when live bytes are not resident (touch none,
+ * pages resident before the baseline): "-", no figure, since a negative waste
+ * reads as a gain */
+enum kind { K_BYTES, K_FRAG, K_NS, K_RATIO, K_FAULTS };
 
 struct cell {
 	char s[48];
@@ -576,6 +579,13 @@ static void cell_value(struct cell *c, enum kind k, double v)
 {
 	c->key = v;
 	switch (k) {
+	case K_FRAG:
+		if (v < 0) {
+			c->key = NAN;
+			strcpy(c->s, "-");
+			break;
+		}
+		/* fall through */
 	case K_BYTES:
 		fmt_bytes(c->s, sizeof c->s, v);
 		break;
@@ -859,8 +869,8 @@ static void allocators_table(FILE *f, const struct arr_doc *al)
 	ROW("peak RSS", "fragmentation.peak_rss", K_BYTES, 1);
 	ROW("final RSS", "fragmentation.final_rss", K_BYTES, 1);
 	ROW("peak / ideal", "fragmentation.peak_over_ideal", K_RATIO, 1);
-	ROW("internal frag. @peak RSS", "fragmentation.internal_bytes", K_BYTES, 1);
-	ROW("external frag. @peak RSS", "fragmentation.external_bytes", K_BYTES, 1);
+	ROW("internal frag. @peak RSS", "fragmentation.internal_bytes", K_FRAG, 1);
+	ROW("external frag. @peak RSS", "fragmentation.external_bytes", K_FRAG, 1);
 #undef ROW
 	/* zeroing: the three replays, time and minor faults in one cell */
 	static const char *const zmode[][2] = {{"zeroing: as recorded", "as_recorded"},

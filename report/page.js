@@ -33,6 +33,12 @@
 		var s = (i === 0 ? String(Math.round(v)) : v.toFixed(v < 10 ? 2 : v < 100 ? 1 : 0)) + " " + u[i];
 		return (b < 0 ? "-" : "") + s;
 	}
+	/* waste that falls below 0 (live bytes not resident: touch none, or pages resident
+	 * before the baseline) is no gain: "–", the figure in its title */
+	function waste(b) {
+		if (isNum(b) && b < 0) return { v: "–", title: bytes(b) + ": below 0, live bytes not resident" };
+		return bytes(b);
+	}
 	function count(n) {
 		if (!isNum(n)) return "–";
 		return Math.round(n).toLocaleString("en-US");
@@ -348,7 +354,8 @@
 			c.appendChild(el("p", "empty", "too few points to draw"));
 		}
 		var un = get(t, "rss.recorded.unexplained_peak");
-		if (isNum(un)) note(c, "RSS the heap does not explain at its peak: " + bytes(un) + ".");
+		if (isNum(un)) note(c, "RSS the heap does not explain at its peak: " + (un < 0 ? "– (live bytes above RSS: " +
+			"allocated, not all touched)" : bytes(un)) + ".");
 		if (!rec || !rec.t || !rec.t.length)
 			note(c, "The trace holds no RSS samples (recorded without the RSS sampler, or too short for one).");
 	}
@@ -424,7 +431,7 @@
 			"final live"], rows.map(function (a, i) {
 			var f = a.fragmentation;
 			return [allocName(a, i), bytes(f.peak_rss), bytes(f.peak_live), ratio(f.peak_over_ideal),
-				bytes(f.internal_bytes), bytes(f.external_bytes), bytes(f.final_rss), bytes(f.final_live)];
+				waste(f.internal_bytes), waste(f.external_bytes), bytes(f.final_rss), bytes(f.final_live)];
 		}));
 		idealNotes(rows).forEach(function (s) { note(c, s); });
 		var jw = rows.filter(function (a) { return a.fragmentation.jw; });
@@ -444,8 +451,8 @@
 				var o = get(a, "fragmentation.at." + m);
 				if (!o) return;
 				atRows.push([allocName(a, i) + " @ " + m.replace("_", " "), bytes(o.rss), bytes(o.live),
-					bytes(o.usable), bytes(isNum(o.internal) ? o.internal : o.internal_bytes),
-					bytes(isNum(o.external) ? o.external : o.external_bytes),
+					bytes(o.usable), waste(isNum(o.internal) ? o.internal : o.internal_bytes),
+					waste(isNum(o.external) ? o.external : o.external_bytes),
 					isNum(o.op_index) ? count(o.op_index) : "–"]);
 			});
 		});
