@@ -69,9 +69,11 @@ static int rss_end(struct an_core *c, void *st, struct arr_doc *sec)
 	arr_doc_set_int(r, "samples", (int64_t)s->samples);
 	arr_doc_set_int(r, "peak", (int64_t)s->peak);
 	arr_doc_set_int(r, "peak_t", (int64_t)s->peak_t);
-	/* null for a trace without one (format 1.2 and before, --rss-interval 0) */
+	/* null for a trace without one (format 1.2 and before, --rss-interval 0).
+	 * Never below the sampled peak: the kernel folds its per-CPU page counts
+	 * lazily, so its mark can be a few pages under a sample (python3: 80 KiB). */
 	if (s->true_peak)
-		arr_doc_set_int(r, "true_peak", (int64_t)s->true_peak);
+		arr_doc_set_int(r, "true_peak", (int64_t)(s->true_peak > s->peak ? s->true_peak : s->peak));
 	else
 		arr_doc_set(r, "true_peak", arr_doc_null());
 	arr_doc_set_int(r, "live_at_peak", (int64_t)s->live_at_peak);

@@ -346,8 +346,10 @@ static void trace_headlines(FILE *f, const struct arr_doc *tr)
 						"true peak %s (the kernel's high-water mark), %s above the sampled peak",
 						fmt_bytes(a, sizeof a, w), fmt_bytes(b, sizeof b, over));
 				else
-					headline(f, "", "true peak %s (the kernel's high-water mark)",
-						 fmt_bytes(a, sizeof a, w));
+					headline(
+						f, "",
+						"true peak %s: the sampled peak (the kernel's high-water mark is no higher)",
+						fmt_bytes(a, sizeof a, w));
 			}
 			if (get_num(rss, "unexplained_peak", &w) && w > 0)
 				headline(f, "", "RSS the live heap does not explain: up to %s at %s",

@@ -39,6 +39,10 @@
 		if (isNum(b) && b < 0) return { v: "–", title: bytes(b) + ": below 0, live bytes not resident" };
 		return bytes(b);
 	}
+	function wastePct(r) {
+		if (isNum(r) && r < 0) return { v: "–", title: pct(r) + ": below 0, live bytes not resident" };
+		return pct(r);
+	}
 	function count(n) {
 		if (!isNum(n)) return "–";
 		return Math.round(n).toLocaleString("en-US");
@@ -353,6 +357,10 @@
 		} else if (!drawn) {
 			c.appendChild(el("p", "empty", "too few points to draw"));
 		}
+		var tp = get(t, "rss.recorded.true_peak"), sp = get(t, "rss.recorded.peak");
+		if (isNum(tp) && isNum(sp) && tp > sp)
+			note(c, "True peak RSS (the kernel's high-water mark at exit): " + bytes(tp) + ", " + bytes(tp - sp) +
+				" above the highest sample: a spike between two samples, which the curve does not show.");
 		var un = get(t, "rss.recorded.unexplained_peak");
 		if (isNum(un)) note(c, "RSS the heap does not explain at its peak: " + (un < 0 ? "– (live bytes above RSS: " +
 			"allocated, not all touched)" : bytes(un)) + ".");
@@ -439,8 +447,8 @@
 			table(c, ["Johnstone & Wilson", "avg over time", "at peak live", "at peak RSS", "peak vs peak"],
 				jw.map(function (a, i) {
 					var j = a.fragmentation.jw;
-					return [allocName(a, i), pct(j.avg_over_time), pct(j.at_peak_live), pct(j.at_peak_rss),
-						pct(j.peak_vs_peak)];
+					return [allocName(a, i), wastePct(j.avg_over_time), wastePct(j.at_peak_live),
+						wastePct(j.at_peak_rss), wastePct(j.peak_vs_peak)];
 				}));
 			note(c, "(allocator memory − live) / live; internal = usable − requested, external = RSS − usable.");
 		}
