@@ -603,14 +603,18 @@ static uint64_t read_hwm(void)
 	return 0;
 }
 
+/* How a writer of g.rssbuf gets g.lock to swap a full buffer: a hook only
+ * tries it (it may be in a signal handler that interrupted its holder); the
+ * final flush holds it already. */
+enum { RSS_LOCK, RSS_TRY, RSS_HELD };
+
 /* Append a process event (rss, rss_peak) of `value` stamped `now` to
- * g.rssbuf; g.rsslock held. A hook only tries g.lock: it may be in a signal
- * handler that interrupted its holder. */
-static void rss_put(unsigned op, uint64_t now, uint64_t value, int from_hook)
+ * g.rssbuf; g.rsslock held. */
+static void rss_put(unsigned op, uint64_t now, uint64_t value, int how)
 {
 	struct tbuf *b = g.rssbuf;
 	if (b && b->used + 2 > b->cap) {
-		if (from_hook ? xtrylock(&g.lock) : (xlock(&g.lock), 0)) {
+		if (how == RSS_TRY ? xtrylock(&g.lock) : how == RSS_LOCK ? (xlock(&g.lock), 0) : 0) {
 			b = NULL;
 		} else {
 			struct tbuf *nb = buf_get_locked();
@@ -622,7 +626,8 @@ static void rss_put(unsigned op, uint64_t now, uint64_t value, int from_hook)
 				g.rssbuf = nb;
 			}
 			b = nb;
-			xunlock(&g.lock);
+			if (how != RSS_HELD)
+				xunlock(&g.lock);
 		}
 	}
 	if (b) {
@@ -633,12 +638,12 @@ static void rss_put(unsigned op, uint64_t now, uint64_t value, int from_hook)
 	}
 }
 
-/* Take a sample stamped `now` (ticks); g.rsslock held. */
-static void sample_rss(uint64_t now, int from_hook)
+/* Take a sample stamped `now` (ticks); g.rsslock held; how: RSS_*. */
+static void sample_rss(uint64_t now, int how)
 {
 	uint64_t rss = read_rss();
 	if (rss)
-		rss_put(ARR_OP_RSS, now, rss, from_hook);
+		rss_put(ARR_OP_RSS, now, rss, how);
 	/* Even a failed read moves the deadline: hooks must not retry each call. */
 	__atomic_store_n(&g.rss_last, now, __ATOMIC_RELAXED);
 	if (g.rss_ticks && g.enabled)
@@ -650,7 +655,7 @@ void arr__rss_from_hook(uint64_t now)
 	int saved = errno;
 	if (xtrylock(&g.rsslock) == 0) {
 		if (now >= __atomic_load_n(&arr__hot.rss_due, __ATOMIC_RELAXED) && g.enabled)
-			sample_rss(now, 1);
+			sample_rss(now, RSS_TRY);
 		xunlock(&g.rsslock);
 	}
 	errno = saved;
@@ -756,7 +761,7 @@ static int flusher_main(void *arg)
 		/* the first sample at once, before the calibration's 2 ms of the
 		 * clock: short programs get their RSS at the start too */
 		xlock(&g.rsslock);
-		sample_rss(rec_now(), 0);
+		sample_rss(rec_now(), RSS_LOCK);
 		xunlock(&g.rsslock);
 		xlock(&g.wlock);
 		calibrate();
@@ -793,7 +798,7 @@ static int flusher_main(void *arg)
 				xlock(&g.rsslock);
 				t = rec_now();
 				if (t - g.rss_last >= g.rss_ticks - g.rss_ticks / 8)
-					sample_rss(t, 0);
+					sample_rss(t, RSS_LOCK);
 				xunlock(&g.rsslock);
 			}
 		}
@@ -1228,10 +1233,10 @@ void arr__final_flush(unsigned reason, int status)
 	 * samples is on neither, and a program shorter than the interval has
 	 * only the first and the last. */
 	if (rss_locked && g.rss_interval_ns) {
-		sample_rss(end_t, 1);
+		sample_rss(end_t, RSS_HELD); /* g.lock is ours: a full buffer is swapped, not the sample lost */
 		uint64_t hwm = read_hwm();
 		if (hwm)
-			rss_put(ARR_OP_RSS_PEAK, end_t, hwm, 1);
+			rss_put(ARR_OP_RSS_PEAK, end_t, hwm, RSS_HELD);
 	}
 	struct tbuf *q = queue_take_all_locked();
 	for (struct tbuf *b = q; b; b = b->next)

@@ -731,7 +731,7 @@ static int names_allocator(const struct arr_check *c, const char *name)
 {
 	if (!c || !name)
 		return 0;
-	if (c->kind == N_PATH && !strcmp(c->name, name))
+	if ((c->kind == N_PATH || c->kind == N_STR) && !strcmp(c->name, name))
 		return 1;
 	return names_allocator(c->a, name) || names_allocator(c->b, name);
 }

@@ -52,10 +52,12 @@ def test():
     # millisecond, is on no sample (they read about 2 MiB), but in the kernel's
     # high-water mark (rss_peak), which a replay's choice of --touch reads: without it
     # the replay took "touched little of what it allocated" and ran --touch none.
-    # The samples sleep 30 ms first, so there is a first sample before the churn.
+    # The leaker sleeps 30 ms first, so there is a first sample before the churn; one
+    # sample a second leaves the spike between the first and the last whatever the
+    # machine's speed (a sanitizer build's memset is slow enough for a 10 ms sample).
     d = tmpdir()
     lk = os.path.join(d, "leak.atr")
-    arrtest.record(lk, [LEAKER, "2", "30"])
+    arrtest.record(lk, [LEAKER, "2", "30"], ["--rss-interval", "1000"])
     ev = arrtest.dump(lk)
     samples = [e["rss"] for e in ev if e["op"] == "rss"]
     peaks = [e["rss"] for e in ev if e["op"] == "rss_peak"]
