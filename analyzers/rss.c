@@ -4,7 +4,9 @@
  * all samples, so one late sample does not swing it), and RSS beside live
  * requested bytes at each sample: the RSS the heap does not explain
  * (rss - live; allocator overhead, fragmentation, and non-heap memory such
- * as code, stacks and mmaps the program makes itself).
+ * as code, stacks and mmaps the program makes itself). And the true peak
+ * (op rss_peak, the kernel's high-water mark at exit and exec), which a
+ * spike between two samples reaches and the samples do not.
  * Per-phase growth is in the "phases" section.
  */
 #include "analysis_internal.h"
@@ -15,6 +17,7 @@ struct rss {
 	uint64_t samples, peak, peak_t, first, first_t, final, final_t, live_at_peak;
 	int64_t unexplained_peak;
 	uint64_t unexplained_t, unexplained_sum;
+	uint64_t true_peak; /* largest rss_peak event, 0 = none */
 	int have;
 };
 
@@ -27,6 +30,11 @@ static int rss_begin(struct an_core *c, void *st)
 static void rss_other(struct an_core *c, void *st, const struct arr_event *ev)
 {
 	struct rss *s = st;
+	if (ev->op == ARR_OP_RSS_PEAK) {
+		if (ev->size > s->true_peak)
+			s->true_peak = ev->size;
+		return;
+	}
 	if (ev->op != ARR_OP_RSS)
 		return;
 	uint64_t r = ev->size;
@@ -61,6 +69,13 @@ static int rss_end(struct an_core *c, void *st, struct arr_doc *sec)
 	arr_doc_set_int(r, "samples", (int64_t)s->samples);
 	arr_doc_set_int(r, "peak", (int64_t)s->peak);
 	arr_doc_set_int(r, "peak_t", (int64_t)s->peak_t);
+	/* null for a trace without one (format 1.2 and before, --rss-interval 0).
+	 * Never below the sampled peak: the kernel folds its per-CPU page counts
+	 * lazily, so its mark can be a few pages under a sample (python3: 80 KiB). */
+	if (s->true_peak)
+		arr_doc_set_int(r, "true_peak", (int64_t)(s->true_peak > s->peak ? s->true_peak : s->peak));
+	else
+		arr_doc_set(r, "true_peak", arr_doc_null());
 	arr_doc_set_int(r, "live_at_peak", (int64_t)s->live_at_peak);
 	arr_doc_set_int(r, "first", (int64_t)s->first);
 	arr_doc_set_int(r, "final", (int64_t)s->final);

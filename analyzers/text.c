@@ -195,6 +195,10 @@ static void trace_headlines(FILE *f, const struct arr_doc *tr)
 	if (get_num(tinfo, "pid", &v))
 		fprintf(f, " (pid %.0f)", v);
 	fputs(" ==\n", f);
+	const struct arr_doc *part = arr_doc_get(tinfo, "partial");
+	if (part && part->type == ARR_DOC_BOOL && part->v.b)
+		headline(f, "partial", "the trace is cut at offset %.0f: what follows is the run up to there",
+			 num_or(tinfo, "cut_at", 0));
 
 	double dur = num_or(tinfo, "duration_ns", num_or(tr, "summary.duration_ns", -1));
 	if (dur >= 0 || ending) {
@@ -279,7 +283,9 @@ static void trace_headlines(FILE *f, const struct arr_doc *tr)
 			 fmt_bytes(b, sizeof b, num_or(lt, "temporary.bytes", 0)));
 
 	const struct arr_doc *z = arr_doc_get(tr, "zeroing");
-	if (get_num(z, "calloc_calls", &v)) {
+	if (get_num(z, "calloc_calls", &v) && v == 0) {
+		headline(f, "calloc", "none called");
+	} else if (get_num(z, "calloc_calls", &v)) {
 		fprintf(f, "%-*s%s %s, %s: fresh %s, reused %s", LABEL_W, "calloc", fmt_count(a, sizeof a, v),
 			pl(v, "call"), fmt_bytes(b, sizeof b, num_or(z, "calloc_bytes", 0)),
 			fmt_bytes(c, sizeof c, num_or(z, "fresh_bytes", 0)),
@@ -287,6 +293,11 @@ static void trace_headlines(FILE *f, const struct arr_doc *tr)
 		if (num_or(z, "mmap_calls", 0) > 0)
 			fprintf(f, ", mmapped %s", fmt_bytes(e, sizeof e, num_or(z, "mmap_bytes", 0)));
 		fputc('\n', f);
+		/* under 1% of the bytes, zeroing's three replays differ by their noise alone */
+		double req = num_or(tr, "summary.bytes_requested", 0), zb = num_or(z, "calloc_bytes", 0);
+		if (req > 0 && zb < req / 100)
+			headline(f, "", "calloc is %.2g%% of the bytes requested: the zeroing replays differ by noise",
+				 100 * zb / req);
 		if (num_or(z, "large_malloc.calls", 0) > 0)
 			headline(f, "large malloc", "%s %s >= %s, %s: fresh %s, reused %s",
 				 fmt_count(a, sizeof a, num_or(z, "large_malloc.calls", 0)),
@@ -326,6 +337,20 @@ static void trace_headlines(FILE *f, const struct arr_doc *tr)
 					fmt_ns(b, sizeof b, span), v);
 			else
 				fprintf(f, ", growth %s/s, %.0f samples\n", fmt_bytes(e, sizeof e, g), v);
+			/* the samples miss a spike between two of them; the high-water mark does not */
+			if (get_num(rss, "true_peak", &w)) {
+				double over = w - num_or(rss, "peak", 0);
+				if (over > 0)
+					headline(
+						f, "",
+						"true peak %s (the kernel's high-water mark), %s above the sampled peak",
+						fmt_bytes(a, sizeof a, w), fmt_bytes(b, sizeof b, over));
+				else
+					headline(
+						f, "",
+						"true peak %s: the sampled peak (the kernel's high-water mark is no higher)",
+						fmt_bytes(a, sizeof a, w));
+			}
 			if (get_num(rss, "unexplained_peak", &w) && w > 0)
 				headline(f, "", "RSS the live heap does not explain: up to %s at %s",
 					 fmt_bytes(a, sizeof a, w),
@@ -542,7 +567,10 @@ static void phases_table(FILE *f, const struct arr_doc *ph)
 
 /* ---- allocators side by side ---- */
 
-enum kind { K_BYTES, K_NS, K_RATIO, K_FAULTS };
+/* K_FRAG: bytes that fall below 0 when live bytes are not resident (touch none,
+ * pages resident before the baseline): "-", no figure, since a negative waste
+ * reads as a gain */
+enum kind { K_BYTES, K_FRAG, K_NS, K_RATIO, K_FAULTS };
 
 struct cell {
 	char s[48];
@@ -553,6 +581,13 @@ static void cell_value(struct cell *c, enum kind k, double v)
 {
 	c->key = v;
 	switch (k) {
+	case K_FRAG:
+		if (v < 0) {
+			c->key = NAN;
+			strcpy(c->s, "-");
+			break;
+		}
+		/* fall through */
 	case K_BYTES:
 		fmt_bytes(c->s, sizeof c->s, v);
 		break;
@@ -836,8 +871,8 @@ static void allocators_table(FILE *f, const struct arr_doc *al)
 	ROW("peak RSS", "fragmentation.peak_rss", K_BYTES, 1);
 	ROW("final RSS", "fragmentation.final_rss", K_BYTES, 1);
 	ROW("peak / ideal", "fragmentation.peak_over_ideal", K_RATIO, 1);
-	ROW("internal frag. @peak RSS", "fragmentation.internal_bytes", K_BYTES, 1);
-	ROW("external frag. @peak RSS", "fragmentation.external_bytes", K_BYTES, 1);
+	ROW("internal frag. @peak RSS", "fragmentation.internal_bytes", K_FRAG, 1);
+	ROW("external frag. @peak RSS", "fragmentation.external_bytes", K_FRAG, 1);
 #undef ROW
 	/* zeroing: the three replays, time and minor faults in one cell */
 	static const char *const zmode[][2] = {{"zeroing: as recorded", "as_recorded"},

@@ -192,6 +192,18 @@ static int analyze_one(const char *path, const struct arr_analysis_options *opt,
 		status = EXIT_BAD_INPUT;
 	} else if (rc) {
 		status = cli_trace_error(path, tr, rc);
+		/* Cut before its first events chunk, a trace has nothing to show but zeros,
+		 * which read as a program that allocated nothing: the error alone says it.
+		 * Cut later, what was read stands, marked as a part of the run. */
+		double events = 0;
+		arr_doc_as_num(arr_doc_path(doc, "trace.events"), &events);
+		if (events == 0) {
+			arr_doc_free(traces->items[--traces->len]);
+		} else {
+			struct arr_doc *ti = arr_doc_get(doc, "trace");
+			arr_doc_set_bool(ti, "partial", 1);
+			arr_doc_set_int(ti, "cut_at", (int64_t)arr_trace_error_offset(tr));
+		}
 	}
 	arr_trace_close(tr);
 	return status;

@@ -48,7 +48,7 @@ static const struct row_def trace_rows[] = {
 	{"failed calls", "summary.failed", "count"},
 	{"bytes requested", "summary.bytes_requested", "bytes"},
 	{"mean request", NULL, "bytes"}, /* bytes_requested / requests (not calls: frees are calls) */
-	{"most frequent size", "sizes.top.0.size", "bytes"},
+	{"most frequent size", "sizes.top.0.size", "size"}, /* exact: 4,104 B is no 4.0 KiB */
 	{"temporary allocations", "lifetimes.temporary.count", "count"},
 	{"peak live bytes", "live.peak_bytes", "bytes"},
 	{"peak live blocks", "live.peak_blocks", "count"},
@@ -56,6 +56,7 @@ static const struct row_def trace_rows[] = {
 	{"leaked blocks", "leaks.blocks", "count"},
 	{"cross-thread frees", "threads.cross_frees.count", "count"},
 	{"recorded peak RSS", "rss.recorded.peak", "bytes"},
+	{"true peak RSS", "rss.recorded.true_peak", "bytes"},
 	{"duration", "summary.duration_ns", "ns"},
 };
 static const struct row_def alloc_rows[] = {
@@ -77,6 +78,10 @@ static void fmt(char *buf, size_t cap, double v, const char *unit)
 {
 	if (!isfinite(v)) {
 		snprintf(buf, cap, "-");
+	} else if (!strcmp(unit, "size")) {
+		char c[40];
+		cli_count(c, sizeof c, fabs(v));
+		snprintf(buf, cap, "%s%s B", v < 0 ? "-" : "", c);
 	} else if (!strcmp(unit, "bytes") && fabs(v) >= 1024) {
 		char h[32];
 		cli_human_bytes(h, sizeof h, (uint64_t)fabs(v));
@@ -131,7 +136,7 @@ static void emit(struct out *o, const char *scope, const char *label, struct val
 		arr_doc_set_num(r, "b", has_b ? b : NAN);
 		arr_doc_set_num(r, "delta", has_a && has_b ? d : NAN);
 		arr_doc_set_num(r, "relative", rel);
-		arr_doc_set_str(r, "unit", unit);
+		arr_doc_set_str(r, "unit", strcmp(unit, "size") ? unit : "bytes");
 		if (unmeasured)
 			arr_doc_set_str(r, "not_measurable", unmeasured);
 		return;
@@ -270,6 +275,13 @@ static int null_in(const struct arr_doc *t, const char *key)
 	return x && x->type == ARR_DOC_NULL;
 }
 
+/* A flat row's unit: a request size (sizes.top.N.size) prints exact, as the main rows' */
+static const char *flat_unit(const char *key, const char *unit)
+{
+	size_t n = strlen(key);
+	return !strcmp(unit, "bytes") && n > 5 && !strcmp(key + n - 5, ".size") ? "size" : unit;
+}
+
 static int diff_all(struct out *o, const struct arr_doc *ta, const struct arr_doc *tb)
 {
 	struct flat fa = {0}, fb = {0};
@@ -290,13 +302,15 @@ static int diff_all(struct out *o, const struct arr_doc *ta, const struct arr_do
 			}
 		if (!isfinite(b.v))
 			b.null = null_in(tb, fa.keys[i]);
+		/* a null in A is "not measurable in A", not "only in B" */
+		struct val a = {fa.vals[i], !isfinite(fa.vals[i]) && null_in(ta, fa.keys[i])};
 		if (fa.vals[i] != b.v)
-			emit(o, "", fa.keys[i], val_num(fa.vals[i]), b, fa.units[i]);
+			emit(o, "", fa.keys[i], a, b, flat_unit(fa.keys[i], fa.units[i]));
 	}
 	for (size_t j = 0; j < fb.n && used; j++)
 		if (!used[j]) {
 			struct val a = {NAN, null_in(ta, fb.keys[j])};
-			emit(o, "", fb.keys[j], a, val_num(fb.vals[j]), fb.units[j]);
+			emit(o, "", fb.keys[j], a, val_num(fb.vals[j]), flat_unit(fb.keys[j], fb.units[j]));
 		}
 	free(used);
 	flat_free(&fa);

@@ -368,6 +368,16 @@ int cli_family_resolve(const char *arg, const char *select, int quiet, char *out
 			cli_family_release(&f);
 			return 0;
 		}
+		/* a mistyped FILE.PID is an error: the family's largest in its place
+		 * would be analysed under a name the user never gave */
+		if (!exists(path)) {
+			cli_error("no such trace '%s'; the family of '%s' has:", path, f.base);
+			for (size_t j = 0; j < f.n; j++)
+				fprintf(stderr, "  %-20s pid %" PRId64 ", %" PRIu64 " events, %s\n", f.m[j].program,
+					f.m[j].pid, f.m[j].events, f.m[j].path);
+			cli_family_release(&f);
+			return EXIT_BAD_INPUT;
+		}
 	}
 	i = cli_family_select(&f, select);
 	if (i < 0) {

@@ -104,11 +104,13 @@ static inline void arr__file_hdr_read(const uint8_t *p, struct arr__file_hdr *h)
 #define ARR_FEAT_CHILDREN (1u << 1)  /* children were recorded too */
 #define ARR_FEAT_MARKS (1u << 2)     /* mark events (op 21) may appear: format 1.1 */
 #define ARR_FEAT_STACKS (1u << 3)    /* call stacks were recorded: format 1.2 */
+#define ARR_FEAT_RSS_PEAK (1u << 4)  /* rss_peak events (op 22) may appear: format 1.3 */
 
-/* The minor version this writer puts in headers: 1.1 added mark events,
- * 1.2 stacks (stack and module chunks, the stack column). A trace without
- * stacks is a 1.1 trace, byte for byte what a 1.1 writer made. */
-#define ARR_TRACE_MINOR_WRITTEN(features) ((features)&ARR_FEAT_STACKS ? ARR_TRACE_MINOR : 1)
+/* The minor version this writer puts in headers: the lowest that reads the
+ * trace. 1.1 added mark events, 1.2 stacks (stack and module chunks, the
+ * stack column), 1.3 rss_peak events. A trace without stacks or rss_peak is
+ * a 1.1 trace, byte for byte what a 1.1 writer made. */
+#define ARR_TRACE_MINOR_WRITTEN(features) ((features)&ARR_FEAT_RSS_PEAK ? 3 : (features)&ARR_FEAT_STACKS ? 2 : 1)
 
 /* Metadata TLV: u16 key, u32 len, len bytes. Unknown keys are skipped. */
 enum { ARR_TLV_KEY = 0, ARR_TLV_LEN = 2, ARR_TLV_HDR = 6 };

@@ -176,6 +176,7 @@ int arr_event_fprint_json(FILE *f, const struct arr_event *ev)
 			p = put_i64(put_str(p, ",\"err\":"), ev->err);
 		break;
 	case ARR_OP_RSS:
+	case ARR_OP_RSS_PEAK:
 		p = put_u64(put_str(p, ",\"rss\":"), ev->size);
 		break;
 	}
@@ -224,6 +225,7 @@ int arr_event_fprint_text(FILE *f, const struct arr_event *ev)
 		p = buf;
 		break;
 	case ARR_OP_RSS:
+	case ARR_OP_RSS_PEAK:
 		p = put_str(put_u64(p, ev->size), " bytes");
 		break;
 	}

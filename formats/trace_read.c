@@ -947,8 +947,16 @@ static int decode_chunk(struct arr_trace *tr, struct arr_event *ev, char **own_s
 		}
 	} /* else no exec event: nothing is written through d.sp */
 
-	if (decode_events(&d, ev, ci->nevents, ci->tid, tr->meta.time_unit_ns, stacks))
+	if (decode_events(&d, ev, ci->nevents, ci->tid, tr->meta.time_unit_ns, stacks)) {
+		/* a newer minor may add operations: say so, not merely "corrupt" */
+		if (tr->meta.minor > ARR_TRACE_MINOR && strcmp(d.why, "unknown operation") == 0) {
+			rc = fail(tr, ARR_EVERSION, ci->offset,
+				  "bad event data: unknown operation (format %u.%u is newer than this reader's %u.%u)",
+				  tr->meta.major, tr->meta.minor, ARR_TRACE_MAJOR, ARR_TRACE_MINOR);
+			goto out;
+		}
 		RETURN_CORRUPT(d.why);
+	}
 	for (int k = 0; k < ncols; k++)
 		if (d.cp[k] != d.ce[k])
 			RETURN_CORRUPT("trailing column bytes");

@@ -61,13 +61,13 @@ static struct {
 	char parent_trace[PATH_MAX + 32];
 	int root, is_fork_child, no_children;
 	int created; /* the trace file exists (open_output() succeeded) */
-	/* The trace and /proc/self/statm, in the program's file table [0] and
-	 * in the flusher's [1] (see my_fds()); -1 where not open. */
-	int tfd[2], sfd[2];
+	/* The trace, /proc/self/statm and /proc/self/status, in the program's
+	 * file table [0] and in the flusher's [1] (see my_fds()); -1 where not open. */
+	int tfd[2], sfd[2], hfd[2];
 	dev_t fd_dev; /* what tfd must still be, see guard_fd() */
 	ino_t fd_ino;
-	dev_t statm_dev;
-	ino_t statm_ino;
+	dev_t statm_dev, status_dev;
+	ino_t statm_ino, status_ino;
 	int failed;
 	pid_t pid;
 	int zlevel, cur_level;
@@ -98,6 +98,7 @@ static struct {
 } g = {
 	.tfd = {-1, -1},
 	.sfd = {-1, -1},
+	.hfd = {-1, -1},
 };
 
 static uint64_t mono_ns(void)
@@ -400,7 +401,7 @@ static int open_output(void)
 		.page_size = (uint64_t)g.page_size,
 		.time_unit_ns = g.time_unit,
 		.features = ARR_FEAT_TSC_CLOCK | ARR_FEAT_MARKS | (g.no_children ? 0 : ARR_FEAT_CHILDREN) |
-			    (arr__hot.stacks ? ARR_FEAT_STACKS : 0),
+			    (arr__hot.stacks ? ARR_FEAT_STACKS : 0) | (g.rss_interval_ns ? ARR_FEAT_RSS_PEAK : 0),
 		.exe = exe,
 		.libc = libc,
 		.recorder = recorder,
@@ -529,27 +530,31 @@ static void drain_queue(void)
  * the setting whoever is starved. g.rsslock decides who writes g.rssbuf.
  */
 
-/* This table's fd of /proc/self/statm, or -1. Only the flusher, whose
- * table is its own, opens it afresh; a program thread uses the one opened
- * when recording started (start_flusher), while it is still ours. */
-static int statm_fd(void)
+/* This table's fd (fds[table()]) of the /proc file `path`, or -1; dev and
+ * ino say which file it must be. Only the flusher, whose table is its own,
+ * opens it afresh; a program thread uses the one opened when recording
+ * started (start_flusher), while it is still ours. */
+static int proc_fd(const char *path, int *fds, dev_t *dev, ino_t *ino)
 {
 	struct stat st;
-	int *fd = &g.sfd[table()];
-	if (*fd >= 0 && fstat(*fd, &st) == 0 && st.st_dev == g.statm_dev && st.st_ino == g.statm_ino)
+	int *fd = &fds[table()];
+	if (*fd >= 0 && fstat(*fd, &st) == 0 && st.st_dev == *dev && st.st_ino == *ino)
 		return *fd;
 	if (!table() && *fd >= 0)
 		return *fd = -1; /* closed by the program: no open from a hook */
-	int nfd = move_high(open("/proc/self/statm", O_RDONLY | O_CLOEXEC));
+	int nfd = move_high(open(path, O_RDONLY | O_CLOEXEC));
 	if (nfd < 0 || fstat(nfd, &st) < 0) {
 		if (nfd >= 0)
 			close(nfd);
 		return -1;
 	}
-	g.statm_dev = st.st_dev;
-	g.statm_ino = st.st_ino;
+	*dev = st.st_dev;
+	*ino = st.st_ino;
 	return *fd = nfd;
 }
+
+static int statm_fd(void) { return proc_fd("/proc/self/statm", g.sfd, &g.statm_dev, &g.statm_ino); }
+static int status_fd(void) { return proc_fd("/proc/self/status", g.hfd, &g.status_dev, &g.status_ino); }
 
 /* Resident bytes, or 0: the second field of statm, parsed by hand (a hook
  * may run in a signal handler). */
@@ -570,14 +575,46 @@ static uint64_t read_rss(void)
 	return pages * (uint64_t)g.page_size;
 }
 
-/* Take a sample stamped `now` (ticks); g.rsslock held. A hook only tries
- * g.lock: it may be in a signal handler that interrupted its holder. */
-static void sample_rss(uint64_t now, int from_hook)
+/*
+ * The process image's peak resident bytes (VmHWM of /proc/self/status), or
+ * 0. Not getrusage's ru_maxrss: exec carries that over from the image
+ * before (the shell or allocrr that started the program), where VmHWM
+ * belongs to this image's memory alone. A forked child's starts at what it
+ * shares with its parent when it forks. Parsed by hand, as read_rss().
+ */
+static uint64_t read_hwm(void)
 {
-	uint64_t rss = read_rss();
+	int fd = status_fd();
+	char buf[2048]; /* VmHWM is in the first 1 KiB unless Groups is long; a fatal signal's handler may run on a small stack */
+	ssize_t n = fd >= 0 ? pread(fd, buf, sizeof buf - 1, 0) : -1;
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	for (const char *p = buf; *p; p++) {
+		if ((p == buf || p[-1] == '\n') && memcmp(p, "VmHWM:", 6) == 0) {
+			uint64_t kb = 0;
+			for (p += 6; *p == ' ' || *p == '\t'; p++)
+				;
+			for (; *p >= '0' && *p <= '9'; p++)
+				kb = kb * 10 + (uint64_t)(*p - '0');
+			return kb * 1024;
+		}
+	}
+	return 0;
+}
+
+/* How a writer of g.rssbuf gets g.lock to swap a full buffer: a hook only
+ * tries it (it may be in a signal handler that interrupted its holder); the
+ * final flush holds it already. */
+enum { RSS_LOCK, RSS_TRY, RSS_HELD };
+
+/* Append a process event (rss, rss_peak) of `value` stamped `now` to
+ * g.rssbuf; g.rsslock held. */
+static void rss_put(unsigned op, uint64_t now, uint64_t value, int how)
+{
 	struct tbuf *b = g.rssbuf;
-	if (rss && b && b->used + 2 > b->cap) {
-		if (from_hook ? xtrylock(&g.lock) : (xlock(&g.lock), 0)) {
+	if (b && b->used + 2 > b->cap) {
+		if (how == RSS_TRY ? xtrylock(&g.lock) : how == RSS_LOCK ? (xlock(&g.lock), 0) : 0) {
 			b = NULL;
 		} else {
 			struct tbuf *nb = buf_get_locked();
@@ -589,15 +626,24 @@ static void sample_rss(uint64_t now, int from_hook)
 				g.rssbuf = nb;
 			}
 			b = nb;
-			xunlock(&g.lock);
+			if (how != RSS_HELD)
+				xunlock(&g.lock);
 		}
 	}
-	if (rss && b) {
+	if (b) {
 		uint64_t *w = b->w + b->used;
-		w[0] = ARR_RAW_W0(ARR_OP_RSS, 0, now);
-		w[1] = rss;
+		w[0] = ARR_RAW_W0(op, 0, now);
+		w[1] = value;
 		__atomic_store_n(&b->used, b->used + 2, __ATOMIC_RELEASE);
 	}
+}
+
+/* Take a sample stamped `now` (ticks); g.rsslock held; how: RSS_*. */
+static void sample_rss(uint64_t now, int how)
+{
+	uint64_t rss = read_rss();
+	if (rss)
+		rss_put(ARR_OP_RSS, now, rss, how);
 	/* Even a failed read moves the deadline: hooks must not retry each call. */
 	__atomic_store_n(&g.rss_last, now, __ATOMIC_RELAXED);
 	if (g.rss_ticks && g.enabled)
@@ -609,7 +655,7 @@ void arr__rss_from_hook(uint64_t now)
 	int saved = errno;
 	if (xtrylock(&g.rsslock) == 0) {
 		if (now >= __atomic_load_n(&arr__hot.rss_due, __ATOMIC_RELAXED) && g.enabled)
-			sample_rss(now, 1);
+			sample_rss(now, RSS_TRY);
 		xunlock(&g.rsslock);
 	}
 	errno = saved;
@@ -715,7 +761,7 @@ static int flusher_main(void *arg)
 		/* the first sample at once, before the calibration's 2 ms of the
 		 * clock: short programs get their RSS at the start too */
 		xlock(&g.rsslock);
-		sample_rss(rec_now(), 0);
+		sample_rss(rec_now(), RSS_LOCK);
 		xunlock(&g.rsslock);
 		xlock(&g.wlock);
 		calibrate();
@@ -752,7 +798,7 @@ static int flusher_main(void *arg)
 				xlock(&g.rsslock);
 				t = rec_now();
 				if (t - g.rss_last >= g.rss_ticks - g.rss_ticks / 8)
-					sample_rss(t, 0);
+					sample_rss(t, RSS_LOCK);
 				xunlock(&g.rsslock);
 			}
 		}
@@ -788,8 +834,10 @@ static void start_flusher(void)
 			g.rss_interval_ns = 0;
 	}
 	int saved = errno;
-	if (g.rss_interval_ns)
-		statm_fd(); /* the program's threads' fd, for the samples they take */
+	if (g.rss_interval_ns) {
+		statm_fd(); /* the program's threads' fds, for the samples they take */
+		status_fd();
+	}
 	if (arr__raw_thread_start(&g.flusher, flusher_main, NULL, 512 * 1024) == 0)
 		g.flusher_running = 1;
 	errno = saved;
@@ -1180,9 +1228,16 @@ void arr__final_flush(unsigned reason, int status)
 	if (g.finished || (!g.created && g.is_fork_child && !pending_calls()))
 		goto unlock;
 	/* One last sample, at the END's time: a program whose RSS peaks at its
-	 * end (nothing freed) has its peak in the trace whatever the interval. */
-	if (rss_locked && g.rss_interval_ns)
-		sample_rss(end_t, 1);
+	 * end (nothing freed) has its peak in the trace whatever the interval.
+	 * And the true peak (an exec ends this image too): a spike between two
+	 * samples is on neither, and a program shorter than the interval has
+	 * only the first and the last. */
+	if (rss_locked && g.rss_interval_ns) {
+		sample_rss(end_t, RSS_HELD); /* g.lock is ours: a full buffer is swapped, not the sample lost */
+		uint64_t hwm = read_hwm();
+		if (hwm)
+			rss_put(ARR_OP_RSS_PEAK, end_t, hwm, RSS_HELD);
+	}
 	struct tbuf *q = queue_take_all_locked();
 	for (struct tbuf *b = q; b; b = b->next)
 		write_buffer(b);
@@ -1349,7 +1404,9 @@ void arr__rec_fork_child(void)
 			close(g.tfd[0]);
 		if (i == 0 && g.sfd[0] >= 0)
 			close(g.sfd[0]); /* the parent's statm: ours is opened anew */
-		g.tfd[i] = g.sfd[i] = -1;
+		if (i == 0 && g.hfd[0] >= 0)
+			close(g.hfd[0]); /* and its status */
+		g.tfd[i] = g.sfd[i] = g.hfd[i] = -1;
 	}
 	g.created = 0;
 	__atomic_store_n(&arr__hot.rss_due, UINT64_MAX, __ATOMIC_RELAXED);

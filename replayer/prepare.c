@@ -573,6 +573,8 @@ static int add_event(struct prep *pp, const struct arr_event *ev)
 	if (!arr_op_is_call(ev->op)) {
 		if (ev->op == ARR_OP_RSS && ev->size > pp->h.recorded_peak_rss)
 			pp->h.recorded_peak_rss = ev->size;
+		if (ev->op == ARR_OP_RSS_PEAK && ev->size > pp->h.recorded_true_peak_rss)
+			pp->h.recorded_true_peak_rss = ev->size;
 		if (!(arr_op_facts(ev->op) & ARR_OPF_THREAD)) /* fork, exec, rss, mark: nothing to replay */
 			pp->h.repairs[ARR_REPAIR_ignored_event]++;
 		return 0;
@@ -754,6 +756,7 @@ static void info_from_header(const struct wl_header *h, struct arr_workload_info
 	info->file_size = file_size;
 	info->truncated_at = h->truncated_at;
 	info->recorded_peak_rss = h->recorded_peak_rss;
+	info->recorded_true_peak_rss = h->recorded_true_peak_rss;
 }
 
 /* May a workload be written at path? 0 when nothing is there, or an empty

@@ -391,7 +391,10 @@ int arr_replay_choose_touch(const struct arr_workload_info *info, int explicit, 
 	int fits = !avail || info->ideal_rss <= avail / 10 * 9; /* leave the machine a tenth */
 	human(need, sizeof need, info->ideal_rss);
 	human(have, sizeof have, avail);
-	human(rss, sizeof rss, info->recorded_peak_rss);
+	/* the samples miss a spike between two of them, the high-water mark does not */
+	uint64_t peak = info->recorded_peak_rss > info->recorded_true_peak_rss ? info->recorded_peak_rss
+									       : info->recorded_true_peak_rss;
+	human(rss, sizeof rss, peak);
 	*note = 0;
 	if (*touch == ARR_TOUCH_NONE)
 		return 0;
@@ -406,7 +409,7 @@ int arr_replay_choose_touch(const struct arr_workload_info *info, int explicit, 
 		*touch = ARR_TOUCH_NONE;
 		return 0;
 	}
-	if (!explicit && info->recorded_peak_rss && info->recorded_peak_rss < info->ideal_rss / 2) {
+	if (!explicit && peak && peak < info->ideal_rss / 2) {
 		snprintf(note, cap,
 			 "the program's recorded peak RSS (%s) is under half its peak live memory (%s): it touched "
 			 "little of what it allocated; replaying with --touch none (--touch page to insist)",

@@ -69,9 +69,10 @@ struct wl_header {
 	uint64_t repairs[ARR_REPAIR_COUNT_];
 	uint64_t entries[1]; /* total entries; per stream in the blocks */
 	uint64_t checksum;
-	uint64_t truncated_at;      /* where the trace was cut (built with --partial), 0 = whole */
-	uint64_t recorded_peak_rss; /* largest RSS sample of the trace, 0 = none */
-	uint64_t reserved[13];
+	uint64_t truncated_at;           /* where the trace was cut (built with --partial), 0 = whole */
+	uint64_t recorded_peak_rss;      /* largest RSS sample of the trace, 0 = none */
+	uint64_t recorded_true_peak_rss; /* largest rss_peak event, 0 = none (and in older workloads) */
+	uint64_t reserved[12];
 };
 
 struct wl_block {

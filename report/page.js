@@ -33,6 +33,16 @@
 		var s = (i === 0 ? String(Math.round(v)) : v.toFixed(v < 10 ? 2 : v < 100 ? 1 : 0)) + " " + u[i];
 		return (b < 0 ? "-" : "") + s;
 	}
+	/* waste that falls below 0 (live bytes not resident: touch none, or pages resident
+	 * before the baseline) is no gain: "–", the figure in its title */
+	function waste(b) {
+		if (isNum(b) && b < 0) return { v: "–", title: bytes(b) + ": below 0, live bytes not resident" };
+		return bytes(b);
+	}
+	function wastePct(r) {
+		if (isNum(r) && r < 0) return { v: "–", title: pct(r) + ": below 0, live bytes not resident" };
+		return pct(r);
+	}
 	function count(n) {
 		if (!isNum(n)) return "–";
 		return Math.round(n).toLocaleString("en-US");
@@ -307,7 +317,9 @@
 			["peak live blocks", count(live.peak_blocks)],
 			["leaked bytes", bytes(leaks.bytes), "live at the end of the trace"],
 			["leaked blocks", count(leaks.blocks)],
-			["recorded peak RSS", bytes(rss.peak)],
+			["recorded peak RSS", bytes(rss.peak), "the largest RSS sample"],
+			["true peak RSS", isNum(rss.true_peak) ? bytes(rss.true_peak) : "–",
+				"the kernel's high-water mark at exit: a spike between two samples reaches it"],
 			/* a rate over less than a second extrapolates (873 MiB/s from two samples 76 µs
 			 * apart): the change and the time instead, as the terminal says it */
 			isNum(rss.growth_bytes_per_s) && isNum(rss.span_ns) && rss.span_ns < 1e9 ?
@@ -345,8 +357,13 @@
 		} else if (!drawn) {
 			c.appendChild(el("p", "empty", "too few points to draw"));
 		}
+		var tp = get(t, "rss.recorded.true_peak"), sp = get(t, "rss.recorded.peak");
+		if (isNum(tp) && isNum(sp) && tp > sp)
+			note(c, "True peak RSS (the kernel's high-water mark at exit): " + bytes(tp) + ", " + bytes(tp - sp) +
+				" above the highest sample: a spike between two samples, which the curve does not show.");
 		var un = get(t, "rss.recorded.unexplained_peak");
-		if (isNum(un)) note(c, "RSS the heap does not explain at its peak: " + bytes(un) + ".");
+		if (isNum(un)) note(c, "RSS the heap does not explain at its peak: " + (un < 0 ? "– (live bytes above RSS: " +
+			"allocated, not all touched)" : bytes(un)) + ".");
 		if (!rec || !rec.t || !rec.t.length)
 			note(c, "The trace holds no RSS samples (recorded without the RSS sampler, or too short for one).");
 	}
@@ -422,7 +439,7 @@
 			"final live"], rows.map(function (a, i) {
 			var f = a.fragmentation;
 			return [allocName(a, i), bytes(f.peak_rss), bytes(f.peak_live), ratio(f.peak_over_ideal),
-				bytes(f.internal_bytes), bytes(f.external_bytes), bytes(f.final_rss), bytes(f.final_live)];
+				waste(f.internal_bytes), waste(f.external_bytes), bytes(f.final_rss), bytes(f.final_live)];
 		}));
 		idealNotes(rows).forEach(function (s) { note(c, s); });
 		var jw = rows.filter(function (a) { return a.fragmentation.jw; });
@@ -430,8 +447,8 @@
 			table(c, ["Johnstone & Wilson", "avg over time", "at peak live", "at peak RSS", "peak vs peak"],
 				jw.map(function (a, i) {
 					var j = a.fragmentation.jw;
-					return [allocName(a, i), pct(j.avg_over_time), pct(j.at_peak_live), pct(j.at_peak_rss),
-						pct(j.peak_vs_peak)];
+					return [allocName(a, i), wastePct(j.avg_over_time), wastePct(j.at_peak_live),
+						wastePct(j.at_peak_rss), wastePct(j.peak_vs_peak)];
 				}));
 			note(c, "(allocator memory − live) / live; internal = usable − requested, external = RSS − usable.");
 		}
@@ -442,8 +459,8 @@
 				var o = get(a, "fragmentation.at." + m);
 				if (!o) return;
 				atRows.push([allocName(a, i) + " @ " + m.replace("_", " "), bytes(o.rss), bytes(o.live),
-					bytes(o.usable), bytes(isNum(o.internal) ? o.internal : o.internal_bytes),
-					bytes(isNum(o.external) ? o.external : o.external_bytes),
+					bytes(o.usable), waste(isNum(o.internal) ? o.internal : o.internal_bytes),
+					waste(isNum(o.external) ? o.external : o.external_bytes),
 					isNum(o.op_index) ? count(o.op_index) : "–"]);
 			});
 		});
@@ -499,7 +516,10 @@
 		var z = t.zeroing, rows = als.filter(function (a) { return a.zeroing; });
 		if (!z && !rows.length) return;
 		var c = card(grid, "Zeroing: what calloc costs and saves");
-		if (z)
+		var req = get(t, "summary.bytes_requested");
+		if (z && z.calloc_calls === 0)
+			note(c, "calloc: none called.");
+		else if (z)
 			table(c, ["trace side", "calls", "bytes"], [
 				["calloc", count(z.calloc_calls), bytes(z.calloc_bytes)],
 				["  fresh memory", count(z.fresh_calls), bytes(z.fresh_bytes)],
@@ -518,6 +538,10 @@
 			});
 			table(c, ["allocator", "replayed", "time", "minor faults", "peak RSS"], r);
 			note(c, "Each trace replayed three ways; the differences are what zeroing costs and what calloc saves.");
+			/* a few calloc bytes leave the three ways apart by their noise alone */
+			if (z && isNum(req) && req > 0 && z.calloc_bytes < req / 100)
+				note(c, "calloc is " + (+(100 * z.calloc_bytes / req).toPrecision(2)) + "% of the bytes requested: " +
+					"the three ways differ by noise, not by zeroing.");
 		}
 	}
 

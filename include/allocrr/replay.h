@@ -74,8 +74,9 @@ struct arr_workload_info {
 	uint64_t ops[ARR_OP_MAX_]; /* calls by op */
 	uint64_t repairs[ARR_REPAIR_COUNT_];
 	uint64_t file_size;
-	uint64_t truncated_at;      /* built from a truncated trace: where it was cut; 0 = whole */
-	uint64_t recorded_peak_rss; /* largest RSS sample in the trace, 0 = none */
+	uint64_t truncated_at;           /* built from a truncated trace: where it was cut; 0 = whole */
+	uint64_t recorded_peak_rss;      /* largest RSS sample in the trace, 0 = none */
+	uint64_t recorded_true_peak_rss; /* the trace's rss_peak (the kernel's high-water mark), 0 = none */
 };
 
 /*

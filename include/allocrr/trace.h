@@ -30,7 +30,7 @@
 #include "allocrr/error.h"
 
 #define ARR_TRACE_MAJOR 1
-#define ARR_TRACE_MINOR 2 /* 1.1: mark events; 1.2: call stacks */
+#define ARR_TRACE_MINOR 3 /* 1.1: mark events; 1.2: call stacks; 1.3: rss_peak events */
 
 /*
  * Operations: the one table of what each recorded operation is. Values are
@@ -76,7 +76,8 @@
 	X(FORK, 18, "fork", 1, ARR_OPF_PID)                                                \
 	X(EXEC, 19, "exec", 1, ARR_OPF_STR)                                                \
 	X(RSS, 20, "rss", 1, ARR_OPF_AMOUNT)                                               \
-	X(MARK, 21, "mark", 1, ARR_OPF_STR)
+	X(MARK, 21, "mark", 1, ARR_OPF_STR)                                                \
+	X(RSS_PEAK, 22, "rss_peak", 1, ARR_OPF_AMOUNT)
 
 enum arr_op {
 #define ARR_OP_ENUM(name, val, str, args, facts) ARR_OP_##name = val,
@@ -136,6 +137,7 @@ static inline int arr_op_takes_ptr(unsigned op) { return (arr_op_facts(op) & ARR
  *   fork                      ptr = child pid (or -1 and err when it failed)
  *   exec                      str = path; err != 0 when exec failed
  *   rss                       size = resident bytes (tid 0)
+ *   rss_peak                  size = the process image's peak resident bytes so far (tid 0)
  * err is errno after a call that returned NULL (0 if errno was 0).
  */
 struct arr_event {

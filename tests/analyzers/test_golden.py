@@ -50,7 +50,9 @@ def check_text(name, doc, text):
             "leaks        ",
             " in %s block" % count(doc["leaks"]["blocks"]),
             "temporary    %s allocation" % count(doc["lifetimes"]["temporary"]["count"]),
-            "calloc       %s call" % count(doc["zeroing"]["calloc_calls"]),
+            # no calloc: said so, not "0 calls, 0 B: fresh 0 B, reused 0 B"
+            "calloc       %s call" % count(doc["zeroing"]["calloc_calls"]) if doc["zeroing"]["calloc_calls"]
+            else "calloc       none called",
             "cross-thread %s free" % count(doc["threads"]["cross_frees"]["count"]),
             "sizes requested (log2 buckets, count)", "lifetimes (log2 buckets, count)", "--json"]
     for op, n in doc["summary"]["ops"].items():

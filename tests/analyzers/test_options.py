@@ -58,6 +58,15 @@ def main():
     al = json.loads(p.stdout)["traces"][0]["allocators"]
     t.expect([e["allocator"] for e in al] == ["glibc"] and "fragmentation" in al[0] and "zeroing" in al[0],
              "-a glibc: %r" % [sorted(e) for e in al])
+    # zeroing: a trace without calloc says so, not a line of zeros; a few calloc bytes
+    # (under 1% of those requested) leave the zeroing replays apart by noise alone
+    txt = run("--trace-only", os.path.join(TRACES, "fork.atr")).stdout.decode()
+    t.expect("\ncalloc       none called\n" in txt, "no calloc:\n%s" % txt)
+    txt = run("--trace-only", os.path.join(TRACES, "calls.atr")).stdout.decode()
+    t.expect("calloc is 0.0022% of the bytes requested: the zeroing replays differ by noise" in txt,
+             "the noise note:\n%s" % txt)
+    txt = run("--trace-only", os.path.join(TRACES, "endings.atr")).stdout.decode()
+    t.expect("differ by noise" not in txt, "8%% of the bytes is no noise:\n%s" % txt)
     # damaged input: exit 1, "allocrr: 'FILE': ... at offset N", no crash
     d = t.tmpdir()
     cut = os.path.join(TRACES, "endings-cut.atr")
@@ -67,6 +76,20 @@ def main():
              "truncated: exit %d, %r" % (p.returncode, err))
     doc = json.loads(p.stdout)["traces"][0]
     t.expect(doc["trace"]["truncated"] and doc["summary"]["calls"] > 0, "truncated: the prefix is analysed")
+    # marked partial, in the JSON and the text, with where it was cut
+    t.expect(doc["trace"].get("partial") is True and doc["trace"]["cut_at"] > 0, "partial: %s" % doc["trace"])
+    p = run("--trace-only", cut)
+    t.expect(p.returncode == 1 and "\npartial      the trace is cut at offset %d" % doc["trace"]["cut_at"]
+             in p.stdout.decode(), "the text says partial:\n%s" % p.stdout.decode()[:400])
+    # cut before its first events chunk: the error only, no analysis of zeros
+    head = os.path.join(d, "head.atr")
+    blob = open(os.path.join(TRACES, "python3.atr"), "rb").read()
+    open(head, "wb").write(blob[:300])
+    for args in ((), ("--json",)):
+        p = run("--trace-only", *args, head)
+        t.expect(p.returncode == 1 and not p.stdout and b"head.atr" in p.stderr and b"at offset " in p.stderr,
+                 "cut before the first chunk %s: exit %d, stdout %r, stderr %r" % (args, p.returncode, p.stdout[:200],
+                                                                                   p.stderr))
     data = bytearray(open(calls, "rb").read())
     for off in range(len(data) // 3, len(data), max(1, len(data) // 20)):
         bad = os.path.join(d, "flip.atr")

@@ -2,6 +2,7 @@
 """The text renderer on sections computed elsewhere (tests/analyzers/
 allocators.json: the replay side's "allocators" and a report's "checks",
 per the schema): a block per allocator, human units from the key names."""
+import json
 import os
 import sys
 
@@ -46,6 +47,15 @@ def main():
              "render: the site's caller:\n" + out)
     t.expect(any(l.startswith("  operator<=> ") and " app+0x11c1 " in l for l in out.splitlines()),
              "render: a site without lines:\n" + out)
+    # a waste below 0 (live bytes not resident: touch none) is "-", not a negative byte count
+    doc = json.load(open(os.path.join(HERE, "allocators.json")))
+    fr = doc["traces"][0]["allocators"][0]["fragmentation"]
+    fr["internal_bytes"], fr["external_bytes"] = 4096, -12288
+    neg = os.path.join(t.tmpdir(), "neg.json")
+    json.dump(doc, open(neg, "w"))
+    out = t.run([sys.argv[1], neg]).stdout.decode()
+    t.expect(cells("internal frag. @peak RSS")[0] == "4 KiB" and cells("external frag. @peak RSS")[0] == "-"
+             and "-12" not in out, "render: negative external: %r" % cells("external frag. @peak RSS"))
     bad = os.path.join(t.tmpdir(), "bad.json")
     open(bad, "w").write('{"traces": [')
     p = t.run([sys.argv[1], bad], check=False)

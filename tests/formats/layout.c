@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #include "allocrr/trace.h"
 #include "writer.h"
@@ -125,11 +126,85 @@ static void check_reader(const char *dir)
 	unlink(path);
 }
 
+/*
+ * Format 1.3: a header with bit 4 (rss_peak) says 1.3, an rss_peak event
+ * (op 22, size) reads back; an operation this reader does not know fails
+ * as corrupt in a trace of its own minor, and as a newer format
+ * (ARR_EVERSION, the versions named) in a trace of a later minor. The
+ * unknown operation is made by rewriting the op byte of an encoded chunk.
+ */
+static int read_one(const char *path, uint8_t *buf, size_t n, struct arr_event *ev, char *why, size_t cap)
+{
+	FILE *f = fopen(path, "wb");
+	CHECK(f && fwrite(buf, 1, n, f) == n && fclose(f) == 0, "cannot write %s", path);
+	struct arr_trace *tr;
+	int rc = arr_trace_open(&tr, path);
+	CHECK(rc == 0, "open: %s", arr_strerror(rc));
+	struct arr_chunk_info ci;
+	const struct arr_event *evs;
+	if ((rc = arr_trace_next_chunk(tr, &ci)) == 1 && (rc = arr_trace_read_chunk(tr, &evs)) == 1)
+		*ev = evs[0];
+	snprintf(why, cap, "%s", arr_trace_error_detail(tr));
+	arr_trace_close(tr);
+	unlink(path);
+	return rc;
+}
+
+static void check_rss_peak(const char *dir)
+{
+	struct arr_mem mem = ARR_MEM_HEAP;
+	struct arr_encoder enc;
+	CHECK(arr__encoder_init(&enc, &mem, 64, 1, 16) == 0, "encoder");
+	size_t cap = 4096 + arr__encoder_bound(&enc);
+	uint8_t *buf = malloc(cap);
+	CHECK(buf, "malloc");
+	struct arr_header_info hi = {.page_size = 4096, .time_unit_ns = 16, .features = 0x10, .exe = "/bin/x"};
+	long h = arr__encode_header(&hi, buf, 4096);
+	CHECK(h > 24 && le(buf + 8, 2) == 1 && le(buf + 10, 2) == 3, "rss_peak header: version %llu.%llu",
+	      (unsigned long long)le(buf + 8, 2), (unsigned long long)le(buf + 10, 2));
+	uint64_t w[] = {ARR_RAW_W0(ARR_OP_RSS_PEAK, 0, 1600), 6u << 20};
+	long c = arr__encode_events(&enc, 0, w, 2, buf + h, cap - (size_t)h);
+	arr__encoder_release(&enc);
+	CHECK(c > 44, "%ld", c);
+	char path[4096], why[256];
+	snprintf(path, sizeof path, "%s/layout13-%d.atr", dir, (int)getpid());
+	struct arr_event ev = {0};
+	int rc = read_one(path, buf, (size_t)(h + c), &ev, why, sizeof why);
+	CHECK(rc == 1 && ev.op == ARR_OP_RSS_PEAK && ev.size == 6u << 20 && ev.tid == 0 && ev.t == 1600,
+	      "rss_peak read back: %d (%s) op %u size %llu", rc, why, ev.op, (unsigned long long)ev.size);
+	CHECK(!strcmp(arr_op_name(ARR_OP_RSS_PEAK), "rss_peak"), "name");
+
+	/* the payload: 8 column lengths (one byte each here), then the op column */
+	uint8_t raw[256], *z = buf + h + 44;
+	size_t zsize = (size_t)c - 44;
+	size_t rn = ZSTD_decompress(raw, sizeof raw, z, zsize);
+	CHECK(!ZSTD_isError(rn) && raw[0] == 1 && raw[8] == ARR_OP_RSS_PEAK, "payload %zu: op %u", rn, raw[8]);
+	raw[8] = 23; /* an operation of a later minor */
+	ZSTD_CCtx *cc = ZSTD_createCCtx();
+	ZSTD_CCtx_setParameter(cc, ZSTD_c_checksumFlag, 1);
+	uint8_t nz[512];
+	size_t nzs = ZSTD_compress2(cc, nz, sizeof nz, raw, rn);
+	ZSTD_freeCCtx(cc);
+	CHECK(!ZSTD_isError(nzs), "recompress");
+	memcpy(z, nz, nzs);
+	arr_le32_write(buf + h + 8, (uint32_t)(32 + nzs)); /* body_size */
+	size_t total = (size_t)h + 44 + nzs;
+	rc = read_one(path, buf, total, &ev, why, sizeof why);
+	CHECK(rc == ARR_ECORRUPT && !strcmp(why, "bad event data: unknown operation"), "op 23 in 1.3: %s (%s)",
+	      arr_strerror(rc), why);
+	arr_le16_write(buf + 10, 4);
+	rc = read_one(path, buf, total, &ev, why, sizeof why);
+	CHECK(rc == ARR_EVERSION && strstr(why, "format 1.4 is newer than this reader's 1.3"), "op 23 in 1.4: %s (%s)",
+	      arr_strerror(rc), why);
+	free(buf);
+}
+
 int main(int argc, char **argv)
 {
 	check_helpers();
 	check_writer();
 	check_reader(argc > 1 ? argv[1] : ".");
+	check_rss_peak(argc > 1 ? argv[1] : ".");
 	printf("layout: ok\n");
 	return 0;
 }

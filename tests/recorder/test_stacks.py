@@ -177,8 +177,14 @@ def test():
     ch = chunks(out3)
     t.expect(all(typ in (1, 2) and flags == 0 for typ, flags, _ in ch), "plain trace chunks: %s" % ch)
     t.expect(all("stack" not in e for e in dump_stacks(out3)), "plain trace has stacks")
-    t.expect(t.info(out3)["format"] == "1.1" and t.info(out)["format"] == "1.2",
+    # RSS samples may come with an rss_peak (1.3); without them a trace keeps 1.1 or 1.2
+    t.expect(t.info(out3)["format"] == "1.3" and t.info(out)["format"] == "1.3",
              "formats: plain %s, stacks %s" % (t.info(out3)["format"], t.info(out)["format"]))
+    out5, out6 = os.path.join(d, "plain0.atr"), os.path.join(d, "stacks0.atr")
+    t.record(out5, [PROG], ["--rss-interval", "0"])
+    t.record(out6, [PROG], ["--rss-interval", "0", "--stacks"])
+    t.expect(t.info(out5)["format"] == "1.1" and t.info(out6)["format"] == "1.2",
+             "formats without RSS: plain %s, stacks %s" % (t.info(out5)["format"], t.info(out6)["format"]))
     t.expect(os.path.getsize(out3) < os.path.getsize(out), "plain trace not smaller")
     p = t.run([t.ALLOCRR, "analyze", "--json", "--what", "sites", out3])
     t.expect("sites" not in json.loads(p.stdout.decode())["traces"][0], "sites of a plain trace")

@@ -29,7 +29,7 @@ def check(name, cmd, stdin, env=None):
     t.expect(p.returncode == 0 and p.stdout == native.stdout, "%s under --stacks: exit %d, %r"
              % (name, p.returncode, p.stderr[-300:]))
     inf = t.info(out)
-    t.expect(inf["clean"] and inf["format"] == "1.2" and inf["events"] > 10000, "%s trace: %s" % (name, inf))
+    t.expect(inf["clean"] and inf["format"] == "1.3" and inf["events"] > 10000, "%s trace: %s" % (name, inf))
     dp = t.run([t.ALLOCRR, "dump", "--json", "--stacks", out])
     allocs = nostack = 0
     for line in dp.stdout.decode().splitlines():

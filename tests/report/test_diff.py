@@ -46,6 +46,25 @@ def test():
     expect(row and row[0][1:4] == ["{:,}".format(n[0]), "{:,}".format(n[1]), "+{:,}".format(n[1] - n[0])],
            "calls in thousands: %s, want %s\n%s" % (row, n, out))
 
+    # sizes compare exact (4,096 B against 4,104 B, not 4.0 KiB against 4.0 KiB); with --all
+    # a figure null in A is "not measurable in A", not "only in B"
+    doc = json.loads(arrtest.run([arrtest.ALLOCRR, "analyze", "--trace-only", "--json", sq]).stdout)
+    ja, jb = os.path.join(d, "sa.json"), os.path.join(d, "sb.json")
+    doc["traces"][0]["sizes"]["top"][0]["size"] = 4096
+    doc["traces"][0]["live"]["peak_blocks"] = None
+    json.dump(doc, open(ja, "w"))
+    doc["traces"][0]["sizes"]["top"][0]["size"] = 4104
+    doc["traces"][0]["live"]["peak_blocks"] = 412
+    json.dump(doc, open(jb, "w"))
+    out = arrtest.run([arrtest.ALLOCRR, "diff", ja, jb]).stdout.decode()
+    row = [l for l in out.splitlines() if "most frequent size" in l]
+    expect(row and row[0].split()[3:] == ["4,096", "B", "4,104", "B", "+8", "B", "(+0.2%)"], "exact sizes: %s" % row)
+    out = arrtest.run([arrtest.ALLOCRR, "diff", "--all", ja, jb]).stdout.decode()
+    row = [l for l in out.splitlines() if "sizes.top.0.size" in l]
+    expect(row and row[0].split()[1:] == ["4,096", "B", "4,104", "B", "+8", "B", "(+0.2%)"], "--all, exact: %s" % row)
+    row = [l for l in out.splitlines() if "live.peak_blocks" in l]
+    expect(row and row[0].endswith("not measurable in A"), "--all, null in A: %s\n%s" % (row, out))
+
     p = arrtest.run([arrtest.ALLOCRR, "diff", a, a])
     expect("no differences" in p.stdout.decode(), "a trace against itself:\n" + p.stdout.decode())
 

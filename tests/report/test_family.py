@@ -41,6 +41,19 @@ def test():
     expect(len(names) == 1 and doc["traces"][0]["trace"]["exe"].endswith("-as"), "gcc.atr@as -> %s" % names)
     names, _, _ = run(d, "{path: %s, children: true}" % gcc)
     expect(len(names) == 3 and "gcc.atr" in names, "children: true -> all three: %s" % names)
+    # a mistyped member is an error, in a config and on the command line, never the
+    # family's largest under the name given
+    for entry in ("%s.99999" % gcc, "{path: %s.99999, select: as}" % gcc, "%s@cc2" % gcc):
+        cfg = os.path.join(d, "bad.yaml")
+        with open(cfg, "w") as f:
+            f.write("traces:\n  - %s\nallocators: [glibc]\noutput: {dir: %s}\n" % (entry, os.path.join(d, "bad")))
+        p = subprocess.run([arrtest.ALLOCRR, "report", "-q", cfg], capture_output=True, text=True, timeout=600)
+        expect(p.returncode == 2 and ("no such trace" in p.stderr or "no trace of 'cc2'" in p.stderr)
+               and not os.path.exists(os.path.join(d, "bad", "report.json")),
+               "config %s: exit %d, %s" % (entry, p.returncode, p.stderr[-500:]))
+    p = subprocess.run([arrtest.ALLOCRR, "analyze", "--trace-only", gcc + ".99999"], capture_output=True, text=True)
+    expect(p.returncode == 1 and not p.stdout and ("no such trace '%s.99999'" % gcc) in p.stderr
+           and "gcc.atr.16279" in p.stderr, "analyze a mistyped member: exit %d, %s" % (p.returncode, p.stderr))
 
 
 if __name__ == "__main__":

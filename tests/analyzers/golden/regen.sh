@@ -4,7 +4,7 @@
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 for n in calls endings fork fork-child; do
-	"$1/bin/allocrr" analyze --json "$here/../../../traces/$n.atr" | python3 -c '
+	"$1/bin/allocrr" analyze --json --trace-only "$here/../../../traces/$n.atr" | python3 -c '
 import json, sys
 doc = json.load(sys.stdin)["traces"][0]
 doc["trace"].pop("path")
