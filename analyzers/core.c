@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 
 #include "allocrr/stacks.h"
+#include "format.h"
 #include "hot.h"
 
 static const char *const an_names[] = {
@@ -793,7 +794,8 @@ static void dispatch(struct pass *p, const struct arr_event *evs, size_t n)
  * array of up to GATHER_EVENTS that run() sees as one run
  * (arr__merge_next_batch); longer runs are handled in place. Events are
  * handled in the same order as ever, so a trace error or an out-of-memory
- * stop leaves the same state.
+ * stop leaves the same state. With the merge on its own thread (a trace of
+ * 4 chunks or more) every event comes in its blocks, gathered already.
  */
 #define GATHER_SHORT 64
 #define GATHER_EVENTS 1024
@@ -935,13 +937,16 @@ int arr_analyze_trace(struct arr_trace *tr, const struct arr_analysis_options *o
 
 	uint64_t total_events = end->present ? end->events : 0, file_size = arr_trace_file_size(tr);
 	uint64_t next_progress = 1u << 20;
-	struct arr_event *gather = rc ? NULL : malloc(GATHER_EVENTS * sizeof *gather);
-	if (!rc && !gather)
+	/* the merge on a second thread, in blocks (or inline: a trace of a few chunks) */
+	int blocks = rc == 0 && arr__merge_open_blocks(m);
+	struct arr_event *gather = rc || blocks ? NULL : malloc(GATHER_EVENTS * sizeof *gather);
+	if (!rc && !blocks && !gather)
 		rc = ARR_ENOMEM;
 	while (rc == 0) {
 		const struct arr_event *evs;
 		size_t n;
-		rc = arr__merge_next_batch(m, gather, GATHER_EVENTS, GATHER_SHORT, &evs, &n);
+		rc = blocks ? arr__merge_next_block(m, &evs, &n)
+			    : arr__merge_next_batch(m, gather, GATHER_EVENTS, GATHER_SHORT, &evs, &n);
 		if (rc != 1)
 			break;
 		rc = 0;
@@ -958,6 +963,8 @@ int arr_analyze_trace(struct arr_trace *tr, const struct arr_analysis_options *o
 	}
 	if (rc == 0 && opt->progress)
 		opt->progress(opt->progress_ctx, c->evno, file_size, file_size);
+	/* the sections below read the reader (stacks, modules): the merge's thread is done with it */
+	arr__merge_close_blocks(m);
 
 	/* sections are written even after a trace error: they describe the prefix read */
 	int trc = rc;
