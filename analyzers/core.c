@@ -794,11 +794,24 @@ static void dispatch(struct pass *p, const struct arr_event *evs, size_t n)
  * array of up to GATHER_EVENTS that run() sees as one run
  * (arr__merge_next_batch); longer runs are handled in place. Events are
  * handled in the same order as ever, so a trace error or an out-of-memory
- * stop leaves the same state. With the merge on its own thread (a trace of
- * 4 chunks or more) every event comes in its blocks, gathered already.
+ * stop leaves the same state.
  */
 #define GATHER_SHORT 64
 #define GATHER_EVENTS 1024
+
+/*
+ * The merge on a thread of its own (arr__merge_open_blocks) takes its
+ * work off the analysing thread, and costs a copy of every event on the
+ * other: a gain where the merge is work, threads that take turns (stress:
+ * 4.2 events a run, the merge and the gathering 44 instructions an event
+ * of the analysing thread's 260), a loss where runs are long (python3,
+ * sqlite3: the merge is ~0 on the analysing thread, the copies are +30% of
+ * the process's instructions). So the first BLOCKS_PROBE events are read
+ * inline, and the thread starts when at least a quarter of them came in
+ * gathered batches (runs shorter than GATHER_SHORT). Either way the same
+ * events in the same order (docs/notes/2026-12-02-analyzer-speed-10.md).
+ */
+#define BLOCKS_PROBE (1u << 16)
 
 static const struct an_ops *const all_ops[ARR_AN_COUNT_] = {
 	[ARR_AN_SUMMARY] = &arr__an_summary,
@@ -937,11 +950,12 @@ int arr_analyze_trace(struct arr_trace *tr, const struct arr_analysis_options *o
 
 	uint64_t total_events = end->present ? end->events : 0, file_size = arr_trace_file_size(tr);
 	uint64_t next_progress = 1u << 20;
-	/* the merge on a second thread, in blocks (or inline: a trace of a few chunks) */
-	int blocks = rc == 0 && arr__merge_open_blocks(m);
-	struct arr_event *gather = rc || blocks ? NULL : malloc(GATHER_EVENTS * sizeof *gather);
-	if (!rc && !blocks && !gather)
+	struct arr_event *gather = rc ? NULL : malloc(GATHER_EVENTS * sizeof *gather);
+	if (!rc && !gather)
 		rc = ARR_ENOMEM;
+	/* inline batches first; threads that take turns (short runs) then move the merge to its own thread */
+	int blocks = 0;
+	uint64_t probed = 0, probed_gathered = 0;
 	while (rc == 0) {
 		const struct arr_event *evs;
 		size_t n;
@@ -953,6 +967,12 @@ int arr_analyze_trace(struct arr_trace *tr, const struct arr_analysis_options *o
 		dispatch(p, evs, n);
 		if (c->oom)
 			rc = c->oom;
+		if (!blocks && probed < BLOCKS_PROBE) {
+			probed += n;
+			probed_gathered += evs == gather ? n : 0;
+			if (probed >= BLOCKS_PROBE && probed_gathered * 4 >= probed)
+				blocks = arr__merge_open_blocks(m);
+		}
 		if (opt->progress && c->evno >= next_progress) {
 			next_progress = c->evno + (1u << 20);
 			uint64_t done = total_events

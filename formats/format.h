@@ -269,9 +269,11 @@ enum arr_col {
 /*
  * Internal API of the merge (formats/merge.c) for readers in this project.
  *
- * arr__merge_open_blocks: run the merge m (just opened: nothing read from it
- * yet) on a thread of its own, which hands the merged events over in blocks
- * of a few thousand, decoded ahead of the caller. 1 when it started; 0 when
+ * arr__merge_open_blocks: run the merge m on a thread of its own from where
+ * it is (just opened, or between any two of the calls of trace.h), which
+ * hands the merged events over in blocks of a few thousand, merged ahead of
+ * the caller; what the last call handed out is no longer valid. 1 when it
+ * started; 0 when
  * it did not (a trace of fewer than 4 chunks, where a thread costs more
  * than it saves, or no memory or thread for it): the caller then reads m
  * as before.

@@ -90,18 +90,25 @@ static struct pass merge_batches(const char *path, size_t cap, size_t long_run)
 	return p;
 }
 
-/* The same through the blocks of the merge's thread (inline below 4 chunks,
- * as the analysis reads it): the same events, end code and error offset. */
-static struct pass merge_blocks(const char *path)
+/* The same through the blocks of the merge's thread (inline below 4 chunks),
+ * started after lead events (taken from the input): the same events, end
+ * code and error offset. */
+static struct pass merge_blocks(const char *path, size_t lead)
 {
 	struct pass p = {0, 0, 1, 0};
 	struct arr_trace *tr;
 	struct arr_merge *m;
 	if (arr_trace_open(&tr, path) == 0 && arr_merge_open(&m, tr) == 0) {
-		int on = arr__merge_open_blocks(m);
 		const struct arr_event *ev;
 		size_t n = 1;
-		while ((p.rc = on ? arr__merge_next_block(m, &ev, &n) : arr_merge_next(m, &ev)) == 1) {
+		/* lead events one at a time first: the thread starts mid-stream, as the analysis's does */
+		for (size_t k = 0; k < lead && (p.rc = arr_merge_next(m, &ev)) == 1; k++) {
+			p.n++;
+			p.h = fold(p.h, ev);
+		}
+		int on = arr__merge_open_blocks(m);
+		while ((lead == 0 || p.rc == 1) &&
+		       (p.rc = on ? arr__merge_next_block(m, &ev, &n) : arr_merge_next(m, &ev)) == 1) {
 			if (n == 0)
 				abort(); /* a block holds at least one event */
 			for (size_t i = 0; i < n; i++) {
@@ -149,7 +156,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			(unsigned long long)one.n, (unsigned long long)batches.n, one.rc, batches.rc, cap, long_run);
 		abort();
 	}
-	struct pass blocks = merge_blocks(path);
+	struct pass blocks = merge_blocks(path, size > 2 ? (size_t)data[size - 3] % 4 * 100 : 0);
 	if (one.n != blocks.n || one.h != blocks.h || one.rc != blocks.rc || one.off != blocks.off) {
 		fprintf(stderr,
 			"fuzz_trace: the blocks differ from one event at a time: %llu/%llu events, "
