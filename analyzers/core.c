@@ -806,10 +806,12 @@ static void dispatch(struct pass *p, const struct arr_event *evs, size_t n)
  * 4.2 events a run, the merge and the gathering 44 instructions an event
  * of the analysing thread's 260), a loss where runs are long (python3,
  * sqlite3: the merge is ~0 on the analysing thread, the copies are +30% of
- * the process's instructions). So the first BLOCKS_PROBE events are read
- * inline, and the thread starts when at least a quarter of them came in
- * gathered batches (runs shorter than GATHER_SHORT). Either way the same
- * events in the same order (docs/notes/2026-12-02-analyzer-speed-10.md).
+ * the process's instructions). So the merge starts inline, and its thread
+ * starts at the end of the first window of BLOCKS_PROBE events of which at
+ * least a quarter came in gathered batches (runs shorter than
+ * GATHER_SHORT): windows, not the trace's start alone, which is often
+ * threads starting one by one. Either way the same events in the same
+ * order (docs/notes/2026-12-02-analyzer-speed-10.md).
  */
 #define BLOCKS_PROBE (1u << 16)
 
@@ -954,7 +956,7 @@ int arr_analyze_trace(struct arr_trace *tr, const struct arr_analysis_options *o
 	if (!rc && !gather)
 		rc = ARR_ENOMEM;
 	/* inline batches first; threads that take turns (short runs) then move the merge to its own thread */
-	int blocks = 0;
+	int blocks = 0, tried = 0;
 	uint64_t probed = 0, probed_gathered = 0;
 	while (rc == 0) {
 		const struct arr_event *evs;
@@ -967,11 +969,16 @@ int arr_analyze_trace(struct arr_trace *tr, const struct arr_analysis_options *o
 		dispatch(p, evs, n);
 		if (c->oom)
 			rc = c->oom;
-		if (!blocks && probed < BLOCKS_PROBE) {
+		if (!tried) {
 			probed += n;
 			probed_gathered += evs == gather ? n : 0;
-			if (probed >= BLOCKS_PROBE && probed_gathered * 4 >= probed)
-				blocks = arr__merge_open_blocks(m);
+			if (probed >= BLOCKS_PROBE) {
+				if (probed_gathered * 4 >= probed) {
+					tried = 1;
+					blocks = arr__merge_open_blocks(m);
+				}
+				probed = probed_gathered = 0;
+			}
 		}
 		if (opt->progress && c->evno >= next_progress) {
 			next_progress = c->evno + (1u << 20);
