@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 
 #include "allocrr/stacks.h"
+#include "format.h"
 #include "hot.h"
 
 static const char *const an_names[] = {
@@ -798,6 +799,22 @@ static void dispatch(struct pass *p, const struct arr_event *evs, size_t n)
 #define GATHER_SHORT 64
 #define GATHER_EVENTS 1024
 
+/*
+ * The merge on a thread of its own (arr__merge_open_blocks) takes its
+ * work off the analysing thread, and costs a copy of every event on the
+ * other: a gain where the merge is work, threads that take turns (stress:
+ * 4.2 events a run, the merge and the gathering 44 instructions an event
+ * of the analysing thread's 260), a loss where runs are long (python3,
+ * sqlite3: the merge is ~0 on the analysing thread, the copies are +30% of
+ * the process's instructions). So the merge starts inline, and its thread
+ * starts at the end of the first window of BLOCKS_PROBE events of which at
+ * least a quarter came in gathered batches (runs shorter than
+ * GATHER_SHORT): windows, not the trace's start alone, which is often
+ * threads starting one by one. Either way the same events in the same
+ * order (docs/notes/2026-12-02-analyzer-speed-10.md).
+ */
+#define BLOCKS_PROBE (1u << 16)
+
 static const struct an_ops *const all_ops[ARR_AN_COUNT_] = {
 	[ARR_AN_SUMMARY] = &arr__an_summary,
 	[ARR_AN_SIZES] = &arr__an_sizes,
@@ -938,16 +955,31 @@ int arr_analyze_trace(struct arr_trace *tr, const struct arr_analysis_options *o
 	struct arr_event *gather = rc ? NULL : malloc(GATHER_EVENTS * sizeof *gather);
 	if (!rc && !gather)
 		rc = ARR_ENOMEM;
+	/* inline batches first; threads that take turns (short runs) then move the merge to its own thread */
+	int blocks = 0, tried = 0;
+	uint64_t probed = 0, probed_gathered = 0;
 	while (rc == 0) {
 		const struct arr_event *evs;
 		size_t n;
-		rc = arr__merge_next_batch(m, gather, GATHER_EVENTS, GATHER_SHORT, &evs, &n);
+		rc = blocks ? arr__merge_next_block(m, &evs, &n)
+			    : arr__merge_next_batch(m, gather, GATHER_EVENTS, GATHER_SHORT, &evs, &n);
 		if (rc != 1)
 			break;
 		rc = 0;
 		dispatch(p, evs, n);
 		if (c->oom)
 			rc = c->oom;
+		if (!tried) {
+			probed += n;
+			probed_gathered += evs == gather ? n : 0;
+			if (probed >= BLOCKS_PROBE) {
+				if (probed_gathered * 4 >= probed) {
+					tried = 1;
+					blocks = arr__merge_open_blocks(m);
+				}
+				probed = probed_gathered = 0;
+			}
+		}
 		if (opt->progress && c->evno >= next_progress) {
 			next_progress = c->evno + (1u << 20);
 			uint64_t done = total_events
@@ -958,6 +990,8 @@ int arr_analyze_trace(struct arr_trace *tr, const struct arr_analysis_options *o
 	}
 	if (rc == 0 && opt->progress)
 		opt->progress(opt->progress_ctx, c->evno, file_size, file_size);
+	/* the sections below read the reader (stacks, modules): the merge's thread is done with it */
+	arr__merge_close_blocks(m);
 
 	/* sections are written even after a trace error: they describe the prefix read */
 	int trc = rc;

@@ -1,6 +1,7 @@
 /*
  * format.h - on-disk constants of trace format v1, shared by the writer
- * (formats/encode.c, used by the recorder) and the reader.
+ * (formats/encode.c, used by the recorder) and the reader; at the end, the
+ * merge's internal block API (the analysis's merge thread).
  *
  * The normative description is docs/trace-format.md; keep the two in step.
  * All multi-byte fixed fields are little-endian.
@@ -8,6 +9,7 @@
 #ifndef ARR_FORMAT_H
 #define ARR_FORMAT_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -265,5 +267,32 @@ enum arr_col {
  * allocations in this chunk back to the one that returned the pointer
  * (1 = the latest); even >= 4 = 4 + (zz << 1) where zz = zigzag(ptr -
  * previous such ptr) < 2^62; 2 = escape, followed by zz as its own uvarint. */
+
+/*
+ * Internal API of the merge (formats/merge.c) for readers in this project.
+ *
+ * arr__merge_open_blocks: run the merge m on a thread of its own from where
+ * it is (just opened, or between any two of the calls of trace.h), which
+ * hands the merged events over in blocks of a few thousand, merged ahead of
+ * the caller; what the last call handed out is no longer valid. 1 when it
+ * started; 0 when
+ * it did not (a trace of fewer than 4 chunks, where a thread costs more
+ * than it saves, or no memory or thread for it): the caller then reads m
+ * as before.
+ * arr__merge_next_block: the next block, *n >= 1 events in the order
+ * arr_merge_next() hands them out, exec paths and mark names included,
+ * valid until the next call. Returns 1, 0 at the end, or the negative code
+ * the merge met, after every event before it (the reader's error offset and
+ * detail are then set, as one at a time). Only this call reads m until
+ * arr__merge_close_blocks().
+ * arr__merge_close_blocks: stop and join the merge's thread (a no-op when
+ * none runs); after it the reader may be used again. arr_merge_close()
+ * does it too.
+ */
+struct arr_merge;
+struct arr_event;
+int arr__merge_open_blocks(struct arr_merge *m);
+int arr__merge_next_block(struct arr_merge *m, const struct arr_event **ev, size_t *n);
+void arr__merge_close_blocks(struct arr_merge *m);
 
 #endif

@@ -26,11 +26,13 @@
  * reader, so errors, their offsets and what was delivered before them are
  * exactly as without it.
  */
+#include <assert.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "allocrr/trace.h"
+#include "format.h"
 
 struct idx {
 	uint64_t offset, first_t;
@@ -78,7 +80,8 @@ struct oent {
 
 struct arr_merge {
 	struct arr_trace *tr;
-	struct ahead *ahead; /* NULL: no read-ahead (small trace, or it failed) */
+	struct ahead *ahead;   /* NULL: no read-ahead (small trace, or it failed) */
+	struct blocks *blocks; /* not NULL: the merge runs on its own thread (arr__merge_open_blocks) */
 	struct idx *idx;
 	size_t nidx, next;
 	int index_rc;     /* error that cut the index pass short, delivered at the end */
@@ -523,8 +526,8 @@ int arr_merge_next(struct arr_merge *m, const struct arr_event **evp)
 #define RUN_SCAN 32 /* events a run's end is looked for one by one, before galloping */
 
 /* The end of the root's run from its head: the first event at or past the
- * bound (or the chunk's end). */
-static uint32_t run_end(const struct cursor *c, uint64_t limit)
+ * bound, or end (at most the chunk's end), whichever comes first. */
+static uint32_t run_end(const struct cursor *c, uint64_t limit, uint32_t end)
 {
 	uint32_t k = c->pos + 1;
 	if (c->sorted) {
@@ -536,11 +539,11 @@ static uint32_t run_end(const struct cursor *c, uint64_t limit)
 		 * and the merge was 17% of the time. The scan reads in order what
 		 * the run's consumer reads next anyway; galloping bounds long runs
 		 * to O(log run) probes. */
-		uint32_t scan_end = c->n - k > RUN_SCAN ? k + RUN_SCAN : c->n;
+		uint32_t scan_end = end - k > RUN_SCAN ? k + RUN_SCAN : end;
 		while (k < scan_end && c->ev[k].t < limit)
 			k++;
-		if (k == scan_end && k < c->n) { /* still below limit: gallop */
-			uint32_t lo = k, hi = c->n;
+		if (k == scan_end && k < end) { /* still below limit: gallop */
+			uint32_t lo = k, hi = end;
 			for (uint64_t step = 1; lo < hi; step *= 2) { /* the answer is in [lo, hi] */
 				uint32_t probe = lo + step - 1 < hi ? (uint32_t)(lo + step - 1) : hi - 1;
 				if (c->ev[probe].t >= limit) {
@@ -559,7 +562,7 @@ static uint32_t run_end(const struct cursor *c, uint64_t limit)
 			k = lo;
 		}
 	} else {
-		while (k < c->n && c->ev[k].t < limit)
+		while (k < end && c->ev[k].t < limit)
 			k++;
 	}
 	return k;
@@ -574,7 +577,7 @@ int arr__merge_next_run(struct arr_merge *m, const struct arr_event **evp, size_
 	 * other cursor's head and before the next chunk to open: exactly what
 	 * arr_merge_next() would hand out one at a time. */
 	struct cursor *c = m->ord[0].c;
-	uint32_t k = run_end(c, m->limit);
+	uint32_t k = run_end(c, m->limit, c->n);
 	*evp = &c->ev[c->pos];
 	*n = k - c->pos;
 	c->pos = k - 1; /* the run's last event is the one handed out */
@@ -615,7 +618,7 @@ int arr__merge_next_batch(struct arr_merge *m, struct arr_event *buf, size_t cap
 		if (k - pos >= long_run) {
 			if (got) /* the run stays at the root, unheld: the next call starts with it */
 				break;
-			k = run_end(c, limit);
+			k = run_end(c, limit, end);
 			*evp = &ev[pos];
 			*n = k - pos;
 			c->pos = k - 1;
@@ -640,10 +643,225 @@ int arr__merge_next_batch(struct arr_merge *m, struct arr_event *buf, size_t cap
 	return 1;
 }
 
+/*
+ * The merge on a thread of its own (arr__merge_open_blocks): the merge
+ * thread copies the merged events, BLOCK_EVENTS at a time, into a ring of
+ * BLOCK_RING blocks, and the consumer takes them in order. A block owns what
+ * its events point to (exec paths, mark names are copied into its strs), so
+ * the merge may retire the chunks they came from while the block waits. The
+ * merge thread is the only one to touch the merge and its reader from
+ * arr__merge_open_blocks() on (errors, their offsets and details included);
+ * the consumer reads them only after the block that carries the error was
+ * handed over (under the lock), or after arr__merge_close_blocks().
+ */
+#define BLOCK_EVENTS 4096
+#define BLOCK_RING 4
+
+struct block {
+	struct arr_event ev[BLOCK_EVENTS];
+	size_t n;
+	int rc; /* after these events: 1 more to come, else the merge's end (0) or error */
+	char *strs;
+	size_t strs_len, strs_cap;
+};
+
+struct blocks {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond; /* signalled on every change of the fields below */
+	size_t head, count;  /* the filled blocks: b[head], ... in merge order */
+	int held;            /* b[head] is the consumer's until its next call */
+	int stop;
+	int end_rc; /* the consumer has seen the last block: what every further call returns */
+	int ended;
+	struct block b[BLOCK_RING];
+};
+
+/* Copy ev->str, the strings of events [from, n) of b, into b->strs; the
+ * events keep the offset + 1 until block_fix_strs(). 0 or ARR_ENOMEM with
+ * b->n the first event not copied. */
+static int block_copy_strs(struct block *b, size_t from)
+{
+	for (size_t i = from; i < b->n; i++) {
+		const char *s = b->ev[i].str;
+		if (!s)
+			continue;
+		size_t len = strlen(s) + 1;
+		if (b->strs_cap - b->strs_len < len) {
+			size_t cap = b->strs_cap ? b->strs_cap : 4096;
+			while (cap - b->strs_len < len)
+				cap *= 2;
+			char *n = realloc(b->strs, cap);
+			if (!n) {
+				b->n = i;
+				return ARR_ENOMEM;
+			}
+			b->strs = n;
+			b->strs_cap = cap;
+		}
+		memcpy(b->strs + b->strs_len, s, len);
+		b->ev[i].str = (const char *)(uintptr_t)(b->strs_len + 1);
+		b->strs_len += len;
+	}
+	return 0;
+}
+
+/* The block's events point into its strs, now that it is no longer growing. */
+static void block_fix_strs(struct block *b)
+{
+	if (!b->strs_len)
+		return;
+	for (size_t i = 0; i < b->n; i++)
+		if (b->ev[i].str)
+			b->ev[i].str = b->strs + ((uintptr_t)b->ev[i].str - 1);
+}
+
+/* Fill b with the next events of the merge, as arr_merge_next() would hand
+ * them out one at a time, runs copied whole (up to the block's end). */
+static void block_fill(struct arr_merge *m, struct block *b)
+{
+	size_t got = 0;
+	b->strs_len = 0;
+	b->rc = 1;
+	if (m->pending) { /* met by the caller's last batch before the thread started */
+		m->pending = 0;
+		b->rc = m->pending_rc;
+		b->n = 0;
+		return;
+	}
+	while (got < BLOCK_EVENTS) {
+		int rc = merge_step(m);
+		if (rc != 1) {
+			b->rc = rc;
+			break;
+		}
+		struct cursor *c = m->ord[0].c;
+		uint32_t pos = c->pos;
+		uint32_t end = c->n - pos > BLOCK_EVENTS - got ? pos + (uint32_t)(BLOCK_EVENTS - got) : c->n;
+		uint32_t k = run_end(c, m->limit, end);
+		memcpy(b->ev + got, c->ev + pos, (k - pos) * sizeof *b->ev);
+		b->n = got + (k - pos);
+		if (c->strs && (rc = block_copy_strs(b, got)) != 0) {
+			/* events before the one whose string could not be kept are delivered */
+			k = pos + (uint32_t)(b->n - got);
+			got = b->n;
+			if (k > pos) {
+				c->pos = k - 1;
+				m->held = 1;
+			}
+			b->rc = rc;
+			break;
+		}
+		got = b->n;
+		c->pos = k - 1;
+		m->held = 1;
+	}
+	b->n = got;
+	block_fix_strs(b);
+}
+
+static void *blocks_main(void *arg)
+{
+	struct arr_merge *m = arg;
+	struct blocks *q = m->blocks;
+	pthread_mutex_lock(&q->lock);
+	for (;;) {
+		while (!q->stop && q->count == BLOCK_RING)
+			pthread_cond_wait(&q->cond, &q->lock);
+		if (q->stop)
+			break;
+		struct block *b = &q->b[(q->head + q->count) % BLOCK_RING];
+		pthread_mutex_unlock(&q->lock);
+		block_fill(m, b);
+		pthread_mutex_lock(&q->lock);
+		q->count++;
+		pthread_cond_broadcast(&q->cond);
+		if (b->rc != 1)
+			break;
+	}
+	pthread_mutex_unlock(&q->lock);
+	return NULL;
+}
+
+int arr__merge_open_blocks(struct arr_merge *m)
+{
+	assert(!m->blocks);
+	if (m->nidx < 4)
+		return 0;
+	struct blocks *q = calloc(1, sizeof *q);
+	if (!q)
+		return 0;
+	pthread_mutex_init(&q->lock, NULL);
+	pthread_cond_init(&q->cond, NULL);
+	m->blocks = q;
+	if (pthread_create(&q->thread, NULL, blocks_main, m) != 0) {
+		m->blocks = NULL;
+		pthread_mutex_destroy(&q->lock);
+		pthread_cond_destroy(&q->cond);
+		free(q);
+		return 0;
+	}
+	return 1;
+}
+
+int arr__merge_next_block(struct arr_merge *m, const struct arr_event **evp, size_t *n)
+{
+	struct blocks *q = m->blocks;
+	assert(q);
+	if (q->ended)
+		return q->end_rc;
+	pthread_mutex_lock(&q->lock);
+	if (q->held) { /* the block handed out last time goes back to the merge thread */
+		struct block *b = &q->b[q->head];
+		q->held = 0;
+		q->head = (q->head + 1) % BLOCK_RING;
+		q->count--;
+		pthread_cond_broadcast(&q->cond);
+		if (b->rc != 1) {
+			q->ended = 1;
+			q->end_rc = b->rc;
+			pthread_mutex_unlock(&q->lock);
+			return b->rc;
+		}
+	}
+	while (!q->count)
+		pthread_cond_wait(&q->cond, &q->lock);
+	struct block *b = &q->b[q->head];
+	pthread_mutex_unlock(&q->lock);
+	if (!b->n) { /* the end or an error, nothing before it */
+		q->ended = 1;
+		q->end_rc = b->rc;
+		return b->rc;
+	}
+	q->held = 1;
+	*evp = b->ev;
+	*n = b->n;
+	return 1;
+}
+
+void arr__merge_close_blocks(struct arr_merge *m)
+{
+	struct blocks *q = m ? m->blocks : NULL;
+	if (!q)
+		return;
+	pthread_mutex_lock(&q->lock);
+	q->stop = 1;
+	pthread_cond_broadcast(&q->cond);
+	pthread_mutex_unlock(&q->lock);
+	pthread_join(q->thread, NULL);
+	for (size_t i = 0; i < BLOCK_RING; i++)
+		free(q->b[i].strs);
+	pthread_mutex_destroy(&q->lock);
+	pthread_cond_destroy(&q->cond);
+	free(q);
+	m->blocks = NULL;
+}
+
 void arr_merge_close(struct arr_merge *m)
 {
 	if (!m)
 		return;
+	arr__merge_close_blocks(m);
 	ahead_stop(m);
 	for (size_t i = 0; i < m->nord; i++)
 		cursor_free(m->ord[i].c);
