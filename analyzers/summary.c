@@ -26,6 +26,11 @@ int arr_summary_add(struct arr_summary *s, const struct arr_event *ev)
 			s->peak_rss = ev->size;
 		return 0;
 	}
+	if (ev->op == ARR_OP_RSS_PEAK) {
+		if (ev->size > s->true_peak_rss)
+			s->true_peak_rss = ev->size;
+		return 0;
+	}
 	if (ev->tid && !arr_ptrmap_get(&s->tids, ev->tid, 0)) {
 		if (arr_ptrmap_put(&s->tids, ev->tid, 1))
 			return ARR_ENOMEM;

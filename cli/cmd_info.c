@@ -69,6 +69,10 @@ static void info_json(const struct info *in, struct arr_trace *tr)
 	       s->failed, s->threads, s->bytes_requested, s->peak_live_bytes, s->peak_live_blocks, s->live_bytes,
 	       s->live_blocks, s->unknown_frees, s->peak_rss, in->size, in->bpe, in->clean ? "true" : "false",
 	       in->ending);
+	if (s->true_peak_rss)
+		printf(",\"true_peak_rss\":%" PRIu64, s->true_peak_rss > s->peak_rss ? s->true_peak_rss : s->peak_rss);
+	else
+		printf(",\"true_peak_rss\":null");
 	if (in->clean)
 		printf(",\"status\":%d", in->end->status);
 	printf(",\"skipped_chunks\":%" PRIu64 "}\n", arr_trace_skipped_chunks(tr));
@@ -113,8 +117,16 @@ static void info_text(const struct info *in, struct arr_trace *tr)
 	printf("  requested    %s\n", b1);
 	printf("  peak live    %s in %s\n", b2, counted(n1, sizeof n1, s->peak_live_blocks, "block"));
 	printf("  live at end  %s in %s\n", b5, counted(n1, sizeof n1, s->live_blocks, "block"));
-	if (s->peak_rss)
+	if (s->true_peak_rss > s->peak_rss) {
+		char b6[32];
+		cli_human_bytes(b6, sizeof b6, s->true_peak_rss);
+		if (s->peak_rss)
+			printf("  peak RSS     %s (the kernel's high-water mark; highest sample %s)\n", b6, b4);
+		else
+			printf("  peak RSS     %s (the kernel's high-water mark)\n", b6);
+	} else if (s->peak_rss) {
 		printf("  peak RSS     %s\n", b4);
+	}
 	printf("  trace size   %s, %.2f bytes per event\n", b3, in->bpe);
 	if (in->clean)
 		printf("  ended        %s (status %d)\n", in->ending, in->end->status);

@@ -24,7 +24,8 @@ struct arr_summary {
 	uint64_t live_blocks, peak_live_blocks;
 	uint64_t unknown_frees; /* frees of addresses not live in the trace */
 	uint64_t first_t, last_t;
-	uint64_t peak_rss;
+	uint64_t peak_rss;      /* highest RSS sample */
+	uint64_t true_peak_rss; /* highest rss_peak event (the kernel's high-water mark), 0 = none */
 	uint64_t page_size;     /* from the trace header, for pvalloc (0: not rounded) */
 	struct arr_ptrmap live; /* address -> requested size */
 	struct arr_ptrmap tids;

@@ -75,10 +75,20 @@ def test():
     line = [l.strip() for l in text.splitlines() if "true peak" in l]
     expect(line and line[0].startswith("true peak %.1f MiB (the kernel's high-water mark), " % (rec["true_peak"] / MiB))
            and line[0].endswith(" above the sampled peak"), "the text's true peak: %s" % line)
+    # `info` says the same peak, the kernel's, and the samples' beside it
+    info = json.loads(arrtest.run([arrtest.ALLOCRR, "info", "--json", lk], text=True).stdout)
+    expect(info["true_peak_rss"] == rec["true_peak"] and info["peak_rss"] == rec["peak"],
+           "info --json: true_peak_rss %s, peak_rss %s" % (info.get("true_peak_rss"), info.get("peak_rss")))
+    text = arrtest.run([arrtest.ALLOCRR, "info", lk], text=True).stdout
+    line = [l.strip() for l in text.splitlines() if l.strip().startswith("peak RSS")]
+    expect(line and line[0].startswith("peak RSS     %.1f" % (rec["true_peak"] / MiB))
+           and "(the kernel's high-water mark; highest sample " in line[0], "info's peak RSS line: %s" % line)
     arrtest.run([arrtest.ALLOCRR, "record", "-q", "--rss-interval", "0", "-o", lk + "0", "--", LEAKER, "2"])
     rec0 = json.loads(arrtest.run([arrtest.ALLOCRR, "analyze", "--trace-only", "--json", lk + "0"], text=True).stdout
                       )["traces"][0]["rss"]["recorded"]
     expect(rec0["true_peak"] is None and rec0["samples"] == 0, "--rss-interval 0: %s" % rec0)
+    info0 = json.loads(arrtest.run([arrtest.ALLOCRR, "info", "--json", lk + "0"], text=True).stdout)
+    expect(info0["true_peak_rss"] is None and info0["peak_rss"] == 0, "info --json, --rss-interval 0: %s" % info0)
 
     # the replay's curve and its peak
     cfg = write(os.path.join(d, "lk.yaml"), "traces: [%s]\nallocators: [glibc]\nreplay: {zeroing: false, samples: 200}\n"
