@@ -750,11 +750,33 @@ int arr_report_run_checks(const struct arr_report_config *cfg, const struct arr_
 				continue;
 			}
 			const struct arr_doc *als = arr_doc_get(tr, "allocators");
+			const char *skipped = NULL;
+			size_t evaluated = 0;
 			for (size_t a = 0; als && a < als->len; a++) {
-				if (names_allocator(ck->expr, arr_doc_as_str(arr_doc_get(als->items[a], "allocator"))))
+				const char *an = arr_doc_as_str(arr_doc_get(als->items[a], "allocator"));
+				if (names_allocator(ck->expr, an)) {
+					skipped = an;
 					continue;
+				}
 				struct arr_doc *entry = arr_doc_push_obj(checks);
 				broken += !arr_check_eval(ck->expr, ck->text, tr, als->items[a], entry);
+				evaluated++;
+			}
+			if (skipped && !evaluated) { /* a gate that checked nothing fails closed */
+				struct arr_doc *entry = arr_doc_push_obj(checks);
+				char why[512];
+				snprintf(why, sizeof why,
+					 "it compares each allocator with '%s', the only one replayed for this trace: "
+					 "nothing was checked (replay another allocator)",
+					 skipped);
+				arr_doc_set_str(entry, "check", ck->text);
+				arr_doc_set_str(entry, "trace", trace_path(tr));
+				arr_doc_set(entry, "allocator", arr_doc_null());
+				arr_doc_set(entry, "value", arr_doc_null());
+				arr_doc_set(entry, "limit", arr_doc_null());
+				arr_doc_set_bool(entry, "ok", 0);
+				arr_doc_set_str(entry, "error", why);
+				broken++;
 			}
 		}
 	}

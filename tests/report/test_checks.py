@@ -83,6 +83,24 @@ output: {dir: %s/out-alloc, html: false, csv: false}
         expect(("check 'fragmentation.peak_rss < 4096' broken for '%s' into '%s'" % (clean, a)) in p.stderr,
                "stderr names trace and allocator:\n" + p.stderr)
 
+    # the same check with glibc alone: no row is left to check, and a gate that
+    # checked nothing is broken (exit 3) with the reason, not passed in silence
+    cfg = write(os.path.join(d, "alone.yaml"), """\
+traces: [%s]
+allocators: [glibc]
+replay: {zeroing: false}
+analyses: {what: [summary]}
+checks: [peak_rss <= 1000 * glibc]
+output: {dir: %s/out-alone, html: false, csv: false}
+""" % (clean, d))
+    p = report(cfg, "-q", check=3)
+    doc = load_json(os.path.join(d, "out-alone", "report.json"))
+    c = doc["checks"]
+    expect(len(c) == 1 and not c[0]["ok"] and c[0]["allocator"] is None and "the only one replayed" in c[0]["error"],
+           "glibc alone: one broken entry saying why: %s" % c)
+    expect("check 'peak_rss <= 1000 * glibc' broken for '%s': it compares each allocator with 'glibc'" % clean
+           in p.stderr, "stderr says nothing was checked:\n" + p.stderr)
+
     # a metric the report does not have (its analysis not run, or misspelt)
     # fails closed, as the config's mistake: exit 2 at the check's
     # line:column, with the nearest metric; the report is still written
