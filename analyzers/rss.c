@@ -15,7 +15,7 @@ struct rss {
 	struct an_timeline tl;
 	struct an_slope slope;
 	uint64_t samples, peak, peak_t, first, first_t, final, final_t, live_at_peak;
-	int64_t unexplained_peak;
+	int64_t unexplained_peak, baseline; /* baseline: RSS - live at the first sample */
 	uint64_t unexplained_t, unexplained_sum;
 	uint64_t true_peak; /* largest rss_peak event, 0 = none */
 	int have;
@@ -43,6 +43,7 @@ static void rss_other(struct an_core *c, void *st, const struct arr_event *ev)
 		s->first_t = ev->t;
 		s->have = 1;
 		s->unexplained_peak = INT64_MIN;
+		s->baseline = (int64_t)r - (int64_t)c->live_bytes;
 	}
 	s->samples++;
 	if (r > s->peak) {
@@ -93,8 +94,14 @@ static int rss_end(struct an_core *c, void *st, struct arr_doc *sec)
 	if (s->have) {
 		arr_doc_set_int(r, "unexplained_peak", s->unexplained_peak);
 		arr_doc_set_int(r, "unexplained_peak_t", (int64_t)s->unexplained_t);
+		/* what the process held before its heap counted (code, libraries,
+		 * stacks): a tiny program's whole "unexplained" RSS is this */
+		arr_doc_set_int(r, "baseline", s->baseline);
+		arr_doc_set_int(r, "unexplained_growth_peak", s->unexplained_peak - s->baseline);
 	} else {
 		arr_doc_set(r, "unexplained_peak", arr_doc_null());
+		arr_doc_set(r, "baseline", arr_doc_null());
+		arr_doc_set(r, "unexplained_growth_peak", arr_doc_null());
 	}
 	struct arr_doc *tl = arr_doc_set_obj(r, "timeline");
 	arr_doc_set_int(tl, "bucket_ns", (int64_t)s->tl.width);

@@ -362,8 +362,11 @@
 			note(c, "True peak RSS (the kernel's high-water mark at exit): " + bytes(tp) + ", " + bytes(tp - sp) +
 				" above the highest sample: a spike between two samples, which the curve does not show.");
 		var un = get(t, "rss.recorded.unexplained_peak");
+		var ug = get(t, "rss.recorded.unexplained_growth_peak"), base = get(t, "rss.recorded.baseline");
 		if (isNum(un)) note(c, "RSS the heap does not explain at its peak: " + (un < 0 ? "– (live bytes above RSS: " +
-			"allocated, not all touched)" : bytes(un)) + ".");
+			"allocated, not all touched)" : bytes(un)) + (un >= 0 && isNum(ug) && isNum(base) ? ", " +
+			(ug > 0 ? bytes(ug) : "none") + " of it above the first sample's " + bytes(Math.max(base, 0)) +
+			" (code, libraries, stacks: what the process held before its heap counted)" : "") + ".");
 		if (!rec || !rec.t || !rec.t.length)
 			note(c, "The trace holds no RSS samples (recorded without the RSS sampler, or too short for one).");
 	}

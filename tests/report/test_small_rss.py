@@ -48,6 +48,15 @@ def test():
     want = "+%.1f %s in %.1f ms, 3 samples" % (v, u, py["span_ns"] / 1e6)
     expect(line and line[0].endswith(want) and "/s" not in line[0], "python3's RSS line: %s, want %s" % (line, want))
 
+    # RSS the heap does not explain, less what the process held before its heap
+    # counted (the first sample: python3's interpreter, 2.9 MiB of it)
+    expect(0 < py["baseline"] <= py["first"] and py["unexplained_growth_peak"] == py["unexplained_peak"] - py["baseline"]
+           and 0 < py["unexplained_growth_peak"] < py["unexplained_peak"], "python3's baseline: %s" %
+           {k: v for k, v in py.items() if k != "timeline"})
+    line = [l.strip() for l in text.splitlines() if "does not explain" in l]
+    v, u = human(py["unexplained_growth_peak"])
+    expect(line and ("(%.1f %s above the first sample's " % (v, u)) in line[0], "the text's unexplained RSS: %s" % line)
+
     # the recorded true peak: the leaker's 4 MiB block, written and freed within a
     # millisecond, is on no sample (they read about 2 MiB), but in the kernel's
     # high-water mark (rss_peak), which a replay's choice of --touch reads: without it
