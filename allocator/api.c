@@ -161,7 +161,7 @@ static __attribute__((noinline)) void free_emptied(struct arr__heap *h, struct a
 		arr__page_emptied(h, page);
 	else
 		arr__page_emptied_current(page);
-	if (h->free_count >= h->tick_at)
+	if (arr__dec64_was_le1(&h->tick_left))
 		arr__heap_tick(h);
 }
 
@@ -182,11 +182,10 @@ static inline void free_push(struct arr__heap *h, struct arr__page *page, struct
 	h->free_count++;
 	/* the rare cases are tail calls: the fast path needs no frame; one
 	 * test for an emptied page and for one that had no block out (a
-	 * double free whose link was overwritten since) */
-	uint32_t used = --page->used;
-	if (ARR_UNLIKELY((int32_t)used <= 0))
+	 * double free whose link was overwritten since: `used` wraps) */
+	if (ARR_UNLIKELY(arr__dec32_was_le1(&page->used)))
 		free_emptied(h, page, b);
-	else if (ARR_UNLIKELY(h->free_count >= h->tick_at))
+	else if (ARR_UNLIKELY(arr__dec64_was_le1(&h->tick_left)))
 		arr__heap_tick(h);
 }
 

@@ -388,6 +388,8 @@ bool arr__heap_is_valid(const struct arr__heap *h)
 	if (h == &arr__heap_empty)
 		return true;
 	ARR__CHECK(h->state == ARR__HEAP_ACTIVE || h->state == ARR__HEAP_ABANDONED);
+	/* 0 only in a fresh heap (its first free ticks); never wrapped */
+	ARR__CHECK(h->tick_left <= ARR__TICK_OPS);
 	for (unsigned c = 0; c < ARR__NCLASSES; c++)
 		class_list_is_valid(h, c, true);
 	arr__heap_direct_is_valid(h);
@@ -578,7 +580,8 @@ void arr__free_generic(struct arr__heap *h, struct arr__page *page, void *p, siz
 			if (c >= ARR__SPARSE_FIRST && c < ARR__SPARSE_END)
 				h->sparse_live[c - ARR__SPARSE_FIRST]--;
 		}
-		if (++h->free_count >= h->tick_at)
+		h->free_count++;
+		if (arr__dec64_was_le1(&h->tick_left))
 			arr__heap_tick(h);
 		return;
 	}
@@ -599,6 +602,7 @@ void arr__free_generic(struct arr__heap *h, struct arr__page *page, void *p, siz
 		if (req)
 			h->waste -= (int64_t)page->block_size - (int64_t)req;
 		h->free_count++;
+		h->tick_left -= h->tick_left > 1; /* the next fast free ticks */
 	} else {
 		atomic_fetch_sub_explicit(&arr__orphan_live[cls], 1, memory_order_relaxed);
 	}
@@ -1020,7 +1024,7 @@ static void heap_punch_idle(struct arr__heap *h, unsigned after)
 
 void arr__heap_tick(struct arr__heap *h)
 {
-	h->tick_at = h->free_count + ARR__TICK_OPS;
+	h->tick_left = ARR__TICK_OPS;
 	if (atomic_load_explicit(&h->delayed, memory_order_relaxed))
 		process_delayed(h);
 	/* Empty current pages (the free fast path keeps them, uncounted, so

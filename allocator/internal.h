@@ -199,6 +199,33 @@ static inline bool arr__same_segment(const void *a, const void *b)
 	return (((uintptr_t)a ^ (uintptr_t)b) >> ARR__SEG_SHIFT) == 0;
 }
 
+/*
+ * Decrement *u and say whether it was at most 1 (now 0, or wrapped from 0):
+ * on x86-64 one subtract whose carry and zero flags are the test, where GCC
+ * emits load, subtract, store and compare for the plain C. The free fast
+ * path's `used` (emptied page, or a page with no block out) and tick
+ * countdown.
+ */
+#if defined(__x86_64__) && (defined(__clang__) ? __clang_major__ >= 11 : __GNUC__ >= 11)
+static inline bool arr__dec32_was_le1(uint32_t *u)
+{
+	__asm__ goto("subl $1, %0\n\tjbe %l[le1]" : "+m"(*u) : : "cc" : le1);
+	return false;
+le1:
+	return true;
+}
+static inline bool arr__dec64_was_le1(uint64_t *u)
+{
+	__asm__ goto("subq $1, %0\n\tjbe %l[le1]" : "+m"(*u) : : "cc" : le1);
+	return false;
+le1:
+	return true;
+}
+#else
+static inline bool arr__dec32_was_le1(uint32_t *u) { return (*u)-- <= 1; }
+static inline bool arr__dec64_was_le1(uint64_t *u) { return (*u)-- <= 1; }
+#endif
+
 /* The next block of a page's list, which must lie in the same segment. */
 static inline struct arr__block *arr__block_next_checked(const struct arr__block *b)
 {
@@ -356,6 +383,7 @@ struct arr__segment {
  *   span_cached == Σ slices of the span_cache pages <= 16, each with used == 0
  *   borrows[c] <= ARR__SMALL_BORROWS, and 0 for classes of 256 bytes and more
  *   each block on `delayed` lies in a FULL page of this heap
+ *   tick_left <= ARR__TICK_OPS (0 only before the first free)
  *   sc[0..sc_n): distinct span-heap blocks in use by the span heap with the
  *       CACHED mark, of length len; Σ len == sc_units <= span_cache bytes;
  *       Σ their booked requested bytes == sc_req; ticks non-decreasing
@@ -384,7 +412,10 @@ struct arr__heap {
 	uint64_t ops_synced; /* alloc_count + free_count already folded into the op clock */
 	uint64_t calloc_zeroed, calloc_skipped;
 	uint64_t alloc_count, free_count; /* their sum drives the purge clock */
-	uint64_t tick_at;                 /* free_count at which the free fast path ticks */
+	/* Frees to the heap's next tick, counted down by every free (the fast
+	 * path's test is one subtract and its flags, arr__dec64_was_le1); 0 in
+	 * a fresh heap, whose first free ticks. */
+	uint64_t tick_left;
 	unsigned punch_cls;               /* where the next tick's look for idle pages starts (heap.c) */
 	struct arr__page *full;           /* full pages */
 	struct arr__page *span_cache;     /* empty spans kept for the next take (see heap.c) */
