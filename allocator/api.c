@@ -267,10 +267,7 @@ static inline void heap_free(void *p, size_t req)
 		free_invalid(p);
 		return;
 	}
-	struct arr__segment *seg = arr__segment_of(p);
-	size_t idx = ((uintptr_t)p >> ARR__SLICE_SHIFT) & (ARR__SLICES - 1);
-	size_t head_off = seg->pages[idx].head_off;
-	struct arr__page *page = &seg->pages[idx - head_off];
+	struct arr__page *page = arr__page_of(p);
 	/* in a register once: GCC otherwise rebuilds it from seg and idx for
 	 * the later fields (six instructions more) */
 	__asm__("" : "+r"(page));

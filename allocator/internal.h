@@ -282,7 +282,7 @@ struct arr__heap;
  *       [start, start + capacity * block_size) at a multiple of block_size
  *   block_size == arr__class_size[cls]; reserved == slices * 64 KiB / block_size
  *   start == segment + (this descriptor's index) * 64 KiB; head_off == 0 and
- *       the k-th slice's descriptor has head_off == k; the span's slices are
+ *       the k-th slice's descriptor has head_off == ARR__HEAD_OFF(k); the span's slices are
  *       not free in the segment's free_mask
  *   in a class list: !(flags & FULL), thread_free state NORMAL;
  *   in the full list: flags & FULL, state NORMAL, DELAYED or FREEING;
@@ -304,12 +304,13 @@ struct arr__page {
 	uint16_t cls;
 	uint32_t block_size;
 	uint16_t capacity;             /* blocks carved so far (a span holds at most 8192) */
-	uint8_t head_off;              /* in every slice's descriptor: slices back to its span's
-					* first (0 in the span's own descriptor; see arr__page_of) */
+	uint16_t head_off;             /* in every slice's descriptor: bytes back to its span's
+					* (0 in the span's own; ARR__HEAD_OFF, arr__page_of) */
+	uint16_t reserved;             /* blocks that fit in the span (<= 8192) */
 	uint8_t trimmed;               /* current page trimmed as it emptied, since the last tick */
-	uint32_t reserved;             /* blocks that fit in the span */
 	uint8_t slices;                /* span length */
 	uint8_t idle;                  /* 0: emptied since the last tick; else 1 + idle ticks */
+	uint8_t pad_;
 	uint16_t zero_from;            /* OS pages from here to the span's end are known zero
 					* (never touched since mapped or purged) */
 	struct arr__block *local_free; /* blocks the owner freed on the generic path (full pages) */
@@ -338,7 +339,7 @@ struct arr__page {
  *   dirty_slices == Σ over segments |free_mask & ~clean_mask| (pool.c),
  *       and oldest_dirty <= the stamp of every free dirty slice
  *   a used slice belongs to exactly one span: pages[first].slices == n,
- *       pages[first + k].head_off == k (0 <= k < n)
+ *       pages[first + k].head_off == ARR__HEAD_OFF(k) (0 <= k < n)
  *   huge cache: huge_cache_n <= HUGE_CACHE_N, Σ map == huge_cache_bytes
  *       <= HUGE_CACHE_BYTES, stamps non-decreasing (oldest first)
  */
@@ -627,15 +628,29 @@ static inline struct arr__segment *arr__segment_of(const void *p)
 	return (struct arr__segment *)((uintptr_t)p & ~(uintptr_t)(ARR__SEG_SIZE - 1));
 }
 
-static inline struct arr__page *arr__page_of(const void *p)
+/* The head_off of the k-th slice's descriptor of a span: in bytes, so that
+ * the span's descriptor is one subtract from the slice's (mimalloc's
+ * slice_offset), not a multiply by the descriptor's size. */
+_Static_assert(sizeof(struct arr__page) == 96, "descriptors of 96 bytes (arr__slice_desc, struct arr__segment)");
+#define ARR__HEAD_OFF(k) ((uint16_t)((size_t)(k) * sizeof(struct arr__page)))
+
+/* The descriptor of p's slice. The slice index times 32 in one shift and
+ * mask, times 3 in the address's lea: the descriptor's offset without a
+ * multiply. */
+static inline struct arr__page *arr__slice_desc(const void *p)
 {
 	struct arr__segment *seg = arr__segment_of(p);
-	size_t idx = ((uintptr_t)p - (uintptr_t)seg) >> ARR__SLICE_SHIFT;
+	size_t off32 = ((uintptr_t)p >> (ARR__SLICE_SHIFT - 5)) & ((size_t)(ARR__SLICES - 1) << 5);
+	return (struct arr__page *)((uint8_t *)seg->pages + off32 * 3);
+}
+
+static inline struct arr__page *arr__page_of(const void *p)
+{
 	/* No table: the slice's own descriptor says how far back its span's
 	 * is, and for a one-slice span (most) it is the span's, whose line the
 	 * caller reads next anyway. */
-	struct arr__page *page = &seg->pages[idx];
-	return page - page->head_off;
+	struct arr__page *d = arr__slice_desc(p);
+	return (struct arr__page *)((uint8_t *)d - d->head_off);
 }
 
 /* Start of the block holding p (p may be an aligned interior pointer). */

@@ -98,7 +98,7 @@ bool arr__pool_is_valid_locked(void)
 			uint64_t bits = (n == 64 ? ~(uint64_t)0 : (((uint64_t)1 << n) - 1)) << i;
 			ARR__CHECK((used & bits) == bits);
 			for (unsigned k = 0; k < n; k++)
-				ARR__CHECK(seg->pages[i + k].head_off == k);
+				ARR__CHECK(seg->pages[i + k].head_off == ARR__HEAD_OFF(k));
 			used &= ~bits;
 		}
 	}
@@ -460,7 +460,8 @@ void arr__page_init(struct arr__page *page, struct arr__heap *h, unsigned cls, s
 	page->capacity = 0;
 	page->requeued = 0;
 	page->trimmed = 0;
-	page->reserved = (uint32_t)((size_t)page->slices * ARR__SLICE_SIZE / bs);
+	page->reserved = (uint16_t)((size_t)page->slices * ARR__SLICE_SIZE / bs);
+	ARR__ASSERT(page->reserved == (size_t)page->slices * ARR__SLICE_SIZE / bs);
 	page->zero_from = (uint16_t)zero_from;
 	page->seen_free = NULL;
 	page->seen_used = 0;
@@ -578,7 +579,7 @@ struct arr__page *arr__pool_take(struct arr__heap *h, unsigned cls)
 	seg->clean_mask &= ~bits;
 	used_slices += n;
 	for (unsigned k = 0; k < n; k++)
-		seg->pages[i + k].head_off = (uint8_t)k;
+		seg->pages[i + k].head_off = ARR__HEAD_OFF(k);
 	seg->pages[i].slices = (uint8_t)n;
 	ARR__ASSERT_EXPENSIVE(arr__pool_is_valid_locked());
 	pthread_mutex_unlock(&arr__lock);
@@ -898,7 +899,7 @@ void *arr__huge_alloc(size_t size, size_t align, size_t *zeroed)
 	 * block's slice (past 0 when aligned to 64 KiB or more) leads to pages[0] */
 	seg->kind = 1;
 	struct arr__page *page = &seg->pages[0];
-	seg->pages[off >> ARR__SLICE_SHIFT].head_off = (uint8_t)(off >> ARR__SLICE_SHIFT);
+	seg->pages[off >> ARR__SLICE_SHIFT].head_off = ARR__HEAD_OFF(off >> ARR__SLICE_SHIFT);
 	page->head_off = 0;
 	page->heap = NULL;
 	page->flags = ARR__PF_HUGE;
