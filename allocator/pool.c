@@ -29,18 +29,14 @@ static _Atomic uint64_t purged_in_pages; /* OS pages returned from spans in use 
 static uint64_t seg_count;
 
 _Atomic int64_t arr__huge_live, arr__huge_req_live, arr__huge_count;
-ARR__BIG_TABLE(uint64_t arr__segmap[ARR__SEGMAP_SEGS / 64])
+ARR__BIG_TABLE(uint8_t arr__segmap[ARR__SEGMAP_SEGS])
 
 void arr__segmap_set(const void *seg, bool on)
 {
 	uintptr_t i = (uintptr_t)seg >> ARR__SEG_SHIFT;
 	if (i >= ARR__SEGMAP_SEGS)
 		return; /* above 47 bits: never handed out as ours, so refused */
-	uint64_t bit = (uint64_t)1 << (i % 64);
-	if (on)
-		__atomic_fetch_or(&arr__segmap[i / 64], bit, __ATOMIC_RELAXED);
-	else
-		__atomic_fetch_and(&arr__segmap[i / 64], ~bit, __ATOMIC_RELAXED);
+	__atomic_store_n(&arr__segmap[i], (uint8_t)on, __ATOMIC_RELAXED);
 }
 static _Atomic int64_t huge_mapped; /* huge mappings, the cached ones included */
 

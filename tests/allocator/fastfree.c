@@ -3,12 +3,14 @@
  * heap_free) computes without a multiply or a reload: the page of a block in
  * any slice of a span of several slices (the slice's descriptor, minus its
  * head_off in bytes), the decrement-and-test of `used` and of the tick
- * countdown (arr__dec32/64_was_le1), and a tick every ARR__TICK_OPS frees,
- * whether or not each free empties its page. Exits non-zero if a check fails.
+ * countdown (arr__dec32/64_was_le1), a tick every ARR__TICK_OPS frees,
+ * whether or not each free empties its page, and the segment map's byte per
+ * 4 MiB. Exits non-zero if a check fails.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include "allocrr/alloc.h"
 #include "internal.h"
 
@@ -102,6 +104,32 @@ static void test_tick(void)
 	arr_free(keep);
 }
 
+/* The segment map: a byte per segment, set for ours only, and nothing past
+ * 47 bits. */
+static void test_segmap(void)
+{
+	void *small = arr_malloc(24), *huge = arr_malloc(8 << 20);
+	CHECK(arr__segment_known(small) && arr__segment_known(huge));
+	CHECK(arr__segmap[(uintptr_t)small >> ARR__SEG_SHIFT] == 1);
+	int local;
+	CHECK(!arr__segment_known(&local));
+	CHECK(!arr__segment_known((void *)((uintptr_t)1 << 47)));
+	CHECK(!arr__segment_known((void *)UINTPTR_MAX));
+	/* a 4 MiB-aligned mapping of our own, next to nothing of the allocator's */
+	size_t len = 3 * ARR__SEG_SIZE;
+	uint8_t *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(m != MAP_FAILED);
+	if (m != MAP_FAILED) {
+		uint8_t *seg = (uint8_t *)(((uintptr_t)m + ARR__SEG_SIZE - 1) & ~(uintptr_t)(ARR__SEG_SIZE - 1));
+		CHECK(!arr__segment_known(seg) && !arr__segment_known(seg + ARR__SEG_SIZE - 1));
+		munmap(m, len);
+	}
+	uintptr_t hs = (uintptr_t)huge >> ARR__SEG_SHIFT;
+	arr_free(huge); /* unmapped (or cached: still ours) */
+	CHECK(arr__segmap[hs] == 0 || arr__segmap[hs] == 1);
+	arr_free(small);
+}
+
 int main(void)
 {
 	/* blocks of 1-8 KiB from their classes' pages, not the span heap */
@@ -110,6 +138,7 @@ int main(void)
 	test_dec();
 	test_multislice();
 	test_tick();
+	test_segmap();
 	if (failures)
 		fprintf(stderr, "%d check(s) failed\n", failures);
 	return failures != 0;
