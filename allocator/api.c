@@ -180,8 +180,8 @@ static inline void free_push(struct arr__heap *h, struct arr__page *page, struct
 	ARR__ASSERT(!page->free_is_zero);
 	if (req)
 		h->waste -= (int64_t)page->block_size - (int64_t)req;
-	h->free_count++;
-	/* the rare cases are tail calls: the fast path needs no frame; one
+	/* counted by the tick's countdown (arr__heap_frees);
+	 * the rare cases are tail calls: the fast path needs no frame; one
 	 * test for an emptied page and for one that had no block out (a
 	 * double free whose link was overwritten since: `used` wraps) */
 	if (ARR_UNLIKELY(arr__dec32_was_le1(&page->used)))

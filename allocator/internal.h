@@ -387,7 +387,7 @@ struct arr__segment {
  *   span_cached == Σ slices of the span_cache pages <= 16, each with used == 0
  *   borrows[c] <= ARR__SMALL_BORROWS, and 0 for classes of 256 bytes and more
  *   each block on `delayed` lies in a FULL page of this heap
- *   tick_left <= ARR__TICK_OPS (0 only before the first free)
+ *   tick_left <= tick_len <= ARR__TICK_OPS (0, 0 before the first free)
  *   sc[0..sc_n): distinct span-heap blocks in use by the span heap with the
  *       CACHED mark, of length len; Σ len == sc_units <= span_cache bytes;
  *       Σ their booked requested bytes == sc_req; ticks non-decreasing
@@ -415,11 +415,14 @@ struct arr__heap {
 	int64_t waste;
 	uint64_t ops_synced; /* alloc_count + free_count already folded into the op clock */
 	uint64_t calloc_zeroed, calloc_skipped;
-	uint64_t alloc_count, free_count; /* their sum drives the purge clock */
-	/* Frees to the heap's next tick, counted down by every free (the fast
-	 * path's test is one subtract and its flags, arr__dec64_was_le1); 0 in
-	 * a fresh heap, whose first free ticks. */
-	uint64_t tick_left;
+	/* alloc_count and the frees (arr__heap_frees) drive the purge clock */
+	uint64_t alloc_count;
+	/* The frees are counted by the tick's countdown: free_count holds
+	 * those before the current one, which started at tick_len and is at
+	 * tick_left, so a free's fast path counts with the one subtract that
+	 * is also its tick test (arr__dec64_was_le1). 0, 0 in a fresh heap:
+	 * its first free wraps tick_left and ticks. */
+	uint64_t free_count, tick_len, tick_left;
 	unsigned punch_cls;               /* where the next tick's look for idle pages starts (heap.c) */
 	struct arr__page *full;           /* full pages */
 	struct arr__page *span_cache;     /* empty spans kept for the next take (see heap.c) */
@@ -663,7 +666,15 @@ static inline struct arr__block *arr__block_start(const struct arr__page *page, 
 	return (struct arr__block *)(page->start + off - off % page->block_size);
 }
 
-static inline uint64_t arr__heap_ops(const struct arr__heap *h) { return h->alloc_count + h->free_count; }
+/* The frees of heap h (exact in its own thread; read by another, racy, and
+ * off by up to a countdown while h ticks). */
+static inline uint64_t arr__heap_frees(const struct arr__heap *h)
+{
+	uint64_t left = __atomic_load_n(&h->tick_left, __ATOMIC_RELAXED);
+	return __atomic_load_n(&h->free_count, __ATOMIC_RELAXED) + __atomic_load_n(&h->tick_len, __ATOMIC_RELAXED) -
+	       left;
+}
+static inline uint64_t arr__heap_ops(const struct arr__heap *h) { return h->alloc_count + arr__heap_frees(h); }
 
 /*
  * calloc of a block of a size class that is known zero skips the memset but

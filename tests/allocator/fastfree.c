@@ -4,7 +4,8 @@
  * any slice of a span of several slices (the slice's descriptor, minus its
  * head_off in bytes), the decrement-and-test of `used` and of the tick
  * countdown (arr__dec32/64_was_le1), a tick every ARR__TICK_OPS frees,
- * whether or not each free empties its page, and the segment map's byte per
+ * whether or not each free empties its page, every free counted by that
+ * countdown, and the segment map's byte per
  * 4 MiB. Exits non-zero if a check fails.
  */
 #include <stdint.h>
@@ -85,6 +86,7 @@ static void test_tick(void)
 	struct arr__heap *h = arr__tl_heap;
 	CHECK(h != &arr__heap_empty);
 	CHECK(h->tick_left >= 1 && h->tick_left <= ARR__TICK_OPS);
+	uint64_t frees0 = arr__heap_frees(h), frees = 0;
 	for (int round = 0; round < 2; round++) {
 		/* round 0: the only block of a page of its own class, emptied
 		 * by every free; round 1: next to `keep`, never emptied */
@@ -100,8 +102,16 @@ static void test_tick(void)
 		p = arr_malloc(size);
 		arr_free(p); /* ticks */
 		CHECK(h->tick_left == ARR__TICK_OPS);
+		frees += left + 1;
+		/* every free counted, across the tick (the countdown folded in) */
+		CHECK(arr__heap_frees(h) - frees0 == frees);
 	}
+	struct arr_alloc_stats st0, st1;
+	CHECK(arr_alloc_stats_get(&st0) == 0);
 	arr_free(keep);
+	CHECK(arr__heap_frees(h) - frees0 == frees + 1);
+	CHECK(arr_alloc_stats_get(&st1) == 0);
+	CHECK(st1.frees - st0.frees == 1 && st1.mallocs == st0.mallocs);
 }
 
 /* The segment map: a byte per segment, set for ours only, and nothing past
