@@ -153,7 +153,7 @@ EXPORT void *arr_calloc(size_t count, size_t size)
  * = 0 tells the next tick it was in use. Also where a free that left the
  * page fewer than no blocks out (a double free whose link was overwritten
  * since) is caught, off the fast path. */
-static __attribute__((noinline)) void free_emptied(struct arr__heap *h, struct arr__page *page, struct arr__block *b)
+static __attribute__((noinline)) void free_emptied(struct arr__block *b, struct arr__page *page, struct arr__heap *h)
 {
 	if (ARR__MISUSE(page->used != 0))
 		arr__fatal("free(): double free", b);
@@ -185,7 +185,7 @@ static inline void free_push(struct arr__heap *h, struct arr__page *page, struct
 	 * test for an emptied page and for one that had no block out (a
 	 * double free whose link was overwritten since: `used` wraps) */
 	if (ARR_UNLIKELY(arr__dec32_was_le1(&page->used)))
-		free_emptied(h, page, b);
+		free_emptied(b, page, h);
 	else if (ARR_UNLIKELY(arr__dec64_was_le1(&h->tick_left)))
 		arr__heap_tick(h);
 }
@@ -193,7 +193,7 @@ static inline void free_push(struct arr__heap *h, struct arr__page *page, struct
 /* A freed block whose first word decodes to a block of its own segment (or
  * to the end of a list) may be free already: look, then free it. Out of
  * line and reached by a tail call, so the fast path keeps no frame. */
-static __attribute__((noinline)) void free_suspect(struct arr__heap *h, struct arr__page *page, struct arr__block *b,
+static __attribute__((noinline)) void free_suspect(struct arr__block *b, struct arr__page *page, struct arr__heap *h,
 						   size_t req)
 {
 	arr__free_check_double(page, b);
@@ -216,7 +216,7 @@ static void free_checked_push(struct arr__heap *h, struct arr__page *page, void 
 
 /* A free into one of this thread's pages with no flags whose free list is
  * known zero: it is no longer (the block holds the program's data). */
-static __attribute__((noinline)) void free_known_zero(struct arr__heap *h, struct arr__page *page, void *p, size_t req)
+static __attribute__((noinline)) void free_known_zero(void *p, struct arr__page *page, struct arr__heap *h, size_t req)
 {
 	page->free_is_zero = 0;
 	free_checked_push(h, page, p, req);
@@ -239,7 +239,7 @@ static inline void free_checked_push(struct arr__heap *h, struct arr__page *page
 	struct arr__block *old = arr__block_next(b);
 	if (ARR__MISUSE_IF(ARR__HARDEN_DOUBLE, arr__same_segment(old, b) || old == NULL) ||
 	    ARR__MISUSE(b == page->free)) {
-		free_suspect(h, page, b, req);
+		free_suspect(b, page, h, req);
 		return;
 	}
 	free_push(h, page, b, req);
@@ -278,10 +278,10 @@ static inline void heap_free(void *p, size_t req)
 		return;
 	}
 	if (page->heap == h && page->flags == 0) {
-		free_known_zero(h, page, p, req);
+		free_known_zero(p, page, h, req);
 		return;
 	}
-	arr__free_generic(h, page, p, req);
+	arr__free_generic(p, page, h, req);
 }
 
 EXPORT void arr_free(void *p) { heap_free(p, 0); }

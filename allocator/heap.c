@@ -569,7 +569,7 @@ static struct arr__block *checked_block(struct arr__page *page, void *p)
 	return arr__block_start(page, p);
 }
 
-void arr__free_generic(struct arr__heap *h, struct arr__page *page, void *p, size_t req)
+void arr__free_generic(void *p, struct arr__page *page, struct arr__heap *h, size_t req)
 {
 	if (page->flags & ARR__PF_SPAN) {
 		size_t sz = arr__span_cache_free(h, p);

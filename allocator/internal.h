@@ -882,8 +882,9 @@ void *arr__malloc_slow(struct arr__heap *h, size_t size, unsigned flags);
  * heap h: the span heap's block (what arr__malloc_slow would give, without
  * its class lookups), flags 0 or ARR__ALLOC_ZERO; NULL if out of memory. */
 void *arr__span_malloc(struct arr__heap *h, size_t size, unsigned flags);
-/* Free through the non-fast path; `req`: the size freed by arr_free_sized, or 0. */
-void arr__free_generic(struct arr__heap *h, struct arr__page *page, void *p, size_t req);
+/* Free through the non-fast path; `req`: the size freed by arr_free_sized, or
+ * 0. p first, as free's fast path has it (its tail call moves no register). */
+void arr__free_generic(void *p, struct arr__page *page, struct arr__heap *h, size_t req);
 /* Aborts if b is on one of page's lists (or the page has no block out). */
 void arr__free_check_double(const struct arr__page *page, const struct arr__block *b);
 void arr__page_emptied(struct arr__heap *h, struct arr__page *page);
