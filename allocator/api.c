@@ -91,8 +91,9 @@ static inline struct arr__block *fast_pop(struct arr__heap *h, size_t size, stru
 }
 
 /* Out of line, so that the fast path reaches it by a tail call and needs no
- * stack frame of its own. */
-static __attribute__((noinline)) void *alloc_slow(struct arr__heap *h, size_t size, unsigned flags)
+ * stack frame of its own. size first: malloc's argument stays in its
+ * register (h first cost malloc a move). */
+static __attribute__((noinline)) void *alloc_slow(size_t size, struct arr__heap *h, unsigned flags)
 {
 	void *p;
 	/* Span-heap sizes straight there: through arr__malloc_slow, ~100
@@ -116,7 +117,7 @@ static inline void *heap_alloc_flags(size_t size, unsigned flags)
 	struct arr__block *b = fast_pop(h, size, &page);
 	if (ARR_LIKELY(b != NULL))
 		return b;
-	return alloc_slow(h, size, flags);
+	return alloc_slow(size, h, flags);
 }
 
 static inline void *heap_alloc(size_t size) { return heap_alloc_flags(size, 0); }
@@ -145,14 +146,14 @@ EXPORT void *arr_calloc(size_t count, size_t size)
 		h->calloc_zeroed += total;
 		return zero_block(b, total);
 	}
-	return alloc_slow(h, total, ARR__ALLOC_ZERO);
+	return alloc_slow(total, h, ARR__ALLOC_ZERO);
 }
 
 /* An emptied current page is kept (unless it holds a single block); `idle`
  * = 0 tells the next tick it was in use. Also where a free that left the
  * page fewer than no blocks out (a double free whose link was overwritten
  * since) is caught, off the fast path. */
-static __attribute__((noinline)) void free_emptied(struct arr__heap *h, struct arr__page *page, struct arr__block *b)
+static __attribute__((noinline)) void free_emptied(struct arr__block *b, struct arr__page *page, struct arr__heap *h)
 {
 	if (ARR__MISUSE(page->used != 0))
 		arr__fatal("free(): double free", b);
@@ -161,7 +162,7 @@ static __attribute__((noinline)) void free_emptied(struct arr__heap *h, struct a
 		arr__page_emptied(h, page);
 	else
 		arr__page_emptied_current(page);
-	if (h->free_count >= h->tick_at)
+	if (arr__dec64_was_le1(&h->tick_left))
 		arr__heap_tick(h);
 }
 
@@ -179,21 +180,20 @@ static inline void free_push(struct arr__heap *h, struct arr__page *page, struct
 	ARR__ASSERT(!page->free_is_zero);
 	if (req)
 		h->waste -= (int64_t)page->block_size - (int64_t)req;
-	h->free_count++;
-	/* the rare cases are tail calls: the fast path needs no frame; one
+	/* counted by the tick's countdown (arr__heap_frees);
+	 * the rare cases are tail calls: the fast path needs no frame; one
 	 * test for an emptied page and for one that had no block out (a
-	 * double free whose link was overwritten since) */
-	uint32_t used = --page->used;
-	if (ARR_UNLIKELY((int32_t)used <= 0))
-		free_emptied(h, page, b);
-	else if (ARR_UNLIKELY(h->free_count >= h->tick_at))
+	 * double free whose link was overwritten since: `used` wraps) */
+	if (ARR_UNLIKELY(arr__dec32_was_le1(&page->used)))
+		free_emptied(b, page, h);
+	else if (ARR_UNLIKELY(arr__dec64_was_le1(&h->tick_left)))
 		arr__heap_tick(h);
 }
 
 /* A freed block whose first word decodes to a block of its own segment (or
  * to the end of a list) may be free already: look, then free it. Out of
  * line and reached by a tail call, so the fast path keeps no frame. */
-static __attribute__((noinline)) void free_suspect(struct arr__heap *h, struct arr__page *page, struct arr__block *b,
+static __attribute__((noinline)) void free_suspect(struct arr__block *b, struct arr__page *page, struct arr__heap *h,
 						   size_t req)
 {
 	arr__free_check_double(page, b);
@@ -216,7 +216,7 @@ static void free_checked_push(struct arr__heap *h, struct arr__page *page, void 
 
 /* A free into one of this thread's pages with no flags whose free list is
  * known zero: it is no longer (the block holds the program's data). */
-static __attribute__((noinline)) void free_known_zero(struct arr__heap *h, struct arr__page *page, void *p, size_t req)
+static __attribute__((noinline)) void free_known_zero(void *p, struct arr__page *page, struct arr__heap *h, size_t req)
 {
 	page->free_is_zero = 0;
 	free_checked_push(h, page, p, req);
@@ -239,7 +239,7 @@ static inline void free_checked_push(struct arr__heap *h, struct arr__page *page
 	struct arr__block *old = arr__block_next(b);
 	if (ARR__MISUSE_IF(ARR__HARDEN_DOUBLE, arr__same_segment(old, b) || old == NULL) ||
 	    ARR__MISUSE(b == page->free)) {
-		free_suspect(h, page, b, req);
+		free_suspect(b, page, h, req);
 		return;
 	}
 	free_push(h, page, b, req);
@@ -268,10 +268,7 @@ static inline void heap_free(void *p, size_t req)
 		free_invalid(p);
 		return;
 	}
-	struct arr__segment *seg = arr__segment_of(p);
-	size_t idx = ((uintptr_t)p >> ARR__SLICE_SHIFT) & (ARR__SLICES - 1);
-	size_t head_off = seg->pages[idx].head_off;
-	struct arr__page *page = &seg->pages[idx - head_off];
+	struct arr__page *page = arr__page_of(p);
 	/* in a register once: GCC otherwise rebuilds it from seg and idx for
 	 * the later fields (six instructions more) */
 	__asm__("" : "+r"(page));
@@ -281,10 +278,10 @@ static inline void heap_free(void *p, size_t req)
 		return;
 	}
 	if (page->heap == h && page->flags == 0) {
-		free_known_zero(h, page, p, req);
+		free_known_zero(p, page, h, req);
 		return;
 	}
-	arr__free_generic(h, page, p, req);
+	arr__free_generic(p, page, h, req);
 }
 
 EXPORT void arr_free(void *p) { heap_free(p, 0); }

@@ -122,13 +122,13 @@ bool arr__page_is_valid(const struct arr__page *page)
 	ARR__CHECK(page->slices >= 1 && idx + page->slices <= ARR__SLICES);
 	ARR__CHECK(page->start == (uint8_t *)seg + idx * ARR__SLICE_SIZE);
 	for (unsigned k = 0; k < page->slices; k++)
-		ARR__CHECK(seg->pages[idx + k].head_off == k);
+		ARR__CHECK(seg->pages[idx + k].head_off == ARR__HEAD_OFF(k));
 	uint64_t span = (((uint64_t)1 << page->slices) - 1) << idx;
 	ARR__CHECK((__atomic_load_n(&seg->free_mask, __ATOMIC_RELAXED) & span) == 0);
 	/* class */
 	ARR__CHECK(page->cls >= 1 && page->cls < ARR__NCLASSES);
 	ARR__CHECK(page->block_size == arr__class_size[page->cls]);
-	ARR__CHECK(page->reserved == (uint32_t)((size_t)page->slices * ARR__SLICE_SIZE / page->block_size));
+	ARR__CHECK(page->reserved == (size_t)page->slices * ARR__SLICE_SIZE / page->block_size);
 	ARR__CHECK(page->capacity <= page->reserved);
 	ARR__CHECK((size_t)page->zero_from * ARR__OS_PAGE <= (size_t)page->slices * ARR__SLICE_SIZE);
 	ARR__CHECK(page->holes == 0 || page->slices == 1);

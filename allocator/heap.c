@@ -388,6 +388,8 @@ bool arr__heap_is_valid(const struct arr__heap *h)
 	if (h == &arr__heap_empty)
 		return true;
 	ARR__CHECK(h->state == ARR__HEAP_ACTIVE || h->state == ARR__HEAP_ABANDONED);
+	/* 0 only in a fresh heap (its first free ticks); never wrapped */
+	ARR__CHECK(h->tick_left <= h->tick_len && h->tick_len <= ARR__TICK_OPS);
 	for (unsigned c = 0; c < ARR__NCLASSES; c++)
 		class_list_is_valid(h, c, true);
 	arr__heap_direct_is_valid(h);
@@ -567,7 +569,7 @@ static struct arr__block *checked_block(struct arr__page *page, void *p)
 	return arr__block_start(page, p);
 }
 
-void arr__free_generic(struct arr__heap *h, struct arr__page *page, void *p, size_t req)
+void arr__free_generic(void *p, struct arr__page *page, struct arr__heap *h, size_t req)
 {
 	if (page->flags & ARR__PF_SPAN) {
 		size_t sz = arr__span_cache_free(h, p);
@@ -578,7 +580,7 @@ void arr__free_generic(struct arr__heap *h, struct arr__page *page, void *p, siz
 			if (c >= ARR__SPARSE_FIRST && c < ARR__SPARSE_END)
 				h->sparse_live[c - ARR__SPARSE_FIRST]--;
 		}
-		if (++h->free_count >= h->tick_at)
+		if (arr__dec64_was_le1(&h->tick_left)) /* counts the free */
 			arr__heap_tick(h);
 		return;
 	}
@@ -598,7 +600,12 @@ void arr__free_generic(struct arr__heap *h, struct arr__page *page, void *p, siz
 			h->live_adj[cls]--; /* until the owner collects it */
 		if (req)
 			h->waste -= (int64_t)page->block_size - (int64_t)req;
-		h->free_count++;
+		/* counted by the countdown, or, at its last free, in
+		 * free_count: the next fast free ticks */
+		if (h->tick_left > 1)
+			h->tick_left--;
+		else
+			h->free_count++;
 	} else {
 		atomic_fetch_sub_explicit(&arr__orphan_live[cls], 1, memory_order_relaxed);
 	}
@@ -797,7 +804,7 @@ void arr__heap_census(struct arr__heap *h, uint64_t clock)
 		if (o->state != ARR__HEAP_ACTIVE)
 			continue;
 		uint64_t ops = __atomic_load_n(&o->alloc_count, __ATOMIC_RELAXED) +
-			       __atomic_load_n(&o->free_count, __ATOMIC_RELAXED);
+			       arr__heap_frees(o);
 		bool active = o == h || ops - o->census_ops >= CENSUS_MIN_OPS;
 		if (active)
 			o->census_active = clock;
@@ -1020,7 +1027,10 @@ static void heap_punch_idle(struct arr__heap *h, unsigned after)
 
 void arr__heap_tick(struct arr__heap *h)
 {
-	h->tick_at = h->free_count + ARR__TICK_OPS;
+	/* the countdown's frees into free_count (a fresh heap's wrapped
+	 * tick_left: 0 - UINT64_MAX == 1), and a new one */
+	h->free_count += h->tick_len - h->tick_left;
+	h->tick_left = h->tick_len = ARR__TICK_OPS;
 	if (atomic_load_explicit(&h->delayed, memory_order_relaxed))
 		process_delayed(h);
 	/* Empty current pages (the free fast path keeps them, uncounted, so
@@ -1428,7 +1438,7 @@ void arr__heaps_sum(struct arr__heap *out)
 		out->calloc_zeroed += __atomic_load_n(&h->calloc_zeroed, __ATOMIC_RELAXED);
 		out->calloc_skipped += __atomic_load_n(&h->calloc_skipped, __ATOMIC_RELAXED);
 		out->alloc_count += __atomic_load_n(&h->alloc_count, __ATOMIC_RELAXED);
-		out->free_count += __atomic_load_n(&h->free_count, __ATOMIC_RELAXED);
+		out->free_count += arr__heap_frees(h);
 		out->sc_n += __atomic_load_n(&h->sc_n, __ATOMIC_RELAXED);
 		out->sc_units += __atomic_load_n(&h->sc_units, __ATOMIC_RELAXED);
 		out->sc_req += __atomic_load_n(&h->sc_req, __ATOMIC_RELAXED);

@@ -199,6 +199,33 @@ static inline bool arr__same_segment(const void *a, const void *b)
 	return (((uintptr_t)a ^ (uintptr_t)b) >> ARR__SEG_SHIFT) == 0;
 }
 
+/*
+ * Decrement *u and say whether it was at most 1 (now 0, or wrapped from 0):
+ * on x86-64 one subtract whose carry and zero flags are the test, where GCC
+ * emits load, subtract, store and compare for the plain C. The free fast
+ * path's `used` (emptied page, or a page with no block out) and tick
+ * countdown.
+ */
+#if defined(__x86_64__) && (defined(__clang__) ? __clang_major__ >= 11 : __GNUC__ >= 11)
+static inline bool arr__dec32_was_le1(uint32_t *u)
+{
+	__asm__ goto("subl $1, %0\n\tjbe %l[le1]" : "+m"(*u) : : "cc" : le1);
+	return false;
+le1:
+	return true;
+}
+static inline bool arr__dec64_was_le1(uint64_t *u)
+{
+	__asm__ goto("subq $1, %0\n\tjbe %l[le1]" : "+m"(*u) : : "cc" : le1);
+	return false;
+le1:
+	return true;
+}
+#else
+static inline bool arr__dec32_was_le1(uint32_t *u) { return (*u)-- <= 1; }
+static inline bool arr__dec64_was_le1(uint64_t *u) { return (*u)-- <= 1; }
+#endif
+
 /* The next block of a page's list, which must lie in the same segment. */
 static inline struct arr__block *arr__block_next_checked(const struct arr__block *b)
 {
@@ -209,13 +236,16 @@ static inline struct arr__block *arr__block_next_checked(const struct arr__block
 }
 
 /*
- * The segments we mapped (small and huge), one bit per 4 MiB of the 47-bit
- * user address space (4 MiB of bss, resident only where segments are):
- * free() asks it before it reads a descriptor, so that a pointer that is not
- * ours (stack, another allocator's, garbage) is refused instead of followed.
+ * The segments we mapped (small, huge and span-heap), one byte per 4 MiB of
+ * the 47-bit user address space (32 MiB of bss, resident only where
+ * segments are: one OS page covers 16 GiB of addresses): free() asks it
+ * before it reads a descriptor, so that a pointer that is not ours (stack,
+ * another allocator's, garbage) is refused instead of followed. A byte, not
+ * a bit: the test is one load-and-compare of p >> 22 (free's fast path
+ * 10 -> 7 instructions, no word index, no bit test).
  */
 #define ARR__SEGMAP_SEGS ((uintptr_t)1 << (47 - ARR__SEG_SHIFT))
-extern uint64_t arr__segmap[ARR__SEGMAP_SEGS / 64];
+extern uint8_t arr__segmap[ARR__SEGMAP_SEGS];
 
 /*
  * The big zeroed tables (the segment map, the span arenas) are defined with
@@ -239,7 +269,7 @@ extern uint64_t arr__segmap[ARR__SEGMAP_SEGS / 64];
 static inline bool arr__segment_known(const void *p)
 {
 	uintptr_t i = (uintptr_t)p >> ARR__SEG_SHIFT;
-	return i < ARR__SEGMAP_SEGS && (__atomic_load_n(&arr__segmap[i / 64], __ATOMIC_RELAXED) >> (i % 64) & 1);
+	return i < ARR__SEGMAP_SEGS && arr__segmap[i] != 0;
 }
 
 struct arr__heap;
@@ -255,7 +285,7 @@ struct arr__heap;
  *       [start, start + capacity * block_size) at a multiple of block_size
  *   block_size == arr__class_size[cls]; reserved == slices * 64 KiB / block_size
  *   start == segment + (this descriptor's index) * 64 KiB; head_off == 0 and
- *       the k-th slice's descriptor has head_off == k; the span's slices are
+ *       the k-th slice's descriptor has head_off == ARR__HEAD_OFF(k); the span's slices are
  *       not free in the segment's free_mask
  *   in a class list: !(flags & FULL), thread_free state NORMAL;
  *   in the full list: flags & FULL, state NORMAL, DELAYED or FREEING;
@@ -277,12 +307,13 @@ struct arr__page {
 	uint16_t cls;
 	uint32_t block_size;
 	uint16_t capacity;             /* blocks carved so far (a span holds at most 8192) */
-	uint8_t head_off;              /* in every slice's descriptor: slices back to its span's
-					* first (0 in the span's own descriptor; see arr__page_of) */
+	uint16_t head_off;             /* in every slice's descriptor: bytes back to its span's
+					* (0 in the span's own; ARR__HEAD_OFF, arr__page_of) */
+	uint16_t reserved;             /* blocks that fit in the span (<= 8192) */
 	uint8_t trimmed;               /* current page trimmed as it emptied, since the last tick */
-	uint32_t reserved;             /* blocks that fit in the span */
 	uint8_t slices;                /* span length */
 	uint8_t idle;                  /* 0: emptied since the last tick; else 1 + idle ticks */
+	uint8_t pad_;
 	uint16_t zero_from;            /* OS pages from here to the span's end are known zero
 					* (never touched since mapped or purged) */
 	struct arr__block *local_free; /* blocks the owner freed on the generic path (full pages) */
@@ -311,7 +342,7 @@ struct arr__page {
  *   dirty_slices == Σ over segments |free_mask & ~clean_mask| (pool.c),
  *       and oldest_dirty <= the stamp of every free dirty slice
  *   a used slice belongs to exactly one span: pages[first].slices == n,
- *       pages[first + k].head_off == k (0 <= k < n)
+ *       pages[first + k].head_off == ARR__HEAD_OFF(k) (0 <= k < n)
  *   huge cache: huge_cache_n <= HUGE_CACHE_N, Σ map == huge_cache_bytes
  *       <= HUGE_CACHE_BYTES, stamps non-decreasing (oldest first)
  */
@@ -356,6 +387,7 @@ struct arr__segment {
  *   span_cached == Σ slices of the span_cache pages <= 16, each with used == 0
  *   borrows[c] <= ARR__SMALL_BORROWS, and 0 for classes of 256 bytes and more
  *   each block on `delayed` lies in a FULL page of this heap
+ *   tick_left <= tick_len <= ARR__TICK_OPS (0, 0 before the first free)
  *   sc[0..sc_n): distinct span-heap blocks in use by the span heap with the
  *       CACHED mark, of length len; Σ len == sc_units <= span_cache bytes;
  *       Σ their booked requested bytes == sc_req; ticks non-decreasing
@@ -383,8 +415,14 @@ struct arr__heap {
 	int64_t waste;
 	uint64_t ops_synced; /* alloc_count + free_count already folded into the op clock */
 	uint64_t calloc_zeroed, calloc_skipped;
-	uint64_t alloc_count, free_count; /* their sum drives the purge clock */
-	uint64_t tick_at;                 /* free_count at which the free fast path ticks */
+	/* alloc_count and the frees (arr__heap_frees) drive the purge clock */
+	uint64_t alloc_count;
+	/* The frees are counted by the tick's countdown: free_count holds
+	 * those before the current one, which started at tick_len and is at
+	 * tick_left, so a free's fast path counts with the one subtract that
+	 * is also its tick test (arr__dec64_was_le1). 0, 0 in a fresh heap:
+	 * its first free wraps tick_left and ticks. */
+	uint64_t free_count, tick_len, tick_left;
 	unsigned punch_cls;               /* where the next tick's look for idle pages starts (heap.c) */
 	struct arr__page *full;           /* full pages */
 	struct arr__page *span_cache;     /* empty spans kept for the next take (see heap.c) */
@@ -596,15 +634,29 @@ static inline struct arr__segment *arr__segment_of(const void *p)
 	return (struct arr__segment *)((uintptr_t)p & ~(uintptr_t)(ARR__SEG_SIZE - 1));
 }
 
-static inline struct arr__page *arr__page_of(const void *p)
+/* The head_off of the k-th slice's descriptor of a span: in bytes, so that
+ * the span's descriptor is one subtract from the slice's (mimalloc's
+ * slice_offset), not a multiply by the descriptor's size. */
+_Static_assert(sizeof(struct arr__page) == 96, "descriptors of 96 bytes (arr__slice_desc, struct arr__segment)");
+#define ARR__HEAD_OFF(k) ((uint16_t)((size_t)(k) * sizeof(struct arr__page)))
+
+/* The descriptor of p's slice. The slice index times 32 in one shift and
+ * mask, times 3 in the address's lea: the descriptor's offset without a
+ * multiply. */
+static inline struct arr__page *arr__slice_desc(const void *p)
 {
 	struct arr__segment *seg = arr__segment_of(p);
-	size_t idx = ((uintptr_t)p - (uintptr_t)seg) >> ARR__SLICE_SHIFT;
+	size_t off32 = ((uintptr_t)p >> (ARR__SLICE_SHIFT - 5)) & ((size_t)(ARR__SLICES - 1) << 5);
+	return (struct arr__page *)((uint8_t *)seg->pages + off32 * 3);
+}
+
+static inline struct arr__page *arr__page_of(const void *p)
+{
 	/* No table: the slice's own descriptor says how far back its span's
 	 * is, and for a one-slice span (most) it is the span's, whose line the
 	 * caller reads next anyway. */
-	struct arr__page *page = &seg->pages[idx];
-	return page - page->head_off;
+	struct arr__page *d = arr__slice_desc(p);
+	return (struct arr__page *)((uint8_t *)d - d->head_off);
 }
 
 /* Start of the block holding p (p may be an aligned interior pointer). */
@@ -614,7 +666,15 @@ static inline struct arr__block *arr__block_start(const struct arr__page *page, 
 	return (struct arr__block *)(page->start + off - off % page->block_size);
 }
 
-static inline uint64_t arr__heap_ops(const struct arr__heap *h) { return h->alloc_count + h->free_count; }
+/* The frees of heap h (exact in its own thread; read by another, racy, and
+ * off by up to a countdown while h ticks). */
+static inline uint64_t arr__heap_frees(const struct arr__heap *h)
+{
+	uint64_t left = __atomic_load_n(&h->tick_left, __ATOMIC_RELAXED);
+	return __atomic_load_n(&h->free_count, __ATOMIC_RELAXED) + __atomic_load_n(&h->tick_len, __ATOMIC_RELAXED) -
+	       left;
+}
+static inline uint64_t arr__heap_ops(const struct arr__heap *h) { return h->alloc_count + arr__heap_frees(h); }
 
 /*
  * calloc of a block of a size class that is known zero skips the memset but
@@ -822,8 +882,9 @@ void *arr__malloc_slow(struct arr__heap *h, size_t size, unsigned flags);
  * heap h: the span heap's block (what arr__malloc_slow would give, without
  * its class lookups), flags 0 or ARR__ALLOC_ZERO; NULL if out of memory. */
 void *arr__span_malloc(struct arr__heap *h, size_t size, unsigned flags);
-/* Free through the non-fast path; `req`: the size freed by arr_free_sized, or 0. */
-void arr__free_generic(struct arr__heap *h, struct arr__page *page, void *p, size_t req);
+/* Free through the non-fast path; `req`: the size freed by arr_free_sized, or
+ * 0. p first, as free's fast path has it (its tail call moves no register). */
+void arr__free_generic(void *p, struct arr__page *page, struct arr__heap *h, size_t req);
 /* Aborts if b is on one of page's lists (or the page has no block out). */
 void arr__free_check_double(const struct arr__page *page, const struct arr__block *b);
 void arr__page_emptied(struct arr__heap *h, struct arr__page *page);

@@ -29,18 +29,14 @@ static _Atomic uint64_t purged_in_pages; /* OS pages returned from spans in use 
 static uint64_t seg_count;
 
 _Atomic int64_t arr__huge_live, arr__huge_req_live, arr__huge_count;
-ARR__BIG_TABLE(uint64_t arr__segmap[ARR__SEGMAP_SEGS / 64])
+ARR__BIG_TABLE(uint8_t arr__segmap[ARR__SEGMAP_SEGS])
 
 void arr__segmap_set(const void *seg, bool on)
 {
 	uintptr_t i = (uintptr_t)seg >> ARR__SEG_SHIFT;
 	if (i >= ARR__SEGMAP_SEGS)
 		return; /* above 47 bits: never handed out as ours, so refused */
-	uint64_t bit = (uint64_t)1 << (i % 64);
-	if (on)
-		__atomic_fetch_or(&arr__segmap[i / 64], bit, __ATOMIC_RELAXED);
-	else
-		__atomic_fetch_and(&arr__segmap[i / 64], ~bit, __ATOMIC_RELAXED);
+	__atomic_store_n(&arr__segmap[i], (uint8_t)on, __ATOMIC_RELAXED);
 }
 static _Atomic int64_t huge_mapped; /* huge mappings, the cached ones included */
 
@@ -98,7 +94,7 @@ bool arr__pool_is_valid_locked(void)
 			uint64_t bits = (n == 64 ? ~(uint64_t)0 : (((uint64_t)1 << n) - 1)) << i;
 			ARR__CHECK((used & bits) == bits);
 			for (unsigned k = 0; k < n; k++)
-				ARR__CHECK(seg->pages[i + k].head_off == k);
+				ARR__CHECK(seg->pages[i + k].head_off == ARR__HEAD_OFF(k));
 			used &= ~bits;
 		}
 	}
@@ -460,7 +456,8 @@ void arr__page_init(struct arr__page *page, struct arr__heap *h, unsigned cls, s
 	page->capacity = 0;
 	page->requeued = 0;
 	page->trimmed = 0;
-	page->reserved = (uint32_t)((size_t)page->slices * ARR__SLICE_SIZE / bs);
+	page->reserved = (uint16_t)((size_t)page->slices * ARR__SLICE_SIZE / bs);
+	ARR__ASSERT(page->reserved == (size_t)page->slices * ARR__SLICE_SIZE / bs);
 	page->zero_from = (uint16_t)zero_from;
 	page->seen_free = NULL;
 	page->seen_used = 0;
@@ -578,7 +575,7 @@ struct arr__page *arr__pool_take(struct arr__heap *h, unsigned cls)
 	seg->clean_mask &= ~bits;
 	used_slices += n;
 	for (unsigned k = 0; k < n; k++)
-		seg->pages[i + k].head_off = (uint8_t)k;
+		seg->pages[i + k].head_off = ARR__HEAD_OFF(k);
 	seg->pages[i].slices = (uint8_t)n;
 	ARR__ASSERT_EXPENSIVE(arr__pool_is_valid_locked());
 	pthread_mutex_unlock(&arr__lock);
@@ -898,7 +895,7 @@ void *arr__huge_alloc(size_t size, size_t align, size_t *zeroed)
 	 * block's slice (past 0 when aligned to 64 KiB or more) leads to pages[0] */
 	seg->kind = 1;
 	struct arr__page *page = &seg->pages[0];
-	seg->pages[off >> ARR__SLICE_SHIFT].head_off = (uint8_t)(off >> ARR__SLICE_SHIFT);
+	seg->pages[off >> ARR__SLICE_SHIFT].head_off = ARR__HEAD_OFF(off >> ARR__SLICE_SHIFT);
 	page->head_off = 0;
 	page->heap = NULL;
 	page->flags = ARR__PF_HUGE;

@@ -344,7 +344,7 @@ static const struct tcase cases[] = {
 	{"span cache count", span_cache_count, "slices == h->span_cached"},
 	{"thread_free state", thread_free_state, "state == ARR__TF_NORMAL"},
 	{"segment free_mask", segment_free_mask, "free_mask, __ATOMIC_RELAXED) & span) == 0"},
-	{"span head_off", span_head_off, "seg->pages[idx + k].head_off == k"},
+	{"span head_off", span_head_off, "seg->pages[idx + k].head_off == ARR__HEAD_OFF(k)"},
 	{"segment clean_mask", segment_clean_mask, "(seg->clean_mask & ~seg->free_mask) == 0"},
 	{"huge cache entry", huge_cache_entry, "seg->pages[0].flags == 0"},
 	{"huge descriptor", huge_descriptor, "page->huge_req <= page->huge_map - off"},
