@@ -400,11 +400,15 @@ static size_t huge_cache_shrink(size_t bytes)
  * purge_for_growth gave back). Under the lock; read without it.
  */
 static uint64_t grow_clock, grow_hwm;
+static uint64_t resident_pages(size_t bytes)
+{
+	return (used_slices + dirty_slices) * (ARR__SLICE_SIZE / ARR__OS_PAGE) +
+	       (uint64_t)atomic_load_explicit(&huge_mapped, memory_order_relaxed) / ARR__OS_PAGE +
+	       arr__span_resident_pages() + bytes / ARR__OS_PAGE;
+}
 static void note_growth(size_t bytes)
 {
-	uint64_t r = (used_slices + dirty_slices) * (ARR__SLICE_SIZE / ARR__OS_PAGE) +
-		     (uint64_t)atomic_load_explicit(&huge_mapped, memory_order_relaxed) / ARR__OS_PAGE +
-		     arr__span_resident_pages() + bytes / ARR__OS_PAGE;
+	uint64_t r = resident_pages(bytes);
 	if (r < grow_hwm)
 		return;
 	ARR__ASSERT(grow_clock <= op_clock);
@@ -417,17 +421,21 @@ uint64_t arr__pool_grow_clock(void) { return __atomic_load_n(&grow_clock, __ATOM
  * About to map fresh memory although `bytes` of free dirty slices may be
  * resident: they did not fit, so give that much back first. The footprint
  * then grows by what the program really holds, as a coalescing heap's does
- * (glibc would have carved the request out of that freed memory).
+ * (glibc would have carved the request out of that freed memory). What the
+ * kept huge mappings and the dirty slices do not cover comes out of the span
+ * heap's free resident spans (`span`: not for the span heap's own growth,
+ * arr__pool_grow), when the footprint is at its high-water mark: below it
+ * the growth makes no peak.
  */
-static void purge_for_growth(size_t bytes)
+static void purge_for_growth(size_t bytes, bool span)
 {
 	if (arr__opt.purge_delay < 0)
 		return;
 	/* freed huge mappings first: resident, and wholly unused */
 	bytes = huge_cache_shrink(bytes);
-	if (dirty_slices == 0 || bytes == 0)
+	if (bytes == 0)
 		return;
-	size_t want = (bytes + ARR__SLICE_SIZE - 1) >> ARR__SLICE_SHIFT;
+	size_t want = (bytes + ARR__SLICE_SIZE - 1) >> ARR__SLICE_SHIFT, wanted = want;
 	for (struct arr__segment *seg = segments; seg && want && dirty_slices; seg = seg->next) {
 		uint64_t dirty = seg->free_mask & ~seg->clean_mask;
 		while (dirty && want) {
@@ -443,6 +451,9 @@ static void purge_for_growth(size_t bytes)
 			purged_pages += (uint64_t)(j - i) * (ARR__SLICE_SIZE / ARR__OS_PAGE);
 		}
 	}
+	size_t got = (wanted - want) << ARR__SLICE_SHIFT;
+	if (span && got < bytes && resident_pages(bytes) >= grow_hwm)
+		arr__span_purge_for_growth((bytes - got + ARR__OS_PAGE - 1) / ARR__OS_PAGE);
 }
 
 void arr__page_init(struct arr__page *page, struct arr__heap *h, unsigned cls, size_t zero_from)
@@ -552,7 +563,7 @@ struct arr__page *arr__pool_take(struct arr__heap *h, unsigned cls)
 			seg = find_span(h, n, SPAN_OWN | SPAN_OTHERS, &i);
 	}
 	if (seg == NULL) {
-		purge_for_growth((size_t)n * ARR__SLICE_SIZE);
+		purge_for_growth((size_t)n * ARR__SLICE_SIZE, true);
 		seg = segment_new(h);
 		if (seg == NULL) {
 			pthread_mutex_unlock(&arr__lock);
@@ -647,7 +658,7 @@ uint64_t arr__pool_clock(void) { return __atomic_load_n(&op_clock, __ATOMIC_RELA
 void arr__pool_grow(size_t bytes)
 {
 	pthread_mutex_lock(&arr__lock);
-	purge_for_growth(bytes);
+	purge_for_growth(bytes, false);
 	note_growth(0); /* the span heap counts them resident already */
 	pthread_mutex_unlock(&arr__lock);
 }
@@ -759,7 +770,7 @@ static void *big_aligned_alloc(size_t size, size_t align)
 	if (map == 0)
 		map = ARR__OS_PAGE;
 	pthread_mutex_lock(&arr__lock);
-	purge_for_growth(map);
+	purge_for_growth(map, true);
 	note_growth(map);
 	struct big_aligned *b = big_spare;
 	if (b) {
@@ -878,7 +889,7 @@ void *arr__huge_alloc(size_t size, size_t align, size_t *zeroed)
 	pthread_mutex_lock(&arr__lock);
 	struct arr__segment *seg = huge_cache_n ? huge_cache_take(map, &map) : NULL;
 	if (seg == NULL) {
-		purge_for_growth(map);
+		purge_for_growth(map, true);
 		note_growth(map);
 	}
 	pthread_mutex_unlock(&arr__lock);
@@ -955,7 +966,7 @@ void *arr__huge_realloc(struct arr__page *page, void *p, size_t size)
 	 * realloc while the slices of 21 MB it just freed wait to be purged). */
 	if (nmap > map) {
 		pthread_mutex_lock(&arr__lock);
-		purge_for_growth(nmap - map);
+		purge_for_growth(nmap - map, true);
 		note_growth(nmap - map);
 		pthread_mutex_unlock(&arr__lock);
 	}
