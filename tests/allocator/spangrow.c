@@ -8,7 +8,9 @@
  * operations in all. The youngest free spans, up to an eighth of the live
  * blocks (and 128 KiB), stay. The span heap's own growth (a block that no
  * free span fits) leaves the free spans resident: they are holes the next
- * blocks fill. Runs in a fresh process (the op clock starts at 0); public
+ * blocks fill. And a huge block freed while a longer one is the newest
+ * (outgrown: a table resized by copy) is unmapped at once, where one freed
+ * otherwise is kept for reuse. Runs in a fresh process (the op clock starts at 0); public
  * API only: residency by mincore. Exits non-zero if a check fails.
  */
 #include <stdint.h>
@@ -91,6 +93,14 @@ int main(void)
 
 	for (int i = 0; i <= NHUGE; i++)
 		arr_free(huge[i]);
+
+	/* outgrown: a 2 MiB table, then its 4 MiB successor; the old one is
+	 * unmapped (mincore fails on it), the newest, freed, is kept */
+	unsigned char *old = written(2 << 20), *new = written(4 << 20);
+	arr_free(old);
+	CHECK(resident_pages_or(old, 2 << 20, 99999) == 99999);
+	arr_free(new);
+	CHECK(resident_pages_or(new, 4 << 20, 99999) == (4 << 20) / 4096);
 	for (int i = 0; i < 2 * NB; i += 2)
 		arr_free(c[i]);
 	for (int i = 0; i < NL; i++)
