@@ -869,6 +869,12 @@ struct arr__span_stats {
 	uint64_t purged_pages, free_resident_units;
 };
 void arr__span_stats(struct arr__span_stats *out);
+/* The footprint is about to grow by `pages` OS pages that the span heap
+ * cannot serve: purge as many of its oldest free resident pages (fewer if
+ * it holds no more than a few). Takes the arenas' locks (under arr__lock:
+ * the span heap never takes arr__lock with one held). Returns the pages
+ * purged. */
+uint64_t arr__span_purge_for_growth(uint64_t pages);
 void arr__span_fork_prepare(void);
 void arr__span_fork_parent(void);
 void arr__span_fork_child(void);

@@ -478,9 +478,18 @@ struct busy {
 /* What a purge takes from the lru's head: the spans whose decay expired,
  * every dirty one, or the oldest until `goal` OS pages are collected (the
  * trim): of those free for TRIM_AGE_DIV-th of the decay (PURGE_TRIM) or
- * any (PURGE_TRIM_ALL; see trim_goal()). */
-enum purge_why { PURGE_EXPIRED, PURGE_ALL, PURGE_TRIM, PURGE_TRIM_ALL };
+ * any (PURGE_TRIM_ALL; see trim_goal()); or the oldest until `goal` pages
+ * while more than grow_keep() units wait (PURGE_GROW, arr__span_purge_for_growth). */
+enum purge_why { PURGE_EXPIRED, PURGE_ALL, PURGE_TRIM, PURGE_TRIM_ALL, PURGE_GROW };
 #define TRIM_AGE_DIV 8
+
+/* The free resident units a growth purge leaves on the lru (its youngest):
+ * an eighth of the live blocks' plus the decay's small cache. */
+#define GROW_KEEP_DIV 8
+static inline uint64_t grow_keep(const struct arr__span_arena *a)
+{
+	return a->live_units / GROW_KEEP_DIV + CACHE_UNITS;
+}
 
 /* Under the lock: mark up to PURGE_BATCH spans BUSY, out of the bins and
  * the lru, and their resident page runs in iov. Returns the number of
@@ -503,6 +512,8 @@ static unsigned purge_collect(struct arr__span_arena *a, enum purge_why why, uin
 		if ((why == PURGE_TRIM || why == PURGE_TRIM_ALL) && pages >= goal)
 			break;
 		if (why == PURGE_TRIM && decay > 0 && now - nd->stamp < (uint64_t)decay / TRIM_AGE_DIV)
+			break;
+		if (why == PURGE_GROW && (pages >= goal || a->lru_units <= grow_keep(a)))
 			break;
 		struct arr__spanseg *s = seg_of_node(nd);
 		unsigned u = nd->unit, len = s->tag[u] & T_LEN;
@@ -1181,6 +1192,46 @@ size_t arr__span_usable(const void *p)
 	struct arr__spanseg *s = seg_of(p);
 	unsigned u = checked_unit(s, p, "malloc_usable_size(): invalid pointer");
 	return (size_t)(s->tag[u] & T_LEN) << UNIT_SHIFT;
+}
+
+/*
+ * The footprint grows by `pages` the span heap cannot serve (a huge block
+ * mapped, a pool segment: pool.c purge_for_growth): its free resident spans
+ * go first, oldest first, as much as the growth, keeping the youngest
+ * grow_keep() units of each arena. Without it they waited for the decay,
+ * counted in operations, which a program of few large calls never reaches:
+ * python3's json round trip (8 686 calls) held 14 MiB of freed span blocks
+ * while it mapped its dict tables and its 13 MB string, peak 1.19x glibc's
+ * (docs/notes/2026-12-02-span-purge.md). Not for the span heap's own growth
+ * (arr__pool_grow): a free span that did not fit this block is a hole the
+ * next ones fill, and purging it costs a page fault each time.
+ */
+uint64_t arr__span_purge_for_growth(uint64_t pages)
+{
+	uint64_t done = 0;
+	if (arr__opt.purge_delay <= 0) /* 0: nothing waits; < 0: never purged */
+		return 0;
+	for (unsigned k = 0; k < ARR__SPAN_ARENAS && done < pages; k++) {
+		struct arr__span_arena *a = &arenas[k];
+		if (__atomic_load_n(&a->lru_units, __ATOMIC_RELAXED) == 0) /* racy: a miss waits for its decay */
+			continue;
+		lock_take(&a->lock);
+		for (unsigned round = 0; round < TRIM_ROUNDS && done < pages; round++) {
+			struct busy b[PURGE_BATCH];
+			struct iovec iov[PURGE_BATCH];
+			unsigned niov, n = purge_collect(a, PURGE_GROW, pages - done, b, iov, &niov);
+			lock_give(&a->lock);
+			if (n == 0)
+				goto next;
+			for (unsigned i = 0; i < niov; i++)
+				done += iov[i].iov_len / ARR__OS_PAGE;
+			purge_finish(a, b, n, iov, niov);
+			lock_take(&a->lock);
+		}
+		lock_give(&a->lock);
+	next:;
+	}
+	return done;
 }
 
 size_t arr__span_purge_all(void)
