@@ -882,6 +882,13 @@ void *arr__huge_alloc(size_t size, size_t align, size_t *zeroed)
 		note_growth(map);
 	}
 	pthread_mutex_unlock(&arr__lock);
+	/* The span heap's free spans cannot serve it either (they end at
+	 * 1 MiB): given back first, however young, outside arr__lock (a
+	 * purge takes every arena's lock and runs madvise). glibc maps the
+	 * blocks of that range above its mmap threshold and unmaps them at
+	 * their free, so none waits resident while a bigger one is mapped. */
+	if (seg == NULL && arr__opt.purge_delay >= 0)
+		arr__span_purge_all();
 	if (seg != NULL) {
 		if (zeroed) { /* calloc: what a resident block costs to clear, a fresh one costs in faults */
 			memset((uint8_t *)seg + off, 0, size);
