@@ -445,6 +445,32 @@ static void purge_for_growth(size_t bytes)
 	}
 }
 
+/*
+ * A fresh huge mapping of `bytes`: the span heap's free spans cannot serve
+ * it either (they end at 1 MiB), so they are given back first, however
+ * young, when they are at most SPAN_GROWTH_RATIO times the mapping: the
+ * span heap has no purge of its oldest spans up to a size, only of all,
+ * and the bound keeps what it may fault in again within a few times what
+ * the mapping itself faults in. glibc maps the blocks of that range above
+ * its mmap threshold and unmaps them at their free, so none waits resident
+ * while a bigger one is mapped (`allocrr analyze`: its decoder's 800 KB
+ * buffers freed just before 1.2 MB ones were mapped, +4 MB over glibc).
+ * More free memory than that is the trim's and the decay's. Outside
+ * arr__lock: the stats and the purge take every arena's lock, the purge
+ * runs madvise.
+ */
+#define SPAN_GROWTH_RATIO 4
+static void span_purge_for_growth(size_t bytes)
+{
+	if (arr__opt.purge_delay < 0)
+		return;
+	struct arr__span_stats st;
+	arr__span_stats(&st);
+	uint64_t idle = st.free_resident_units * ARR__SP_UNIT; /* free spans on the lru: an upper bound */
+	if (idle != 0 && idle <= SPAN_GROWTH_RATIO * (uint64_t)bytes)
+		arr__span_purge_all();
+}
+
 void arr__page_init(struct arr__page *page, struct arr__heap *h, unsigned cls, size_t zero_from)
 {
 	uint32_t bs = arr__class_size[cls];
@@ -882,13 +908,8 @@ void *arr__huge_alloc(size_t size, size_t align, size_t *zeroed)
 		note_growth(map);
 	}
 	pthread_mutex_unlock(&arr__lock);
-	/* The span heap's free spans cannot serve it either (they end at
-	 * 1 MiB): given back first, however young, outside arr__lock (a
-	 * purge takes every arena's lock and runs madvise). glibc maps the
-	 * blocks of that range above its mmap threshold and unmaps them at
-	 * their free, so none waits resident while a bigger one is mapped. */
-	if (seg == NULL && arr__opt.purge_delay >= 0)
-		arr__span_purge_all();
+	if (seg == NULL)
+		span_purge_for_growth(map);
 	if (seg != NULL) {
 		if (zeroed) { /* calloc: what a resident block costs to clear, a fresh one costs in faults */
 			memset((uint8_t *)seg + off, 0, size);

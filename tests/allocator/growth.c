@@ -8,8 +8,9 @@
  * mapped (`allocrr analyze` drop-in: +4 MB over glibc before, its decoder's
  * 800 KB buffers freed just before 1.2 MB ones were mapped).
  *
- * A huge block served from the freed mappings kept for reuse is no growth:
- * the span heap's free memory stays resident then. Runs in a fresh process
+ * At most 4 times the mapping: more is left to the span heap's trim and
+ * decay. A huge block served from the freed mappings kept for reuse is no
+ * growth: the span heap's free memory stays resident then. Runs in a fresh process
  * (the op clock starts at 0, far from any purge delay); public API only:
  * residency by mincore. Exits non-zero if a check fails.
  */
@@ -62,6 +63,23 @@ int main(void)
 	CHECK(h2 == h);
 	CHECK(resident_pages(b[1], SPAN) >= PAGES - 2);
 
+	/* more free span memory than SPAN_GROWTH_RATIO (4) times a fresh
+	 * mapping: left to the trim and the decay, resident */
+	unsigned char *c[8];
+	for (int i = 0; i < 8; i++)
+		if ((c[i] = filled(SPAN, 0x51 + i)) == NULL)
+			return 1;
+	for (int i = 0; i < 8; i++)
+		arr_free(c[i]);
+	unsigned char *h3 = filled(HUGE, 0x44);
+	if (h3 == NULL)
+		return 1;
+	unsigned kept = 0;
+	for (int i = 0; i < 8; i++)
+		kept += resident_pages(c[i], SPAN);
+	CHECK(kept >= 8 * (PAGES - 2));
+
+	arr_free(h3);
 	arr_free(h2);
 	arr_free(b[3]);
 	if (failures)
