@@ -447,17 +447,17 @@ static void purge_for_growth(size_t bytes)
 
 /*
  * A fresh huge mapping of `bytes`: the span heap's free spans cannot serve
- * it either (they end at 1 MiB), so they are given back first, however
- * young, when they are at most SPAN_GROWTH_RATIO times the mapping: the
- * span heap has no purge of its oldest spans up to a size, only of all,
- * and the bound keeps what it may fault in again within a few times what
- * the mapping itself faults in. glibc maps the blocks of that range above
- * its mmap threshold and unmaps them at their free, so none waits resident
- * while a bigger one is mapped (`allocrr analyze`: its decoder's 800 KB
- * buffers freed just before 1.2 MB ones were mapped, +4 MB over glibc).
- * More free memory than that is the trim's and the decay's. Outside
- * arr__lock: the stats and the purge take every arena's lock, the purge
- * runs madvise.
+ * it either (its blocks end below, at 1 MiB or mmap_threshold), so they are
+ * given back first, however young, when they are at most SPAN_GROWTH_RATIO
+ * times the mapping. glibc maps the blocks of that range above its mmap
+ * threshold and unmaps them at their free, so none waits resident while a
+ * bigger one is mapped (`allocrr analyze`: 800 KB buffers freed just
+ * before 1.2 MB ones are mapped). The bound: the span heap purges all its
+ * free spans or none (no purge of the oldest up to a size), and what it
+ * may fault in again should stay within a few times what the mapping
+ * itself faults in; more free memory is the trim's and the decay's.
+ * Outside arr__lock: the stats and the purge take every arena's lock, the
+ * purge runs madvise.
  */
 #define SPAN_GROWTH_RATIO 4
 static void span_purge_for_growth(size_t bytes)
