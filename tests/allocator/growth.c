@@ -1,0 +1,171 @@
+/*
+ * tests/allocator/growth.c - what a fresh huge mapping does to the span
+ * heap's free memory: it is growth the span heap cannot serve (blocks above
+ * 1 MiB are mapped on their own), so the span blocks freed before it are
+ * given back first, however young, and the footprint grows by what the
+ * program holds. glibc maps such blocks above its mmap threshold and unmaps
+ * them at their free, so they never wait resident while a bigger block is
+ * mapped (`allocrr analyze` drop-in: +4 MB over glibc before, its decoder's
+ * 800 KB buffers freed just before 1.2 MB ones were mapped).
+ *
+ * The oldest free spans first, as much as the mapping: the youngest stay
+ * for the span heap's next blocks. A huge block served from the freed mappings kept for reuse is no
+ * growth: the span heap's free memory stays resident then. Runs in a fresh process
+ * (the op clock starts at 0, far from any purge delay); public API only:
+ * residency by mincore. Exits non-zero if a check fails.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include "allocrr/alloc.h"
+#include "internal.h" /* arr__busy_heaps: the census of threads that allocate */
+
+#include "check.h"
+
+enum { SPAN = 800 * 1024, HUGE = 1200 * 1024, PAGES = SPAN / 4096 };
+
+static atomic_bool stop;
+
+/* A second thread that keeps allocating: the census counts two busy heaps */
+static void *churn(void *arg)
+{
+	(void)arg;
+	void *p[512];
+	while (!atomic_load(&stop)) { /* pages taken and given back: the pool's lock, where the census runs */
+		for (int i = 0; i < 512; i++)
+			p[i] = arr_malloc(400);
+		for (int i = 0; i < 512; i++)
+			arr_free(p[i]);
+	}
+	return NULL;
+}
+
+static unsigned char *filled(size_t size, int c)
+{
+	unsigned char *p = arr_malloc(size);
+	CHECK(p != NULL);
+	if (p != NULL)
+		memset(p, c, size);
+	return p;
+}
+
+/* main's share of the churn: enough calls that the census counts it busy */
+static void churn_a_while(void)
+{
+	void *p[512];
+	for (int r = 0; r < 8; r++) {
+		for (int i = 0; i < 512; i++)
+			p[i] = arr_malloc(400);
+		for (int i = 0; i < 512; i++)
+			arr_free(p[i]);
+	}
+}
+
+/*
+ * With two threads busy allocating, a fresh huge mapping still gives the
+ * span heap's free spans back (a pool segment would not: spangrow.c); the
+ * drop-in `allocrr analyze` runs two threads. In a process of its own
+ * (`threads`), so that the mapping raises the footprint's high-water mark.
+ */
+static int two_threads(void)
+{
+	pthread_t t;
+	CHECK(pthread_create(&t, NULL, churn, NULL) == 0);
+	struct timespec t0, now;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do
+		churn_a_while();
+	while (atomic_load(&arr__busy_heaps) < 2 && (clock_gettime(CLOCK_MONOTONIC, &now), now.tv_sec - t0.tv_sec < 10));
+	unsigned char *d[4];
+	for (int i = 0; i < 4; i++)
+		if ((d[i] = filled(SPAN, 0x61 + i)) == NULL)
+			return 1;
+	arr_free(d[0]);
+	arr_free(d[2]);
+	CHECK(resident_pages(d[0], SPAN) >= PAGES - 2 && resident_pages(d[2], SPAN) >= PAGES - 2);
+	churn_a_while();
+	unsigned busy = atomic_load(&arr__busy_heaps);
+	unsigned char *h = filled(HUGE, 0x45);
+	CHECK(busy >= 2);
+	CHECK(resident_pages(d[0], SPAN) == 0);
+	CHECK(resident_pages(d[2], SPAN) == 0);
+	CHECK(resident_pages(d[1], SPAN) >= PAGES - 1 && d[3][SPAN - 1] == 0x64);
+	atomic_store(&stop, true);
+	pthread_join(t, NULL);
+	arr_free(h);
+	arr_free(d[1]);
+	arr_free(d[3]);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && !strcmp(argv[1], "threads")) { /* a process of its own: its own high-water mark */
+		int rc = two_threads();
+		if (failures)
+			fprintf(stderr, "%d check(s) failed\n", failures);
+		return rc || failures != 0;
+	}
+	unsigned char *b[4];
+	for (int i = 0; i < 4; i++)
+		if ((b[i] = filled(SPAN, 0x21 + i)) == NULL)
+			return 1;
+	arr_free(b[0]);
+	arr_free(b[2]);
+	/* freed a few operations ago: resident, as the decay keeps them */
+	CHECK(resident_pages(b[0], SPAN) >= PAGES - 2);
+	CHECK(resident_pages(b[2], SPAN) >= PAGES - 2);
+
+	/* a fresh mapping: the free spans go first, the live ones stay */
+	unsigned char *h = filled(HUGE, 0x42);
+	if (h == NULL)
+		return 1;
+	CHECK(resident_pages(b[0], SPAN) == 0);
+	CHECK(resident_pages(b[2], SPAN) == 0);
+	CHECK(resident_pages(b[1], SPAN) >= PAGES - 1);
+	CHECK(b[1][0] == 0x22 && b[1][SPAN - 1] == 0x22 && b[3][SPAN / 2] == 0x24);
+
+	/* the mapping kept at its free serves the next huge request: no
+	 * growth, so a span freed meanwhile stays resident */
+	arr_free(h);
+	arr_free(b[1]);
+	unsigned char *h2 = filled(HUGE, 0x43);
+	if (h2 == NULL)
+		return 1;
+	CHECK(h2 == h);
+	CHECK(resident_pages(b[1], SPAN) >= PAGES - 2);
+
+	/* eight free spans between live ones, 6.4 MB, against a fresh 1.2 MB
+	 * mapping: the oldest go, as much as the growth (whole spans: at most
+	 * one more), the youngest stay resident for the next blocks */
+	unsigned char *c[16];
+	for (int i = 0; i < 16; i++)
+		if ((c[i] = filled(SPAN, 0x51 + i)) == NULL)
+			return 1;
+	for (int i = 0; i < 16; i += 2)
+		arr_free(c[i]);
+	unsigned char *h3 = filled(HUGE, 0x44);
+	if (h3 == NULL)
+		return 1;
+	unsigned kept = 0;
+	for (int i = 0; i < 16; i += 2)
+		kept += resident_pages(c[i], SPAN);
+	unsigned gone = 8 * PAGES - kept, grown = HUGE / 4096;
+	CHECK(gone >= grown - 2 && gone <= grown + PAGES);
+	CHECK(resident_pages(c[0], SPAN) == 0);
+	CHECK(resident_pages(c[14], SPAN) >= PAGES - 2);
+	if (gone < grown - 2 || gone > grown + PAGES)
+		fprintf(stderr, "purged %u pages of the free spans for a growth of %u\n", gone, grown);
+	for (int i = 1; i < 16; i += 2)
+		arr_free(c[i]);
+
+	arr_free(h3);
+	arr_free(h2);
+	arr_free(b[3]);
+	if (failures)
+		fprintf(stderr, "%d check(s) failed\n", failures);
+	return failures != 0;
+}
