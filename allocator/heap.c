@@ -803,8 +803,7 @@ void arr__heap_census(struct arr__heap *h, uint64_t clock)
 	for (struct arr__heap *o = all_heaps; o; o = o->next_all) {
 		if (o->state != ARR__HEAP_ACTIVE)
 			continue;
-		uint64_t ops = __atomic_load_n(&o->alloc_count, __ATOMIC_RELAXED) +
-			       arr__heap_frees(o);
+		uint64_t ops = __atomic_load_n(&o->alloc_count, __ATOMIC_RELAXED) + arr__heap_frees(o);
 		bool active = o == h || ops - o->census_ops >= CENSUS_MIN_OPS;
 		if (active)
 			o->census_active = clock;

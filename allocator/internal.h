@@ -306,13 +306,13 @@ struct arr__page {
 	uint8_t free_is_zero;    /* every block on `free` is zero past word 0 */
 	uint16_t cls;
 	uint32_t block_size;
-	uint16_t capacity;             /* blocks carved so far (a span holds at most 8192) */
-	uint16_t head_off;             /* in every slice's descriptor: bytes back to its span's
+	uint16_t capacity; /* blocks carved so far (a span holds at most 8192) */
+	uint16_t head_off; /* in every slice's descriptor: bytes back to its span's
 					* (0 in the span's own; ARR__HEAD_OFF, arr__page_of) */
-	uint16_t reserved;             /* blocks that fit in the span (<= 8192) */
-	uint8_t trimmed;               /* current page trimmed as it emptied, since the last tick */
-	uint8_t slices;                /* span length */
-	uint8_t idle;                  /* 0: emptied since the last tick; else 1 + idle ticks */
+	uint16_t reserved; /* blocks that fit in the span (<= 8192) */
+	uint8_t trimmed;   /* current page trimmed as it emptied, since the last tick */
+	uint8_t slices;    /* span length */
+	uint8_t idle;      /* 0: emptied since the last tick; else 1 + idle ticks */
 	uint8_t pad_;
 	uint16_t zero_from;            /* OS pages from here to the span's end are known zero
 					* (never touched since mapped or purged) */
@@ -423,10 +423,10 @@ struct arr__heap {
 	 * is also its tick test (arr__dec64_was_le1). 0, 0 in a fresh heap:
 	 * its first free wraps tick_left and ticks. */
 	uint64_t free_count, tick_len, tick_left;
-	unsigned punch_cls;               /* where the next tick's look for idle pages starts (heap.c) */
-	struct arr__page *full;           /* full pages */
-	struct arr__page *span_cache;     /* empty spans kept for the next take (see heap.c) */
-	unsigned span_cached;             /* slices in span_cache */
+	unsigned punch_cls;           /* where the next tick's look for idle pages starts (heap.c) */
+	struct arr__page *full;       /* full pages */
+	struct arr__page *span_cache; /* empty spans kept for the next take (see heap.c) */
+	unsigned span_cached;         /* slices in span_cache */
 	/* Free span-heap blocks this thread keeps for its next span-heap
 	 * mallocs (spanheap.c "The thread's block cache"), oldest first. */
 	struct arr__span_cached {

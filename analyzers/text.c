@@ -353,12 +353,15 @@ static void trace_headlines(FILE *f, const struct arr_doc *tr)
 			}
 			if (get_num(rss, "unexplained_peak", &w) && w > 0) {
 				char gb[48];
-				double base = num_or(rss, "baseline", 0), grown = num_or(rss, "unexplained_growth_peak", 0);
-				headline(f, "", "RSS the live heap does not explain: up to %s at %s (%s above the first sample's %s: code, libraries, stacks)",
-					 fmt_bytes(a, sizeof a, w),
-					 fmt_ns(b, sizeof b, num_or(rss, "unexplained_peak_t", 0)),
-					 grown > 0 ? fmt_bytes(gb, sizeof gb, grown) : "none",
-					 fmt_bytes(e, sizeof e, base > 0 ? base : 0));
+				double base = num_or(rss, "baseline", 0),
+				       grown = num_or(rss, "unexplained_growth_peak", 0);
+				headline(
+					f, "",
+					"RSS the live heap does not explain: up to %s at %s (%s above the first sample's %s: code, libraries, stacks)",
+					fmt_bytes(a, sizeof a, w),
+					fmt_ns(b, sizeof b, num_or(rss, "unexplained_peak_t", 0)),
+					grown > 0 ? fmt_bytes(gb, sizeof gb, grown) : "none",
+					fmt_bytes(e, sizeof e, base > 0 ? base : 0));
 			}
 		}
 	}

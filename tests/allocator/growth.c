@@ -78,7 +78,8 @@ static int two_threads(void)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	do
 		churn_a_while();
-	while (atomic_load(&arr__busy_heaps) < 2 && (clock_gettime(CLOCK_MONOTONIC, &now), now.tv_sec - t0.tv_sec < 10));
+	while (atomic_load(&arr__busy_heaps) < 2 &&
+	       (clock_gettime(CLOCK_MONOTONIC, &now), now.tv_sec - t0.tv_sec < 10));
 	unsigned char *d[4];
 	for (int i = 0; i < 4; i++)
 		if ((d[i] = filled(SPAN, 0x61 + i)) == NULL)

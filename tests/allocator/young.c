@@ -162,7 +162,7 @@ int main(void)
 	CHECK(holes_resident() > NBIG / 2 * (BIG / 4096) * 3 / 4);
 	pairs(30000);
 	CHECK(holes_resident() > NBIG / 2 * (BIG / 4096) * 3 / 4);
-	pairs(60000); /* 180 000 operations since: past the delay */
+	pairs(60000);                          /* 180 000 operations since: past the delay */
 	CHECK(holes_resident() <= BIG / 4096); /* one may wait with the decay's 128 KiB cache */
 	for (int i = 0; i < NBIG; i += 2)
 		arr_free(big[i]);
