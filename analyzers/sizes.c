@@ -2,15 +2,17 @@
  * sizes.c - the "sizes" section: what sizes the program asks for (log2
  * histogram, the most frequent exact sizes) and how its reallocs grow.
  *
- * Exact sizes below SMALL are counted in an array; larger ones in a map
- * capped at MAX_SIZES distinct sizes (later new sizes are counted as
- * "other_sizes"), so memory stays fixed whatever the trace.
+ * Exact sizes below MID are counted in two arrays (below SMALL inline,
+ * hot.h); larger ones in a map. Sizes from SMALL up are capped at MAX_SIZES
+ * distinct ones, in the array and the map together (later new sizes are
+ * counted as "other_sizes"), so memory stays fixed whatever the trace.
  */
 #include <stdlib.h>
 
 #include "hot.h"
 
 #define SMALL ARR__SIZES_SMALL
+#define MID ARR__SIZES_MID
 #define MAX_SIZES 65536
 
 /* realloc growth factor new/old, bucketed (upper bounds inclusive from "1-1.25" on) */
@@ -22,10 +24,22 @@ _Static_assert(NFACTOR == ARR__SIZES_NFACTOR, "one name per growth factor bucket
 
 void arr__sizes_count_big(struct an_core *c, struct an_sizes *s, uint64_t size)
 {
+	if (size < MID) {
+		uint64_t *n = &s->mid[size - SMALL];
+		if (*n || s->nbig < MAX_SIZES) {
+			s->nbig += !*n;
+			++*n;
+		} else {
+			s->other_sizes++;
+		}
+		return;
+	}
 	uint64_t n = 0;
-	if (arr_ptrmap_get(&s->big, size, &n) || s->big.count < MAX_SIZES) {
+	if (arr_ptrmap_get(&s->big, size, &n) || s->nbig < MAX_SIZES) {
 		if (arr_ptrmap_put(&s->big, size, n + 1))
 			c->oom = ARR_ENOMEM;
+		else
+			s->nbig += !n;
 	} else {
 		s->other_sizes++;
 	}
@@ -85,7 +99,7 @@ static int sizes_end(struct an_core *c, void *st, struct arr_doc *sec)
 	size_t n = 0;
 	for (size_t i = 0; i < SMALL; i++)
 		n += s->small[i] != 0;
-	n += s->big.count;
+	n += s->nbig;
 	struct size_count *v = malloc((n ? n : 1) * sizeof *v);
 	if (!v)
 		return ARR_ENOMEM;
@@ -93,6 +107,10 @@ static int sizes_end(struct an_core *c, void *st, struct arr_doc *sec)
 	for (size_t i = 0; i < SMALL; i++)
 		if (s->small[i])
 			v[n++] = (struct size_count){i, s->small[i]};
+	if (s->nbig)
+		for (size_t i = 0; i < MID - SMALL; i++)
+			if (s->mid[i])
+				v[n++] = (struct size_count){SMALL + i, s->mid[i]};
 	if (s->big.mask)
 		for (size_t i = 0; i <= s->big.mask; i++)
 			if (s->big.keys[i])

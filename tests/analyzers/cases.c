@@ -109,6 +109,38 @@ static int threads(void)
 	return 0;
 }
 
+/* More distinct sizes from 4 KiB up than the sizes analysis keeps
+ * (MAX_SIZES, 65,536, in analyzers/sizes.c), below 128 KiB (its array) and
+ * above (its map): 60,000 of 4096 + i, then 10,000 of 200,000 + i (the cap
+ * is reached at the 5,537th: 4,464 counted as other sizes), then 1,000 new
+ * ones below 128 KiB (other), then sizes seen before (kept) and one that
+ * was refused (other). */
+static int sizecap(void)
+{
+	static const size_t want[] = {4096, 4096, 4096, 200000, 200000, 209999};
+	for (size_t i = 0; i < 60000; i++)
+		if (!(sink = malloc(4096 + i)))
+			return 1;
+		else
+			free(sink);
+	for (size_t i = 0; i < 10000; i++)
+		if (!(sink = malloc(200000 + i)))
+			return 1;
+		else
+			free(sink);
+	for (size_t i = 0; i < 1000; i++)
+		if (!(sink = malloc(64096 + i)))
+			return 1;
+		else
+			free(sink);
+	for (size_t i = 0; i < sizeof want / sizeof *want; i++)
+		if (!(sink = malloc(want[i])))
+			return 1;
+		else
+			free(sink);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2)
@@ -123,5 +155,7 @@ int main(int argc, char **argv)
 		return temp();
 	if (!strcmp(argv[1], "threads"))
 		return threads();
+	if (!strcmp(argv[1], "sizecap"))
+		return sizecap();
 	return 2;
 }

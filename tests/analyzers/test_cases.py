@@ -69,6 +69,30 @@ def threads(doc, events):
     t.expect(doc["threads"]["count"] == 3, "threads: count %d" % doc["threads"]["count"])
 
 
+def sizecap(doc, events):
+    # the sizes analysis's cap, from the dump: sizes below 4 KiB all kept, from
+    # 4 KiB up the first 65,536 distinct ones, later new ones counted as other
+    small, big, other = set(), {}, 0
+    for e in events:
+        if e["op"] in t.CALLS and e.get("ret", "0x0") != "0x0" and not a.failed(e) and e["op"] != "free":
+            n = a.nbytes(e)
+            if n < 4096:
+                small.add(n)
+            elif n in big or len(big) < 65536:
+                big[n] = big.get(n, 0) + 1
+            else:
+                other += 1
+    s = doc["sizes"]
+    t.expect(other == 4464 + 1000 + 1, "sizecap: the model counts %d other sizes" % other)
+    t.expect(s["other_sizes"] == other, "sizecap: other_sizes %d, want %d" % (s["other_sizes"], other))
+    t.expect(s["distinct_sizes"] == len(small) + len(big),
+             "sizecap: distinct_sizes %d, want %d" % (s["distinct_sizes"], len(small) + len(big)))
+    top = sorted(((-c, n) for n, c in big.items()), key=lambda x: x)[:2]
+    got = [x for x in s["top"] if x["size"] >= 4096][:2]
+    t.expect(got == [{"size": n, "count": -c} for c, n in top] == [
+        {"size": 4096, "count": 4}, {"size": 200000, "count": 3}], "sizecap: top %s" % s["top"])
+
+
 def main():
     mode = sys.argv[1]
     trace = a.record("cases", mode)
