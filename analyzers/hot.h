@@ -81,9 +81,9 @@ static inline void arr__lifetimes_on_release(struct an_core *c, struct an_lifeti
 
 /* ---- sizes: requested sizes, the most frequent ones, realloc growth ---- */
 
-#define ARR__SIZES_SMALL 4096 /* exact sizes below this are counted in an array, inline */
+#define ARR__SIZES_SMALL 4096        /* exact sizes below this are counted in an array, inline */
 #define ARR__SIZES_MID (128u * 1024) /* ...and below this in a second one, out of line */
-#define ARR__SIZES_NFACTOR 8 /* realloc growth factor buckets (sizes.c names them) */
+#define ARR__SIZES_NFACTOR 8         /* realloc growth factor buckets (sizes.c names them) */
 
 struct an_sizes {
 	uint64_t count[65], bytes[65];
