@@ -8,7 +8,10 @@
 #define ALLOCRR_TESTS_ALLOCATOR_CHECK_H
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/mman.h>
+
+#include "allocrr/alloc.h"
 
 static int failures;
 #define CHECK(cond)                                                                              \
@@ -40,4 +43,14 @@ static inline unsigned resident_pages_or(const void *p, size_t size, unsigned un
 
 /* Resident OS pages of [p, p + size); an unmapped range counts as none. */
 static inline unsigned resident_pages(const void *p, size_t size) { return resident_pages_or(p, size, 0); }
+
+/* A block of `size` from arr_malloc, every byte written (resident). */
+static inline unsigned char *written(size_t size)
+{
+	unsigned char *p = arr_malloc(size);
+	CHECK(p != NULL);
+	if (p)
+		memset(p, 0x5a, size);
+	return p;
+}
 #endif

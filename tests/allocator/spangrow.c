@@ -25,15 +25,6 @@ enum { SPAN = 480 << 10, PAGES = SPAN / 4096, NL = 10, NA = 24, NB = 16, NHUGE =
 enum { KEEP_PAGES = (NL * SPAN / 8 + (128 << 10)) / 4096 };
 static unsigned char *live[NL], *a[NA], *c[2 * NB], *huge[NHUGE + 1];
 
-static unsigned char *written(size_t size)
-{
-	unsigned char *p = arr_malloc(size);
-	CHECK(p != NULL);
-	if (p)
-		memset(p, 0x5a, size);
-	return p;
-}
-
 static unsigned resident(unsigned char **v, int from, int to)
 {
 	unsigned n = 0;

@@ -57,15 +57,6 @@ static void pairs(long n)
 	}
 }
 
-static unsigned char *written(size_t size)
-{
-	unsigned char *p = arr_malloc(size);
-	CHECK(p != NULL);
-	if (p)
-		memset(p, 0x5a, size);
-	return p;
-}
-
 /* the odd big blocks, freed between live even ones */
 static unsigned holes_resident(void)
 {
