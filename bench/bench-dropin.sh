@@ -28,7 +28,13 @@ a file), sort and awk (a generated word list), python3 (dicts, json, sorting;
 pymalloc on, as users run it), sqlite3 (bench/workloads/sqlite_gen.py into
 :memory:), gcc (gcc -O1 -c on a file from bench/workloads/gen_c.py: cc1 and
 as under the preload too), analyze (BUILD_DIR/bin/allocrr analyze on the
-bundled traces/python3.atr).
+bundled traces/python3.atr), and programs no part of the allocator was tuned on:
+bc (a big power, modulo), perl (a hash of 200 000 joined lists), git (log
+--stat of this checkout, when it is a git work tree), tar (this tree's docs
+and sources through gzip: tar, gzip and the shell preloaded), xz (-6 of a
+generated JSON file), pyjson (python3 loading and dumping that 20 MB JSON
+file), pythreads (python3, four threads building and trimming lists of
+json strings). A program whose tool is missing is left out.
 
 Arguments:
   BUILD_DIR        CMake build tree holding lib/liballocrr-malloc.so (default: build)
@@ -36,7 +42,8 @@ Arguments:
 Environment:
   RUNS=N           rounds (default 3)
   SCALE=full|tiny  input sizes (default full; tiny for bench/smoke.sh)
-  PROGRAMS="..."   subset and order, separated by spaces or commas (default: true sed sort awk python3 sqlite3 gcc analyze)
+  PROGRAMS="..."   subset and order, separated by spaces or commas (default: true sed sort awk python3
+                   sqlite3 gcc analyze bc perl git tar xz pyjson pythreads)
   ALLOCS="..."     allocators (default: glibc builtin jemalloc mimalloc; a missing one is left
                    out); NAME=LIB preloads LIB as NAME (e.g. before=/tmp/old/liballocrr-malloc.so,
                    to compare two builds of the library in one run)
@@ -48,7 +55,7 @@ EOF
 bench_args "$@"
 bench_setup "$@"
 scale=${SCALE:-full}
-programs=${PROGRAMS:-true sed sort awk python3 sqlite3 gcc analyze}
+programs=${PROGRAMS:-true sed sort awk python3 sqlite3 gcc analyze bc perl git tar xz pyjson pythreads}
 programs=${programs//,/ } # commas too: run-all.sh passes no spaces
 allocs_want=${ALLOCS:-glibc builtin jemalloc mimalloc}
 allocs_want=${allocs_want//,/ }
@@ -60,8 +67,8 @@ die() {
 note() { echo "bench-dropin: $*" >&2; }
 
 case "$scale" in
-full) words=200000 py_n=100000 sql_n=20000 c_lines=3000 ;;
-tiny) words=2000 py_n=2000 sql_n=500 c_lines=200 ;;
+full) words=200000 py_n=100000 sql_n=20000 c_lines=3000 json_n=150000 thr_n=40000 bc_e=200000 git_n=400 ;;
+tiny) words=2000 py_n=2000 sql_n=500 c_lines=200 json_n=2000 thr_n=500 bc_e=2000 git_n=5 ;;
 *) die "SCALE must be 'full' or 'tiny', not '$scale'" ;;
 esac
 builtin_lib=$build/lib/liballocrr-malloc.so
@@ -118,6 +125,27 @@ print(len(s), sorted(c.items())[:3], sorted(d2)[n // 2])
 PY
 "$python" "$here/workloads/sqlite_gen.py" "$sql_n" >"$tmp/work.sql"
 "$python" "$here/workloads/gen_c.py" "$c_lines" >"$tmp/work.c"
+"$python" - "$json_n" "$tmp/big.json" <<'PY'
+import json, random, sys
+r = random.Random(1)
+d = [{"id": i, "name": "n%d" % i, "tags": [r.choice("abcdefg") * r.randint(1, 30) for _ in range(r.randint(0, 8))],
+      "v": r.random()} for i in range(int(sys.argv[1]))]
+json.dump(d, open(sys.argv[2], "w"))
+PY
+cat >"$tmp/threads.py" <<'PY'
+import json, sys, threading
+def work(k, n):
+    out = []
+    for i in range(n):
+        out.append(json.dumps({"k": k, "i": i, "s": "x" * (i % 300), "l": list(range(i % 40))}))
+        if len(out) > 2000:
+            out = out[1000:]
+ts = [threading.Thread(target=work, args=(k, int(sys.argv[1]))) for k in range(4)]
+[t.start() for t in ts]
+[t.join() for t in ts]
+print("done")
+PY
+echo "2^$bc_e % 7" >"$tmp/bc.in"
 trace=$src/traces/python3.atr
 [ -f "$trace" ] || die "no $trace"
 
@@ -142,6 +170,28 @@ program() {
 		[ -x "$build/bin/allocrr" ] || return 1
 		cmd=("$build/bin/allocrr" analyze --trace-only --json "$trace")
 		;;
+	bc)
+		command -v bc >/dev/null || return 1
+		cmd=(bc) cmd_in=$tmp/bc.in
+		;;
+	perl)
+		command -v perl >/dev/null || return 1
+		cmd=(perl -e 'my %h; $h{$_} = join(",", 1 .. ($_ % 50)) for 1 .. 200000; print scalar(keys %h), "\n"')
+		;;
+	git)
+		command -v git >/dev/null && git -C "$src" rev-parse --git-dir >/dev/null 2>&1 || return 1
+		cmd=(git -C "$src" log --stat -n "$git_n" --no-color)
+		;;
+	tar)
+		command -v gzip >/dev/null || return 1
+		cmd=(sh -c 'tar cf - -C "$1" docs allocator | gzip -6 | wc -c' sh "$src")
+		;;
+	xz)
+		command -v xz >/dev/null || return 1
+		cmd=(xz -6 -c -T1 "$tmp/big.json")
+		;;
+	pyjson) cmd=("$python" -c 'import json, sys; d = json.load(open(sys.argv[1])); print(len(json.dumps(d)))' "$tmp/big.json") ;;
+	pythreads) cmd=("$python" "$tmp/threads.py" "$thr_n") ;;
 	*) die "unknown program '$1'" ;;
 	esac
 }
