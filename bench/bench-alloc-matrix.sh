@@ -18,7 +18,12 @@
 # TRACE_DIR (a fresh temp dir; reuse it to skip recording), ALLOCS (the -a
 # list, default "glibc builtin mimalloc"; glibc and builtin must be in it),
 # EXTRA (more .atr files to put in the same table, e.g. the traces of
-# bench-alloc-replay.sh's TRACE_DIR).
+# bench-alloc-replay.sh's TRACE_DIR), FLOOR=1 (replay into
+# BUILD_DIR/lib/libarr-lifo.so too, bench/replayer/lifo.c: per-thread LIFO
+# lists that never give memory back, the least work a malloc can do; two more
+# columns: the floor's time over glibc's, and builtin's time above the floor
+# over glibc's above it — the allocators' own work compared, without the
+# replay engine's and the working set's page faults).
 # Small check: THREADS=4 SHARING=private MIXES=mixed PHASES=steady RUNS=1 bench/bench-alloc-matrix.sh
 set -eu
 case ${1:-} in -h | --help)
@@ -33,6 +38,12 @@ allocrr=$build/bin/allocrr
 threads=${THREADS:-1 2 4 8} sharing=${SHARING:-private shared} mixes=${MIXES:-small mixed large}
 phases=${PHASES:-steady wave} steps=${STEPS:-200000} runs=${RUNS:-5}
 allocs=${ALLOCS:-glibc builtin mimalloc}
+floor=
+if [ "${FLOOR:-0}" = 1 ]; then
+	floor=$build/lib/libarr-lifo.so
+	[ -f "$floor" ] || { echo "bench-alloc-matrix: FLOOR=1 needs $floor (cmake --build)" >&2; exit 1; }
+	allocs="$allocs $floor"
+fi
 dir=${TRACE_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/bench-alloc-matrix.XXXXXX")}
 mkdir -p "$dir"
 [ -x "$dir/mtwork" ] || cc -O2 -pthread "$src/bench/workloads/mtwork.c" -o "$dir/mtwork"
@@ -69,9 +80,9 @@ done
 echo "== bench-alloc-matrix: medians of $runs rounds ($(date -u +%F), $(nproc) CPUs, load" \
 	"$(cut -d' ' -f1-3 /proc/loadavg)), $steps steps a thread"
 echo
-python3 - "$dir" "$runs" "${traces[@]}" <<'EOF'
+python3 - "$dir" "$runs" "$floor" "${traces[@]}" <<'EOF'
 import json, os, statistics, sys
-d, runs, traces = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+d, runs, floor, traces = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4:]
 med = statistics.median
 allocs = None
 rows = []
@@ -84,9 +95,11 @@ for f in traces:
     allocs = allocs or list(res)
     m = {a: {k: med(x[k] for x in v) for k in ("wall_ns", "peak_rss", "ideal_rss")} for a, v in res.items()}
     rows.append((b, res["builtin"][0]["threads"], m))
+fl = [a for a in allocs if floor and a == floor]
+allocs = [a for a in allocs if a not in fl]
 others = [a for a in allocs if a not in ("glibc", "builtin")]
 hdr = ["trace", "time/glibc"] + [f"time/{a}" for a in others] + ["RSS/glibc", "glibc MB"] + \
-      [f"peak/ideal {a}" for a in allocs]
+      [f"peak/ideal {a}" for a in allocs] + (["floor/glibc", "over floor/glibc"] if fl else [])
 print("| " + " | ".join(hdr) + " |")
 print("|" + "---|" * len(hdr))
 miss = 0
@@ -102,7 +115,14 @@ for b, thr, m in rows:
     cells += [f"{rg:.3f}" + ("!" if rg > 1.0 else ""), f"{g['peak_rss'] / 2**20:.1f}"]
     cells += [f"{m[a]['peak_rss'] / m[a]['ideal_rss']:.2f}" if m[a]["ideal_rss"] else "-" for a in allocs]
     miss += any(c.endswith("!") for c in cells)
+    if fl:
+        f = m[fl[0]]["wall_ns"]
+        cells.append(f"{f / g['wall_ns']:.2f}")
+        cells.append(f"{(me['wall_ns'] - f) / (g['wall_ns'] - f):.2f}" if g["wall_ns"] > f else "-")
     print("| " + " | ".join(cells) + " |")
 print(f"\n{miss} of {len(rows)} traces miss a target ('!'). Peak RSS is what the replayed heap added;")
 print("ideal is the most requested bytes live at once.")
+if fl:
+    print("floor: libarr-lifo.so (per-thread LIFO lists, nothing given back); over floor: (builtin - floor) /")
+    print("(glibc - floor), wall times: the allocators' own work compared.")
 EOF
