@@ -183,14 +183,21 @@ static inline unsigned arena_index(const struct arr__span_arena *a) { return (un
  * ARR__SPAN_ARENAS is a power of two) */
 static inline struct arr__span_arena *arena_of_seg(const struct arr__spanseg *s)
 {
-	return &arenas[s->arena & (ARR__SPAN_ARENAS - 1)];
+	struct arr__span_arena *a = &arenas[s->arena & (ARR__SPAN_ARENAS - 1)];
+	/* a pointer in a register: GCC otherwise keeps the index and rebuilds
+	 * each field's address from it (an imul by the arena's size at every
+	 * bin, mask and counter access) */
+	__asm__("" : "+r"(a));
+	return a;
 }
 
 /* The arena of heap h's thread's mallocs. */
 static inline struct arr__span_arena *arena_of_heap(const struct arr__heap *h)
 {
 	unsigned n = arr__opt.span_arenas;
-	return &arenas[n > 1 ? h->span_arena % n : 0];
+	struct arr__span_arena *a = &arenas[n > 1 ? h->span_arena % n : 0];
+	__asm__("" : "+r"(a)); /* (as in arena_of_seg) */
+	return a;
 }
 
 static int64_t slack_correction(uint32_t first, uint32_t last);
