@@ -95,18 +95,17 @@ static inline struct arr__block *fast_pop(struct arr__heap *h, size_t size, stru
  * register (h first cost malloc a move). */
 static __attribute__((noinline)) void *alloc_slow(size_t size, struct arr__heap *h, unsigned flags)
 {
-	void *p;
 	/* Span-heap sizes straight there: through arr__malloc_slow, ~100
 	 * instructions of class and sparse-class tests came before the span
 	 * heap's own work (serial `large` replay). Such a request never takes
-	 * a block of a current page of its class (pages of aligned requests). */
+	 * a block of a current page of its class (pages of aligned requests).
+	 * A tail call: it sets errno itself. */
 	if (size > arr__opt.span_lo && size <= arr__opt.span_hi && h != &arr__heap_empty &&
 	    (flags & ~ARR__ALLOC_ZERO) == 0)
-		p = arr__span_malloc(h, size, flags);
-	else if (ARR_UNLIKELY(size > PTRDIFF_MAX))
+		return arr__span_malloc(h, size, flags);
+	if (ARR_UNLIKELY(size > PTRDIFF_MAX))
 		return nomem();
-	else
-		p = arr__malloc_slow(h, size, flags);
+	void *p = arr__malloc_slow(h, size, flags);
 	return p ? p : nomem();
 }
 
@@ -275,6 +274,12 @@ static inline void heap_free(void *p, size_t req)
 	struct arr__heap *h = arr__tl_heap;
 	if (ARR_LIKELY(page->heap == h && flags_and_zero(page) == 0)) {
 		free_checked_push(h, page, p, req);
+		return;
+	}
+	/* a span-heap block (>8 KiB, sparse classes) straight there: through
+	 * arr__free_generic one more call saved and restored its registers */
+	if (page->flags & ARR__PF_SPAN) {
+		arr__span_free_heap(p, h);
 		return;
 	}
 	if (page->heap == h && page->flags == 0) {

@@ -572,16 +572,7 @@ static struct arr__block *checked_block(struct arr__page *page, void *p)
 void arr__free_generic(void *p, struct arr__page *page, struct arr__heap *h, size_t req)
 {
 	if (page->flags & ARR__PF_SPAN) {
-		size_t sz = arr__span_cache_free(h, p);
-		if (h == &arr__heap_empty)
-			return;
-		if (sz <= ARR__SPAN_SPARSE_MAX) {
-			unsigned c = arr__size_class(sz);
-			if (c >= ARR__SPARSE_FIRST && c < ARR__SPARSE_END)
-				h->sparse_live[c - ARR__SPARSE_FIRST]--;
-		}
-		if (arr__dec64_was_le1(&h->tick_left)) /* counts the free */
-			arr__heap_tick(h);
+		arr__span_free_heap(p, h);
 		return;
 	}
 	if (page->flags & ARR__PF_HUGE) {
@@ -1268,25 +1259,6 @@ retry:;
 	ARR__ASSERT(page->free != NULL && h->pages[cls] == page);
 	ARR__ASSERT_EXPENSIVE(arr__page_is_valid(page));
 	return page;
-}
-
-void *arr__span_malloc(struct arr__heap *h, size_t size, unsigned flags)
-{
-	bool zero = flags & ARR__ALLOC_ZERO, clean = false;
-	ARR__ASSERT(h != &arr__heap_empty && (flags & ~ARR__ALLOC_ZERO) == 0);
-	uint8_t *p = arr__span_cache_alloc(h, size, zero, &clean);
-	h->alloc_count += p != NULL;
-	if (p && zero) {
-		if (clean) { /* as a known-zero block of a class: each OS page written once */
-			*(volatile uint8_t *)p = 0;
-			arr__calloc_prefault(p, size);
-			h->calloc_skipped += size;
-		} else {
-			memset(p, 0, size);
-			h->calloc_zeroed += size;
-		}
-	}
-	return p;
 }
 
 void *arr__malloc_slow(struct arr__heap *h, size_t size, unsigned flags)

@@ -849,6 +849,10 @@ void arr__span_free(void *p); /* p in a span segment; aborts on misuse */
 void *arr__span_cache_alloc(struct arr__heap *h, size_t size, bool zero, bool *zeroed);
 /* Returns the block's requested size (what its holder asked for). */
 size_t arr__span_cache_free(struct arr__heap *h, void *p);
+/* free() of p, a block of a span segment, by heap h's thread (maybe
+ * &arr__heap_empty): the free, through the cache if there is one, counted
+ * in h (a sparse class's blocks, the tick's countdown) like the fast path's. */
+void arr__span_free_heap(void *p, struct arr__heap *h);
 /* Give h's cached blocks back to the span heap: all, or those cached
  * before the last tick (the tick then starts a new one). */
 void arr__span_cache_flush(struct arr__heap *h, bool all);
@@ -886,7 +890,8 @@ struct arr__heap *arr__heap_thread_init(void);
 void *arr__malloc_slow(struct arr__heap *h, size_t size, unsigned flags);
 /* A plain request of arr__opt.span_lo < size <= span_hi by an initialised
  * heap h: the span heap's block (what arr__malloc_slow would give, without
- * its class lookups), flags 0 or ARR__ALLOC_ZERO; NULL if out of memory. */
+ * its class lookups), flags 0 or ARR__ALLOC_ZERO; NULL (errno ENOMEM) if out
+ * of memory. In spanheap.c. */
 void *arr__span_malloc(struct arr__heap *h, size_t size, unsigned flags);
 /* Free through the non-fast path; `req`: the size freed by arr_free_sized, or
  * 0. p first, as free's fast path has it (its tail call moves no register). */

@@ -44,6 +44,7 @@
  * arr__lock: the pool's users never wait for it), a futex word of its own
  * (struct span_lock).
  */
+#include <errno.h>
 #include <string.h>
 #include <linux/futex.h>
 #include <sys/syscall.h>
@@ -944,7 +945,7 @@ static void split(struct arr__heap *h, unsigned contended)
 	h->span_arena = 1 + atomic_fetch_add_explicit(&arenas_dealt, 1, memory_order_relaxed) % (n - 1);
 }
 
-void *arr__span_alloc(struct arr__heap *h, size_t size, bool zero, bool *zeroed)
+static inline __attribute__((always_inline)) void *span_alloc(struct arr__heap *h, size_t size, bool zero, bool *zeroed)
 {
 	if (ARR_UNLIKELY(arr__opt.span_split == 0))
 		split(h, 0);
@@ -1039,6 +1040,51 @@ static inline __attribute__((always_inline)) void *carve(struct arr__span_arena 
 	return unit_addr(s, u);
 }
 
+void *arr__span_alloc(struct arr__heap *h, size_t size, bool zero, bool *zeroed)
+{
+	return span_alloc(h, size, zero, zeroed);
+}
+
+/* arr__span_malloc() with a block cache, or for a calloc: out of line */
+static __attribute__((noinline)) void *span_malloc_slow(struct arr__heap *h, size_t size, bool zero)
+{
+	bool clean = false;
+	uint8_t *p = arr__span_cache_alloc(h, size, zero, &clean);
+	if (p == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	h->alloc_count++;
+	if (zero) {
+		if (clean) { /* as a known-zero block of a class: each OS page written once */
+			*(volatile uint8_t *)p = 0;
+			arr__calloc_prefault(p, size);
+			h->calloc_skipped += size;
+		} else {
+			memset(p, 0, size);
+			h->calloc_zeroed += size;
+		}
+	}
+	return p;
+}
+
+/* (here, not in heap.c: malloc's tail call reaches the carve with no call
+ * between, where heap.c's entry, the cache's and this one each saved and
+ * restored the registers: ~40 instructions a malloc) */
+void *arr__span_malloc(struct arr__heap *h, size_t size, unsigned flags)
+{
+	ARR__ASSERT(h != &arr__heap_empty && (flags & ~ARR__ALLOC_ZERO) == 0);
+	if (ARR_UNLIKELY(flags != 0 || h->sc_n != 0))
+		return span_malloc_slow(h, size, flags & ARR__ALLOC_ZERO);
+	void *p = span_alloc(h, size, false, NULL);
+	if (ARR_UNLIKELY(p == NULL)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	h->alloc_count++;
+	return p;
+}
+
 #define FREE_INVALID "free(): invalid pointer (no span block in use there: freed already?)"
 
 /* Set once a block has been cached (never cleared): until then no block is
@@ -1081,7 +1127,7 @@ static inline __attribute__((always_inline)) void span_release_locked(struct arr
 /* The free of p, checked under its arena's lock; returns the bytes the
  * block's holder requested (after a resize or a stay in a cache, what the
  * tags say now), after settling the holder h's slack correction. */
-static size_t span_free_req(struct arr__heap *h, void *p)
+static inline __attribute__((always_inline)) size_t span_free_req(struct arr__heap *h, void *p)
 {
 	struct arr__spanseg *s = seg_of(p);
 	struct arr__span_arena *a = arena_of_seg(s);
@@ -1416,6 +1462,23 @@ void *arr__span_cache_alloc(struct arr__heap *h, size_t size, bool zero, bool *z
 	if (h->sc_n == 0) /* no cache (the default), or an empty one */
 		return arr__span_alloc(h, size, zero, zeroed);
 	return cache_alloc(h, size, zero, zeroed);
+}
+
+/* free() of a span block p by heap h's thread (api.c's heap_free, at its
+ * first test after the fast path): the free, the sparse class's count, the
+ * heap's tick (arr__free_generic's span case, without the calls between) */
+void arr__span_free_heap(void *p, struct arr__heap *h)
+{
+	size_t sz = ARR_UNLIKELY(arr__opt.span_cache != 0) ? arr__span_cache_free(h, p) : span_free_req(h, p);
+	if (h == &arr__heap_empty)
+		return;
+	if (sz <= ARR__SPAN_SPARSE_MAX) {
+		unsigned c = arr__size_class(sz);
+		if (c >= ARR__SPARSE_FIRST && c < ARR__SPARSE_END)
+			h->sparse_live[c - ARR__SPARSE_FIRST]--;
+	}
+	if (arr__dec64_was_le1(&h->tick_left)) /* counts the free */
+		arr__heap_tick(h);
 }
 
 size_t arr__span_cache_free(struct arr__heap *h, void *p)
