@@ -168,19 +168,21 @@ struct arr__span_arena {
 	uint64_t bin_mask[BIN_WORDS];
 	uint64_t bin_words[MASK_WORDS]; /* which bin_mask words are not 0 */
 	struct arr__span_node *lru_head, *lru_tail;
-	uint64_t lru_units;    /* units of spans on the lru */
-	uint64_t resident;     /* data OS pages not known clean (Σ of the segments') */
-	uint64_t ops, tick_at; /* the arena's operations, for the ticks */
-	unsigned busy_spans;   /* purges in flight */
+	uint64_t lru_units;  /* units of spans on the lru */
+	uint64_t resident;   /* data OS pages not known clean (Σ of the segments') */
+	int64_t tick_left;   /* operations to the next tick (a countdown: at 0 the next ticks) */
+	uint64_t ticks;      /* ticks so far (the debug build's walk, every 16th) */
+	unsigned busy_spans; /* purges in flight */
 	/* statistics */
-	uint64_t live_blocks, live_units, live_req, nmallocs, nfrees, purged_pages;
+	/* live blocks: nmallocs - nfrees (one counter fewer on every operation) */
+	uint64_t live_units, live_req, nmallocs, nfrees, purged_pages;
 } __attribute__((aligned(64)));
 
 _Static_assert((ARR__SPAN_ARENAS & (ARR__SPAN_ARENAS - 1)) == 0, "arenas: a power of two");
 /* All zero, so in .bss: an initialised field would put the 268 KB array in
  * .data, file-backed pages that the kernel's fault-around maps 64 KiB at a
- * time (240 KB resident in every program, `sed` included). tick_at starts at
- * 0: the first operation ticks, with nothing to purge. */
+ * time (240 KB resident in every program, `sed` included). tick_left starts
+ * at 0: the first operation ticks, with nothing to purge. */
 ARR__BIG_TABLE(static struct arr__span_arena arenas[ARR__SPAN_ARENAS])
 
 static inline unsigned arena_index(const struct arr__span_arena *a) { return (unsigned)(a - arenas); }
@@ -789,9 +791,9 @@ static void unlock_and_trim(struct arr__span_arena *a)
  * purges come in batches. */
 static __attribute__((noinline)) void unlock_and_tick_slow(struct arr__span_arena *a)
 {
-	a->tick_at = a->ops + TICK_OPS;
+	a->tick_left = TICK_OPS;
 	/* the walk is O(segments x units): every 16th tick, not every operation */
-	if (ARR_DEBUG >= 2 && a->ops % (16 * TICK_OPS) < TICK_OPS)
+	if (ARR_DEBUG >= 2 && a->ticks++ % 16 == 0)
 		ARR__ASSERT_EXPENSIVE(arena_is_valid_locked(a));
 	unlock_and_purge(a);
 }
@@ -805,7 +807,7 @@ static inline __attribute__((always_inline)) void unlock_and_tick_if(struct arr_
 		unlock_and_trim(a);
 		return;
 	}
-	if (ARR_LIKELY(a->ops < a->tick_at)) {
+	if (ARR_LIKELY(a->tick_left > 0)) {
 		lock_give(&a->lock);
 		return;
 	}
@@ -1028,11 +1030,10 @@ static inline __attribute__((always_inline)) void *carve(struct arr__span_arena 
 	set_tags(s, u, need, T_USED | T_START | ((uint32_t)(usable - size) << T_SLACK_SHIFT));
 	if (need > 1) /* the slack as requested now: what the span heap books */
 		s->tag[u + need - 1] |= (uint32_t)(usable - size) << ARR__SP_T_XSLACK_SHIFT;
-	a->live_blocks++;
 	a->live_units += need;
 	a->live_req += size;
 	a->nmallocs++;
-	a->ops++;
+	a->tick_left--;
 	unlock_and_tick_if(a, fresh != 0);
 	/* Growth: the pool's idle memory (kept huge mappings, dirty slices)
 	 * cannot serve this; give back as much (as the pool does for its own). */
@@ -1096,7 +1097,9 @@ void *arr__span_malloc(struct arr__heap *h, size_t size, unsigned flags)
  * marked CACHED, and checked_unit() skips the test of the last tag. */
 static _Atomic bool cache_used;
 
-static inline unsigned checked_unit(struct arr__spanseg *s, const void *p, const char *what)
+/* p's unit, a block in use's first (its tag in *tp), or fatal; the test of
+ * a thread's cache (cached) is the caller's */
+static inline unsigned checked_unit_tag(struct arr__spanseg *s, const void *p, const char *what, uint32_t *tp)
 {
 	uintptr_t off = (uintptr_t)p - (uintptr_t)s;
 	unsigned u = (unsigned)(off >> UNIT_SHIFT);
@@ -1105,11 +1108,24 @@ static inline unsigned checked_unit(struct arr__spanseg *s, const void *p, const
 	uint32_t t = __atomic_load_n(&s->tag[u], __ATOMIC_RELAXED);
 	if (ARR__MISUSE((t & (T_STATE | T_START)) != (T_USED | T_START)))
 		arr__fatal(what, p);
-	/* free in a thread's cache: not in use either */
-	if (atomic_load_explicit(&cache_used, memory_order_relaxed) &&
-	    ARR__MISUSE((t & T_LEN) > 1 && u + (t & T_LEN) <= UNITS &&
+	*tp = t;
+	return u;
+}
+
+/* free in a thread's cache: not in use either */
+static inline void check_not_cached(struct arr__spanseg *s, const void *p, const char *what, unsigned u, uint32_t t)
+{
+	if (ARR__MISUSE((t & T_LEN) > 1 && u + (t & T_LEN) <= UNITS &&
 			(__atomic_load_n(&s->tag[u + (t & T_LEN) - 1], __ATOMIC_RELAXED) & ARR__SP_T_CACHED)))
 		arr__fatal(what, p);
+}
+
+static inline unsigned checked_unit(struct arr__spanseg *s, const void *p, const char *what)
+{
+	uint32_t t;
+	unsigned u = checked_unit_tag(s, p, what, &t);
+	if (atomic_load_explicit(&cache_used, memory_order_relaxed))
+		check_not_cached(s, p, what, u, t);
 	return u;
 }
 
@@ -1119,11 +1135,10 @@ static inline __attribute__((always_inline)) void span_release_locked(struct arr
 {
 	uint32_t t = s->tag[u];
 	unsigned len = t & T_LEN;
-	a->live_blocks--;
 	a->live_units -= len;
 	a->live_req -= ((size_t)len << UNIT_SHIFT) - (t >> T_SLACK_SHIFT & ARR__SP_T_SLACK_MASK);
 	a->nfrees++;
-	a->ops++;
+	a->tick_left--;
 	s->tag[u] = 0;
 	s->tag[u + len - 1] = 0;
 	free_coalesce(a, s, u, len);
@@ -1137,11 +1152,13 @@ static inline __attribute__((always_inline)) size_t span_free_req(struct arr__he
 	struct arr__spanseg *s = seg_of(p);
 	struct arr__span_arena *a = arena_of_seg(s);
 	lock_take(&a->lock);
-	unsigned u = checked_unit(s, p, FREE_INVALID);
-	uint32_t first = s->tag[u], len = first & T_LEN;
-	/* only a block that was in a cache has a correction */
+	uint32_t first;
+	unsigned u = checked_unit_tag(s, p, FREE_INVALID, &first), len = first & T_LEN;
+	/* only a block that was in a cache has a correction (cache_used read
+	 * once: an atomic, loaded again at each use) */
 	int64_t corr = 0;
-	if (atomic_load_explicit(&cache_used, memory_order_relaxed)) {
+	if (ARR_UNLIKELY(atomic_load_explicit(&cache_used, memory_order_relaxed))) {
+		check_not_cached(s, p, FREE_INVALID, u, first);
 		corr = slack_correction(first, s->tag[u + len - 1]);
 		waste_add(h, -corr);
 	}
@@ -1150,7 +1167,7 @@ static inline __attribute__((always_inline)) size_t span_free_req(struct arr__he
 		((size_t)len << UNIT_SHIFT) - (size_t)((int64_t)(first >> T_SLACK_SHIFT & ARR__SP_T_SLACK_MASK) + corr);
 	span_release_locked(a, s, u);
 	if (decay_at_once())
-		a->tick_at = a->ops; /* purge_delay 0: at once, nothing kept */
+		a->tick_left = 0; /* purge_delay 0: at once, nothing kept */
 	unlock_and_tick_if(a, true);
 	return req;
 }
@@ -1163,7 +1180,7 @@ void arr__span_free(void *p)
 	unsigned u = checked_unit(s, p, FREE_INVALID);
 	span_release_locked(a, s, u);
 	if (decay_at_once())
-		a->tick_at = a->ops; /* purge_delay 0: at once, nothing kept */
+		a->tick_left = 0; /* purge_delay 0: at once, nothing kept */
 	unlock_and_tick_if(a, true);
 }
 
@@ -1236,7 +1253,7 @@ bool arr__span_resize(struct arr__heap *h, void *p, size_t size)
 		s->tag[u + need - 1] |= slack << ARR__SP_T_XSLACK_SHIFT;
 	a->live_units += need;
 	a->live_req += size;
-	a->ops++;
+	a->tick_left--;
 	if (need < len)
 		free_insert(a, s, u + need, len - need, true);
 	unlock_and_tick(a);
@@ -1328,7 +1345,7 @@ void arr__span_stats(struct arr__span_stats *out)
 			out->resident += (size_t)FIRST_UNIT * UNIT +
 					 ((size_t)(OSPAGES - FIRST_UNIT / UNITS_PER_OSPAGE) - clean) * ARR__OS_PAGE;
 		}
-		out->live_blocks += a->live_blocks;
+		out->live_blocks += a->nmallocs - a->nfrees;
 		out->live_usable += a->live_units << UNIT_SHIFT;
 		out->live_req += a->live_req;
 		out->mallocs += a->nmallocs;
@@ -1391,7 +1408,7 @@ static void cache_release(struct arr__heap *h, unsigned n)
 		if (arena_of_seg(s) != a) {
 			if (a != NULL) {
 				if (decay_at_once())
-					a->tick_at = a->ops;
+					a->tick_left = 0;
 				unlock_and_tick(a);
 			}
 			a = arena_of_seg(s);
@@ -1406,7 +1423,7 @@ static void cache_release(struct arr__heap *h, unsigned n)
 	h->sc_n -= n;
 	memmove(h->sc, h->sc + n, h->sc_n * sizeof h->sc[0]);
 	if (decay_at_once())
-		a->tick_at = a->ops;
+		a->tick_left = 0;
 	unlock_and_tick(a);
 	ARR__ASSERT_EXPENSIVE(arr__span_cache_is_valid(h));
 }
@@ -1670,7 +1687,7 @@ static bool arena_is_valid_locked(struct arr__span_arena *a)
 	ARR__CHECK(a->lru_tail == prev);
 	ARR__CHECK(nseg == a->nsegs);
 	ARR__CHECK(lu == dirty && lu == a->lru_units);
-	ARR__CHECK(used == a->live_units && nused == a->live_blocks && req == a->live_req);
+	ARR__CHECK(used == a->live_units && nused == a->nmallocs - a->nfrees && req == a->live_req);
 	ARR__CHECK(busy == a->busy_spans);
 	ARR__CHECK(resident == a->resident);
 	return true;
