@@ -273,10 +273,10 @@ static void set_tags(struct arr__spanseg *s, unsigned u, unsigned len, uint32_t 
 static void bin_insert(struct arr__span_arena *a, struct arr__span_node *n, unsigned len)
 {
 	unsigned b = bin_of(len);
-	n->prev = NULL;
+	n->pprev = &a->bins[b];
 	n->next = a->bins[b];
 	if (n->next)
-		n->next->prev = n;
+		n->next->pprev = &n->next;
 	a->bins[b] = n;
 	uint64_t *w = &a->bin_mask[b / 64];
 	if (*w == 0)
@@ -286,13 +286,12 @@ static void bin_insert(struct arr__span_arena *a, struct arr__span_node *n, unsi
 
 static void bin_remove(struct arr__span_arena *a, struct arr__span_node *n, unsigned len)
 {
+	/* (the link to n, the bin's head or the previous node's next: no
+	 * test for the head) */
 	unsigned b = bin_of(len);
-	if (n->prev)
-		n->prev->next = n->next;
-	else
-		a->bins[b] = n->next;
+	*n->pprev = n->next;
 	if (n->next)
-		n->next->prev = n->prev;
+		n->next->pprev = n->pprev;
 	if (a->bins[b] == NULL && (a->bin_mask[b / 64] &= ~((uint64_t)1 << (b % 64))) == 0)
 		a->bin_words[b / 64 / 64] &= ~((uint64_t)1 << (b / 64 % 64));
 }
@@ -1667,7 +1666,7 @@ static bool arena_is_valid_locked(struct arr__span_arena *a)
 			uint32_t t = s->tag[n->unit];
 			ARR__CHECK((t & T_STATE) == T_FREE && bin_of(t & T_LEN) == b);
 			ARR__CHECK(&s->node[t >> T_SLOT_SHIFT & T_SLOT_MASK] == n);
-			ARR__CHECK(n->prev == prev);
+			ARR__CHECK(n->pprev == (prev ? &((struct arr__span_node *)prev)->next : &a->bins[b]));
 			ARR__CHECK(++inbins <= nfree);
 		}
 	}
