@@ -199,15 +199,6 @@ static inline struct arr__span_arena *arena_of_seg(const struct arr__spanseg *s)
 	return a;
 }
 
-/* The arena of heap h's thread's mallocs. */
-static inline struct arr__span_arena *arena_of_heap(const struct arr__heap *h)
-{
-	unsigned n = arr__opt.span_arenas;
-	struct arr__span_arena *a = &arenas[n > 1 ? h->span_arena % n : 0];
-	__asm__("" : "+r"(a)); /* (as in arena_of_seg) */
-	return a;
-}
-
 static int64_t slack_correction(uint32_t first, uint32_t last);
 static bool arena_is_valid_locked(struct arr__span_arena *a);
 static void waste_add(struct arr__heap *h, int64_t d);
@@ -955,7 +946,11 @@ static inline __attribute__((always_inline)) void *span_alloc(struct arr__heap *
 {
 	if (ARR_UNLIKELY(arr__opt.span_split == 0))
 		split(h, 0);
-	struct arr__span_arena *a = arena_of_heap(h);
+	/* read once: the lock's acquire would load it again after it */
+	unsigned narenas = arr__opt.span_arenas;
+	/* heap h's thread's arena */
+	struct arr__span_arena *a = &arenas[narenas > 1 ? h->span_arena % narenas : 0];
+	__asm__("" : "+r"(a)); /* (as in arena_of_seg) */
 	unsigned need = (unsigned)((size + UNIT - 1) >> UNIT_SHIFT);
 	if (need == 0)
 		need = 1;
@@ -966,7 +961,7 @@ static inline __attribute__((always_inline)) void *span_alloc(struct arr__heap *
 	struct arr__spanseg *s;
 	unsigned u;
 	bool found = best_fit(a, need, &s, &u);
-	if (arr__opt.span_arenas > 1 && (!found || carve_faults(s, u, need, size))) {
+	if (narenas > 1 && (!found || carve_faults(s, u, need, size))) {
 		struct arr__spanseg *os;
 		unsigned ou;
 		struct arr__span_arena *o = steal(a, need, size, &os, &ou);
