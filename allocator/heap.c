@@ -1294,7 +1294,10 @@ static void *malloc_slow(struct arr__heap *h, size_t size, unsigned flags);
  * again, to the same answer: a class marked dense here stays dense). */
 void *arr__malloc_slow(struct arr__heap *h, size_t size, unsigned flags)
 {
-	if (ARR_LIKELY(atomic_load_explicit(&arr__init_state, memory_order_acquire) == 2) && h != &arr__heap_empty &&
+	/* (first a size above the last class before the sparse ones: the other
+	 * slow-path mallocs pay two instructions for this front) */
+	if (size > arr__class_size[ARR__SPARSE_FIRST - 1] &&
+	    ARR_LIKELY(atomic_load_explicit(&arr__init_state, memory_order_acquire) == 2) && h != &arr__heap_empty &&
 	    size <= arr__opt.span_min && size <= arr__opt.mmap_threshold && !(flags & ARR__ALLOC_EXACT)) {
 		unsigned cls = arr__size_class(size), sk = cls - ARR__SPARSE_FIRST;
 		if (sparse_to_span(h, cls, sk)) {
