@@ -275,15 +275,23 @@ static void bin_insert(struct arr__span_arena *a, struct arr__span_node *n, unsi
 	*w |= (uint64_t)1 << (b % 64);
 }
 
-static void bin_remove(struct arr__span_arena *a, struct arr__span_node *n, unsigned len)
+static void bin_remove(struct arr__span_arena *a, struct arr__span_node *n)
 {
-	/* (the link to n, the bin's head or the previous node's next: no
-	 * test for the head) */
-	unsigned b = bin_of(len);
-	*n->pprev = n->next;
-	if (n->next)
-		n->next->pprev = n->pprev;
-	if (a->bins[b] == NULL && (a->bin_mask[b / 64] &= ~((uint64_t)1 << (b % 64))) == 0)
+	/* The link to n (pprev) is the bin's head or the previous node's next:
+	 * no test for the head. A bin empties only when n was its last node, a
+	 * head with no next: then pprev is inside bins[] and says the bin, so
+	 * neither the bin of the length nor the head is looked up. */
+	struct arr__span_node *next = n->next, **pp = n->pprev;
+	*pp = next;
+	if (next != NULL) {
+		next->pprev = pp;
+		return;
+	}
+	uintptr_t off = (uintptr_t)pp - (uintptr_t)a->bins;
+	if (off >= sizeof a->bins)
+		return; /* not the head: the bin keeps the nodes before n */
+	unsigned b = (unsigned)(off / sizeof a->bins[0]);
+	if ((a->bin_mask[b / 64] &= ~((uint64_t)1 << (b % 64))) == 0)
 		a->bin_words[b / 64 / 64] &= ~((uint64_t)1 << (b / 64 % 64));
 }
 
@@ -317,7 +325,7 @@ static void lru_remove(struct arr__span_arena *a, struct arr__span_node *n, unsi
 static void free_unlink(struct arr__span_arena *a, struct arr__spanseg *s, unsigned u, unsigned len)
 {
 	struct arr__span_node *n = node_at(s, u);
-	bin_remove(a, n, len);
+	bin_remove(a, n);
 	if (s->tag[u] & T_DIRTY)
 		lru_remove(a, n, len);
 	node_release(s, n);
@@ -442,7 +450,7 @@ static void seg_drop(struct arr__span_arena *a, struct arr__spanseg *s)
 {
 	/* a resident page here would stay in a->resident after the unmap */
 	ARR__ASSERT(dirty_pages(s, FIRST_UNIT / UNITS_PER_OSPAGE, OSPAGES) == 0);
-	bin_remove(a, node_at(s, FIRST_UNIT), DATA_UNITS);
+	bin_remove(a, node_at(s, FIRST_UNIT));
 	for (struct arr__spanseg **pp = &a->segs; *pp; pp = &(*pp)->next)
 		if (*pp == s) {
 			*pp = s->next;
@@ -565,7 +573,7 @@ static unsigned free_insert(struct arr__span_arena *a, struct arr__spanseg *s, u
 		unsigned nl = s->tag[e] & T_LEN, nu = side == 0 ? e + 1 - nl : e;
 		struct arr__span_node *n = node_at(s, nu);
 		bool nd = s->tag[nu] & T_DIRTY;
-		bin_remove(a, n, nl);
+		bin_remove(a, n);
 		if (nd && !dirty && (keep == NULL || n->stamp > keep->stamp)) {
 			if (keep != NULL) {
 				lru_remove(a, keep, 0);
@@ -619,7 +627,7 @@ static inline __attribute__((always_inline)) void free_coalesce(struct arr__span
 		if ((lt & T_STATE) == T_FREE) {
 			unsigned nl = lt & T_LEN, nu = u - nl;
 			n = node_at(s, nu);
-			bin_remove(a, n, nl);
+			bin_remove(a, n);
 			if (lt & T_DIRTY)
 				lru_remove(a, n, nl);
 			s->tag[u - 1] = 0;
@@ -632,7 +640,7 @@ static inline __attribute__((always_inline)) void free_coalesce(struct arr__span
 		if ((rt & T_STATE) == T_FREE) {
 			unsigned nl = rt & T_LEN;
 			struct arr__span_node *r = node_at(s, e);
-			bin_remove(a, r, nl);
+			bin_remove(a, r);
 			if (rt & T_DIRTY)
 				lru_remove(a, r, nl);
 			s->tag[e] = 0;
@@ -992,7 +1000,7 @@ static inline __attribute__((always_inline)) void *carve(struct arr__span_arena 
 	ARR__ASSERT((s->tag[u] & T_STATE) == T_FREE && len >= need);
 	bool dirty = s->tag[u] & T_DIRTY;
 	struct arr__span_node *n = node_at(s, u);
-	bin_remove(a, n, len);
+	bin_remove(a, n);
 	if (len > need && size <= ARR__SPAN_SPARSE_MAX) {
 		/* A block of a sparse class from the high end, the rest keeps the
 		 * low end (and the node): small blocks carved where big ones are
@@ -1217,7 +1225,7 @@ bool arr__span_resize(struct arr__heap *h, void *p, size_t size)
 		unsigned take = need - len;
 		bool dirty = et & T_DIRTY;
 		struct arr__span_node *n = node_at(s, e);
-		bin_remove(a, n, el);
+		bin_remove(a, n);
 		s->tag[e] = 0;
 		s->tag[e + el - 1] = 0;
 		if (el > take) {
