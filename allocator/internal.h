@@ -814,11 +814,11 @@ _Static_assert(ARR__SP_T_SLACK_SHIFT + ARR__SPAN_UNIT_SHIFT <= 32 &&
  * are reused LIFO, so the resident part of the node array grows with the
  * number of free spans, not with the segment. */
 struct arr__span_node {
-	struct arr__span_node *next, **pprev; /* bin (pprev: the link to it); `next` links free slots */
-	struct arr__span_node *lnext, *lprev; /* lru (dirty free spans) */
-	uint64_t stamp;                       /* op clock when freed */
-	uint32_t unit;                        /* the span's first unit */
-	uint32_t slot;                        /* its index in node[], for good */
+	struct arr__span_node *next, **pprev;   /* bin (pprev: the link to it); `next` links free slots */
+	struct arr__span_node *lnext, **lpprev; /* lru (dirty free spans; lpprev: the link to it) */
+	uint64_t stamp;                         /* op clock when freed */
+	uint32_t unit;                          /* the span's first unit */
+	uint32_t slot;                          /* its index in node[], for good */
 };
 
 struct arr__spanseg {

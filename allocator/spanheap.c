@@ -167,7 +167,10 @@ struct arr__span_arena {
 	struct arr__span_node *bins[NBINS];
 	uint64_t bin_mask[BIN_WORDS];
 	uint64_t bin_words[MASK_WORDS]; /* which bin_mask words are not 0 */
-	struct arr__span_node *lru_head, *lru_tail;
+	/* lru_tailp: the link a node appended goes in, the last node's lnext
+	 * or &lru_head (set with the arena's first segment: arenas are all
+	 * zero, in .bss) */
+	struct arr__span_node *lru_head, **lru_tailp;
 	uint64_t lru_units;  /* units of spans on the lru */
 	uint64_t resident;   /* data OS pages not known clean (Σ of the segments') */
 	int64_t tick_left;   /* operations to the next tick (a countdown: at 0 the next ticks) */
@@ -295,28 +298,26 @@ static void bin_remove(struct arr__span_arena *a, struct arr__span_node *n)
 		a->bin_words[b / 64 / 64] &= ~((uint64_t)1 << (b / 64 % 64));
 }
 
+/* (links as the bins': lpprev is the link to the node, so neither the
+ * head nor the tail is a case of its own) */
 static void lru_append(struct arr__span_arena *a, struct arr__span_node *n, unsigned len)
 {
+	ARR__ASSERT(a->lru_tailp != NULL && *a->lru_tailp == NULL);
 	n->lnext = NULL;
-	n->lprev = a->lru_tail;
-	if (a->lru_tail)
-		a->lru_tail->lnext = n;
-	else
-		a->lru_head = n;
-	a->lru_tail = n;
+	n->lpprev = a->lru_tailp;
+	*a->lru_tailp = n;
+	a->lru_tailp = &n->lnext;
 	a->lru_units += len;
 }
 
 static void lru_remove(struct arr__span_arena *a, struct arr__span_node *n, unsigned len)
 {
-	if (n->lprev)
-		n->lprev->lnext = n->lnext;
+	struct arr__span_node *next = n->lnext, **pp = n->lpprev;
+	*pp = next;
+	if (next != NULL)
+		next->lpprev = pp;
 	else
-		a->lru_head = n->lnext;
-	if (n->lnext)
-		n->lnext->lprev = n->lprev;
-	else
-		a->lru_tail = n->lprev;
+		a->lru_tailp = pp;
 	a->lru_units -= len;
 }
 
@@ -429,6 +430,8 @@ static struct arr__spanseg *seg_new(struct arr__span_arena *a)
 		return NULL;
 	s->seg.kind = 2;
 	s->arena = arena_index(a);
+	if (a->lru_tailp == NULL) /* the arena's first segment: its lru is empty */
+		a->lru_tailp = &a->lru_head;
 	for (unsigned k = 0; k < ARR__SLICES; k++) {
 		s->seg.pages[k].flags = ARR__PF_SPAN;
 		s->seg.pages[k].cls = ARR__NCLASSES;
@@ -1682,11 +1685,14 @@ static bool arena_is_valid_locked(struct arr__span_arena *a)
 		uint32_t t = s->tag[n->unit];
 		ARR__CHECK(s->arena == arena_index(a));
 		ARR__CHECK((t & T_STATE) == T_FREE && (t & T_DIRTY));
-		ARR__CHECK(n->lprev == prev && (prev == NULL || prev->stamp <= n->stamp));
+		ARR__CHECK(n->lpprev == (prev ? &((struct arr__span_node *)prev)->lnext : &a->lru_head));
+		ARR__CHECK(prev == NULL || prev->stamp <= n->stamp);
 		lu += t & T_LEN;
 		ARR__CHECK(lu <= dirty);
 	}
-	ARR__CHECK(a->lru_tail == prev);
+	ARR__CHECK(a->lru_tailp == NULL
+			   ? a->nsegs == 0 && prev == NULL
+			   : a->lru_tailp == (prev ? &((struct arr__span_node *)prev)->lnext : &a->lru_head));
 	ARR__CHECK(nseg == a->nsegs);
 	ARR__CHECK(lu == dirty && lu == a->lru_units);
 	ARR__CHECK(used == a->live_units && nused == a->nmallocs - a->nfrees && req == a->live_req);
