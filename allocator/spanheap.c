@@ -215,11 +215,16 @@ static inline struct arr__spanseg *seg_of_node(const struct arr__span_node *n)
 	return (struct arr__spanseg *)arr__segment_of(n);
 }
 
-/* The node of the free span starting at u. */
-static inline struct arr__span_node *node_at(struct arr__spanseg *s, unsigned u)
+/* The node of the free span whose first tag is t, and t's slot bits (what
+ * slot_bits() says of that node, without loading it). */
+static inline struct arr__span_node *node_of_tag(struct arr__spanseg *s, uint32_t t)
 {
-	return &s->node[s->tag[u] >> T_SLOT_SHIFT & T_SLOT_MASK];
+	return &s->node[t >> T_SLOT_SHIFT & T_SLOT_MASK];
 }
+#define SLOT_BITS (T_SLOT_MASK << T_SLOT_SHIFT)
+
+/* The node of the free span starting at u. */
+static inline struct arr__span_node *node_at(struct arr__spanseg *s, unsigned u) { return node_of_tag(s, s->tag[u]); }
 
 /* (the node's own index: n - s->node divides by the node's size) */
 static inline uint32_t slot_bits(const struct arr__spanseg *s, const struct arr__span_node *n)
@@ -619,21 +624,28 @@ static unsigned free_insert(struct arr__span_arena *a, struct arr__spanseg *s, u
  * (no slot released and taken again) and goes to the lru's tail with the
  * clock's stamp, as free_insert() would put it: that one's general path
  * (the lru place a purged span inherits) was a sixth of a `large`
- * replay's instructions. Its tags at u and u + len - 1 are zero. */
+ * replay's instructions. The block's own tags (at u, u + len - 1) are
+ * zeroed only where a merge makes them inner ones: otherwise the free
+ * span's tags overwrite them. */
 static inline __attribute__((always_inline)) void free_coalesce(struct arr__span_arena *a, struct arr__spanseg *s,
 								unsigned u, unsigned len)
 {
 	struct arr__span_node *n = NULL;
+	uint32_t slot = 0; /* n's slot bits, from its tag */
 	unsigned e = u + len;
 	if (u > FIRST_UNIT) {
 		uint32_t lt = s->tag[u - 1];
 		if ((lt & T_STATE) == T_FREE) {
 			unsigned nl = lt & T_LEN, nu = u - nl;
-			n = node_at(s, nu);
+			uint32_t ft = s->tag[nu];
+			n = node_of_tag(s, ft);
+			slot = ft & SLOT_BITS;
 			bin_remove(a, n);
 			if (lt & T_DIRTY)
 				lru_remove(a, n, nl);
+			/* the boundary merged away: the neighbour's last, the block's first */
 			s->tag[u - 1] = 0;
+			s->tag[u] = 0;
 			u = nu;
 			len += nl;
 		}
@@ -642,22 +654,28 @@ static inline __attribute__((always_inline)) void free_coalesce(struct arr__span
 		uint32_t rt = s->tag[e];
 		if ((rt & T_STATE) == T_FREE) {
 			unsigned nl = rt & T_LEN;
-			struct arr__span_node *r = node_at(s, e);
+			struct arr__span_node *r = node_of_tag(s, rt);
 			bin_remove(a, r);
 			if (rt & T_DIRTY)
 				lru_remove(a, r, nl);
+			s->tag[e - 1] = 0;
 			s->tag[e] = 0;
 			len += nl;
-			if (n == NULL)
+			if (n == NULL) {
 				n = r;
-			else
+				slot = rt & SLOT_BITS;
+			} else {
 				node_release(s, r);
+			}
 		}
 	}
-	if (n == NULL)
+	if (n == NULL) {
 		n = node_new(s, u);
+		slot = slot_bits(s, n);
+	}
+	ARR__ASSERT(slot == slot_bits(s, n));
 	n->unit = u;
-	set_tags(s, u, len, T_FREE | T_DIRTY | slot_bits(s, n));
+	set_tags(s, u, len, T_FREE | T_DIRTY | slot);
 	bin_insert(a, n, len);
 	n->stamp = arr__pool_clock();
 	lru_append(a, n, len);
@@ -998,11 +1016,14 @@ static inline __attribute__((always_inline)) void *span_alloc(struct arr__heap *
 static inline __attribute__((always_inline)) void *carve(struct arr__span_arena *a, struct arr__spanseg *s, unsigned u,
 							 unsigned need, size_t size, bool zero, bool *zeroed)
 {
-	unsigned len;
-	len = s->tag[u] & T_LEN;
-	ARR__ASSERT((s->tag[u] & T_STATE) == T_FREE && len >= need);
-	bool dirty = s->tag[u] & T_DIRTY;
-	struct arr__span_node *n = node_at(s, u);
+	uint32_t t = s->tag[u];
+	unsigned len = t & T_LEN;
+	ARR__ASSERT((t & T_STATE) == T_FREE && len >= need);
+	bool dirty = t & T_DIRTY;
+	/* the rest's tag: FREE, and the span's dirty bit and slot as they are */
+	uint32_t rest = T_FREE | (t & (T_DIRTY | SLOT_BITS));
+	struct arr__span_node *n = node_of_tag(s, t);
+	ARR__ASSERT((rest & SLOT_BITS) == slot_bits(s, n));
 	bin_remove(a, n);
 	if (len > need && size <= ARR__SPAN_SPARSE_MAX) {
 		/* A block of a sparse class from the high end, the rest keeps the
@@ -1011,7 +1032,7 @@ static inline __attribute__((always_inline)) void *carve(struct arr__span_arena 
 		 * set (60 % 1-16 KiB) peaked at 18 680 KB so, 16 884 this way
 		 * (17 312 without sparse classes; glibc 16 860). */
 		unsigned rl = len - need;
-		set_tags(s, u, rl, T_FREE | (dirty ? T_DIRTY : 0) | slot_bits(s, n));
+		set_tags(s, u, rl, rest);
 		bin_insert(a, n, rl);
 		if (dirty)
 			a->lru_units -= need;
@@ -1020,7 +1041,7 @@ static inline __attribute__((always_inline)) void *carve(struct arr__span_arena 
 		/* the rest stays free, with the node: same lru place and stamp */
 		unsigned r = u + need, rl = len - need;
 		n->unit = r;
-		set_tags(s, r, rl, T_FREE | (dirty ? T_DIRTY : 0) | slot_bits(s, n));
+		set_tags(s, r, rl, rest);
 		bin_insert(a, n, rl);
 		if (dirty)
 			a->lru_units -= need;
@@ -1144,8 +1165,6 @@ static inline __attribute__((always_inline)) void span_release_locked(struct arr
 	a->live_req -= ((size_t)len << UNIT_SHIFT) - (t >> T_SLACK_SHIFT & ARR__SP_T_SLACK_MASK);
 	a->nfrees++;
 	a->tick_left--;
-	s->tag[u] = 0;
-	s->tag[u + len - 1] = 0;
 	free_coalesce(a, s, u, len);
 }
 
