@@ -173,6 +173,7 @@ struct arr__span_arena {
 	struct arr__span_node *lru_head, **lru_tailp;
 	uint64_t lru_units;  /* units of spans on the lru */
 	uint64_t resident;   /* data OS pages not known clean (Σ of the segments') */
+	int64_t trim_lim;    /* a trim is due while live_units < this (trim_lim_of(resident)) */
 	int64_t tick_left;   /* operations to the next tick (a countdown: at 0 the next ticks) */
 	uint64_t ticks;      /* ticks so far (the debug build's walk, every 16th) */
 	unsigned busy_spans; /* purges in flight */
@@ -205,6 +206,7 @@ static inline struct arr__span_arena *arena_of_seg(const struct arr__spanseg *s)
 static int64_t slack_correction(uint32_t first, uint32_t last);
 static bool arena_is_valid_locked(struct arr__span_arena *a);
 static void waste_add(struct arr__heap *h, int64_t d);
+static inline void resident_add(struct arr__span_arena *a, int64_t pages);
 
 /* ---- units, tags, nodes ---- */
 
@@ -700,7 +702,7 @@ static void purge_finish(struct arr__span_arena *a, struct busy *b, unsigned n, 
 			unsigned e = pa + (unsigned)(iov[i].iov_len / ARR__OS_PAGE);
 			if (pa < lo || e > hi)
 				continue;
-			a->resident -= (e - pa) - bits_count(s->clean, pa, e);
+			resident_add(a, -(int64_t)((e - pa) - bits_count(s->clean, pa, e)));
 			for (unsigned j = pa; j < e; j++)
 				s->clean[j / 64] |= (uint64_t)1 << (j % 64);
 		}
@@ -782,6 +784,32 @@ static uint64_t trim_goal(const struct arr__span_arena *a)
 	return a->resident - (TRIM_RATIO / 2 * live + TRIM_FLOOR_PAGES / 2);
 }
 
+/* trim_goal() != 0, the test every free makes, as one compare: with D =
+ * resident - TRIM_FLOOR_PAGES, resident > 8 ceil(live / 16) + floor iff
+ * ceil(live / 16) <= ceil(D / 8) - 1 = K iff live <= 16 K, so the bound on
+ * live units moves only with `resident` (a carve of fresh pages, a purge)
+ * and is kept with it (resident_add()); 0 (never: live units are not
+ * negative) while D <= 0. */
+static inline int64_t trim_lim_of(uint64_t resident)
+{
+	_Static_assert(TRIM_RATIO == 8 && UNITS_PER_OSPAGE == 16, "trim_lim_of() follows trim_goal()");
+	int64_t d = (int64_t)resident - (int64_t)TRIM_FLOOR_PAGES;
+	return d <= 0 ? 0 : 16 * ((d + 7) / 8 - 1) + 1;
+}
+
+static inline void resident_add(struct arr__span_arena *a, int64_t pages)
+{
+	a->resident += (uint64_t)pages;
+	a->trim_lim = trim_lim_of(a->resident);
+}
+
+static inline bool trim_due(const struct arr__span_arena *a)
+{
+	bool due = arr__opt.purge_delay >= 0 && (int64_t)a->live_units < a->trim_lim;
+	ARR__ASSERT(due == (trim_goal(a) != 0));
+	return due;
+}
+
 /* Called with the lock held; releases it. A purged span that merges with a
  * dirty neighbour, or takes in a resident page it shared with a clean one,
  * stays on the lru (resident drops, lru_units does not), so the rounds are
@@ -822,7 +850,7 @@ static __attribute__((noinline)) void unlock_and_tick_slow(struct arr__span_aren
  * make a trim due: only frees and mallocs that take fresh pages test. */
 static inline __attribute__((always_inline)) void unlock_and_tick_if(struct arr__span_arena *a, bool trim)
 {
-	if (trim && ARR_UNLIKELY(trim_goal(a) != 0)) {
+	if (trim && ARR_UNLIKELY(trim_due(a))) {
 		unlock_and_trim(a);
 		return;
 	}
@@ -1051,7 +1079,8 @@ static inline __attribute__((always_inline)) void *carve(struct arr__span_arena 
 		node_release(s, n);
 	}
 	unsigned fresh = range_take(s, u, need);
-	a->resident += fresh;
+	if (fresh != 0)
+		resident_add(a, fresh);
 	size_t usable = (size_t)need << UNIT_SHIFT;
 	set_tags(s, u, need, T_USED | T_START | ((uint32_t)(usable - size) << T_SLACK_SHIFT));
 	if (need > 1) /* the slack as requested now: what the span heap books */
@@ -1262,7 +1291,8 @@ bool arr__span_resize(struct arr__heap *h, void *p, size_t size)
 			node_release(s, n);
 		}
 		fresh = range_take(s, e, take);
-		a->resident += fresh;
+		if (fresh != 0)
+			resident_add(a, fresh);
 	}
 	/* the holder's slack correction (a block from a thread's cache) ends:
 	 * the tags say the new request exactly */
@@ -1717,6 +1747,7 @@ static bool arena_is_valid_locked(struct arr__span_arena *a)
 	ARR__CHECK(used == a->live_units && nused == a->nmallocs - a->nfrees && req == a->live_req);
 	ARR__CHECK(busy == a->busy_spans);
 	ARR__CHECK(resident == a->resident);
+	ARR__CHECK(a->trim_lim == trim_lim_of(a->resident));
 	return true;
 }
 
