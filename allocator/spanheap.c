@@ -1001,10 +1001,11 @@ static void split(struct arr__heap *h, unsigned contended)
 
 static inline __attribute__((always_inline)) void *span_alloc(struct arr__heap *h, size_t size, bool zero, bool *zeroed)
 {
-	if (ARR_UNLIKELY(arr__opt.span_split == 0))
-		split(h, 0);
 	/* read once: the lock's acquire would load it again after it */
 	unsigned narenas = arr__opt.span_arenas;
+	/* (split() does nothing with one arena, the default: one test then) */
+	if (ARR_UNLIKELY(narenas > 1 && arr__opt.span_split == 0))
+		split(h, 0);
 	/* heap h's thread's arena */
 	struct arr__span_arena *a = &arenas[narenas > 1 ? h->span_arena % narenas : 0];
 	__asm__("" : "+r"(a)); /* (as in arena_of_seg) */
