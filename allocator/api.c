@@ -93,7 +93,7 @@ static inline struct arr__block *fast_pop(struct arr__heap *h, size_t size, stru
 /* Out of line, so that the fast path reaches it by a tail call and needs no
  * stack frame of its own. size first: malloc's argument stays in its
  * register (h first cost malloc a move). */
-static __attribute__((noinline)) void *alloc_slow(size_t size, struct arr__heap *h, unsigned flags)
+static inline __attribute__((always_inline)) void *alloc_slow_body(size_t size, struct arr__heap *h, unsigned flags)
 {
 	/* Span-heap sizes straight there: through arr__malloc_slow, ~100
 	 * instructions of class and sparse-class tests came before the span
@@ -109,6 +109,17 @@ static __attribute__((noinline)) void *alloc_slow(size_t size, struct arr__heap 
 	return p ? p : nomem();
 }
 
+static __attribute__((noinline)) void *alloc_slow(size_t size, struct arr__heap *h, unsigned flags)
+{
+	return alloc_slow_body(size, h, flags);
+}
+
+/* malloc's own copy (flags 0): the span heap's test without the flags' */
+static __attribute__((noinline)) void *alloc_slow_plain(size_t size, struct arr__heap *h)
+{
+	return alloc_slow_body(size, h, 0);
+}
+
 static inline void *heap_alloc_flags(size_t size, unsigned flags)
 {
 	struct arr__heap *h = arr__tl_heap;
@@ -116,6 +127,8 @@ static inline void *heap_alloc_flags(size_t size, unsigned flags)
 	struct arr__block *b = fast_pop(h, size, &page);
 	if (ARR_LIKELY(b != NULL))
 		return b;
+	if (__builtin_constant_p(flags) && flags == 0)
+		return alloc_slow_plain(size, h);
 	return alloc_slow(size, h, flags);
 }
 
