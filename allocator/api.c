@@ -105,8 +105,7 @@ static inline __attribute__((always_inline)) void *alloc_slow_body(size_t size, 
 		return arr__span_malloc(h, size, flags);
 	if (ARR_UNLIKELY(size > PTRDIFF_MAX))
 		return nomem();
-	void *p = arr__malloc_slow(h, size, flags);
-	return p ? p : nomem();
+	return arr__malloc_slow(h, size, flags); /* a tail call: it sets errno */
 }
 
 static __attribute__((noinline)) void *alloc_slow(size_t size, struct arr__heap *h, unsigned flags)

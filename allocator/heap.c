@@ -13,6 +13,7 @@
  * freed memory, and per-heap statistics survive their thread.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <sched.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -1305,7 +1306,10 @@ void *arr__malloc_slow(struct arr__heap *h, size_t size, unsigned flags)
 			return arr__span_malloc(h, size, flags & ARR__ALLOC_ZERO);
 		}
 	}
-	return malloc_slow(h, size, flags);
+	void *p = malloc_slow(h, size, flags);
+	if (p == NULL)
+		errno = ENOMEM;
+	return p;
 }
 
 static __attribute__((noinline)) void *malloc_slow(struct arr__heap *h, size_t size, unsigned flags)

@@ -887,6 +887,7 @@ void arr__span_fork_child(void);
 struct arr__heap *arr__heap_thread_init(void);
 #define ARR__ALLOC_ZERO 1u  /* calloc */
 #define ARR__ALLOC_EXACT 2u /* a block of size's own class (its alignment is relied on) */
+/* NULL with errno ENOMEM if out of memory */
 void *arr__malloc_slow(struct arr__heap *h, size_t size, unsigned flags);
 /* A plain request of arr__opt.span_lo < size <= span_hi by an initialised
  * heap h: the span heap's block (what arr__malloc_slow would give, without
