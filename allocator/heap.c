@@ -1306,13 +1306,21 @@ void *arr__malloc_slow(struct arr__heap *h, size_t size, unsigned flags)
 			return arr__span_malloc(h, size, flags & ARR__ALLOC_ZERO);
 		}
 	}
-	void *p = malloc_slow(h, size, flags);
+	return malloc_slow(h, size, flags);
+}
+
+static inline __attribute__((always_inline)) void *malloc_slow_inner(struct arr__heap *h, size_t size, unsigned flags);
+
+/* (errno here, so the front reaches the whole way by a tail call) */
+static __attribute__((noinline)) void *malloc_slow(struct arr__heap *h, size_t size, unsigned flags)
+{
+	void *p = malloc_slow_inner(h, size, flags);
 	if (p == NULL)
 		errno = ENOMEM;
 	return p;
 }
 
-static __attribute__((noinline)) void *malloc_slow(struct arr__heap *h, size_t size, unsigned flags)
+static inline __attribute__((always_inline)) void *malloc_slow_inner(struct arr__heap *h, size_t size, unsigned flags)
 {
 	bool zero = flags & ARR__ALLOC_ZERO;
 	arr__ensure_init();
