@@ -93,21 +93,30 @@ static inline struct arr__block *fast_pop(struct arr__heap *h, size_t size, stru
 /* Out of line, so that the fast path reaches it by a tail call and needs no
  * stack frame of its own. size first: malloc's argument stays in its
  * register (h first cost malloc a move). */
-static __attribute__((noinline)) void *alloc_slow(size_t size, struct arr__heap *h, unsigned flags)
+static inline __attribute__((always_inline)) void *alloc_slow_body(size_t size, struct arr__heap *h, unsigned flags)
 {
-	void *p;
 	/* Span-heap sizes straight there: through arr__malloc_slow, ~100
 	 * instructions of class and sparse-class tests came before the span
 	 * heap's own work (serial `large` replay). Such a request never takes
-	 * a block of a current page of its class (pages of aligned requests). */
+	 * a block of a current page of its class (pages of aligned requests).
+	 * A tail call: it sets errno itself. */
 	if (size > arr__opt.span_lo && size <= arr__opt.span_hi && h != &arr__heap_empty &&
 	    (flags & ~ARR__ALLOC_ZERO) == 0)
-		p = arr__span_malloc(h, size, flags);
-	else if (ARR_UNLIKELY(size > PTRDIFF_MAX))
+		return arr__span_malloc(h, size, flags);
+	if (ARR_UNLIKELY(size > PTRDIFF_MAX))
 		return nomem();
-	else
-		p = arr__malloc_slow(h, size, flags);
-	return p ? p : nomem();
+	return arr__malloc_slow(h, size, flags); /* a tail call: it sets errno */
+}
+
+static __attribute__((noinline)) void *alloc_slow(size_t size, struct arr__heap *h, unsigned flags)
+{
+	return alloc_slow_body(size, h, flags);
+}
+
+/* malloc's own copy (flags 0): the span heap's test without the flags' */
+static __attribute__((noinline)) void *alloc_slow_plain(size_t size, struct arr__heap *h)
+{
+	return alloc_slow_body(size, h, 0);
 }
 
 static inline void *heap_alloc_flags(size_t size, unsigned flags)
@@ -117,6 +126,8 @@ static inline void *heap_alloc_flags(size_t size, unsigned flags)
 	struct arr__block *b = fast_pop(h, size, &page);
 	if (ARR_LIKELY(b != NULL))
 		return b;
+	if (__builtin_constant_p(flags) && flags == 0)
+		return alloc_slow_plain(size, h);
 	return alloc_slow(size, h, flags);
 }
 
@@ -275,6 +286,12 @@ static inline void heap_free(void *p, size_t req)
 	struct arr__heap *h = arr__tl_heap;
 	if (ARR_LIKELY(page->heap == h && flags_and_zero(page) == 0)) {
 		free_checked_push(h, page, p, req);
+		return;
+	}
+	/* a span-heap block (>8 KiB, sparse classes) straight there: through
+	 * arr__free_generic one more call saved and restored its registers */
+	if (page->flags & ARR__PF_SPAN) {
+		arr__span_free_heap(p, h);
 		return;
 	}
 	if (page->heap == h && page->flags == 0) {

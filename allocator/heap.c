@@ -13,6 +13,7 @@
  * freed memory, and per-heap statistics survive their thread.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <sched.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -572,16 +573,7 @@ static struct arr__block *checked_block(struct arr__page *page, void *p)
 void arr__free_generic(void *p, struct arr__page *page, struct arr__heap *h, size_t req)
 {
 	if (page->flags & ARR__PF_SPAN) {
-		size_t sz = arr__span_cache_free(h, p);
-		if (h == &arr__heap_empty)
-			return;
-		if (sz <= ARR__SPAN_SPARSE_MAX) {
-			unsigned c = arr__size_class(sz);
-			if (c >= ARR__SPARSE_FIRST && c < ARR__SPARSE_END)
-				h->sparse_live[c - ARR__SPARSE_FIRST]--;
-		}
-		if (arr__dec64_was_le1(&h->tick_left)) /* counts the free */
-			arr__heap_tick(h);
+		arr__span_free_heap(p, h);
 		return;
 	}
 	if (page->flags & ARR__PF_HUGE) {
@@ -1270,26 +1262,65 @@ retry:;
 	return page;
 }
 
-void *arr__span_malloc(struct arr__heap *h, size_t size, unsigned flags)
+/* A class that may be sparse is served by the span heap until this thread
+ * holds a page's worth of its blocks there (then it is dense: pages of its
+ * own, the fast paths); others by their pages. cls: size's class, sk: cls -
+ * ARR__SPARSE_FIRST. */
+static inline bool sparse_to_span(struct arr__heap *h, unsigned cls, unsigned sk)
 {
-	bool zero = flags & ARR__ALLOC_ZERO, clean = false;
-	ARR__ASSERT(h != &arr__heap_empty && (flags & ~ARR__ALLOC_ZERO) == 0);
-	uint8_t *p = arr__span_cache_alloc(h, size, zero, &clean);
-	h->alloc_count += p != NULL;
-	if (p && zero) {
-		if (clean) { /* as a known-zero block of a class: each OS page written once */
-			*(volatile uint8_t *)p = 0;
-			arr__calloc_prefault(p, size);
-			h->calloc_skipped += size;
-		} else {
-			memset(p, 0, size);
-			h->calloc_zeroed += size;
+	if (!(sk < ARR__SPARSE_END - ARR__SPARSE_FIRST && arr__opt.sparse && !(h->dense >> sk & 1) &&
+	      arr__class_size[cls] > arr__opt.sparse_min))
+		return false;
+	/* live >= floor(X / size) as (live + 1) x size > X (X >= 0): the
+	 * division was a fifth of this path's instructions */
+	if ((int64_t)(h->sparse_live[sk] + 1) * arr__class_size[cls] >
+	    (int64_t)((uint64_t)arr__opt.sparse * arr__class_slices[cls] * ARR__SLICE_SIZE)) {
+		h->dense |= (uint64_t)1 << sk;
+		return false;
+	}
+	/* With more threads than sparse_threads busy (the census) the class
+	 * takes its pages: the span heap's lock would be shared by every
+	 * thread's small blocks. Not marked dense: the census may find fewer
+	 * busy threads later (a replay's or a program's start-up), and then the
+	 * class's next slow-path malloc is sparse again. */
+	return arr__opt.sparse_thr == 0 || arr__purge_scale() <= arr__opt.sparse_thr;
+}
+
+static void *malloc_slow(struct arr__heap *h, size_t size, unsigned flags);
+
+/* The sparse classes' slow path first, without the frame of the rest's
+ * (malloc_slow saves six registers and a stack frame): ~100 instructions a
+ * call before, on every 1-8 KiB block of the `large` replays. A request
+ * this does not send to the span heap takes the whole way (which asks
+ * again, to the same answer: a class marked dense here stays dense). */
+void *arr__malloc_slow(struct arr__heap *h, size_t size, unsigned flags)
+{
+	/* (first a size above the last class before the sparse ones: the other
+	 * slow-path mallocs pay two instructions for this front) */
+	if (size > arr__class_size[ARR__SPARSE_FIRST - 1] &&
+	    ARR_LIKELY(atomic_load_explicit(&arr__init_state, memory_order_acquire) == 2) && h != &arr__heap_empty &&
+	    size <= arr__opt.span_min && size <= arr__opt.mmap_threshold && !(flags & ARR__ALLOC_EXACT)) {
+		unsigned cls = arr__size_class(size), sk = cls - ARR__SPARSE_FIRST;
+		if (sparse_to_span(h, cls, sk)) {
+			h->sparse_live[sk]++; /* its free counts it off (arr__span_free_heap) */
+			return arr__span_malloc(h, size, flags & ARR__ALLOC_ZERO);
 		}
 	}
+	return malloc_slow(h, size, flags);
+}
+
+static inline __attribute__((always_inline)) void *malloc_slow_inner(struct arr__heap *h, size_t size, unsigned flags);
+
+/* (errno here, so the front reaches the whole way by a tail call) */
+static __attribute__((noinline)) void *malloc_slow(struct arr__heap *h, size_t size, unsigned flags)
+{
+	void *p = malloc_slow_inner(h, size, flags);
+	if (p == NULL)
+		errno = ENOMEM;
 	return p;
 }
 
-void *arr__malloc_slow(struct arr__heap *h, size_t size, unsigned flags)
+static inline __attribute__((always_inline)) void *malloc_slow_inner(struct arr__heap *h, size_t size, unsigned flags)
 {
 	bool zero = flags & ARR__ALLOC_ZERO;
 	arr__ensure_init();
@@ -1311,29 +1342,11 @@ void *arr__malloc_slow(struct arr__heap *h, size_t size, unsigned flags)
 	unsigned cls = arr__size_class(size);
 	bool to_span = arr__opt.span_min != 0 && !(flags & ARR__ALLOC_EXACT);
 	unsigned sk = cls - ARR__SPARSE_FIRST; /* < the number of sparse classes if cls is one */
-	if (to_span && size <= arr__opt.span_min) {
-		/* A class that may be sparse is served by the span heap until this
-		 * thread holds a page's worth of its blocks there (then it is
-		 * dense: pages of its own, the fast paths); others by their pages. */
-		to_span = sk < ARR__SPARSE_END - ARR__SPARSE_FIRST && arr__opt.sparse && !(h->dense >> sk & 1) &&
-			  arr__class_size[cls] > arr__opt.sparse_min;
-		/* With more threads than sparse_threads busy (the census) the
-		 * class takes its pages: the span heap's lock would be shared by
-		 * every thread's small blocks. */
-		if (to_span && h->sparse_live[sk] >= (int32_t)(arr__opt.sparse * arr__class_slices[cls] *
-							       ARR__SLICE_SIZE / arr__class_size[cls])) {
-			h->dense |= (uint64_t)1 << sk;
-			to_span = false;
-		}
-		/* Not marked dense: the census may find fewer busy threads
-		 * later (a replay's or a program's start-up), and then the
-		 * class's next slow-path malloc is sparse again. */
-		if (to_span && arr__opt.sparse_thr != 0 && arr__purge_scale() > arr__opt.sparse_thr)
-			to_span = false;
-	}
+	if (to_span && size <= arr__opt.span_min)
+		to_span = sparse_to_span(h, cls, sk);
 	if (to_span) {
 		if (sk < ARR__SPARSE_END - ARR__SPARSE_FIRST)
-			h->sparse_live[sk]++; /* its free counts it off (arr__free_generic) */
+			h->sparse_live[sk]++; /* its free counts it off (arr__span_free_heap) */
 		return arr__span_malloc(h, size, flags & ARR__ALLOC_ZERO);
 	}
 	struct arr__page *page = find_page(h, cls, size, flags & ARR__ALLOC_EXACT);

@@ -814,11 +814,11 @@ _Static_assert(ARR__SP_T_SLACK_SHIFT + ARR__SPAN_UNIT_SHIFT <= 32 &&
  * are reused LIFO, so the resident part of the node array grows with the
  * number of free spans, not with the segment. */
 struct arr__span_node {
-	struct arr__span_node *next, *prev;   /* bin; `next` links free slots */
-	struct arr__span_node *lnext, *lprev; /* lru (dirty free spans) */
-	uint64_t stamp;                       /* op clock when freed */
-	uint32_t unit;                        /* the span's first unit */
-	uint32_t slot;                        /* its index in node[], for good */
+	struct arr__span_node *next, **pprev;   /* bin (pprev: the link to it); `next` links free slots */
+	struct arr__span_node *lnext, **lpprev; /* lru (dirty free spans; lpprev: the link to it) */
+	uint64_t stamp;                         /* op clock when freed */
+	uint32_t unit;                          /* the span's first unit */
+	uint32_t slot;                          /* its index in node[], for good */
 };
 
 struct arr__spanseg {
@@ -849,6 +849,10 @@ void arr__span_free(void *p); /* p in a span segment; aborts on misuse */
 void *arr__span_cache_alloc(struct arr__heap *h, size_t size, bool zero, bool *zeroed);
 /* Returns the block's requested size (what its holder asked for). */
 size_t arr__span_cache_free(struct arr__heap *h, void *p);
+/* free() of p, a block of a span segment, by heap h's thread (maybe
+ * &arr__heap_empty): the free, through the cache if there is one, counted
+ * in h (a sparse class's blocks, the tick's countdown) like the fast path's. */
+void arr__span_free_heap(void *p, struct arr__heap *h);
 /* Give h's cached blocks back to the span heap: all, or those cached
  * before the last tick (the tick then starts a new one). */
 void arr__span_cache_flush(struct arr__heap *h, bool all);
@@ -883,10 +887,12 @@ void arr__span_fork_child(void);
 struct arr__heap *arr__heap_thread_init(void);
 #define ARR__ALLOC_ZERO 1u  /* calloc */
 #define ARR__ALLOC_EXACT 2u /* a block of size's own class (its alignment is relied on) */
+/* NULL with errno ENOMEM if out of memory */
 void *arr__malloc_slow(struct arr__heap *h, size_t size, unsigned flags);
 /* A plain request of arr__opt.span_lo < size <= span_hi by an initialised
  * heap h: the span heap's block (what arr__malloc_slow would give, without
- * its class lookups), flags 0 or ARR__ALLOC_ZERO; NULL if out of memory. */
+ * its class lookups), flags 0 or ARR__ALLOC_ZERO; NULL (errno ENOMEM) if out
+ * of memory. In spanheap.c. */
 void *arr__span_malloc(struct arr__heap *h, size_t size, unsigned flags);
 /* Free through the non-fast path; `req`: the size freed by arr_free_sized, or
  * 0. p first, as free's fast path has it (its tail call moves no register). */

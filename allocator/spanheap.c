@@ -44,6 +44,12 @@
  * arr__lock: the pool's users never wait for it), a futex word of its own
  * (struct span_lock).
  */
+/* Scalar code: -O3's SLP vectorizer packed the arena's counter updates into
+ * SSE loads, shuffles and stores, 25 instructions where five adds do. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("no-tree-slp-vectorize")
+#endif
+#include <errno.h>
 #include <string.h>
 #include <linux/futex.h>
 #include <sys/syscall.h>
@@ -161,20 +167,26 @@ struct arr__span_arena {
 	struct arr__span_node *bins[NBINS];
 	uint64_t bin_mask[BIN_WORDS];
 	uint64_t bin_words[MASK_WORDS]; /* which bin_mask words are not 0 */
-	struct arr__span_node *lru_head, *lru_tail;
-	uint64_t lru_units;    /* units of spans on the lru */
-	uint64_t resident;     /* data OS pages not known clean (Σ of the segments') */
-	uint64_t ops, tick_at; /* the arena's operations, for the ticks */
-	unsigned busy_spans;   /* purges in flight */
+	/* lru_tailp: the link a node appended goes in, the last node's lnext
+	 * or &lru_head (set with the arena's first segment: arenas are all
+	 * zero, in .bss) */
+	struct arr__span_node *lru_head, **lru_tailp;
+	uint64_t lru_units;  /* units of spans on the lru */
+	uint64_t resident;   /* data OS pages not known clean (Σ of the segments') */
+	int64_t trim_lim;    /* a trim is due while live_units < this (trim_lim_of(resident)) */
+	int64_t tick_left;   /* operations to the next tick (a countdown: at 0 the next ticks) */
+	uint64_t ticks;      /* ticks so far (the debug build's walk, every 16th) */
+	unsigned busy_spans; /* purges in flight */
 	/* statistics */
-	uint64_t live_blocks, live_units, live_req, nmallocs, nfrees, purged_pages;
+	/* live blocks: nmallocs - nfrees (one counter fewer on every operation) */
+	uint64_t live_units, live_req, nmallocs, nfrees, purged_pages;
 } __attribute__((aligned(64)));
 
 _Static_assert((ARR__SPAN_ARENAS & (ARR__SPAN_ARENAS - 1)) == 0, "arenas: a power of two");
 /* All zero, so in .bss: an initialised field would put the 268 KB array in
  * .data, file-backed pages that the kernel's fault-around maps 64 KiB at a
- * time (240 KB resident in every program, `sed` included). tick_at starts at
- * 0: the first operation ticks, with nothing to purge. */
+ * time (240 KB resident in every program, `sed` included). tick_left starts
+ * at 0: the first operation ticks, with nothing to purge. */
 ARR__BIG_TABLE(static struct arr__span_arena arenas[ARR__SPAN_ARENAS])
 
 static inline unsigned arena_index(const struct arr__span_arena *a) { return (unsigned)(a - arenas); }
@@ -183,19 +195,18 @@ static inline unsigned arena_index(const struct arr__span_arena *a) { return (un
  * ARR__SPAN_ARENAS is a power of two) */
 static inline struct arr__span_arena *arena_of_seg(const struct arr__spanseg *s)
 {
-	return &arenas[s->arena & (ARR__SPAN_ARENAS - 1)];
-}
-
-/* The arena of heap h's thread's mallocs. */
-static inline struct arr__span_arena *arena_of_heap(const struct arr__heap *h)
-{
-	unsigned n = arr__opt.span_arenas;
-	return &arenas[n > 1 ? h->span_arena % n : 0];
+	struct arr__span_arena *a = &arenas[s->arena & (ARR__SPAN_ARENAS - 1)];
+	/* a pointer in a register: GCC otherwise keeps the index and rebuilds
+	 * each field's address from it (an imul by the arena's size at every
+	 * bin, mask and counter access) */
+	__asm__("" : "+r"(a));
+	return a;
 }
 
 static int64_t slack_correction(uint32_t first, uint32_t last);
 static bool arena_is_valid_locked(struct arr__span_arena *a);
 static void waste_add(struct arr__heap *h, int64_t d);
+static inline void resident_add(struct arr__span_arena *a, int64_t pages);
 
 /* ---- units, tags, nodes ---- */
 
@@ -206,11 +217,16 @@ static inline struct arr__spanseg *seg_of_node(const struct arr__span_node *n)
 	return (struct arr__spanseg *)arr__segment_of(n);
 }
 
-/* The node of the free span starting at u. */
-static inline struct arr__span_node *node_at(struct arr__spanseg *s, unsigned u)
+/* The node of the free span whose first tag is t, and t's slot bits (what
+ * slot_bits() says of that node, without loading it). */
+static inline struct arr__span_node *node_of_tag(struct arr__spanseg *s, uint32_t t)
 {
-	return &s->node[s->tag[u] >> T_SLOT_SHIFT & T_SLOT_MASK];
+	return &s->node[t >> T_SLOT_SHIFT & T_SLOT_MASK];
 }
+#define SLOT_BITS (T_SLOT_MASK << T_SLOT_SHIFT)
+
+/* The node of the free span starting at u. */
+static inline struct arr__span_node *node_at(struct arr__spanseg *s, unsigned u) { return node_of_tag(s, s->tag[u]); }
 
 /* (the node's own index: n - s->node divides by the node's size) */
 static inline uint32_t slot_bits(const struct arr__spanseg *s, const struct arr__span_node *n)
@@ -258,10 +274,10 @@ static void set_tags(struct arr__spanseg *s, unsigned u, unsigned len, uint32_t 
 static void bin_insert(struct arr__span_arena *a, struct arr__span_node *n, unsigned len)
 {
 	unsigned b = bin_of(len);
-	n->prev = NULL;
+	n->pprev = &a->bins[b];
 	n->next = a->bins[b];
 	if (n->next)
-		n->next->prev = n;
+		n->next->pprev = &n->next;
 	a->bins[b] = n;
 	uint64_t *w = &a->bin_mask[b / 64];
 	if (*w == 0)
@@ -269,41 +285,46 @@ static void bin_insert(struct arr__span_arena *a, struct arr__span_node *n, unsi
 	*w |= (uint64_t)1 << (b % 64);
 }
 
-static void bin_remove(struct arr__span_arena *a, struct arr__span_node *n, unsigned len)
+static void bin_remove(struct arr__span_arena *a, struct arr__span_node *n)
 {
-	unsigned b = bin_of(len);
-	if (n->prev)
-		n->prev->next = n->next;
-	else
-		a->bins[b] = n->next;
-	if (n->next)
-		n->next->prev = n->prev;
-	if (a->bins[b] == NULL && (a->bin_mask[b / 64] &= ~((uint64_t)1 << (b % 64))) == 0)
+	/* The link to n (pprev) is the bin's head or the previous node's next:
+	 * no test for the head. A bin empties only when n was its last node, a
+	 * head with no next: then pprev is inside bins[] and says the bin, so
+	 * neither the bin of the length nor the head is looked up. */
+	struct arr__span_node *next = n->next, **pp = n->pprev;
+	*pp = next;
+	if (next != NULL) {
+		next->pprev = pp;
+		return;
+	}
+	uintptr_t off = (uintptr_t)pp - (uintptr_t)a->bins;
+	if (off >= sizeof a->bins)
+		return; /* not the head: the bin keeps the nodes before n */
+	unsigned b = (unsigned)(off / sizeof a->bins[0]);
+	if ((a->bin_mask[b / 64] &= ~((uint64_t)1 << (b % 64))) == 0)
 		a->bin_words[b / 64 / 64] &= ~((uint64_t)1 << (b / 64 % 64));
 }
 
+/* (links as the bins': lpprev is the link to the node, so neither the
+ * head nor the tail is a case of its own) */
 static void lru_append(struct arr__span_arena *a, struct arr__span_node *n, unsigned len)
 {
+	ARR__ASSERT(a->lru_tailp != NULL && *a->lru_tailp == NULL);
 	n->lnext = NULL;
-	n->lprev = a->lru_tail;
-	if (a->lru_tail)
-		a->lru_tail->lnext = n;
-	else
-		a->lru_head = n;
-	a->lru_tail = n;
+	n->lpprev = a->lru_tailp;
+	*a->lru_tailp = n;
+	a->lru_tailp = &n->lnext;
 	a->lru_units += len;
 }
 
 static void lru_remove(struct arr__span_arena *a, struct arr__span_node *n, unsigned len)
 {
-	if (n->lprev)
-		n->lprev->lnext = n->lnext;
+	struct arr__span_node *next = n->lnext, **pp = n->lpprev;
+	*pp = next;
+	if (next != NULL)
+		next->lpprev = pp;
 	else
-		a->lru_head = n->lnext;
-	if (n->lnext)
-		n->lnext->lprev = n->lprev;
-	else
-		a->lru_tail = n->lprev;
+		a->lru_tailp = pp;
 	a->lru_units -= len;
 }
 
@@ -312,7 +333,7 @@ static void lru_remove(struct arr__span_arena *a, struct arr__span_node *n, unsi
 static void free_unlink(struct arr__span_arena *a, struct arr__spanseg *s, unsigned u, unsigned len)
 {
 	struct arr__span_node *n = node_at(s, u);
-	bin_remove(a, n, len);
+	bin_remove(a, n);
 	if (s->tag[u] & T_DIRTY)
 		lru_remove(a, n, len);
 	node_release(s, n);
@@ -416,6 +437,8 @@ static struct arr__spanseg *seg_new(struct arr__span_arena *a)
 		return NULL;
 	s->seg.kind = 2;
 	s->arena = arena_index(a);
+	if (a->lru_tailp == NULL) /* the arena's first segment: its lru is empty */
+		a->lru_tailp = &a->lru_head;
 	for (unsigned k = 0; k < ARR__SLICES; k++) {
 		s->seg.pages[k].flags = ARR__PF_SPAN;
 		s->seg.pages[k].cls = ARR__NCLASSES;
@@ -437,7 +460,7 @@ static void seg_drop(struct arr__span_arena *a, struct arr__spanseg *s)
 {
 	/* a resident page here would stay in a->resident after the unmap */
 	ARR__ASSERT(dirty_pages(s, FIRST_UNIT / UNITS_PER_OSPAGE, OSPAGES) == 0);
-	bin_remove(a, node_at(s, FIRST_UNIT), DATA_UNITS);
+	bin_remove(a, node_at(s, FIRST_UNIT));
 	for (struct arr__spanseg **pp = &a->segs; *pp; pp = &(*pp)->next)
 		if (*pp == s) {
 			*pp = s->next;
@@ -560,7 +583,7 @@ static unsigned free_insert(struct arr__span_arena *a, struct arr__spanseg *s, u
 		unsigned nl = s->tag[e] & T_LEN, nu = side == 0 ? e + 1 - nl : e;
 		struct arr__span_node *n = node_at(s, nu);
 		bool nd = s->tag[nu] & T_DIRTY;
-		bin_remove(a, n, nl);
+		bin_remove(a, n);
 		if (nd && !dirty && (keep == NULL || n->stamp > keep->stamp)) {
 			if (keep != NULL) {
 				lru_remove(a, keep, 0);
@@ -603,21 +626,28 @@ static unsigned free_insert(struct arr__span_arena *a, struct arr__spanseg *s, u
  * (no slot released and taken again) and goes to the lru's tail with the
  * clock's stamp, as free_insert() would put it: that one's general path
  * (the lru place a purged span inherits) was a sixth of a `large`
- * replay's instructions. Its tags at u and u + len - 1 are zero. */
+ * replay's instructions. The block's own tags (at u, u + len - 1) are
+ * zeroed only where a merge makes them inner ones: otherwise the free
+ * span's tags overwrite them. */
 static inline __attribute__((always_inline)) void free_coalesce(struct arr__span_arena *a, struct arr__spanseg *s,
 								unsigned u, unsigned len)
 {
 	struct arr__span_node *n = NULL;
+	uint32_t slot = 0; /* n's slot bits, from its tag */
 	unsigned e = u + len;
 	if (u > FIRST_UNIT) {
 		uint32_t lt = s->tag[u - 1];
 		if ((lt & T_STATE) == T_FREE) {
 			unsigned nl = lt & T_LEN, nu = u - nl;
-			n = node_at(s, nu);
-			bin_remove(a, n, nl);
+			uint32_t ft = s->tag[nu];
+			n = node_of_tag(s, ft);
+			slot = ft & SLOT_BITS;
+			bin_remove(a, n);
 			if (lt & T_DIRTY)
 				lru_remove(a, n, nl);
+			/* the boundary merged away: the neighbour's last, the block's first */
 			s->tag[u - 1] = 0;
+			s->tag[u] = 0;
 			u = nu;
 			len += nl;
 		}
@@ -626,22 +656,28 @@ static inline __attribute__((always_inline)) void free_coalesce(struct arr__span
 		uint32_t rt = s->tag[e];
 		if ((rt & T_STATE) == T_FREE) {
 			unsigned nl = rt & T_LEN;
-			struct arr__span_node *r = node_at(s, e);
-			bin_remove(a, r, nl);
+			struct arr__span_node *r = node_of_tag(s, rt);
+			bin_remove(a, r);
 			if (rt & T_DIRTY)
 				lru_remove(a, r, nl);
+			s->tag[e - 1] = 0;
 			s->tag[e] = 0;
 			len += nl;
-			if (n == NULL)
+			if (n == NULL) {
 				n = r;
-			else
+				slot = rt & SLOT_BITS;
+			} else {
 				node_release(s, r);
+			}
 		}
 	}
-	if (n == NULL)
+	if (n == NULL) {
 		n = node_new(s, u);
+		slot = slot_bits(s, n);
+	}
+	ARR__ASSERT(slot == slot_bits(s, n));
 	n->unit = u;
-	set_tags(s, u, len, T_FREE | T_DIRTY | slot_bits(s, n));
+	set_tags(s, u, len, T_FREE | T_DIRTY | slot);
 	bin_insert(a, n, len);
 	n->stamp = arr__pool_clock();
 	lru_append(a, n, len);
@@ -666,7 +702,7 @@ static void purge_finish(struct arr__span_arena *a, struct busy *b, unsigned n, 
 			unsigned e = pa + (unsigned)(iov[i].iov_len / ARR__OS_PAGE);
 			if (pa < lo || e > hi)
 				continue;
-			a->resident -= (e - pa) - bits_count(s->clean, pa, e);
+			resident_add(a, -(int64_t)((e - pa) - bits_count(s->clean, pa, e)));
 			for (unsigned j = pa; j < e; j++)
 				s->clean[j / 64] |= (uint64_t)1 << (j % 64);
 		}
@@ -748,6 +784,32 @@ static uint64_t trim_goal(const struct arr__span_arena *a)
 	return a->resident - (TRIM_RATIO / 2 * live + TRIM_FLOOR_PAGES / 2);
 }
 
+/* trim_goal() != 0, the test every free makes, as one compare: with D =
+ * resident - TRIM_FLOOR_PAGES, resident > 8 ceil(live / 16) + floor iff
+ * ceil(live / 16) <= ceil(D / 8) - 1 = K iff live <= 16 K, so the bound on
+ * live units moves only with `resident` (a carve of fresh pages, a purge)
+ * and is kept with it (resident_add()); 0 (never: live units are not
+ * negative) while D <= 0. */
+static inline int64_t trim_lim_of(uint64_t resident)
+{
+	_Static_assert(TRIM_RATIO == 8 && UNITS_PER_OSPAGE == 16, "trim_lim_of() follows trim_goal()");
+	int64_t d = (int64_t)resident - (int64_t)TRIM_FLOOR_PAGES;
+	return d <= 0 ? 0 : 16 * ((d + 7) / 8 - 1) + 1;
+}
+
+static inline void resident_add(struct arr__span_arena *a, int64_t pages)
+{
+	a->resident += (uint64_t)pages;
+	a->trim_lim = trim_lim_of(a->resident);
+}
+
+static inline bool trim_due(const struct arr__span_arena *a)
+{
+	bool due = arr__opt.purge_delay >= 0 && (int64_t)a->live_units < a->trim_lim;
+	ARR__ASSERT(due == (trim_goal(a) != 0));
+	return due;
+}
+
 /* Called with the lock held; releases it. A purged span that merges with a
  * dirty neighbour, or takes in a resident page it shared with a clean one,
  * stays on the lru (resident drops, lru_units does not), so the rounds are
@@ -776,9 +838,9 @@ static void unlock_and_trim(struct arr__span_arena *a)
  * purges come in batches. */
 static __attribute__((noinline)) void unlock_and_tick_slow(struct arr__span_arena *a)
 {
-	a->tick_at = a->ops + TICK_OPS;
+	a->tick_left = TICK_OPS;
 	/* the walk is O(segments x units): every 16th tick, not every operation */
-	if (ARR_DEBUG >= 2 && a->ops % (16 * TICK_OPS) < TICK_OPS)
+	if (ARR_DEBUG >= 2 && a->ticks++ % 16 == 0)
 		ARR__ASSERT_EXPENSIVE(arena_is_valid_locked(a));
 	unlock_and_purge(a);
 }
@@ -788,11 +850,11 @@ static __attribute__((noinline)) void unlock_and_tick_slow(struct arr__span_aren
  * make a trim due: only frees and mallocs that take fresh pages test. */
 static inline __attribute__((always_inline)) void unlock_and_tick_if(struct arr__span_arena *a, bool trim)
 {
-	if (trim && ARR_UNLIKELY(trim_goal(a) != 0)) {
+	if (trim && ARR_UNLIKELY(trim_due(a))) {
 		unlock_and_trim(a);
 		return;
 	}
-	if (ARR_LIKELY(a->ops < a->tick_at)) {
+	if (ARR_LIKELY(a->tick_left > 0)) {
 		lock_give(&a->lock);
 		return;
 	}
@@ -937,11 +999,16 @@ static void split(struct arr__heap *h, unsigned contended)
 	h->span_arena = 1 + atomic_fetch_add_explicit(&arenas_dealt, 1, memory_order_relaxed) % (n - 1);
 }
 
-void *arr__span_alloc(struct arr__heap *h, size_t size, bool zero, bool *zeroed)
+static inline __attribute__((always_inline)) void *span_alloc(struct arr__heap *h, size_t size, bool zero, bool *zeroed)
 {
-	if (ARR_UNLIKELY(arr__opt.span_split == 0))
+	/* read once: the lock's acquire would load it again after it */
+	unsigned narenas = arr__opt.span_arenas;
+	/* (split() does nothing with one arena, the default: one test then) */
+	if (ARR_UNLIKELY(narenas > 1 && arr__opt.span_split == 0))
 		split(h, 0);
-	struct arr__span_arena *a = arena_of_heap(h);
+	/* heap h's thread's arena */
+	struct arr__span_arena *a = &arenas[narenas > 1 ? h->span_arena % narenas : 0];
+	__asm__("" : "+r"(a)); /* (as in arena_of_seg) */
 	unsigned need = (unsigned)((size + UNIT - 1) >> UNIT_SHIFT);
 	if (need == 0)
 		need = 1;
@@ -952,7 +1019,7 @@ void *arr__span_alloc(struct arr__heap *h, size_t size, bool zero, bool *zeroed)
 	struct arr__spanseg *s;
 	unsigned u;
 	bool found = best_fit(a, need, &s, &u);
-	if (arr__opt.span_arenas > 1 && (!found || carve_faults(s, u, need, size))) {
+	if (narenas > 1 && (!found || carve_faults(s, u, need, size))) {
 		struct arr__spanseg *os;
 		unsigned ou;
 		struct arr__span_arena *o = steal(a, need, size, &os, &ou);
@@ -978,12 +1045,15 @@ void *arr__span_alloc(struct arr__heap *h, size_t size, bool zero, bool *zeroed)
 static inline __attribute__((always_inline)) void *carve(struct arr__span_arena *a, struct arr__spanseg *s, unsigned u,
 							 unsigned need, size_t size, bool zero, bool *zeroed)
 {
-	unsigned len;
-	len = s->tag[u] & T_LEN;
-	ARR__ASSERT((s->tag[u] & T_STATE) == T_FREE && len >= need);
-	bool dirty = s->tag[u] & T_DIRTY;
-	struct arr__span_node *n = node_at(s, u);
-	bin_remove(a, n, len);
+	uint32_t t = s->tag[u];
+	unsigned len = t & T_LEN;
+	ARR__ASSERT((t & T_STATE) == T_FREE && len >= need);
+	bool dirty = t & T_DIRTY;
+	/* the rest's tag: FREE, and the span's dirty bit and slot as they are */
+	uint32_t rest = T_FREE | (t & (T_DIRTY | SLOT_BITS));
+	struct arr__span_node *n = node_of_tag(s, t);
+	ARR__ASSERT((rest & SLOT_BITS) == slot_bits(s, n));
+	bin_remove(a, n);
 	if (len > need && size <= ARR__SPAN_SPARSE_MAX) {
 		/* A block of a sparse class from the high end, the rest keeps the
 		 * low end (and the node): small blocks carved where big ones are
@@ -991,7 +1061,7 @@ static inline __attribute__((always_inline)) void *carve(struct arr__span_arena 
 		 * set (60 % 1-16 KiB) peaked at 18 680 KB so, 16 884 this way
 		 * (17 312 without sparse classes; glibc 16 860). */
 		unsigned rl = len - need;
-		set_tags(s, u, rl, T_FREE | (dirty ? T_DIRTY : 0) | slot_bits(s, n));
+		set_tags(s, u, rl, rest);
 		bin_insert(a, n, rl);
 		if (dirty)
 			a->lru_units -= need;
@@ -1000,7 +1070,7 @@ static inline __attribute__((always_inline)) void *carve(struct arr__span_arena 
 		/* the rest stays free, with the node: same lru place and stamp */
 		unsigned r = u + need, rl = len - need;
 		n->unit = r;
-		set_tags(s, r, rl, T_FREE | (dirty ? T_DIRTY : 0) | slot_bits(s, n));
+		set_tags(s, r, rl, rest);
 		bin_insert(a, n, rl);
 		if (dirty)
 			a->lru_units -= need;
@@ -1010,16 +1080,16 @@ static inline __attribute__((always_inline)) void *carve(struct arr__span_arena 
 		node_release(s, n);
 	}
 	unsigned fresh = range_take(s, u, need);
-	a->resident += fresh;
+	if (fresh != 0)
+		resident_add(a, fresh);
 	size_t usable = (size_t)need << UNIT_SHIFT;
 	set_tags(s, u, need, T_USED | T_START | ((uint32_t)(usable - size) << T_SLACK_SHIFT));
 	if (need > 1) /* the slack as requested now: what the span heap books */
 		s->tag[u + need - 1] |= (uint32_t)(usable - size) << ARR__SP_T_XSLACK_SHIFT;
-	a->live_blocks++;
 	a->live_units += need;
 	a->live_req += size;
 	a->nmallocs++;
-	a->ops++;
+	a->tick_left--;
 	unlock_and_tick_if(a, fresh != 0);
 	/* Growth: the pool's idle memory (kept huge mappings, dirty slices)
 	 * cannot serve this; give back as much (as the pool does for its own). */
@@ -1032,13 +1102,60 @@ static inline __attribute__((always_inline)) void *carve(struct arr__span_arena 
 	return unit_addr(s, u);
 }
 
+void *arr__span_alloc(struct arr__heap *h, size_t size, bool zero, bool *zeroed)
+{
+	return span_alloc(h, size, zero, zeroed);
+}
+
+/* arr__span_malloc() with a block cache, or for a calloc: out of line */
+static __attribute__((noinline)) void *span_malloc_slow(struct arr__heap *h, size_t size, bool zero)
+{
+	bool clean = false;
+	uint8_t *p = arr__span_cache_alloc(h, size, zero, &clean);
+	if (p == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	h->alloc_count++;
+	if (zero) {
+		if (clean) { /* as a known-zero block of a class: each OS page written once */
+			*(volatile uint8_t *)p = 0;
+			arr__calloc_prefault(p, size);
+			h->calloc_skipped += size;
+		} else {
+			memset(p, 0, size);
+			h->calloc_zeroed += size;
+		}
+	}
+	return p;
+}
+
+/* (here, not in heap.c: malloc's tail call reaches the carve with no call
+ * between, where heap.c's entry, the cache's and this one each saved and
+ * restored the registers: ~40 instructions a malloc) */
+void *arr__span_malloc(struct arr__heap *h, size_t size, unsigned flags)
+{
+	ARR__ASSERT(h != &arr__heap_empty && (flags & ~ARR__ALLOC_ZERO) == 0);
+	if (ARR_UNLIKELY(flags != 0 || h->sc_n != 0))
+		return span_malloc_slow(h, size, flags & ARR__ALLOC_ZERO);
+	void *p = span_alloc(h, size, false, NULL);
+	if (ARR_UNLIKELY(p == NULL)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	h->alloc_count++;
+	return p;
+}
+
 #define FREE_INVALID "free(): invalid pointer (no span block in use there: freed already?)"
 
 /* Set once a block has been cached (never cleared): until then no block is
  * marked CACHED, and checked_unit() skips the test of the last tag. */
 static _Atomic bool cache_used;
 
-static inline unsigned checked_unit(struct arr__spanseg *s, const void *p, const char *what)
+/* p's unit, a block in use's first (its tag in *tp), or fatal; the test of
+ * a thread's cache (cached) is the caller's */
+static inline unsigned checked_unit_tag(struct arr__spanseg *s, const void *p, const char *what, uint32_t *tp)
 {
 	uintptr_t off = (uintptr_t)p - (uintptr_t)s;
 	unsigned u = (unsigned)(off >> UNIT_SHIFT);
@@ -1047,11 +1164,24 @@ static inline unsigned checked_unit(struct arr__spanseg *s, const void *p, const
 	uint32_t t = __atomic_load_n(&s->tag[u], __ATOMIC_RELAXED);
 	if (ARR__MISUSE((t & (T_STATE | T_START)) != (T_USED | T_START)))
 		arr__fatal(what, p);
-	/* free in a thread's cache: not in use either */
-	if (atomic_load_explicit(&cache_used, memory_order_relaxed) &&
-	    ARR__MISUSE((t & T_LEN) > 1 && u + (t & T_LEN) <= UNITS &&
+	*tp = t;
+	return u;
+}
+
+/* free in a thread's cache: not in use either */
+static inline void check_not_cached(struct arr__spanseg *s, const void *p, const char *what, unsigned u, uint32_t t)
+{
+	if (ARR__MISUSE((t & T_LEN) > 1 && u + (t & T_LEN) <= UNITS &&
 			(__atomic_load_n(&s->tag[u + (t & T_LEN) - 1], __ATOMIC_RELAXED) & ARR__SP_T_CACHED)))
 		arr__fatal(what, p);
+}
+
+static inline unsigned checked_unit(struct arr__spanseg *s, const void *p, const char *what)
+{
+	uint32_t t;
+	unsigned u = checked_unit_tag(s, p, what, &t);
+	if (atomic_load_explicit(&cache_used, memory_order_relaxed))
+		check_not_cached(s, p, what, u, t);
 	return u;
 }
 
@@ -1061,29 +1191,28 @@ static inline __attribute__((always_inline)) void span_release_locked(struct arr
 {
 	uint32_t t = s->tag[u];
 	unsigned len = t & T_LEN;
-	a->live_blocks--;
 	a->live_units -= len;
 	a->live_req -= ((size_t)len << UNIT_SHIFT) - (t >> T_SLACK_SHIFT & ARR__SP_T_SLACK_MASK);
 	a->nfrees++;
-	a->ops++;
-	s->tag[u] = 0;
-	s->tag[u + len - 1] = 0;
+	a->tick_left--;
 	free_coalesce(a, s, u, len);
 }
 
 /* The free of p, checked under its arena's lock; returns the bytes the
  * block's holder requested (after a resize or a stay in a cache, what the
  * tags say now), after settling the holder h's slack correction. */
-static size_t span_free_req(struct arr__heap *h, void *p)
+static inline __attribute__((always_inline)) size_t span_free_req(struct arr__heap *h, void *p)
 {
 	struct arr__spanseg *s = seg_of(p);
 	struct arr__span_arena *a = arena_of_seg(s);
 	lock_take(&a->lock);
-	unsigned u = checked_unit(s, p, FREE_INVALID);
-	uint32_t first = s->tag[u], len = first & T_LEN;
-	/* only a block that was in a cache has a correction */
+	uint32_t first;
+	unsigned u = checked_unit_tag(s, p, FREE_INVALID, &first), len = first & T_LEN;
+	/* only a block that was in a cache has a correction (cache_used read
+	 * once: an atomic, loaded again at each use) */
 	int64_t corr = 0;
-	if (atomic_load_explicit(&cache_used, memory_order_relaxed)) {
+	if (ARR_UNLIKELY(atomic_load_explicit(&cache_used, memory_order_relaxed))) {
+		check_not_cached(s, p, FREE_INVALID, u, first);
 		corr = slack_correction(first, s->tag[u + len - 1]);
 		waste_add(h, -corr);
 	}
@@ -1092,7 +1221,7 @@ static size_t span_free_req(struct arr__heap *h, void *p)
 		((size_t)len << UNIT_SHIFT) - (size_t)((int64_t)(first >> T_SLACK_SHIFT & ARR__SP_T_SLACK_MASK) + corr);
 	span_release_locked(a, s, u);
 	if (decay_at_once())
-		a->tick_at = a->ops; /* purge_delay 0: at once, nothing kept */
+		a->tick_left = 0; /* purge_delay 0: at once, nothing kept */
 	unlock_and_tick_if(a, true);
 	return req;
 }
@@ -1105,7 +1234,7 @@ void arr__span_free(void *p)
 	unsigned u = checked_unit(s, p, FREE_INVALID);
 	span_release_locked(a, s, u);
 	if (decay_at_once())
-		a->tick_at = a->ops; /* purge_delay 0: at once, nothing kept */
+		a->tick_left = 0; /* purge_delay 0: at once, nothing kept */
 	unlock_and_tick_if(a, true);
 }
 
@@ -1148,7 +1277,7 @@ bool arr__span_resize(struct arr__heap *h, void *p, size_t size)
 		unsigned take = need - len;
 		bool dirty = et & T_DIRTY;
 		struct arr__span_node *n = node_at(s, e);
-		bin_remove(a, n, el);
+		bin_remove(a, n);
 		s->tag[e] = 0;
 		s->tag[e + el - 1] = 0;
 		if (el > take) {
@@ -1163,7 +1292,8 @@ bool arr__span_resize(struct arr__heap *h, void *p, size_t size)
 			node_release(s, n);
 		}
 		fresh = range_take(s, e, take);
-		a->resident += fresh;
+		if (fresh != 0)
+			resident_add(a, fresh);
 	}
 	/* the holder's slack correction (a block from a thread's cache) ends:
 	 * the tags say the new request exactly */
@@ -1178,7 +1308,7 @@ bool arr__span_resize(struct arr__heap *h, void *p, size_t size)
 		s->tag[u + need - 1] |= slack << ARR__SP_T_XSLACK_SHIFT;
 	a->live_units += need;
 	a->live_req += size;
-	a->ops++;
+	a->tick_left--;
 	if (need < len)
 		free_insert(a, s, u + need, len - need, true);
 	unlock_and_tick(a);
@@ -1270,7 +1400,7 @@ void arr__span_stats(struct arr__span_stats *out)
 			out->resident += (size_t)FIRST_UNIT * UNIT +
 					 ((size_t)(OSPAGES - FIRST_UNIT / UNITS_PER_OSPAGE) - clean) * ARR__OS_PAGE;
 		}
-		out->live_blocks += a->live_blocks;
+		out->live_blocks += a->nmallocs - a->nfrees;
 		out->live_usable += a->live_units << UNIT_SHIFT;
 		out->live_req += a->live_req;
 		out->mallocs += a->nmallocs;
@@ -1333,7 +1463,7 @@ static void cache_release(struct arr__heap *h, unsigned n)
 		if (arena_of_seg(s) != a) {
 			if (a != NULL) {
 				if (decay_at_once())
-					a->tick_at = a->ops;
+					a->tick_left = 0;
 				unlock_and_tick(a);
 			}
 			a = arena_of_seg(s);
@@ -1348,7 +1478,7 @@ static void cache_release(struct arr__heap *h, unsigned n)
 	h->sc_n -= n;
 	memmove(h->sc, h->sc + n, h->sc_n * sizeof h->sc[0]);
 	if (decay_at_once())
-		a->tick_at = a->ops;
+		a->tick_left = 0;
 	unlock_and_tick(a);
 	ARR__ASSERT_EXPENSIVE(arr__span_cache_is_valid(h));
 }
@@ -1409,6 +1539,23 @@ void *arr__span_cache_alloc(struct arr__heap *h, size_t size, bool zero, bool *z
 	if (h->sc_n == 0) /* no cache (the default), or an empty one */
 		return arr__span_alloc(h, size, zero, zeroed);
 	return cache_alloc(h, size, zero, zeroed);
+}
+
+/* free() of a span block p by heap h's thread (api.c's heap_free, at its
+ * first test after the fast path): the free, the sparse class's count, the
+ * heap's tick (arr__free_generic's span case, without the calls between) */
+void arr__span_free_heap(void *p, struct arr__heap *h)
+{
+	size_t sz = ARR_UNLIKELY(arr__opt.span_cache != 0) ? arr__span_cache_free(h, p) : span_free_req(h, p);
+	if (h == &arr__heap_empty)
+		return;
+	if (sz <= ARR__SPAN_SPARSE_MAX) {
+		unsigned c = arr__size_class(sz);
+		if (c >= ARR__SPARSE_FIRST && c < ARR__SPARSE_END)
+			h->sparse_live[c - ARR__SPARSE_FIRST]--;
+	}
+	if (arr__dec64_was_le1(&h->tick_left)) /* counts the free */
+		arr__heap_tick(h);
 }
 
 size_t arr__span_cache_free(struct arr__heap *h, void *p)
@@ -1575,7 +1722,7 @@ static bool arena_is_valid_locked(struct arr__span_arena *a)
 			uint32_t t = s->tag[n->unit];
 			ARR__CHECK((t & T_STATE) == T_FREE && bin_of(t & T_LEN) == b);
 			ARR__CHECK(&s->node[t >> T_SLOT_SHIFT & T_SLOT_MASK] == n);
-			ARR__CHECK(n->prev == prev);
+			ARR__CHECK(n->pprev == (prev ? &((struct arr__span_node *)prev)->next : &a->bins[b]));
 			ARR__CHECK(++inbins <= nfree);
 		}
 	}
@@ -1588,16 +1735,20 @@ static bool arena_is_valid_locked(struct arr__span_arena *a)
 		uint32_t t = s->tag[n->unit];
 		ARR__CHECK(s->arena == arena_index(a));
 		ARR__CHECK((t & T_STATE) == T_FREE && (t & T_DIRTY));
-		ARR__CHECK(n->lprev == prev && (prev == NULL || prev->stamp <= n->stamp));
+		ARR__CHECK(n->lpprev == (prev ? &((struct arr__span_node *)prev)->lnext : &a->lru_head));
+		ARR__CHECK(prev == NULL || prev->stamp <= n->stamp);
 		lu += t & T_LEN;
 		ARR__CHECK(lu <= dirty);
 	}
-	ARR__CHECK(a->lru_tail == prev);
+	ARR__CHECK(a->lru_tailp == NULL
+			   ? a->nsegs == 0 && prev == NULL
+			   : a->lru_tailp == (prev ? &((struct arr__span_node *)prev)->lnext : &a->lru_head));
 	ARR__CHECK(nseg == a->nsegs);
 	ARR__CHECK(lu == dirty && lu == a->lru_units);
-	ARR__CHECK(used == a->live_units && nused == a->live_blocks && req == a->live_req);
+	ARR__CHECK(used == a->live_units && nused == a->nmallocs - a->nfrees && req == a->live_req);
 	ARR__CHECK(busy == a->busy_spans);
 	ARR__CHECK(resident == a->resident);
+	ARR__CHECK(a->trim_lim == trim_lim_of(a->resident));
 	return true;
 }
 

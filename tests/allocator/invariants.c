@@ -254,6 +254,36 @@ static void span_uncoalesced(bool corrupt)
 	arr__spanheap_is_valid();
 }
 
+/* A free span's node linked wrongly: its bin link (pprev, the link to it
+ * that a remove writes through) or its lru link (lpprev) pointing at its
+ * own next field instead of the bin's head or the lru's: a remove would
+ * unlink nothing and leave it in its bin or on the lru. */
+static struct arr__span_node *span_free_node(void)
+{
+	void *a = fresh_block(40000), *b = fresh_block(40000), *c = fresh_block(40000);
+	(void)a, (void)c;
+	arr_free(b); /* a free dirty span between two blocks in use */
+	struct arr__spanseg *s = (struct arr__spanseg *)arr__segment_of(b);
+	uint32_t t = s->tag[span_unit(b)];
+	return &s->node[t >> ARR__SP_T_SLOT_SHIFT & ARR__SP_T_SLOT_MASK];
+}
+
+static void span_bin_link(bool corrupt)
+{
+	struct arr__span_node *n = span_free_node();
+	if (corrupt)
+		n->pprev = &n->next;
+	arr__spanheap_is_valid();
+}
+
+static void span_lru_link(bool corrupt)
+{
+	struct arr__span_node *n = span_free_node();
+	if (corrupt)
+		n->lpprev = &n->lnext;
+	arr__spanheap_is_valid();
+}
+
 /* Span arenas: a segment on an arena's list marked as another arena's (its
  * frees would go to a lock that does not guard its spans). */
 static void span_arena_foreign(bool corrupt)
@@ -353,6 +383,8 @@ static const struct tcase cases[] = {
 	{"span dirty ends", span_dirty_ends, "(t & T_DIRTY) == (e & T_DIRTY)"},
 	{"span slack", span_slack, "req == a->live_req"},
 	{"span coalesced", span_uncoalesced, "prev_state != T_FREE"},
+	{"span bin link", span_bin_link, "n->pprev == (prev ?"},
+	{"span lru link", span_lru_link, "n->lpprev == (prev ?"},
 	{"span block cache", span_block_cache, "units == h->sc_units"},
 	{"span cached mark", span_cached_unmarked, "ARR__SP_T_CACHED"},
 	{"span arena of a segment", span_arena_foreign, "s->arena == arena_index(a)"},

@@ -1,0 +1,166 @@
+/*
+ * tests/allocator/spanpath.c - the span heap's call path (docs/allocator.md,
+ * "The span heap", "The path"), what it must keep while it is short:
+ *   - a sparse class stays on the span heap for exactly
+ *     floor(sparse x slices x 64 KiB / block size) blocks of one thread, the
+ *     next is a block of the class's own pages (the bound is computed by a
+ *     multiply now, not a division), for every sparse class;
+ *   - span blocks freed through free, free_sized and realloc(p, 0), and
+ *     sparse-class ones, come back to the statistics' start exactly (the
+ *     free goes from free's first test to the span heap, the sparse count
+ *     and the tick with it);
+ *   - a span-heap malloc or calloc that finds no memory returns NULL with
+ *     errno ENOMEM (it is reached by a tail call, so it sets errno itself),
+ *     in a child under RLIMIT_AS (not under the sanitizers, whose shadow
+ *     memory needs the address space).
+ * Exits non-zero if a check fails.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "allocrr/alloc.h"
+#include "internal.h"
+
+#include "check.h"
+
+static bool in_span_heap(const void *p) { return arr__segment_of(p)->kind == 2; }
+
+/* ---- the sparse classes' bound ---- */
+
+static void test_sparse_bound(void)
+{
+	long long sparse, sparse_min;
+	CHECK(arr_alloc_get_option("sparse", &sparse) == 0 && sparse > 0);
+	CHECK(arr_alloc_get_option("sparse_min", &sparse_min) == 0);
+	unsigned tested = 0;
+	for (unsigned c = ARR__SPARSE_FIRST; c < ARR__SPARSE_END; c++) {
+		size_t size = arr__class_size[c];
+		if ((long long)size <= sparse_min)
+			continue;
+		size_t bound = (size_t)sparse * arr__class_slices[c] * ARR__SLICE_SIZE / size;
+		size_t n = bound + 1;
+		void **b = malloc(n * sizeof *b);
+		CHECK(b != NULL);
+		if (b == NULL)
+			return;
+		size_t spans = 0;
+		for (size_t i = 0; i < n; i++) {
+			b[i] = arr_malloc(size);
+			CHECK(b[i] != NULL);
+			if (b[i] != NULL && in_span_heap(b[i]))
+				spans++;
+		}
+		/* the first `bound` from the span heap, the last from the class */
+		if (spans != bound || in_span_heap(b[n - 1]))
+			fprintf(stderr, "class %u (%zu bytes): %zu span blocks of %zu, bound %zu\n", c, size, spans, n,
+				bound);
+		CHECK(spans == bound && !in_span_heap(b[n - 1]));
+		for (size_t i = 0; i < n; i++)
+			arr_free(b[i]);
+		free(b);
+		tested++;
+	}
+	CHECK(tested == ARR__SPARSE_END - ARR__SPARSE_FIRST);
+}
+
+/* ---- frees of span blocks: the statistics back to their start ---- */
+
+static void test_frees(void)
+{
+	struct arr_alloc_stats st;
+	CHECK(arr_alloc_stats_get(&st) == 0);
+	uint64_t n0 = st.live_blocks, req0 = st.live_requested, use0 = st.live_usable, frees0 = st.frees;
+	enum { N = 64 };
+	static void *b[N];
+	/* 2-8 KiB (sparse classes: the first of a class stay span blocks) and
+	 * 9 KiB-1 MiB */
+	for (unsigned i = 0; i < N; i++) {
+		size_t size = i % 2 ? 9000 + (size_t)i * 15000 : 2100 + (size_t)i * 90;
+		b[i] = arr_malloc(size);
+		CHECK(b[i] != NULL && in_span_heap(b[i]));
+	}
+	CHECK(arr_alloc_stats_get(&st) == 0 && st.live_blocks == n0 + N);
+	for (unsigned i = 0; i < N; i++) {
+		size_t size = i % 2 ? 9000 + (size_t)i * 15000 : 2100 + (size_t)i * 90;
+		if (i % 3 == 0)
+			arr_free(b[i]);
+		else if (i % 3 == 1)
+			arr_free_sized(b[i], size);
+		else
+			CHECK(arr_realloc(b[i], 0) == NULL);
+	}
+	CHECK(arr_alloc_stats_get(&st) == 0);
+	CHECK(st.live_blocks == n0 && st.live_requested == req0 && st.live_usable == use0);
+	CHECK(st.frees - frees0 >= N);
+	CHECK(arr__spanheap_is_valid());
+}
+
+/* ---- out of memory: NULL and ENOMEM ---- */
+
+static int oom_child(void)
+{
+	/* the address space as it is plus a little: no new 4 MiB segment */
+	FILE *f = fopen("/proc/self/statm", "r");
+	unsigned long pages = 0;
+	if (f == NULL || fscanf(f, "%lu", &pages) != 1)
+		return 3;
+	fclose(f);
+	struct rlimit rl = {.rlim_cur = pages * 4096 + (2u << 20), .rlim_max = RLIM_INFINITY};
+	if (setrlimit(RLIMIT_AS, &rl) != 0)
+		return 3;
+	int rc = 2; /* never out of memory */
+	for (unsigned i = 0; i < 1000; i++) {
+		errno = 0;
+		void *p = i % 2 ? arr_malloc(300000) : arr_calloc(1, 300000);
+		if (p == NULL) {
+			rc = errno == ENOMEM ? 0 : 4;
+			if (rc != 0)
+				fprintf(stderr, "%s: NULL with errno %d\n", i % 2 ? "malloc" : "calloc", errno);
+			break;
+		}
+	}
+	/* and the other entry point too, now that memory is out */
+	errno = 0;
+	if (rc == 0 && (arr_calloc(1, 300000) != NULL || errno != ENOMEM))
+		rc = 5;
+	errno = 0;
+	if (rc == 0 && (arr_malloc(300000) != NULL || errno != ENOMEM))
+		rc = 6;
+	return rc;
+}
+
+static void test_enomem(void)
+{
+#if defined(__SANITIZE_ADDRESS__)
+	return;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+	return;
+#endif
+#endif
+	pid_t pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0)
+		_exit(oom_child());
+	int st = 0;
+	waitpid(pid, &st, 0);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		fprintf(stderr, "enomem child: status %#x\n", st);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+int main(void)
+{
+	arr_free(arr_malloc(1)); /* initialised: the class tables filled */
+	test_sparse_bound();
+	test_frees();
+	test_enomem();
+	if (failures)
+		fprintf(stderr, "spanpath: %d checks failed\n", failures);
+	return failures != 0;
+}
