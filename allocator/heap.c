@@ -1320,8 +1320,9 @@ void *arr__malloc_slow(struct arr__heap *h, size_t size, unsigned flags)
 		/* With more threads than sparse_threads busy (the census) the
 		 * class takes its pages: the span heap's lock would be shared by
 		 * every thread's small blocks. */
-		if (to_span && h->sparse_live[sk] >= (int32_t)(arr__opt.sparse * arr__class_slices[cls] *
-							       ARR__SLICE_SIZE / arr__class_size[cls])) {
+		if (to_span && (h->sparse_live[sk] >= (int32_t)(arr__opt.sparse * arr__class_slices[cls] *
+								ARR__SLICE_SIZE / arr__class_size[cls]) ||
+				(int64_t)h->sparse_live[sk] >= (int64_t)arr__class_sparse_cap[cls])) {
 			h->dense |= (uint64_t)1 << sk;
 			to_span = false;
 		}

@@ -476,6 +476,13 @@ extern uint8_t arr__class_tab[ARR__DIRECT_N];
 extern uint8_t arr__class_direct[ARR__FINE_FIRST + 1];
 extern uint32_t arr__class_size[ARR__NCLASSES];
 extern uint8_t arr__class_slices[ARR__NCLASSES];
+/* Live span-heap blocks of a sparse class at which it turns dense whatever
+ * `sparse` says: ARR__SPARSE_WASTE over the excess of its blocks' span
+ * rounding over the class's block (classes.c; UINT32_MAX: no excess). */
+#ifndef ARR__SPARSE_WASTE
+#define ARR__SPARSE_WASTE ((size_t)16 << 10)
+#endif
+extern uint32_t arr__class_sparse_cap[ARR__NCLASSES];
 /* ceil(2^64 / block size): off is a multiple of the block size iff
  * off * magic <= magic - 1 (mod 2^64), for any 32-bit off (Lemire et al.) */
 extern uint64_t arr__class_magic[ARR__NCLASSES];
