@@ -12,6 +12,12 @@
  * table someone touches, or a header touched all over, shows.
  *
  * Usage: LD_PRELOAD=liballocrr-malloc.so test-alloc-fixedcost LIBPAGES SEGPAGES [-v]
+ *        LD_PRELOAD=liballocrr-malloc.so test-alloc-fixedcost span SEGPAGES [-v]
+ * The second form makes only a few blocks of 1-8 KiB (a sparse class's, from
+ * the span heap: what sed and awk make) and bounds the header pages of their
+ * span segment alone (3: the descriptors' two pages, the first of which holds
+ * the segment's fields, and the page of the last units' tags and the first
+ * nodes; internal.h, struct arr__spanseg).
  * -v prints every resident page (library offset or segment offset), for the
  * measurement (docs/notes/2026-12-02-dropin.md). Exits 77 when the preload is
  * not in effect.
@@ -24,6 +30,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -142,13 +149,27 @@ static void workload(void)
 			note_segment(blk[i]);
 }
 
+/* A few blocks of sparse classes, as sed makes: the span heap's top units. */
+static void *few[4];
+
+static void workload_span(void)
+{
+	static const size_t sizes[4] = {4096, 4096, 2048, 8192};
+	for (int i = 0; i < 4; i++) {
+		few[i] = malloc(sizes[i]);
+		memset(few[i], 0x5a, sizes[i]);
+		note_segment(few[i]);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
 		fprintf(stderr, "usage: test-alloc-fixedcost LIBPAGES SEGPAGES [-v]\n");
 		return 2;
 	}
-	unsigned max_lib = (unsigned)atoi(argv[1]), max_seg = (unsigned)atoi(argv[2]);
+	bool span_only = strcmp(argv[1], "span") == 0;
+	unsigned max_lib = span_only ? ~0u : (unsigned)atoi(argv[1]), max_seg = (unsigned)atoi(argv[2]);
 	verbose = argc > 3 && strcmp(argv[3], "-v") == 0;
 
 	Dl_info di;
@@ -161,7 +182,10 @@ int main(int argc, char **argv)
 	if (realpath(di.dli_fname, lib) == NULL)
 		snprintf(lib, sizeof lib, "%s", di.dli_fname);
 
-	workload();
+	if (span_only)
+		workload_span();
+	else
+		workload();
 
 	pagemap_fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
 	if (pagemap_fd < 0) {
@@ -186,6 +210,8 @@ int main(int argc, char **argv)
 		} else {
 			continue; /* a huge block's one-page header: its own mapping */
 		}
+		if (span_only && kind != 2)
+			continue;
 		kinds[kind]++;
 		if (verbose)
 			printf("segment %u (%s) at %#lx:\n", i, what, (unsigned long)s);
