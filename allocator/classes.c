@@ -27,6 +27,7 @@ uint8_t arr__class_direct[ARR__FINE_FIRST + 1];
 uint32_t arr__class_size[ARR__NCLASSES];
 uint8_t arr__class_slices[ARR__NCLASSES];
 uint64_t arr__class_magic[ARR__NCLASSES];
+uint32_t arr__class_sparse_cap[ARR__NCLASSES];
 
 static size_t class_size_of(unsigned c)
 {
@@ -108,6 +109,17 @@ void arr__classes_init(void)
 		   arr__class_direct[ARR__FINE_FIRST] == ARR__DIRECT_N);
 	for (size_t i = 1; i < ARR__DIRECT_N; i++)
 		ARR__CHECK(arr__class_tab[i] >= arr__class_tab[i - 1]);
+	/* A sparse class's blocks come from the span heap rounded up to its
+	 * 256-byte units; where that is more than the class's block (the split
+	 * classes: a 1032-byte request takes 1280 bytes there, 1040 in its
+	 * class), the excess past ARR__SPARSE_WASTE bytes costs more than the
+	 * class page it saves: the class is dense from that many blocks on. */
+	for (unsigned c = 0; c < ARR__NCLASSES; c++) {
+		size_t bs = arr__class_size[c];
+		size_t units = (bs + ((size_t)1 << ARR__SPAN_UNIT_SHIFT) - 1) >> ARR__SPAN_UNIT_SHIFT;
+		size_t excess = (units << ARR__SPAN_UNIT_SHIFT) - bs;
+		arr__class_sparse_cap[c] = excess == 0 ? UINT32_MAX : (uint32_t)(ARR__SPARSE_WASTE / excess);
+	}
 	/* the sparse classes' bounds (internal.h) */
 	ARR__CHECK(arr__class_size[ARR__SPARSE_FIRST - 1] == 1024 &&
 		   arr__class_size[ARR__SPARSE_END - 1] == ARR__SPAN_SPARSE_MAX);

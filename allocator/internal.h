@@ -477,6 +477,13 @@ extern uint8_t arr__class_tab[ARR__DIRECT_N];
 extern uint8_t arr__class_direct[ARR__FINE_FIRST + 1];
 extern uint32_t arr__class_size[ARR__NCLASSES];
 extern uint8_t arr__class_slices[ARR__NCLASSES];
+/* Live span-heap blocks of a sparse class at which it turns dense whatever
+ * `sparse` says: ARR__SPARSE_WASTE over the excess of its blocks' span
+ * rounding over the class's block (classes.c; UINT32_MAX: no excess). */
+#ifndef ARR__SPARSE_WASTE
+#define ARR__SPARSE_WASTE ((size_t)16 << 10)
+#endif
+extern uint32_t arr__class_sparse_cap[ARR__NCLASSES];
 /* ceil(2^64 / block size): off is a multiple of the block size iff
  * off * magic <= magic - 1 (mod 2^64), for any 32-bit off (Lemire et al.) */
 extern uint64_t arr__class_magic[ARR__NCLASSES];
@@ -804,9 +811,10 @@ _Static_assert(ARR__SP_UNITS == 16384 && ARR__SP_UNITS_PER_OSPAGE == 16 && ARR__
 #define ARR__SP_T_XUNITS_SHIFT (ARR__SP_T_SLACK_SHIFT + 8)
 #define ARR__SP_T_XUNITS_MAX 15u
 #define ARR__SP_T_CACHED (1u << 31)
-/* Free spans are never adjacent, so a segment has fewer than UNITS / 2. */
-#define ARR__SP_SLOTS (ARR__SP_UNITS / 2)
-#define ARR__SP_T_SLOT_MASK (ARR__SP_SLOTS - 1u)
+/* Free spans are never adjacent, so a segment has at most half its data
+ * units' worth (rounded up): ARR__SP_SLOTS (below, with the header's layout);
+ * a tag holds any slot below UNITS / 2. */
+#define ARR__SP_T_SLOT_MASK (ARR__SP_UNITS / 2 - 1u)
 _Static_assert(ARR__SP_T_SLACK_SHIFT + ARR__SPAN_UNIT_SHIFT <= 32 &&
 		       ARR__SP_T_SLOT_SHIFT + ARR__SEG_SHIFT - ARR__SPAN_UNIT_SHIFT - 1 <= 32,
 	       "span tags fit 32 bits");
@@ -822,22 +830,72 @@ struct arr__span_node {
 	uint32_t slot;                          /* its index in node[], for good */
 };
 
-struct arr__spanseg {
-	struct arr__segment seg; /* kind 2; every descriptor ARR__PF_SPAN */
-	struct arr__spanseg *next;
-	struct arr__span_node *slot_free; /* released slots */
-	uint32_t slots_used;              /* slots ever handed out */
-	uint32_t arena;                   /* its arena (spanheap.c), for good */
+/*
+ * A span segment's header costs a program that makes a few span blocks the
+ * pages it writes: the segment's fields and its descriptors (two pages, all
+ * flagged at creation), the tags at both ends of the segment's one free span
+ * (its first and last data units), the tags of the blocks carved from it and
+ * that span's node (slot 0, the first after the tags). The header's own
+ * units never have a tag, so the tag array overlaps the fields (the union in
+ * struct arr__spanseg): tag[u] lies at byte ARR__SP_TAG_PAD + 4u, the pad as
+ * long as keeps the first data unit's tag in the descriptors' second page
+ * (its last 8 bytes). The page of the first nodes then also holds the tags
+ * of the top ~400 units (99 KiB), where a sparse class's blocks (1-8 KiB) are
+ * carved, from the high end: a program's first such blocks cost 3 header
+ * pages, where tags after the fields took 4 (the first data tag on a page of
+ * its own; tests/allocator/fixedcost.c counts them). A block carved from the
+ * low end (above 8 KiB) has its last tag in the page after the descriptors:
+ * 4, as before. (Tags after the fields had the top 710 units' tags beside the
+ * first nodes: blocks carved from the top past 99 KiB take one more page now,
+ * and one fewer for the first data tag.) The nodes are as many as a segment can have free spans (never
+ * adjacent: half its data units, rounded up), not half of all its units:
+ * 39 KB less header, which leaves room for the pad.
+ */
+#define ARR__SPANSEG_HEAD                                                        \
+	struct arr__segment seg; /* kind 2; every descriptor ARR__PF_SPAN */     \
+	struct arr__spanseg *next;                                               \
+	struct arr__span_node *slot_free; /* released slots */                   \
+	uint32_t slots_used;              /* slots ever handed out */            \
+	uint32_t arena;                   /* its arena (spanheap.c), for good */ \
 	uint64_t clean[ARR__SP_OSPAGES / 64];
-	uint32_t tag[ARR__SP_UNITS];
+struct arr__spanseg_head {
+	ARR__SPANSEG_HEAD
+};
+/* the data starts on an OS page (header pages are never purged or counted),
+ * past the header (asserted below) */
+#define ARR__SP_FIRST_UNIT 1648
+#define ARR__SP_TAG_PAD (2 * ARR__OS_PAGE - 8 - 4 * ARR__SP_FIRST_UNIT)
+#define ARR__SP_DATA_UNITS (ARR__SP_UNITS - ARR__SP_FIRST_UNIT)
+#define ARR__SP_SLOTS ((ARR__SP_DATA_UNITS + 1) / 2)
+
+struct arr__spanseg {
+	union {
+		struct {
+			ARR__SPANSEG_HEAD
+		};
+		struct {
+			uint8_t tag_pad_[ARR__SP_TAG_PAD];
+			uint32_t tag[ARR__SP_UNITS]; /* below ARR__SP_FIRST_UNIT: the fields */
+		};
+	};
 	struct arr__span_node node[ARR__SP_SLOTS];
 };
 
 #define ARR__SP_HDR_UNITS ((sizeof(struct arr__spanseg) + ARR__SP_UNIT - 1) >> ARR__SP_UNIT_SHIFT)
-/* the data starts on an OS page: header pages are never purged or counted */
-#define ARR__SP_FIRST_UNIT \
-	(((ARR__SP_HDR_UNITS + ARR__SP_UNITS_PER_OSPAGE - 1) / ARR__SP_UNITS_PER_OSPAGE) * ARR__SP_UNITS_PER_OSPAGE)
-#define ARR__SP_DATA_UNITS (ARR__SP_UNITS - ARR__SP_FIRST_UNIT)
+_Static_assert(ARR__SP_HDR_UNITS <= ARR__SP_FIRST_UNIT && ARR__SP_FIRST_UNIT % ARR__SP_UNITS_PER_OSPAGE == 0,
+	       "the data starts past the header, on an OS page");
+_Static_assert(ARR__SP_SLOTS <= ARR__SP_T_SLOT_MASK + 1, "a tag holds every slot");
+_Static_assert(offsetof(struct arr__spanseg, tag[ARR__SP_FIRST_UNIT]) >= sizeof(struct arr__spanseg_head),
+	       "the data units' tags clear the header's fields");
+_Static_assert(offsetof(struct arr__spanseg, tag[ARR__SP_FIRST_UNIT]) / ARR__OS_PAGE ==
+			       (offsetof(struct arr__segment, pages[ARR__SLICES]) - 1) / ARR__OS_PAGE &&
+		       offsetof(struct arr__spanseg, tag[ARR__SP_UNITS - 1]) / ARR__OS_PAGE ==
+			       offsetof(struct arr__spanseg, node[0]) / ARR__OS_PAGE,
+	       "the first data tag shares the last descriptors' page, the last tag the first nodes'");
+_Static_assert(
+	ARR__SP_UNITS - (offsetof(struct arr__spanseg, node[0]) / ARR__OS_PAGE * ARR__OS_PAGE - ARR__SP_TAG_PAD) / 4 >=
+		384,
+	"the top units' tags share the first nodes' page");
 _Static_assert(ARR__SP_DATA_UNITS >= ARR__SP_MAX_UNITS, "a span segment holds the largest block");
 
 /* A block of size bytes (span_min < size <= ARR__MAX_SMALL), aligned to

@@ -12,6 +12,14 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
+#ifdef ARR_ALLOC_NOSTARTFILES
+/* Linked without the start files (allocator/CMakeLists.txt: no code runs at
+ * load or exit, so a program that never allocates maps none of our text),
+ * which define this handle of the shared object; pthread_atfork
+ * (libc_nonshared's, heap.c) registers its handlers under it. The ABI's name. */
+__attribute__((visibility("hidden"))) void *__dso_handle = &__dso_handle;
+#endif
+
 EXPORT int malloc_trim(size_t pad)
 {
 	(void)pad;

@@ -208,7 +208,10 @@ run() {
 	local p=$1 a=$2 r=$3 status=0 secs=- rss=- flt=- same=1
 	program "$p"
 	local pre=()
-	[ -n "${lib[$a]}" ] && pre=(env "LD_PRELOAD=${lib[$a]}")
+	# set by runstat in the child, just before the exec: runstat preloaded
+	# itself would put the allocator's pages in the child's pre-exec copy,
+	# which ru_maxrss counts (bench/workloads/runstat.c)
+	[ -n "${lib[$a]}" ] && pre=(env "RUNSTAT_PRELOAD=${lib[$a]}")
 	"${pre[@]}" "$tmp/runstat" "$tmp/stat" "${cmd[@]}" <"$cmd_in" >"$tmp/out" 2>"$tmp/err" || status=$?
 	read -r secs rss _ flt <"$tmp/stat" || true
 	# gcc's output is its object file; the others print

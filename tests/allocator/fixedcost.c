@@ -12,6 +12,18 @@
  * table someone touches, or a header touched all over, shows.
  *
  * Usage: LD_PRELOAD=liballocrr-malloc.so test-alloc-fixedcost LIBPAGES SEGPAGES [-v]
+ *        LD_PRELOAD=liballocrr-malloc.so test-alloc-fixedcost span SEGPAGES [-v]
+ *        LD_PRELOAD=liballocrr-malloc.so test-alloc-fixedcost text TEXTPAGES
+ * The second form makes only a few blocks of 1-8 KiB (a sparse class's, from
+ * the span heap: what sed and awk make) and bounds the header pages of their
+ * span segment alone (3: the descriptors' two pages, the first of which holds
+ * the segment's fields, and the page of the last units' tags and the first
+ * nodes; internal.h, struct arr__spanseg).
+ * The third, before anything allocates (no stdio, raw system calls only),
+ * bounds the library's text pages resident in a program that has not called
+ * malloc: 0, since the library runs no code at load (linked without the
+ * start files, allocator/CMakeLists.txt); with _init and _fini the kernel's
+ * fault-around mapped 17 of its pages.
  * -v prints every resident page (library offset or segment offset), for the
  * measurement (docs/notes/2026-12-02-dropin.md). Exits 77 when the preload is
  * not in effect.
@@ -24,6 +36,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -142,13 +155,75 @@ static void workload(void)
 			note_segment(blk[i]);
 }
 
+/* Resident pages of the preloaded library's executable mapping, read with
+ * raw system calls into static buffers: nothing here may call malloc. -1 if
+ * the library is not mapped. */
+static char maps_buf[1 << 16];
+
+static int text_pages_resident(void)
+{
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	size_t n = 0;
+	ssize_t k;
+	while (n < sizeof maps_buf - 1 && (k = read(fd, maps_buf + n, sizeof maps_buf - 1 - n)) > 0)
+		n += (size_t)k;
+	close(fd);
+	maps_buf[n] = 0;
+	pagemap_fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	if (pagemap_fd < 0)
+		return -1;
+	int pages = -1;
+	for (char *l = maps_buf; *l;) {
+		char *e = strchr(l, '\n');
+		if (e == NULL)
+			break;
+		*e = 0;
+		if (strstr(l, "liballocrr") && strstr(l, " r-xp ")) {
+			uintptr_t lo = (uintptr_t)strtoul(l, NULL, 16),
+				  hi = (uintptr_t)strtoul(strchr(l, '-') + 1, NULL, 16);
+			pages = (int)count_range(lo, hi, lo, "text");
+		}
+		l = e + 1;
+	}
+	return pages;
+}
+
+/* A few blocks of sparse classes, as sed makes: the span heap's top units. */
+static void *few[4];
+
+static void workload_span(void)
+{
+	static const size_t sizes[4] = {4096, 4096, 2048, 8192};
+	for (int i = 0; i < 4; i++) {
+		few[i] = malloc(sizes[i]);
+		memset(few[i], 0x5a, sizes[i]);
+		note_segment(few[i]);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
 		fprintf(stderr, "usage: test-alloc-fixedcost LIBPAGES SEGPAGES [-v]\n");
 		return 2;
 	}
-	unsigned max_lib = (unsigned)atoi(argv[1]), max_seg = (unsigned)atoi(argv[2]);
+	if (strcmp(argv[1], "text") == 0) {
+		int pages = text_pages_resident(); /* first: before stdio allocates */
+		if (pages < 0) {
+			printf("skip: liballocrr is not preloaded\n");
+			return 77;
+		}
+		printf("library text: %d pages resident before any malloc (bound %s)\n", pages, argv[2]);
+		if (pages > atoi(argv[2])) {
+			printf("FAIL: the library's text is mapped in a program that has not allocated\n");
+			return 1;
+		}
+		return 0;
+	}
+	bool span_only = strcmp(argv[1], "span") == 0;
+	unsigned max_lib = span_only ? ~0u : (unsigned)atoi(argv[1]), max_seg = (unsigned)atoi(argv[2]);
 	verbose = argc > 3 && strcmp(argv[3], "-v") == 0;
 
 	Dl_info di;
@@ -161,7 +236,10 @@ int main(int argc, char **argv)
 	if (realpath(di.dli_fname, lib) == NULL)
 		snprintf(lib, sizeof lib, "%s", di.dli_fname);
 
-	workload();
+	if (span_only)
+		workload_span();
+	else
+		workload();
 
 	pagemap_fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
 	if (pagemap_fd < 0) {
@@ -186,6 +264,8 @@ int main(int argc, char **argv)
 		} else {
 			continue; /* a huge block's one-page header: its own mapping */
 		}
+		if (span_only && kind != 2)
+			continue;
 		kinds[kind]++;
 		if (verbose)
 			printf("segment %u (%s) at %#lx:\n", i, what, (unsigned long)s);

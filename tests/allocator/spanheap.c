@@ -522,6 +522,36 @@ static void test_sparse_classes(void)
 	arr_free(pin);
 }
 
+/* A sparse class whose blocks the span heap rounds up past the class's
+ * block turns dense once that excess reaches 16 KiB, however few pages'
+ * worth it holds: sqlite's 1032-byte page-cache entries are 1280-byte span
+ * blocks (1040 in their class), 240 bytes more each, so from the 69th
+ * (16 384 / 240 = 68) they come from the class's pages; before, all of the
+ * first 1008 (16 pages' worth) were span blocks (sqlite3 drop-in: +250 KB). */
+static void test_sparse_waste(void)
+{
+	enum { N = 300, SZ = 1032 };
+	static void *v[N];
+	long long pages;
+	CHECK(arr_alloc_get_option("sparse", &pages) == 0 && pages == 16);
+	unsigned span = 0, cls = 0;
+	for (int i = 0; i < N; i++) {
+		v[i] = arr_malloc(SZ);
+		size_t u = arr_malloc_usable_size(v[i]);
+		CHECK(u == 1280 || u == 1040);
+		if (u == 1280)
+			span += 1 + (cls != 0) * 1000; /* none after the first class block */
+		else
+			cls++;
+		memset(v[i], i, SZ);
+	}
+	if (span != 16384 / (1280 - 1040))
+		fprintf(stderr, "sparse_waste: %u span blocks, %u class blocks\n", span, cls);
+	CHECK(span == 16384 / (1280 - 1040) && cls == N - span);
+	for (int i = 0; i < N; i++)
+		arr_free(v[i]);
+}
+
 /* ---- arenas (span_arenas; span_split 0: each thread its own from its
  * first span-heap malloc, not after contention) ---- */
 
@@ -747,6 +777,7 @@ int main(void)
 	test_realloc_in_place();
 	test_block_cache();
 	test_sparse_classes();
+	test_sparse_waste();
 	test_arena_cross_free();
 	test_arena_thread_exit();
 	test_arena_steal();
