@@ -1037,7 +1037,6 @@ void arr__heap_tick(struct arr__heap *h)
 	 * carve back, and a page fault costs no IPI there (cc1: 140 KB less at
 	 * its peak for 6 % more page faults; py and sqlite unchanged). */
 	unsigned trim_after = arr__purge_mult();
-	h->sparse_waits /= 2;
 	if (h->span_cache)
 		span_cache_flush(h, false);
 	if (h->sc_n)
@@ -1285,11 +1284,7 @@ static inline bool sparse_to_span(struct arr__heap *h, unsigned cls, unsigned sk
 	 * thread's small blocks. Not marked dense: the census may find fewer
 	 * busy threads later (a replay's or a program's start-up), and then the
 	 * class's next slow-path malloc is sparse again. */
-	if (arr__opt.sparse_thr != 0 && arr__purge_scale() > arr__opt.sparse_thr)
-		return false;
-	/* Threads that queue on the span heap's lock: their small blocks take
-	 * pages of their own for a while (the waits decay at each tick). */
-	return h->sparse_waits < ARR__SPARSE_WAITS;
+	return arr__opt.sparse_thr == 0 || arr__purge_scale() <= arr__opt.sparse_thr;
 }
 
 static void *malloc_slow(struct arr__heap *h, size_t size, unsigned flags);

@@ -451,7 +451,6 @@ struct arr__heap {
 	uint8_t borrows[ARR__NCLASSES];
 	unsigned span_arena;     /* its span-heap mallocs' arena, modulo span_arenas (spanheap.c) */
 	unsigned span_contended; /* its span-heap mallocs that found the arena's lock taken */
-	unsigned sparse_waits; /* the same, halved at every tick: at ARR__SPARSE_WAITS its sparse classes take pages */
 	_Atomic(struct arr__block *) delayed;
 	/* The census of busy heaps (heap.c arr__heap_census, under arr__lock):
 	 * the heap's operations at the last census, and whether it counts. */
@@ -970,10 +969,6 @@ void arr__heap_trim_for_growth(struct arr__heap *h);
  * and advance the purge clock, so purges happen in a thread that never
  * needs a new page. */
 #define ARR__TICK_OPS 4096
-/* A heap whose span-heap mallocs found the lock taken this often (halved at
- * each tick, so about this many in the last two ticks) gives its sparse
- * classes pages of their own until it stops (heap.c sparse_to_span). */
-#define ARR__SPARSE_WAITS 16
 void arr__heap_tick(struct arr__heap *h);
 /* Under arr__lock, at a pool tick of h: h counts as busy, and every
  * ARR__CENSUS_OPS of the op clock the busy heaps are counted anew. */

@@ -18,10 +18,10 @@ struct arr__options arr__opt = {
 	.idle_ratio = 0, /* off: see pool.c idle_budget */
 	.span_min = (size_t)8 << 10,
 	.sparse = 16,
-	/* sparse classes whatever the number of busy threads (heap.c's census); a heap
-	 * whose span-heap mallocs queue on the lock gives them pages for a while instead
-	 * (ARR__SPARSE_WAITS; docs/allocator.md, "Sparse classes") */
-	.sparse_thr = 0,
+	/* sparse classes while one thread is busy (heap.c's census): with threads working at
+	 * once every sparse malloc and free takes the span heap's one lock (docs/allocator.md,
+	 * "Sparse classes"; t2 private mixed steady at 2: CPU 19.9 -> 39.9 ms) */
+	.sparse_thr = 1,
 	.sparse_min = 1024,
 	.span_cache = 0, /* off: measured no faster, and more resident (spanheap.c) */
 	.span_arenas = 1,

@@ -991,10 +991,7 @@ static _Atomic unsigned arenas_dealt;
 static void split(struct arr__heap *h, unsigned contended)
 {
 	unsigned n = arr__opt.span_arenas;
-	if (h == &arr__heap_empty)
-		return;
-	h->sparse_waits += contended;
-	if (n <= 1 || h->span_arena % n != 0)
+	if (h == &arr__heap_empty || n <= 1 || h->span_arena % n != 0)
 		return;
 	h->span_contended += contended;
 	if (h->span_contended < arr__opt.span_split)

@@ -1,10 +1,8 @@
 /*
  * tests/allocator/small.c - what a small heap holds: the sparse classes of
- * 1-8 KiB come from the span heap while a heap holds few of their blocks, its
- * span-heap mallocs do not queue on the span heap's lock (a heap whose
- * threads contend takes pages of its classes until the waits decay) and, if
- * `sparse_threads` is set, at most that many threads hold a heap (then from
- * their classes' pages), and a class below 256 bytes with no page of its own borrows a few
+ * 1-8 KiB come from the span heap while a heap holds few of their blocks and
+ * at most `sparse_threads` threads hold a heap (then from their classes'
+ * pages), and a class below 256 bytes with no page of its own borrows a few
  * blocks a tick from a class at most twice the request instead of taking an
  * OS page of its own; a class's freed blocks in its older pages are used
  * again before its current page carves fresh ones; a thread that made a few
@@ -12,14 +10,11 @@
  * and then none for 16 censuses' worth of the op clock. Exits non-zero if a
  * check fails.
  */
-#define _GNU_SOURCE
 #include <pthread.h>
-#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include "allocrr/alloc.h"
 
 #include "check.h"
@@ -82,15 +77,9 @@ static size_t usable_of(size_t size)
 	return u;
 }
 
-/* before anything allocates: the defaults as shipped */
-static void test_sparse_defaults_early(void)
-{
-	CHECK(option("sparse") == 16 && option("sparse_min") == 1024 && option("sparse_threads") == 0);
-}
-
 static void test_sparse_defaults(void)
 {
-	CHECK(option("sparse") == 16 && option("sparse_min") == 1024 && option("sparse_threads") == 0);
+	CHECK(option("sparse") == 16 && option("sparse_min") == 1024 && option("sparse_threads") == 1);
 	/* main alone: classes above 1 KiB are sparse */
 	CHECK(usable_of(1100) == 1280);
 	CHECK(usable_of(3000) == 3072);
@@ -111,7 +100,6 @@ static void test_sparse_defaults(void)
 static void test_sparse_threads(void)
 {
 	pthread_t t[2];
-	CHECK(arr_alloc_set_option("sparse_threads", 1) == 0);
 	holders_start(t, 1);
 	/* class 1664 (no page of it or of the four above it: nothing to
 	 * borrow), a 1792-byte block while sparse */
@@ -135,68 +123,8 @@ static void test_sparse_threads(void)
 	CHECK((uintptr_t)s - (uintptr_t)r == 5120 || (uintptr_t)r - (uintptr_t)s == 5120);
 	arr_free(r);
 	arr_free(s);
+	CHECK(arr_alloc_set_option("sparse_threads", 1) == 0);
 	holders_stop(t, 2);
-	CHECK(arr_alloc_set_option("sparse_threads", 0) == 0);
-}
-
-/*
- * Two threads that take the span heap's lock at once (mallocs and frees of
- * 3000-byte blocks of a sparse class, on two CPUs) queue on it: each heap
- * whose mallocs found it taken ARR__SPARSE_WAITS times in about two ticks
- * gives its sparse classes pages (1550 bytes from class 1664, not a 1792-byte
- * span block) until the waits decay: alone again, after a few ticks, the
- * same request is a span block. Needs two CPUs (skipped with one).
- */
-static _Atomic int contended_seen, contend_stop, decayed;
-
-static void *contender(void *arg)
-{
-	void *v[8];
-	for (long i = 0; !contend_stop; i++) {
-		for (int k = 0; k < 8; k++)
-			v[k] = arr_malloc(3000);
-		for (int k = 0; k < 8; k++)
-			arr_free(v[k]);
-		if (i % 64 == 0 && usable_of(1550) == 1664) {
-			contended_seen++;
-			/* alone once the other stops: the waits halve at each
-			 * tick (4096 frees), and the class is sparse again */
-			while (!contend_stop)
-				sched_yield();
-			for (int k = 0; k < 8 * 4096; k++)
-				arr_free(arr_malloc(32));
-			decayed += usable_of(1550) == 1792;
-			break;
-		}
-	}
-	return arg;
-}
-
-static void test_sparse_waits(void)
-{
-	cpu_set_t cpus;
-	if (sched_getaffinity(0, sizeof cpus, &cpus) != 0 || CPU_COUNT(&cpus) < 2) {
-		printf("allocator small: one CPU, the lock contention check skipped\n");
-		return;
-	}
-	CHECK(option("sparse_threads") == 0);
-	pthread_t t[2];
-	struct timespec t0, now;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (int k = 0; k < 2; k++)
-		CHECK(pthread_create(&t[k], NULL, contender, NULL) == 0);
-	/* until one heap gave way, at most 20 s (a loaded machine runs the two
-	 * threads at once less often) */
-	do {
-		struct timespec d = {0, 10000000};
-		nanosleep(&d, NULL);
-		clock_gettime(CLOCK_MONOTONIC, &now);
-	} while (!contended_seen && now.tv_sec - t0.tv_sec < 20);
-	contend_stop = 1;
-	for (int k = 0; k < 2; k++)
-		pthread_join(t[k], NULL);
-	CHECK(contended_seen > 0);
-	CHECK(decayed == contended_seen);
 }
 
 /* In a fresh thread (a heap with no page yet): a 60-byte block makes a page
@@ -342,15 +270,10 @@ static void test_idle_main_by_clock(void)
 
 int main(void)
 {
-	test_sparse_defaults_early();
-	/* the census is seen through sparse_threads 1 (the default is 0) */
-	CHECK(arr_alloc_set_option("sparse_threads", 1) == 0);
 	test_late_idle_heap(); /* first: main has no heap yet */
 	test_idle_main_by_clock();
-	CHECK(arr_alloc_set_option("sparse_threads", 0) == 0);
 	test_sparse_defaults();
 	test_sparse_threads();
-	test_sparse_waits();
 	pthread_t t;
 	CHECK(pthread_create(&t, NULL, small_borrow, NULL) == 0);
 	pthread_join(t, NULL);
