@@ -75,13 +75,15 @@ void *malloc(size_t n)
 	}
 	fresh = 1;
 	if (cur == NULL || (size_t)(lim - cur) < bs + HDR) {
-		uint8_t *p = mmap(NULL, CHUNK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		/* a chunk of at least the block (blocks of up to 4 MiB) */
+		size_t len = bs + HDR > CHUNK ? (bs + HDR + 4095) & ~(size_t)4095 : CHUNK;
+		uint8_t *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (p == MAP_FAILED) {
 			errno = ENOMEM;
 			return NULL;
 		}
 		cur = p;
-		lim = p + CHUNK;
+		lim = p + len;
 	}
 	uint8_t *p = cur;
 	cur += bs + HDR;

@@ -18,6 +18,23 @@ assert r["ops"] == w["calls"] >= 50000, (r["ops"], w["calls"])
 assert r["anomalies"] == 0, r["anomalies"]
 PY
 done
+# blocks of every size up to the floor's 4 MiB classes (a 1 MiB block once
+# overran its 1 MiB chunk)
+cat >big.py <<'PY'
+import hashlib
+h = hashlib.sha256()
+keep = []
+for i in range(400):
+    b = bytearray((i * 7919) % (4 << 20) + 1)
+    b[-1] = i % 256
+    keep.append(b)
+    if len(keep) > 8:
+        h.update(bytes(keep.pop(0)[-64:]))
+print(h.hexdigest())
+PY
+$PY big.py >ref.big.txt || fail "python3 big blocks"
+LD_PRELOAD=$LIFO $PY big.py >lifo.big.txt || fail "python3 big blocks under the floor"
+cmp -s ref.big.txt lifo.big.txt || fail "big blocks: output differs under the floor"
 $PY -c "
 import random
 r = random.Random(5)
