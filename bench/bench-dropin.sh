@@ -31,8 +31,8 @@ as under the preload too), analyze (BUILD_DIR/bin/allocrr analyze on the
 bundled traces/python3.atr), and programs no part of the allocator was tuned on:
 bc (a big power, modulo), perl (a hash of 200 000 joined lists), git (log
 --stat of this checkout, when it is a git work tree), tar (this tree's docs
-and sources through gzip: tar, gzip and the shell preloaded), xz (-6 of a
-generated JSON file), pyjson (python3 loading and dumping that 20 MB JSON
+and sources through gzip: tar, gzip and the shell preloaded), xz (-6 of 3 MB
+of a generated JSON file), pyjson (python3 loading and dumping that 20 MB JSON
 file), pythreads (python3, four threads building and trimming lists of
 json strings). A program whose tool is missing is left out.
 
