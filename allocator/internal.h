@@ -842,11 +842,10 @@ struct arr__span_node {
  * of the top ~400 units (99 KiB), where a sparse class's blocks (1-8 KiB) are
  * carved, from the high end: a program's first such blocks cost 3 header
  * pages, where tags after the fields took 4 (the first data tag on a page of
- * its own; tests/allocator/fixedcost.c counts them). A block carved from the
- * low end (above 8 KiB) has its last tag in the page after the descriptors:
- * 4, as before. (Tags after the fields had the top 710 units' tags beside the
- * first nodes: blocks carved from the top past 99 KiB take one more page now,
- * and one fewer for the first data tag.) The nodes are as many as a segment can have free spans (never
+ * its own, the nodes' page holding the top 176 units' tags;
+ * tests/allocator/fixedcost.c counts them). A block carved from the low end
+ * (above 8 KiB) has its last tag in the page after the descriptors: 4, as
+ * before. The nodes are as many as a segment can have free spans (never
  * adjacent: half its data units, rounded up), not half of all its units:
  * 39 KB less header, which leaves room for the pad.
  */
