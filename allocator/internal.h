@@ -810,10 +810,9 @@ _Static_assert(ARR__SP_UNITS == 16384 && ARR__SP_UNITS_PER_OSPAGE == 16 && ARR__
 #define ARR__SP_T_XUNITS_SHIFT (ARR__SP_T_SLACK_SHIFT + 8)
 #define ARR__SP_T_XUNITS_MAX 15u
 #define ARR__SP_T_CACHED (1u << 31)
-/* Free spans are never adjacent, so a segment has at most half its data
- * units' worth (rounded up): ARR__SP_SLOTS (below, with the header's layout);
- * a tag holds any slot below UNITS / 2. */
-#define ARR__SP_T_SLOT_MASK (ARR__SP_UNITS / 2 - 1u)
+/* Free spans are never adjacent, so a segment has fewer than UNITS / 2. */
+#define ARR__SP_SLOTS (ARR__SP_UNITS / 2)
+#define ARR__SP_T_SLOT_MASK (ARR__SP_SLOTS - 1u)
 _Static_assert(ARR__SP_T_SLACK_SHIFT + ARR__SPAN_UNIT_SHIFT <= 32 &&
 		       ARR__SP_T_SLOT_SHIFT + ARR__SEG_SHIFT - ARR__SPAN_UNIT_SHIFT - 1 <= 32,
 	       "span tags fit 32 bits");
@@ -836,18 +835,13 @@ struct arr__span_node {
  * (its first and last data units), the tags of the blocks carved from it and
  * that span's node (slot 0, the first after the tags). The header's own
  * units never have a tag, so the tag array overlaps the fields (the union in
- * struct arr__spanseg): tag[u] lies at byte ARR__SP_TAG_PAD + 4u, the pad as
- * long as keeps the first data unit's tag in the descriptors' second page
- * (its last 8 bytes). The page of the first nodes then also holds the tags
- * of the top ~400 units (99 KiB), where a sparse class's blocks (1-8 KiB) are
- * carved, from the high end: a program's first such blocks cost 3 header
+ * struct arr__spanseg): tag[u] lies at byte ARR__SP_TAG_PAD + 4u. The pad is
+ * as long as keeps the first data unit's tag in the descriptors' second page
+ * (below 8 KiB); then the page of the first nodes also holds the tags of the
+ * top 200-odd units (56 KiB), where a sparse class's blocks are carved (from
+ * the high end): a program's first few blocks of 1-8 KiB cost 3 header
  * pages, where tags after the fields took 4 (the first data tag on a page of
- * its own, the nodes' page holding the top 176 units' tags;
- * tests/allocator/fixedcost.c counts them). A block carved from the low end
- * (above 8 KiB) has its last tag in the page after the descriptors: 4, as
- * before. The nodes are as many as a segment can have free spans (never
- * adjacent: half its data units, rounded up), not half of all its units:
- * 39 KB less header, which leaves room for the pad.
+ * its own; tests/allocator/fixedcost.c counts them).
  */
 #define ARR__SPANSEG_HEAD                                                        \
 	struct arr__segment seg; /* kind 2; every descriptor ARR__PF_SPAN */     \
@@ -859,12 +853,7 @@ struct arr__span_node {
 struct arr__spanseg_head {
 	ARR__SPANSEG_HEAD
 };
-/* the data starts on an OS page (header pages are never purged or counted),
- * past the header (asserted below) */
-#define ARR__SP_FIRST_UNIT 1648
-#define ARR__SP_TAG_PAD (2 * ARR__OS_PAGE - 8 - 4 * ARR__SP_FIRST_UNIT)
-#define ARR__SP_DATA_UNITS (ARR__SP_UNITS - ARR__SP_FIRST_UNIT)
-#define ARR__SP_SLOTS ((ARR__SP_DATA_UNITS + 1) / 2)
+#define ARR__SP_TAG_PAD 896
 
 struct arr__spanseg {
 	union {
@@ -880,9 +869,10 @@ struct arr__spanseg {
 };
 
 #define ARR__SP_HDR_UNITS ((sizeof(struct arr__spanseg) + ARR__SP_UNIT - 1) >> ARR__SP_UNIT_SHIFT)
-_Static_assert(ARR__SP_HDR_UNITS <= ARR__SP_FIRST_UNIT && ARR__SP_FIRST_UNIT % ARR__SP_UNITS_PER_OSPAGE == 0,
-	       "the data starts past the header, on an OS page");
-_Static_assert(ARR__SP_SLOTS <= ARR__SP_T_SLOT_MASK + 1, "a tag holds every slot");
+/* the data starts on an OS page: header pages are never purged or counted */
+#define ARR__SP_FIRST_UNIT \
+	(((ARR__SP_HDR_UNITS + ARR__SP_UNITS_PER_OSPAGE - 1) / ARR__SP_UNITS_PER_OSPAGE) * ARR__SP_UNITS_PER_OSPAGE)
+#define ARR__SP_DATA_UNITS (ARR__SP_UNITS - ARR__SP_FIRST_UNIT)
 _Static_assert(offsetof(struct arr__spanseg, tag[ARR__SP_FIRST_UNIT]) >= sizeof(struct arr__spanseg_head),
 	       "the data units' tags clear the header's fields");
 _Static_assert(offsetof(struct arr__spanseg, tag[ARR__SP_FIRST_UNIT]) / ARR__OS_PAGE ==
@@ -892,7 +882,7 @@ _Static_assert(offsetof(struct arr__spanseg, tag[ARR__SP_FIRST_UNIT]) / ARR__OS_
 	       "the first data tag shares the last descriptors' page, the last tag the first nodes'");
 _Static_assert(
 	ARR__SP_UNITS - (offsetof(struct arr__spanseg, node[0]) / ARR__OS_PAGE * ARR__OS_PAGE - ARR__SP_TAG_PAD) / 4 >=
-		384,
+		200,
 	"the top units' tags share the first nodes' page");
 _Static_assert(ARR__SP_DATA_UNITS >= ARR__SP_MAX_UNITS, "a span segment holds the largest block");
 
