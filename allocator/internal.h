@@ -828,43 +828,14 @@ struct arr__span_node {
 	uint32_t slot;                          /* its index in node[], for good */
 };
 
-/*
- * A span segment's header costs a program that makes a few span blocks the
- * pages it writes: the segment's fields and its descriptors (two pages, all
- * flagged at creation), the tags at both ends of the segment's one free span
- * (its first and last data units), the tags of the blocks carved from it and
- * that span's node (slot 0, the first after the tags). The header's own
- * units never have a tag, so the tag array overlaps the fields (the union in
- * struct arr__spanseg): tag[u] lies at byte ARR__SP_TAG_PAD + 4u. The pad is
- * as long as keeps the first data unit's tag in the descriptors' second page
- * (below 8 KiB); then the page of the first nodes also holds the tags of the
- * top 200-odd units (56 KiB), where a sparse class's blocks are carved (from
- * the high end): a program's first few blocks of 1-8 KiB cost 3 header
- * pages, where tags after the fields took 4 (the first data tag on a page of
- * its own; tests/allocator/fixedcost.c counts them).
- */
-#define ARR__SPANSEG_HEAD                                                        \
-	struct arr__segment seg; /* kind 2; every descriptor ARR__PF_SPAN */     \
-	struct arr__spanseg *next;                                               \
-	struct arr__span_node *slot_free; /* released slots */                   \
-	uint32_t slots_used;              /* slots ever handed out */            \
-	uint32_t arena;                   /* its arena (spanheap.c), for good */ \
-	uint64_t clean[ARR__SP_OSPAGES / 64];
-struct arr__spanseg_head {
-	ARR__SPANSEG_HEAD
-};
-#define ARR__SP_TAG_PAD 896
-
 struct arr__spanseg {
-	union {
-		struct {
-			ARR__SPANSEG_HEAD
-		};
-		struct {
-			uint8_t tag_pad_[ARR__SP_TAG_PAD];
-			uint32_t tag[ARR__SP_UNITS]; /* below ARR__SP_FIRST_UNIT: the fields */
-		};
-	};
+	struct arr__segment seg; /* kind 2; every descriptor ARR__PF_SPAN */
+	struct arr__spanseg *next;
+	struct arr__span_node *slot_free; /* released slots */
+	uint32_t slots_used;              /* slots ever handed out */
+	uint32_t arena;                   /* its arena (spanheap.c), for good */
+	uint64_t clean[ARR__SP_OSPAGES / 64];
+	uint32_t tag[ARR__SP_UNITS];
 	struct arr__span_node node[ARR__SP_SLOTS];
 };
 
@@ -873,17 +844,6 @@ struct arr__spanseg {
 #define ARR__SP_FIRST_UNIT \
 	(((ARR__SP_HDR_UNITS + ARR__SP_UNITS_PER_OSPAGE - 1) / ARR__SP_UNITS_PER_OSPAGE) * ARR__SP_UNITS_PER_OSPAGE)
 #define ARR__SP_DATA_UNITS (ARR__SP_UNITS - ARR__SP_FIRST_UNIT)
-_Static_assert(offsetof(struct arr__spanseg, tag[ARR__SP_FIRST_UNIT]) >= sizeof(struct arr__spanseg_head),
-	       "the data units' tags clear the header's fields");
-_Static_assert(offsetof(struct arr__spanseg, tag[ARR__SP_FIRST_UNIT]) / ARR__OS_PAGE ==
-			       (offsetof(struct arr__segment, pages[ARR__SLICES]) - 1) / ARR__OS_PAGE &&
-		       offsetof(struct arr__spanseg, tag[ARR__SP_UNITS - 1]) / ARR__OS_PAGE ==
-			       offsetof(struct arr__spanseg, node[0]) / ARR__OS_PAGE,
-	       "the first data tag shares the last descriptors' page, the last tag the first nodes'");
-_Static_assert(
-	ARR__SP_UNITS - (offsetof(struct arr__spanseg, node[0]) / ARR__OS_PAGE * ARR__OS_PAGE - ARR__SP_TAG_PAD) / 4 >=
-		200,
-	"the top units' tags share the first nodes' page");
 _Static_assert(ARR__SP_DATA_UNITS >= ARR__SP_MAX_UNITS, "a span segment holds the largest block");
 
 /* A block of size bytes (span_min < size <= ARR__MAX_SMALL), aligned to

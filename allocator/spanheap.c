@@ -1660,6 +1660,8 @@ static bool arena_is_valid_locked(struct arr__span_arena *a)
 		ARR__CHECK(++nseg <= a->nsegs);
 		for (unsigned k = 0; k < ARR__SLICES; k++)
 			ARR__CHECK(s->seg.pages[k].flags == ARR__PF_SPAN && s->seg.pages[k].head_off == 0);
+		for (unsigned u = 0; u < FIRST_UNIT; u++)
+			ARR__CHECK(s->tag[u] == 0);
 		resident += OSPAGES - FIRST_UNIT / UNITS_PER_OSPAGE - bits_count(s->clean, 0, OSPAGES);
 		/* spans tile the data units; tags only at their ends */
 		uint32_t prev_state = 0;

@@ -16,9 +16,10 @@
  *        LD_PRELOAD=liballocrr-malloc.so test-alloc-fixedcost text TEXTPAGES
  * The second form makes only a few blocks of 1-8 KiB (a sparse class's, from
  * the span heap: what sed and awk make) and bounds the header pages of their
- * span segment alone (3: the descriptors' two pages, the first of which holds
- * the segment's fields, and the page of the last units' tags and the first
- * nodes; internal.h, struct arr__spanseg).
+ * span segment alone (4: the descriptors' two pages, the first of which holds
+ * the segment's fields, the page of the first data units' tags, and the page
+ * of the last units' tags and the first nodes; internal.h, struct
+ * arr__spanseg).
  * The third, before anything allocates (no stdio, raw system calls only),
  * bounds the library's text pages resident in a program that has not called
  * malloc: 0, since the library runs no code at load (linked without the
