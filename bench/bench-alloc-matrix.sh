@@ -23,7 +23,12 @@
 # lists that never give memory back, the least work a malloc can do; two more
 # columns: the floor's time over glibc's, and builtin's time above the floor
 # over glibc's above it — the allocators' own work compared, without the
-# replay engine's and the working set's page faults).
+# replay engine's and the working set's page faults). A floor on the private
+# rows only: on the shared ones its frees strand blocks in the freeing
+# thread's lists, the allocating thread maps fresh memory, and its page
+# faults make it slower than glibc (2026-12-03: t8 shared large steady 5.9x);
+# on the large rows its 1 MiB chunks fault more than a coalescing heap, and
+# builtin was below it on some (negative "over floor"). Not in make bench.
 # Small check: THREADS=4 SHARING=private MIXES=mixed PHASES=steady RUNS=1 bench/bench-alloc-matrix.sh
 set -eu
 case ${1:-} in -h | --help)

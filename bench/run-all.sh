@@ -85,7 +85,7 @@ envof() {
 		record) echo "RUNS=${RUNS:-5} HEAPTRACK_FULL=0" ;;
 		analyze) echo "RUNS=${RUNS:-3}" ;;
 		replay) echo "RUNS=${RUNS:-5}" ;;
-		matrix) echo "RUNS=${RUNS:-3} STEPS=50000 FLOOR=1" ;;
+		matrix) echo "RUNS=${RUNS:-3} STEPS=50000" ;;
 		dropin) echo "RUNS=${RUNS:-5}" ;;
 		*) echo "RUNS=${RUNS:-3}" ;;
 		esac
