@@ -108,13 +108,13 @@ static inline __attribute__((always_inline)) void *alloc_slow_body(size_t size, 
 	return arr__malloc_slow(h, size, flags); /* a tail call: it sets errno */
 }
 
-static __attribute__((noinline)) void *alloc_slow(size_t size, struct arr__heap *h, unsigned flags)
+ARR_HOT static __attribute__((noinline)) void *alloc_slow(size_t size, struct arr__heap *h, unsigned flags)
 {
 	return alloc_slow_body(size, h, flags);
 }
 
 /* malloc's own copy (flags 0): the span heap's test without the flags' */
-static __attribute__((noinline)) void *alloc_slow_plain(size_t size, struct arr__heap *h)
+ARR_HOT static __attribute__((noinline)) void *alloc_slow_plain(size_t size, struct arr__heap *h)
 {
 	return alloc_slow_body(size, h, 0);
 }
@@ -133,12 +133,12 @@ static inline void *heap_alloc_flags(size_t size, unsigned flags)
 
 static inline void *heap_alloc(size_t size) { return heap_alloc_flags(size, 0); }
 
-EXPORT void *arr_malloc(size_t size) { return heap_alloc(size); }
+ARR_HOT EXPORT void *arr_malloc(size_t size) { return heap_alloc(size); }
 
 /* calloc has its own fast path, a leaf that saves no registers: pop, then
  * zero only what the page does not already know to be zero. An empty list or
  * a huge size takes the generic path. */
-EXPORT void *arr_calloc(size_t count, size_t size)
+ARR_HOT EXPORT void *arr_calloc(size_t count, size_t size)
 {
 	size_t total = size;
 	/* calloc(1, n) is common: no multiply (3 cycles) before the class lookup */
@@ -164,7 +164,8 @@ EXPORT void *arr_calloc(size_t count, size_t size)
  * = 0 tells the next tick it was in use. Also where a free that left the
  * page fewer than no blocks out (a double free whose link was overwritten
  * since) is caught, off the fast path. */
-static __attribute__((noinline)) void free_emptied(struct arr__block *b, struct arr__page *page, struct arr__heap *h)
+ARR_HOT static __attribute__((noinline)) void free_emptied(struct arr__block *b, struct arr__page *page,
+							   struct arr__heap *h)
 {
 	if (ARR__MISUSE(page->used != 0))
 		arr__fatal("free(): double free", b);
@@ -227,7 +228,8 @@ static void free_checked_push(struct arr__heap *h, struct arr__page *page, void 
 
 /* A free into one of this thread's pages with no flags whose free list is
  * known zero: it is no longer (the block holds the program's data). */
-static __attribute__((noinline)) void free_known_zero(void *p, struct arr__page *page, struct arr__heap *h, size_t req)
+ARR_HOT static __attribute__((noinline)) void free_known_zero(void *p, struct arr__page *page, struct arr__heap *h,
+							      size_t req)
 {
 	page->free_is_zero = 0;
 	free_checked_push(h, page, p, req);
@@ -301,12 +303,12 @@ static inline void heap_free(void *p, size_t req)
 	arr__free_generic(p, page, h, req);
 }
 
-EXPORT void arr_free(void *p) { heap_free(p, 0); }
+ARR_HOT EXPORT void arr_free(void *p) { heap_free(p, 0); }
 
-EXPORT void arr_free_sized(void *p, size_t size) { heap_free(p, size ? size : 1); }
+ARR_HOT EXPORT void arr_free_sized(void *p, size_t size) { heap_free(p, size ? size : 1); }
 
 /* The usable size of block p of page (p not segment-aligned). */
-static inline size_t usable_in(const struct arr__page *page, const void *p)
+ARR_HOT static inline size_t usable_in(const struct arr__page *page, const void *p)
 {
 	if (ARR_LIKELY(page->flags == 0))
 		return page->block_size; /* p is a block start: no division */
@@ -320,7 +322,7 @@ static inline size_t usable_in(const struct arr__page *page, const void *p)
 	return page->block_size - (size_t)((const uint8_t *)p - b);
 }
 
-EXPORT size_t arr_malloc_usable_size(const void *p)
+ARR_HOT EXPORT size_t arr_malloc_usable_size(const void *p)
 {
 	if (ARR_UNLIKELY(arr__is_big_aligned(p)))
 		return p == NULL ? 0 : arr__big_aligned_size(p);
@@ -330,7 +332,7 @@ EXPORT size_t arr_malloc_usable_size(const void *p)
 }
 
 /* align: a power of two. */
-static void *alloc_aligned(size_t align, size_t size)
+ARR_HOT static void *alloc_aligned(size_t align, size_t size)
 {
 	if (align <= 16)
 		return heap_alloc(size < 16 && align == 16 ? 16 : size);
@@ -361,7 +363,7 @@ static void *alloc_aligned(size_t align, size_t size)
 }
 
 /* glibc 2.36 memalign: small alignments are malloc, others round up to a power of two. */
-EXPORT void *arr_memalign(size_t align, size_t size)
+ARR_HOT EXPORT void *arr_memalign(size_t align, size_t size)
 {
 	if (align <= 16)
 		return alloc_aligned(align, size);
@@ -374,9 +376,9 @@ EXPORT void *arr_memalign(size_t align, size_t size)
 	return alloc_aligned(align, size);
 }
 
-EXPORT void *arr_aligned_alloc(size_t align, size_t size) { return arr_memalign(align, size); }
+ARR_HOT EXPORT void *arr_aligned_alloc(size_t align, size_t size) { return arr_memalign(align, size); }
 
-EXPORT int arr_posix_memalign(void **out, size_t align, size_t size)
+ARR_HOT EXPORT int arr_posix_memalign(void **out, size_t align, size_t size)
 {
 	if (align == 0 || align % sizeof(void *) != 0 || (align & (align - 1)) != 0)
 		return EINVAL;
@@ -399,7 +401,7 @@ EXPORT void *arr_pvalloc(size_t size)
 	return alloc_aligned(ARR__OS_PAGE, rounded ? rounded : ARR__OS_PAGE);
 }
 
-EXPORT void *arr_realloc(void *p, size_t size)
+ARR_HOT EXPORT void *arr_realloc(void *p, size_t size)
 {
 	if (p == NULL)
 		return heap_alloc(size);
@@ -448,7 +450,7 @@ EXPORT void *arr_realloc(void *p, size_t size)
 	return q;
 }
 
-EXPORT void *arr_reallocarray(void *p, size_t count, size_t size)
+ARR_HOT EXPORT void *arr_reallocarray(void *p, size_t count, size_t size)
 {
 	size_t total;
 	if (__builtin_mul_overflow(count, size, &total))
@@ -520,25 +522,26 @@ EXPORT int arr_alloc_stats_get(struct arr_alloc_stats *out)
  * reaches glibc's heap.
  */
 #define ALIAS(name) __attribute__((alias(#name), visibility("default")))
-void *malloc(size_t) ALIAS(arr_malloc);
-void *calloc(size_t, size_t) ALIAS(arr_calloc);
-void *realloc(void *, size_t) ALIAS(arr_realloc);
-void free(void *) ALIAS(arr_free);
-void cfree(void *) ALIAS(arr_free);
-void free_sized(void *, size_t) ALIAS(arr_free_sized);
-int posix_memalign(void **, size_t, size_t) ALIAS(arr_posix_memalign);
-void *aligned_alloc(size_t, size_t) ALIAS(arr_aligned_alloc);
-void *memalign(size_t, size_t) ALIAS(arr_memalign);
+#define ALIAS_HOT(name) __attribute__((alias(#name), visibility("default"), hot))
+void *malloc(size_t) ALIAS_HOT(arr_malloc);
+void *calloc(size_t, size_t) ALIAS_HOT(arr_calloc);
+void *realloc(void *, size_t) ALIAS_HOT(arr_realloc);
+void free(void *) ALIAS_HOT(arr_free);
+void cfree(void *) ALIAS_HOT(arr_free);
+void free_sized(void *, size_t) ALIAS_HOT(arr_free_sized);
+int posix_memalign(void **, size_t, size_t) ALIAS_HOT(arr_posix_memalign);
+void *aligned_alloc(size_t, size_t) ALIAS_HOT(arr_aligned_alloc);
+void *memalign(size_t, size_t) ALIAS_HOT(arr_memalign);
 void *valloc(size_t) ALIAS(arr_valloc);
 void *pvalloc(size_t) ALIAS(arr_pvalloc);
-void *reallocarray(void *, size_t, size_t) ALIAS(arr_reallocarray);
-size_t malloc_usable_size(void *) ALIAS(arr_malloc_usable_size);
-void *__libc_malloc(size_t) ALIAS(arr_malloc);
-void *__libc_calloc(size_t, size_t) ALIAS(arr_calloc);
-void *__libc_realloc(void *, size_t) ALIAS(arr_realloc);
-void __libc_free(void *) ALIAS(arr_free);
-void *__libc_memalign(size_t, size_t) ALIAS(arr_memalign);
+void *reallocarray(void *, size_t, size_t) ALIAS_HOT(arr_reallocarray);
+size_t malloc_usable_size(void *) ALIAS_HOT(arr_malloc_usable_size);
+void *__libc_malloc(size_t) ALIAS_HOT(arr_malloc);
+void *__libc_calloc(size_t, size_t) ALIAS_HOT(arr_calloc);
+void *__libc_realloc(void *, size_t) ALIAS_HOT(arr_realloc);
+void __libc_free(void *) ALIAS_HOT(arr_free);
+void *__libc_memalign(size_t, size_t) ALIAS_HOT(arr_memalign);
 void *__libc_valloc(size_t) ALIAS(arr_valloc);
 void *__libc_pvalloc(size_t) ALIAS(arr_pvalloc);
-int __posix_memalign(void **, size_t, size_t) ALIAS(arr_posix_memalign);
+int __posix_memalign(void **, size_t, size_t) ALIAS_HOT(arr_posix_memalign);
 #endif

@@ -54,7 +54,7 @@ static bool split_class(unsigned c)
 	return c >= ARR__FINE_FIRST && c < ARR__FINE_END && (c - ARR__FINE_FIRST) % 11 < 4;
 }
 
-void arr__classes_init(void)
+ARR_HOT void arr__classes_init(void)
 {
 	for (unsigned c = 0; c < ARR__NCLASSES; c++) {
 		size_t bs = class_size_of(c);

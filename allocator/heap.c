@@ -19,6 +19,10 @@
 #include <sys/uio.h>
 #include "internal.h"
 
+/* glibc's, behind pthread_atfork (exported by libc.so.6 since 2.3.2) */
+extern int __register_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void), void *dso);
+extern void *__dso_handle;
+
 struct arr__page arr__page_empty;
 struct arr__heap arr__heap_empty = {
 	.direct = {[0 ... ARR__HEAP_DIRECT_N - 1] = &arr__page_empty},
@@ -174,7 +178,7 @@ static void tf_force_state(struct arr__page *page, uintptr_t state)
 }
 
 /* Move local and remote frees onto page->free (remote ones also lower `used`). */
-static void page_collect(struct arr__page *page)
+ARR_HOT static void page_collect(struct arr__page *page)
 {
 	if (page->local_free && !page->free) {
 		page->free = page->local_free;
@@ -436,7 +440,7 @@ void arr__heap_release_cached(struct arr__heap *h)
  * threads a purge costs an IPI, and the tick's trim waits instead.
  */
 #define TRIM_NOW_MIN ((size_t)2 * ARR__OS_PAGE)
-void arr__page_emptied_current(struct arr__page *page)
+ARR_HOT void arr__page_emptied_current(struct arr__page *page)
 {
 	if (page->trimmed || arr__purge_scale() > 1 || (size_t)page->capacity * page->block_size <= TRIM_NOW_MIN)
 		return;
@@ -455,7 +459,7 @@ void arr__page_emptied_current(struct arr__page *page)
  * its neighbours grow); py −130 KB; sqlite the same. Several threads: not
  * (a purge is an IPI to every CPU; their ticks trim instead).
  */
-void arr__heap_trim_for_growth(struct arr__heap *h)
+ARR_HOT void arr__heap_trim_for_growth(struct arr__heap *h)
 {
 	if (h == &arr__heap_empty || arr__purge_scale() > 1 || arr__opt.purge_delay < 0)
 		return;
@@ -570,7 +574,7 @@ static struct arr__block *checked_block(struct arr__page *page, void *p)
 	return arr__block_start(page, p);
 }
 
-void arr__free_generic(void *p, struct arr__page *page, struct arr__heap *h, size_t req)
+ARR_HOT void arr__free_generic(void *p, struct arr__page *page, struct arr__heap *h, size_t req)
 {
 	if (page->flags & ARR__PF_SPAN) {
 		arr__span_free_heap(p, h);
@@ -779,7 +783,7 @@ static void census_join(struct arr__heap *h)
 	}
 }
 
-void arr__heap_census(struct arr__heap *h, uint64_t clock)
+ARR_HOT void arr__heap_census(struct arr__heap *h, uint64_t clock)
 {
 	if (h == NULL || h == &arr__heap_empty || h->state != ARR__HEAP_ACTIVE)
 		return;
@@ -839,7 +843,7 @@ static void *meta_alloc(size_t size)
 	return p;
 }
 
-struct arr__heap *arr__heap_thread_init(void)
+ARR_HOT struct arr__heap *arr__heap_thread_init(void)
 {
 	arr__ensure_init();
 	struct arr__heap *h = arr__tl_heap;
@@ -977,7 +981,7 @@ static unsigned page_punch(struct arr__page *page, struct iovec *iov, unsigned n
  * visits in a row is idle, and gives back its wholly free OS pages.
  */
 #define PUNCH_VISITS 4
-static void heap_punch_idle(struct arr__heap *h, unsigned after)
+ARR_HOT static void heap_punch_idle(struct arr__heap *h, unsigned after)
 {
 	enum { MAXV = 32 };
 	struct iovec iov[MAXV];
@@ -1016,7 +1020,7 @@ static void heap_punch_idle(struct arr__heap *h, unsigned after)
 	}
 }
 
-void arr__heap_tick(struct arr__heap *h)
+ARR_HOT void arr__heap_tick(struct arr__heap *h)
 {
 	/* the countdown's frees into free_count (a fresh heap's wrapped
 	 * tick_left: 0 - UINT64_MAX == 1), and a new one */
@@ -1294,7 +1298,7 @@ static void *malloc_slow(struct arr__heap *h, size_t size, unsigned flags);
  * call before, on every 1-8 KiB block of the `large` replays. A request
  * this does not send to the span heap takes the whole way (which asks
  * again, to the same answer: a class marked dense here stays dense). */
-void *arr__malloc_slow(struct arr__heap *h, size_t size, unsigned flags)
+ARR_HOT void *arr__malloc_slow(struct arr__heap *h, size_t size, unsigned flags)
 {
 	/* (first a size above the last class before the sparse ones: the other
 	 * slow-path mallocs pay two instructions for this front) */
@@ -1313,7 +1317,7 @@ void *arr__malloc_slow(struct arr__heap *h, size_t size, unsigned flags)
 static inline __attribute__((always_inline)) void *malloc_slow_inner(struct arr__heap *h, size_t size, unsigned flags);
 
 /* (errno here, so the front reaches the whole way by a tail call) */
-static __attribute__((noinline)) void *malloc_slow(struct arr__heap *h, size_t size, unsigned flags)
+ARR_HOT static __attribute__((noinline)) void *malloc_slow(struct arr__heap *h, size_t size, unsigned flags)
 {
 	void *p = malloc_slow_inner(h, size, flags);
 	if (p == NULL)
@@ -1424,7 +1428,7 @@ static void fork_child(void)
 	in_fork_child = false;
 }
 
-void arr__init_slow(void)
+ARR_HOT void arr__init_slow(void)
 {
 	int s = 0;
 	if (atomic_compare_exchange_strong(&arr__init_state, &s, 1)) {
@@ -1434,7 +1438,11 @@ void arr__init_slow(void)
 		/* These may call malloc; the allocator is usable from here on. */
 		if (pthread_key_create(&heap_key, heap_thread_done) == 0)
 			atomic_store(&key_ok, true);
-		pthread_atfork(fork_prepare, fork_parent, fork_child);
+		/* pthread_atfork() is glibc's libc_nonshared.a code, linked after
+		 * all of ours: called here, it faulted the library's last 64 KiB
+		 * of text into every program. It is this call, with this object's
+		 * handle (preload.c defines it for the preload). */
+		__register_atfork(fork_prepare, fork_parent, fork_child, &__dso_handle);
 		return;
 	}
 	while (atomic_load_explicit(&arr__init_state, memory_order_acquire) != 2)

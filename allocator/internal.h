@@ -620,7 +620,28 @@ static inline size_t arr__split3(unsigned k)
 	return ((size_t)1 << k) + ((((size_t)17 << (k - 8)) + 15) & ~(size_t)15);
 }
 
-static inline unsigned arr__size_class(size_t size)
+/* On the functions a small program runs (its first mallocs and frees,
+ * the first segments, init): the compiler puts them in .text.hot, which the
+ * linker lays out first, so they share the text's first 64 KiB window of
+ * the kernel's fault-around and the rest of the text is never mapped in a
+ * program that needs none of it (docs/allocator.md, "What it costs a
+ * program that barely allocates"; allocator.fixedcost_text). */
+#define ARR_HOT __attribute__((hot))
+
+/* Bits set in x, inline: the build has no -mpopcnt, so __builtin_popcountll
+ * is a call to libgcc's __popcountdi2, linked after all of our code, and a
+ * small program's first carve then faulted in the library's last 64 KiB of
+ * text for it (docs/allocator.md, "What it costs a program that barely
+ * allocates"). */
+static inline unsigned arr__popcount64(uint64_t x)
+{
+	x = x - ((x >> 1) & 0x5555555555555555ull);
+	x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+	x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
+	return (unsigned)((x * 0x0101010101010101ull) >> 56);
+}
+
+ARR_HOT static inline unsigned arr__size_class(size_t size)
 {
 	if (ARR_LIKELY(size <= ARR__SMALL_TAB))
 		return arr__class_tab[(size + 7) >> 3];

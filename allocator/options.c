@@ -193,7 +193,7 @@ int arr_alloc_parse_options(const char *spec)
 	return bad;
 }
 
-void arr__options_from_env(void)
+ARR_HOT void arr__options_from_env(void)
 {
 	extern char **environ;
 	if (environ == NULL)

@@ -12,7 +12,7 @@
 #include <unistd.h>
 #include "internal.h"
 
-void *arr__os_map(size_t size)
+ARR_HOT void *arr__os_map(size_t size)
 {
 	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	return p == MAP_FAILED ? NULL : p;
@@ -38,7 +38,7 @@ static void *trim_to_align(uint8_t *raw, size_t size, size_t align)
 }
 
 /* Over-map by `align` and trim both ends: at most three syscalls, no retry loop. */
-void *arr__os_map_aligned(size_t size, size_t align)
+ARR_HOT void *arr__os_map_aligned(size_t size, size_t align)
 {
 	if (size > SIZE_MAX - align)
 		return NULL;

@@ -31,7 +31,7 @@ static uint64_t seg_count;
 _Atomic int64_t arr__huge_live, arr__huge_req_live, arr__huge_count;
 ARR__BIG_TABLE(uint8_t arr__segmap[ARR__SEGMAP_SEGS])
 
-void arr__segmap_set(const void *seg, bool on)
+ARR_HOT void arr__segmap_set(const void *seg, bool on)
 {
 	uintptr_t i = (uintptr_t)seg >> ARR__SEG_SHIFT;
 	if (i >= ARR__SEGMAP_SEGS)
@@ -92,7 +92,7 @@ bool arr__pool_is_valid_locked(void)
 		ARR__CHECK((seg->free_mask & ~USABLE_MASK) == 0);
 		ARR__CHECK((seg->clean_mask & ~seg->free_mask) == 0);
 		uint64_t d = seg->free_mask & ~seg->clean_mask;
-		dirty += (uint64_t)__builtin_popcountll(d);
+		dirty += (uint64_t)arr__popcount64(d);
 		for (; d; d &= d - 1)
 			ARR__CHECK(oldest_dirty <= seg->stamp[__builtin_ctzll(d)]);
 		if (slices_in_flight)
@@ -242,7 +242,7 @@ static uint64_t idle_over_budget(void)
 /* Under the lock: up to PURGE_BATCH runs, taken out of the free mask: the
  * expired ones (all: every dirty one), or, over the idle budget, enough of
  * the oldest to get under it. */
-static unsigned purge_collect(bool all, struct purge_run *runs, bool *budget_only)
+ARR_HOT static unsigned purge_collect(bool all, struct purge_run *runs, bool *budget_only)
 {
 	*budget_only = false;
 	if (dirty_slices == 0)
@@ -326,7 +326,7 @@ done:
  * address space goes when a delay has passed, so a program that frees a
  * phase's blocks and allocates the next phase's gets the same addresses back
  * (no munmap and mmap, no new page tables). */
-static void purge_finish(struct purge_run *runs, unsigned nr, bool keep_segments)
+ARR_HOT static void purge_finish(struct purge_run *runs, unsigned nr, bool keep_segments)
 {
 	struct iovec iov[PURGE_BATCH] = {{0}};
 	for (unsigned r = 0; r < nr; r++)
@@ -369,7 +369,7 @@ static unsigned huge_cache_expired(bool all, struct huge_cached *out)
 }
 
 /* Called with the lock held; releases it. */
-static void unlock_and_purge(void)
+ARR_HOT static void unlock_and_purge(void)
 {
 	struct purge_run runs[PURGE_BATCH];
 	struct huge_cached old[HUGE_CACHE_N];
@@ -385,7 +385,7 @@ static void unlock_and_purge(void)
 
 /* Under the lock: unmap kept huge mappings, oldest first, until `bytes`
  * are gone; returns what is left of `bytes`. */
-static size_t huge_cache_shrink(size_t bytes)
+ARR_HOT static size_t huge_cache_shrink(size_t bytes)
 {
 	while (huge_cache_n > 0 && bytes > 0 && arr__opt.purge_delay >= 0) {
 		struct huge_cached e = huge_cache_remove(0);
@@ -423,7 +423,7 @@ static void note_growth(size_t bytes)
 	grow_hwm = r;
 	__atomic_store_n(&grow_clock, op_clock, __ATOMIC_RELAXED);
 }
-uint64_t arr__pool_grow_clock(void) { return __atomic_load_n(&grow_clock, __ATOMIC_RELAXED); }
+ARR_HOT uint64_t arr__pool_grow_clock(void) { return __atomic_load_n(&grow_clock, __ATOMIC_RELAXED); }
 
 /*
  * About to map fresh memory although `bytes` of free dirty slices may be
@@ -446,7 +446,7 @@ uint64_t arr__pool_grow_clock(void) { return __atomic_load_n(&grow_clock, __ATOM
  * buffers freed just before 1.2 MB ones are mapped, +4 MB over glibc).
  */
 enum growth { GROW_SPAN, GROW_POOL, GROW_HUGE };
-static void purge_for_growth(size_t bytes, enum growth why)
+ARR_HOT static void purge_for_growth(size_t bytes, enum growth why)
 {
 	if (arr__opt.purge_delay < 0)
 		return;
@@ -523,7 +523,7 @@ static int exact_run(uint64_t m, unsigned n)
  * spans could reuse: 4-thread stress replay (9 alternating runs) peak RSS
  * −1.5 %, 3 % fewer page faults, same time.
  */
-static struct arr__segment *find_span(struct arr__heap *h, unsigned n, unsigned how, int *at)
+ARR_HOT static struct arr__segment *find_span(struct arr__heap *h, unsigned n, unsigned how, int *at)
 {
 	if ((how & SPAN_DIRTY) && dirty_slices < n)
 		return NULL;
@@ -535,7 +535,7 @@ static struct arr__segment *find_span(struct arr__heap *h, unsigned n, unsigned 
 		uint64_t m = seg->free_mask;
 		if (how & SPAN_DIRTY)
 			m &= ~seg->clean_mask;
-		if ((unsigned)__builtin_popcountll(m) < n)
+		if ((unsigned)arr__popcount64(m) < n)
 			continue;
 		int i = (how & SPAN_DIRTY) ? exact_run(m, n) : -1;
 		if (i >= 0) {
@@ -553,7 +553,7 @@ static struct arr__segment *find_span(struct arr__heap *h, unsigned n, unsigned 
 	return first;
 }
 
-struct arr__page *arr__pool_take(struct arr__heap *h, unsigned cls)
+ARR_HOT struct arr__page *arr__pool_take(struct arr__heap *h, unsigned cls)
 {
 	unsigned n = arr__class_slices[cls];
 	pthread_mutex_lock(&arr__lock);
@@ -594,7 +594,7 @@ struct arr__page *arr__pool_take(struct arr__heap *h, unsigned cls)
 	}
 	uint64_t bits = (((uint64_t)1 << n) - 1) << i;
 	uint64_t dirty = bits & ~seg->clean_mask;
-	dirty_slices -= (uint64_t)__builtin_popcountll(dirty);
+	dirty_slices -= (uint64_t)arr__popcount64(dirty);
 	/* Clean slices become resident as they are carved: growth, which
 	 * kept huge mappings give way to (cc1 replay: +1.1 MB at its peak
 	 * otherwise, a freed 4.6 MB block kept while its small blocks grew).
@@ -603,7 +603,7 @@ struct arr__page *arr__pool_take(struct arr__heap *h, unsigned cls)
 	 * reuses its big blocks: test-alloc-stress-libc under LD_PRELOAD
 	 * 1.53 → 1.74 s. */
 	if (huge_cache_n > 0 && dirty != bits)
-		huge_cache_shrink((size_t)__builtin_popcountll(bits & ~dirty) * ARR__SLICE_SIZE);
+		huge_cache_shrink((size_t)arr__popcount64(bits & ~dirty) * ARR__SLICE_SIZE);
 	if (dirty != bits)
 		note_growth((size_t)n * ARR__SLICE_SIZE); /* its slices: in neither count now */
 	seg->free_mask &= ~bits;
@@ -659,14 +659,14 @@ void arr__pool_give(struct arr__heap *h, struct arr__page *page)
 	memcpy(&seg->res[i], res, n);
 	for (unsigned k = 0; k < n; k++)
 		seg->stamp[i + k] = op_clock;
-	dirty_slices += (uint64_t)__builtin_popcountll(bits & ~clean);
+	dirty_slices += (uint64_t)arr__popcount64(bits & ~clean);
 	if (oldest_dirty == UINT64_MAX || op_clock < oldest_dirty)
 		oldest_dirty = op_clock;
 	ARR__ASSERT_EXPENSIVE(arr__pool_is_valid_locked());
 	unlock_and_purge();
 }
 
-void arr__pool_tick(struct arr__heap *h)
+ARR_HOT void arr__pool_tick(struct arr__heap *h)
 {
 	pthread_mutex_lock(&arr__lock);
 	clock_sync(h);
@@ -674,9 +674,9 @@ void arr__pool_tick(struct arr__heap *h)
 	arr__span_tick();
 }
 
-uint64_t arr__pool_clock(void) { return __atomic_load_n(&op_clock, __ATOMIC_RELAXED); }
+ARR_HOT uint64_t arr__pool_clock(void) { return __atomic_load_n(&op_clock, __ATOMIC_RELAXED); }
 
-void arr__pool_grow(size_t bytes)
+ARR_HOT void arr__pool_grow(size_t bytes)
 {
 	pthread_mutex_lock(&arr__lock);
 	purge_for_growth(bytes, GROW_SPAN);
@@ -740,7 +740,7 @@ void arr__pool_stats(struct arr__pool_stats *out)
 				touched = (size_t)page->zero_from * ARR__OS_PAGE;
 			size_t r = touched < span ? touched : span;
 			if (page->cls < ARR__NCLASSES) {
-				size_t holes = (size_t)__builtin_popcount(page->holes) * ARR__OS_PAGE;
+				size_t holes = (size_t)arr__popcount64(page->holes) * ARR__OS_PAGE;
 				r -= holes < r ? holes : r;
 			}
 			out->resident += r;
@@ -897,7 +897,7 @@ static struct arr__segment *huge_cache_take(size_t map, size_t *got)
 	return e.seg;
 }
 
-void *arr__huge_alloc(size_t size, size_t align, size_t *zeroed)
+ARR_HOT void *arr__huge_alloc(size_t size, size_t align, size_t *zeroed)
 {
 	if (zeroed)
 		*zeroed = 0;
@@ -946,7 +946,7 @@ void *arr__huge_alloc(size_t size, size_t align, size_t *zeroed)
 	return page->start;
 }
 
-void arr__huge_free(struct arr__page *page)
+ARR_HOT void arr__huge_free(struct arr__page *page)
 {
 	struct arr__segment *seg = arr__segment_of(page->start);
 	size_t off = (size_t)(page->start - (uint8_t *)seg), map = page->huge_map;
@@ -977,7 +977,7 @@ void arr__huge_free(struct arr__page *page)
 }
 
 /* Resize a huge block in place or move its pages with mremap; NULL if impossible. */
-void *arr__huge_realloc(struct arr__page *page, void *p, size_t size)
+ARR_HOT void *arr__huge_realloc(struct arr__page *page, void *p, size_t size)
 {
 	struct arr__segment *seg = arr__segment_of(p);
 	size_t off = (size_t)((uint8_t *)p - (uint8_t *)seg), map = page->huge_map;

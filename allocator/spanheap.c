@@ -356,11 +356,11 @@ static inline uint64_t mask_from(unsigned lo) { return ~(uint64_t)0 << (lo % 64)
 static inline uint64_t mask_upto(unsigned hi) { return ~(uint64_t)0 >> (63 - (hi - 1) % 64); } /* bits < hi */
 
 /* A word's set bits. Most words a carve looks at are 0 (reused memory has
- * no clean page), and without -mpopcnt the builtin is a call into libgcc:
- * 5 % of a serial `large` replay's instructions before this test. */
-static inline unsigned pop(uint64_t x) { return x ? (unsigned)__builtin_popcountll(x) : 0; }
+ * no clean page): the count skipped for them (when it was libgcc's call, 5 %
+ * of a serial `large` replay's instructions before this test). */
+static inline unsigned pop(uint64_t x) { return x ? (unsigned)arr__popcount64(x) : 0; }
 
-static unsigned bits_count(const uint64_t *map, unsigned lo, unsigned hi)
+ARR_HOT static unsigned bits_count(const uint64_t *map, unsigned lo, unsigned hi)
 {
 	if (hi <= lo)
 		return 0;
@@ -398,7 +398,7 @@ static inline __attribute__((always_inline)) bool range_any_clean(const struct a
 
 /* The OS pages touched by units [u, u + len) become dirty (a block is
  * written there); returns how many of them were known zero (now resident). */
-static __attribute__((noinline)) unsigned range_take_clean(struct arr__spanseg *s, unsigned u, unsigned len)
+ARR_HOT static __attribute__((noinline)) unsigned range_take_clean(struct arr__spanseg *s, unsigned u, unsigned len)
 {
 	unsigned lo, hi, n = 0;
 	touched_pages(u, len, &lo, &hi);
@@ -430,7 +430,7 @@ static unsigned dirty_pages(const struct arr__spanseg *s, unsigned lo, unsigned 
 
 /* ---- segments ---- */
 
-static struct arr__spanseg *seg_new(struct arr__span_arena *a)
+ARR_HOT static struct arr__spanseg *seg_new(struct arr__span_arena *a)
 {
 	struct arr__spanseg *s = arr__os_map_aligned(ARR__SEG_SIZE, ARR__SEG_SIZE);
 	if (s == NULL)
@@ -517,8 +517,8 @@ static inline uint64_t grow_keep(const struct arr__span_arena *a)
 /* Under the lock: mark up to PURGE_BATCH spans BUSY, out of the bins and
  * the lru, and their resident page runs in iov. Returns the number of
  * spans. */
-static unsigned purge_collect(struct arr__span_arena *a, enum purge_why why, uint64_t goal, struct busy *out,
-			      struct iovec *iov, unsigned *niov)
+ARR_HOT static unsigned purge_collect(struct arr__span_arena *a, enum purge_why why, uint64_t goal, struct busy *out,
+				      struct iovec *iov, unsigned *niov)
 {
 	long long decay = decay_ops();
 	uint64_t now = arr__pool_clock(), pages = 0, due_at;
@@ -571,7 +571,8 @@ static unsigned purge_collect(struct arr__span_arena *a, enum purge_why why, uin
  * stamp). Not dirty (just purged): merged into a dirty neighbour, it takes
  * that one's place and stamp on the lru (the younger one's if both are).
  * Returns the merged span's start. */
-static unsigned free_insert(struct arr__span_arena *a, struct arr__spanseg *s, unsigned u, unsigned len, bool dirty)
+ARR_HOT static unsigned free_insert(struct arr__span_arena *a, struct arr__spanseg *s, unsigned u, unsigned len,
+				    bool dirty)
 {
 	struct arr__span_node *keep = NULL;
 	bool was_dirty = dirty;
@@ -684,7 +685,8 @@ static inline __attribute__((always_inline)) void free_coalesce(struct arr__span
 }
 
 /* Without the lock: purge, then put the spans back free and clean. */
-static void purge_finish(struct arr__span_arena *a, struct busy *b, unsigned n, struct iovec *iov, unsigned niov)
+ARR_HOT static void purge_finish(struct arr__span_arena *a, struct busy *b, unsigned n, struct iovec *iov,
+				 unsigned niov)
 {
 	arr__os_purge_many(iov, niov);
 	lock_take(&a->lock);
@@ -735,7 +737,7 @@ static void purge_finish(struct arr__span_arena *a, struct busy *b, unsigned n, 
 }
 
 /* Called with the lock held; releases it. */
-static void unlock_and_purge(struct arr__span_arena *a)
+ARR_HOT static void unlock_and_purge(struct arr__span_arena *a)
 {
 	struct busy b[PURGE_BATCH];
 	struct iovec iov[PURGE_BATCH];
@@ -836,7 +838,7 @@ static void unlock_and_trim(struct arr__span_arena *a)
 /* Called with the lock held; releases it. Every TICK_OPS operations of
  * the span heap, and at every heap tick (arr__span_tick), not more often:
  * purges come in batches. */
-static __attribute__((noinline)) void unlock_and_tick_slow(struct arr__span_arena *a)
+ARR_HOT static __attribute__((noinline)) void unlock_and_tick_slow(struct arr__span_arena *a)
 {
 	a->tick_left = TICK_OPS;
 	/* the walk is O(segments x units): every 16th tick, not every operation */
@@ -863,7 +865,7 @@ static inline __attribute__((always_inline)) void unlock_and_tick_if(struct arr_
 
 static void unlock_and_tick(struct arr__span_arena *a) { unlock_and_tick_if(a, true); }
 
-uint64_t arr__span_resident_pages(void)
+ARR_HOT uint64_t arr__span_resident_pages(void)
 {
 	uint64_t n = 0;
 	for (unsigned k = 0; k < ARR__SPAN_ARENAS; k++)
@@ -873,7 +875,7 @@ uint64_t arr__span_resident_pages(void)
 
 /* Every arena, the idle ones too: a thread's tick decays the memory an
  * exited thread's arena holds (a heap's ticks are its own operations). */
-void arr__span_tick(void)
+ARR_HOT void arr__span_tick(void)
 {
 	for (unsigned k = 0; k < ARR__SPAN_ARENAS; k++) {
 		struct arr__span_arena *a = &arenas[k];
@@ -1102,13 +1104,13 @@ static inline __attribute__((always_inline)) void *carve(struct arr__span_arena 
 	return unit_addr(s, u);
 }
 
-void *arr__span_alloc(struct arr__heap *h, size_t size, bool zero, bool *zeroed)
+ARR_HOT void *arr__span_alloc(struct arr__heap *h, size_t size, bool zero, bool *zeroed)
 {
 	return span_alloc(h, size, zero, zeroed);
 }
 
 /* arr__span_malloc() with a block cache, or for a calloc: out of line */
-static __attribute__((noinline)) void *span_malloc_slow(struct arr__heap *h, size_t size, bool zero)
+ARR_HOT static __attribute__((noinline)) void *span_malloc_slow(struct arr__heap *h, size_t size, bool zero)
 {
 	bool clean = false;
 	uint8_t *p = arr__span_cache_alloc(h, size, zero, &clean);
@@ -1133,7 +1135,7 @@ static __attribute__((noinline)) void *span_malloc_slow(struct arr__heap *h, siz
 /* (here, not in heap.c: malloc's tail call reaches the carve with no call
  * between, where heap.c's entry, the cache's and this one each saved and
  * restored the registers: ~40 instructions a malloc) */
-void *arr__span_malloc(struct arr__heap *h, size_t size, unsigned flags)
+ARR_HOT void *arr__span_malloc(struct arr__heap *h, size_t size, unsigned flags)
 {
 	ARR__ASSERT(h != &arr__heap_empty && (flags & ~ARR__ALLOC_ZERO) == 0);
 	if (ARR_UNLIKELY(flags != 0 || h->sc_n != 0))
@@ -1245,7 +1247,7 @@ void arr__span_free(void *p)
  * longer one takes what it lacks from the low end of a free span right
  * after it, if that is long enough. False: no room, the caller moves it.
  */
-bool arr__span_resize(struct arr__heap *h, void *p, size_t size)
+ARR_HOT bool arr__span_resize(struct arr__heap *h, void *p, size_t size)
 {
 	unsigned need = (unsigned)((size + UNIT - 1) >> UNIT_SHIFT);
 	if (need == 0 || need > MAX_UNITS)
@@ -1317,7 +1319,7 @@ bool arr__span_resize(struct arr__heap *h, void *p, size_t size)
 	return true;
 }
 
-size_t arr__span_usable(const void *p)
+ARR_HOT size_t arr__span_usable(const void *p)
 {
 	struct arr__spanseg *s = seg_of(p);
 	unsigned u = checked_unit(s, p, "malloc_usable_size(): invalid pointer");
@@ -1336,7 +1338,7 @@ size_t arr__span_usable(const void *p)
  * (arr__pool_grow): a free span that did not fit this block is a hole the
  * next ones fill, and purging it costs a page fault each time.
  */
-uint64_t arr__span_purge_for_growth(uint64_t pages)
+ARR_HOT uint64_t arr__span_purge_for_growth(uint64_t pages)
 {
 	uint64_t done = 0;
 	if (arr__opt.purge_delay <= 0) /* 0: nothing waits; < 0: never purged */
@@ -1396,7 +1398,7 @@ void arr__span_stats(struct arr__span_stats *out)
 			out->mapped += ARR__SEG_SIZE;
 			unsigned clean = 0;
 			for (unsigned j = 0; j < OSPAGES / 64; j++)
-				clean += (unsigned)__builtin_popcountll(s->clean[j]);
+				clean += (unsigned)arr__popcount64(s->clean[j]);
 			out->resident += (size_t)FIRST_UNIT * UNIT +
 					 ((size_t)(OSPAGES - FIRST_UNIT / UNITS_PER_OSPAGE) - clean) * ARR__OS_PAGE;
 		}
@@ -1544,7 +1546,7 @@ void *arr__span_cache_alloc(struct arr__heap *h, size_t size, bool zero, bool *z
 /* free() of a span block p by heap h's thread (api.c's heap_free, at its
  * first test after the fast path): the free, the sparse class's count, the
  * heap's tick (arr__free_generic's span case, without the calls between) */
-void arr__span_free_heap(void *p, struct arr__heap *h)
+ARR_HOT void arr__span_free_heap(void *p, struct arr__heap *h)
 {
 	size_t sz = ARR_UNLIKELY(arr__opt.span_cache != 0) ? arr__span_cache_free(h, p) : span_free_req(h, p);
 	if (h == &arr__heap_empty)
