@@ -1439,9 +1439,8 @@ ARR_HOT void arr__init_slow(void)
 		if (pthread_key_create(&heap_key, heap_thread_done) == 0)
 			atomic_store(&key_ok, true);
 		/* pthread_atfork() is glibc's libc_nonshared.a code, linked after
-		 * all of ours: called here, it faulted the library's last 64 KiB
-		 * of text into every program. It is this call, with this object's
-		 * handle (preload.c defines it for the preload). */
+		 * all of ours, outside the hot text (ARR_HOT): it is this call,
+		 * with this object's handle (preload.c defines it for the preload). */
 		__register_atfork(fork_prepare, fork_parent, fork_child, &__dso_handle);
 		return;
 	}

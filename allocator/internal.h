@@ -629,10 +629,8 @@ static inline size_t arr__split3(unsigned k)
 #define ARR_HOT __attribute__((hot))
 
 /* Bits set in x, inline: the build has no -mpopcnt, so __builtin_popcountll
- * is a call to libgcc's __popcountdi2, linked after all of our code, and a
- * small program's first carve then faulted in the library's last 64 KiB of
- * text for it (docs/allocator.md, "What it costs a program that barely
- * allocates"). */
+ * is a call to libgcc's __popcountdi2, linked after all of our code, outside
+ * the hot text (ARR_HOT). */
 static inline unsigned arr__popcount64(uint64_t x)
 {
 	x = x - ((x >> 1) & 0x5555555555555555ull);

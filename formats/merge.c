@@ -474,8 +474,7 @@ static inline int merge_step(struct arr_merge *m)
 	/* After an error the merge stops: a later call (the analysis's thread
 	 * started behind a caller that met it, a consumer that asks again) would
 	 * open the chunks after the bad one, and the reader's error offset would
-	 * be theirs, whichever thread got there first (fuzz-trace: 283 or 16 138
-	 * for one input, one run in 300). */
+	 * be theirs, whichever thread got there first. */
 	if (__builtin_expect(m->failed != 0, 0))
 		return m->failed;
 	if (m->held) {

@@ -210,25 +210,31 @@ static void workload_span(void)
 	}
 }
 
+/* The text/hottext modes' verdict on `pages` text pages (-1: not preloaded)
+ * against the bound `bound`: the exit status. */
+static int text_verdict(int pages, const char *bound, const char *when, const char *fail)
+{
+	if (pages < 0) {
+		printf("skip: liballocrr is not preloaded\n");
+		return 77;
+	}
+	printf("library text: %d pages resident %s (bound %s)\n", pages, when, bound);
+	if (pages > atoi(bound)) {
+		printf("FAIL: %s\n", fail);
+		return 1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
 		fprintf(stderr, "usage: test-alloc-fixedcost LIBPAGES SEGPAGES [-v]\n");
 		return 2;
 	}
-	if (strcmp(argv[1], "text") == 0) {
-		int pages = text_pages_resident(); /* first: before stdio allocates */
-		if (pages < 0) {
-			printf("skip: liballocrr is not preloaded\n");
-			return 77;
-		}
-		printf("library text: %d pages resident before any malloc (bound %s)\n", pages, argv[2]);
-		if (pages > atoi(argv[2])) {
-			printf("FAIL: the library's text is mapped in a program that has not allocated\n");
-			return 1;
-		}
-		return 0;
-	}
+	if (strcmp(argv[1], "text") == 0) /* first: before stdio allocates */
+		return text_verdict(text_pages_resident(), argv[2], "before any malloc",
+				    "the library's text is mapped in a program that has not allocated");
 	if (strcmp(argv[1], "hottext") == 0) {
 		/* a small program's calls: small and sparse-class blocks, span
 		 * blocks, a huge one, calloc, realloc growing, frees (no stdio
@@ -244,17 +250,8 @@ int main(int argc, char **argv)
 		free(c);
 		free(h);
 		free(r);
-		int pages = text_pages_resident();
-		if (pages < 0) {
-			printf("skip: liballocrr is not preloaded\n");
-			return 77;
-		}
-		printf("library text: %d pages resident after a small program's calls (bound %s)\n", pages, argv[2]);
-		if (pages > atoi(argv[2])) {
-			printf("FAIL: a small program's calls ran code outside the text's first fault-around window\n");
-			return 1;
-		}
-		return 0;
+		return text_verdict(text_pages_resident(), argv[2], "after a small program's calls",
+				    "a small program's calls ran code outside the text's first fault-around window");
 	}
 	bool span_only = strcmp(argv[1], "span") == 0;
 	unsigned max_lib = span_only ? ~0u : (unsigned)atoi(argv[1]), max_seg = (unsigned)atoi(argv[2]);
