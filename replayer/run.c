@@ -14,7 +14,9 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <sched.h>
@@ -24,6 +26,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -52,6 +55,7 @@ static inline uint64_t tsc(void)
 #define NBUCKETS 512
 #define NOPS 11 /* calls 1..10, index 0 unused */
 #define SYNC_TIMEOUT_NS 30000000000ull
+#define PACE_SPINS (64 + 16) /* a pace wait's pauses and yields before it sleeps */
 
 static uint64_t now_ns(clockid_t clk)
 {
@@ -278,6 +282,12 @@ struct rthr {
 	 * and before any wait (pending: those of the current run not yet in
 	 * entries), and this thread's place in the checkpoint table. */
 	_Atomic uint64_t done_pub;
+	/* A thread waiting for this one to pass wake_at entries sleeps on
+	 * wake_seq (a futex), which publish() bumps when done_pub reaches it:
+	 * a wait of a whole run (a main thread that only starts and joins the
+	 * others) costs no CPU the replayed threads need. */
+	_Atomic uint64_t wake_at;
+	_Atomic uint32_t wake_seq;
 	uint64_t pending;
 	uint32_t tid;
 	uint64_t ck;
@@ -372,6 +382,35 @@ static void note(uint64_t id, void *p, uint64_t req)
 	}
 }
 
+/* done_pub = v, waking the threads that wait for v or less */
+static void publish(struct rthr *c, uint64_t v)
+{
+	atomic_store_explicit(&c->done_pub, v, memory_order_seq_cst);
+	uint64_t w = atomic_load_explicit(&c->wake_at, memory_order_seq_cst);
+	if (ARR_LIKELY(w > v))
+		return;
+	atomic_compare_exchange_strong_explicit(&c->wake_at, &w, UINT64_MAX, memory_order_relaxed,
+						memory_order_relaxed);
+	atomic_fetch_add_explicit(&c->wake_seq, 1, memory_order_release);
+	syscall(SYS_futex, &c->wake_seq, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
+/* Sleep until u's done_pub may have reached need (or 1 ms passed: a wake
+ * lost to a race costs at most that). */
+static void sleep_for(struct rthr *u, uint64_t need)
+{
+	uint32_t seq = atomic_load_explicit(&u->wake_seq, memory_order_acquire);
+	uint64_t w = atomic_load_explicit(&u->wake_at, memory_order_relaxed);
+	while (w > need && !atomic_compare_exchange_weak_explicit(&u->wake_at, &w, need, memory_order_seq_cst,
+								  memory_order_relaxed)) {
+	}
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&u->done_pub, memory_order_seq_cst) >= need)
+		return;
+	struct timespec ts = {0, 1000000};
+	syscall(SYS_futex, &u->wake_seq, FUTEX_WAIT_PRIVATE, seq, &ts, NULL, 0);
+}
+
 /* One step of a wait for another replay thread: spin with pause, then
  * yield; a wait past SYNC_TIMEOUT_NS (t0, limit in cycles) means a damaged
  * workload, not a slow thread, and fails instead of hanging. */
@@ -395,7 +434,7 @@ static int wait_version(struct rthr *c, struct slot *s, uint32_t v)
 		c->div.sync_mismatch++;
 		return 0;
 	}
-	atomic_store_explicit(&c->done_pub, c->entries + c->pending, memory_order_release);
+	publish(c, c->entries + c->pending);
 	uint64_t t0 = tsc(), limit = (uint64_t)(SYNC_TIMEOUT_NS * c->ghz);
 	unsigned spins = 0;
 	int rc;
@@ -825,9 +864,13 @@ static int64_t pace_wait(struct rthr *c)
 		}
 		unsigned spins = 0;
 		int rc;
-		while (atomic_load_explicit(&pace.thr[u]->done_pub, memory_order_acquire) < need[u])
+		while (atomic_load_explicit(&pace.thr[u]->done_pub, memory_order_acquire) < need[u]) {
+			/* past a few yields, asleep until it gets there */
+			if (spins >= PACE_SPINS)
+				sleep_for(pace.thr[u], need[u]);
 			if ((rc = wait_step(&spins, t0, tmax)))
 				return rc;
+		}
 	}
 	if (t0)
 		c->wait_cycles += tsc() - t0;
@@ -844,7 +887,7 @@ static void *thread_main(void *arg)
 		if (n > 0) {
 			c->pending = 0;
 			n = run_entries(c, (uint64_t)n);
-			atomic_store_explicit(&c->done_pub, c->entries, memory_order_release);
+			publish(c, c->entries);
 		}
 		if (n < 0)
 			c->error = (int)n;
@@ -852,7 +895,7 @@ static void *thread_main(void *arg)
 			break;
 	}
 	/* ended or failed: nobody waits for this thread any more */
-	atomic_store_explicit(&c->done_pub, UINT64_MAX, memory_order_release);
+	publish(c, UINT64_MAX);
 	return NULL;
 }
 
@@ -1272,6 +1315,7 @@ static int make_threads(struct run *run, const struct arr_replay_options *opt)
 		c->lat_left = opt->latency_every ? lat_next(c) : 0;
 		c->ghz = run->ghz;
 		c->measure = opt->measure_usable;
+		atomic_init(&c->wake_at, UINT64_MAX); /* nobody waits */
 	}
 	if (run->serial && (rc = stream_init(&run->sched, w, run->sorted, run->first, run->nthr)))
 		return rc;
