@@ -97,7 +97,12 @@ static int rss_end(struct an_core *c, void *st, struct arr_doc *sec)
 		/* what the process held before its heap counted (code, libraries,
 		 * stacks): a tiny program's whole "unexplained" RSS is this */
 		arr_doc_set_int(r, "baseline", s->baseline);
-		arr_doc_set_int(r, "unexplained_growth_peak", s->unexplained_peak - s->baseline);
+		/* from a baseline of at least 0: below 0, live bytes were not all
+		 * resident at the first sample (a buffer allocated, not yet
+		 * written), and counted from there the growth exceeded the
+		 * unexplained RSS itself by the untouched bytes */
+		arr_doc_set_int(r, "unexplained_growth_peak",
+				s->unexplained_peak - (s->baseline > 0 ? s->baseline : 0));
 	} else {
 		arr_doc_set(r, "unexplained_peak", arr_doc_null());
 		arr_doc_set(r, "baseline", arr_doc_null());
