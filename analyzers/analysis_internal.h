@@ -127,6 +127,7 @@ struct an_core {
 	/* shared counters */
 	uint64_t ops[ARR_OP_MAX_];
 	uint64_t calls, failed, allocs, frees, temporaries, bytes_requested, unknown_frees, first_t, last_t;
+	uint64_t null_frees; /* free(NULL): a call that releases nothing */
 	uint64_t live_bytes, live_blocks, peak_bytes, peak_blocks, peak_t, peak_evno;
 	uint64_t win_peak, win_peak_t; /* peak live bytes since a phase analyzer last reset them */
 	struct an_live live;

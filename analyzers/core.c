@@ -743,6 +743,8 @@ static ALWAYS_INLINE void handle(struct pass *p, const struct arr_event *ev, uns
 	}
 	if (v.releases)
 		do_release(p, ev, &v, th, t, hot);
+	else if (v.op == ARR_OP_FREE)
+		c->null_frees++; /* (a failed free is not a thing: no pointer means NULL) */
 	if (v.allocates)
 		do_alloc(p, ev, &v, th, t, hot);
 	c->evno++;
@@ -1052,6 +1054,7 @@ static int summary_end(struct an_core *c, void *st, struct arr_doc *s)
 	arr_doc_set_int(s, "threads", (int64_t)c->nthreads);
 	arr_doc_set_int(s, "duration_ns", (int64_t)dur);
 	arr_doc_set_int(s, "unknown_frees", (int64_t)c->unknown_frees);
+	arr_doc_set_int(s, "null_frees", (int64_t)c->null_frees);
 	arr_doc_set_int(s, "peak_live_bytes", (int64_t)c->peak_bytes);
 	arr_doc_set_int(s, "final_live_bytes", (int64_t)c->live_bytes);
 	return 0;

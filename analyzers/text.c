@@ -228,9 +228,14 @@ static void trace_headlines(FILE *f, const struct arr_doc *tr)
 			if (ops->items[i]->type != ARR_DOC_INT || !ops->items[i]->v.i ||
 			    !arr_op_is_call(arr_op_from_name(ops->keys[i])))
 				continue;
-			char item[64];
+			char item[96];
 			int n = snprintf(item, sizeof item, "%s %s", ops->keys[i],
 					 fmt_count(b, sizeof b, (double)ops->items[i]->v.i));
+			/* free(NULL) is a call that releases nothing: say how many, so a
+			 * count of frees far above the allocations reads right */
+			if (!strcmp(ops->keys[i], "free") && get_num(sum, "null_frees", &w) && w > 0)
+				n += snprintf(item + n, sizeof item - (size_t)n, " (%s of NULL)",
+					      fmt_count(b, sizeof b, w));
 			if (col && col + n + 2 > 100) {
 				fputc('\n', f);
 				col = 0;

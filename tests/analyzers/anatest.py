@@ -44,7 +44,7 @@ def nbytes(e, page=4096):
 def model(events, page=4096):
     """The figures the analyzers compute, from the dump (heaptrack's
     temporary definition, per thread)."""
-    m = {"calls": 0, "failed": 0, "bytes": 0, "temporary": 0, "cross": {}, "peak": 0}
+    m = {"calls": 0, "failed": 0, "bytes": 0, "temporary": 0, "cross": {}, "peak": 0, "null_frees": 0}
     live = {}  # addr -> (size, tid, seq)
     seq = {}
     cur = 0
@@ -57,6 +57,7 @@ def model(events, page=4096):
         m["failed"] += f
         ptr = int(e.get("ptr", "0x0"), 16)
         ret = int(e.get("ret", "0x0"), 16)
+        m["null_frees"] += op == "free" and not ptr
         if op in ("free", "realloc", "reallocarray") and ptr and (op == "free" or not f or nbytes(e, page) == 0):
             if ptr in live:
                 size, tid, s = live.pop(ptr)
@@ -88,6 +89,8 @@ def check_model(doc, events, what):
     s = doc["summary"]
     t.expect(s["calls"] == m["calls"], "%s: calls %d, model %d" % (what, s["calls"], m["calls"]))
     t.expect(s["failed"] == m["failed"], "%s: failed %d, model %d" % (what, s["failed"], m["failed"]))
+    t.expect(s["null_frees"] == m["null_frees"], "%s: null_frees %d, model %d" % (
+        what, s["null_frees"], m["null_frees"]))
     t.expect(s["bytes_requested"] == m["bytes"], "%s: bytes_requested %d, model %d" % (
         what, s["bytes_requested"], m["bytes"]))
     t.expect(doc["live"]["peak_bytes"] == m["peak"], "%s: peak %d, model %d" % (

@@ -58,6 +58,9 @@ def check_text(name, doc, text):
     for op, n in doc["summary"]["ops"].items():
         if n and op in ("malloc", "calloc", "realloc", "free"):
             want.append("%s %s" % (op, count(n)))
+    # free(NULL) said beside the frees (calls.atr has one)
+    if doc["summary"]["null_frees"]:
+        want.append("free %s (%s of NULL)" % (count(doc["summary"]["ops"]["free"]), count(doc["summary"]["null_frees"])))
     for w in want:
         t.expect(w in text, "%s: %r not in the text summary:\n%s" % (name, w, text))
     # one histogram line per log2 bucket, the empty ones between two others
