@@ -507,6 +507,10 @@ struct arr__options {
 	size_t span_lo;  /* max(span_min, ARR__SPAN_SPARSE_MAX), or SIZE_MAX with no span heap */
 	size_t span_hi;  /* min(ARR__MAX_SMALL, mmap_threshold) */
 	size_t fast_max; /* min(span_lo, mmap_threshold) */
+	/* the largest request whose slow path may be arr__malloc_refill (if
+	 * its class is not sparse; api.c alloc_slow): min(ARR__MAX_SMALL,
+	 * mmap_threshold, span_min if not 0) */
+	size_t refill_max;
 };
 extern struct arr__options arr__opt;
 void arr__options_derive(void);
@@ -915,6 +919,12 @@ struct arr__heap *arr__heap_thread_init(void);
 #define ARR__ALLOC_EXACT 2u /* a block of size's own class (its alignment is relied on) */
 /* NULL with errno ENOMEM if out of memory */
 void *arr__malloc_slow(struct arr__heap *h, size_t size, unsigned flags);
+/* The block for size, of class cls = arr__size_class(size), from the pages
+ * of an initialised heap h: malloc's slow path past its tests, for a request
+ * up to arr__opt.refill_max of a class that is not sparse now (below
+ * ARR__SPARSE_FIRST, or marked dense); flags ARR__ALLOC_*. NULL with errno
+ * ENOMEM. */
+void *arr__malloc_refill(struct arr__heap *h, size_t size, unsigned cls, unsigned flags);
 /* A plain request of arr__opt.span_lo < size <= span_hi by an initialised
  * heap h: the span heap's block (what arr__malloc_slow would give, without
  * its class lookups), flags 0 or ARR__ALLOC_ZERO; NULL (errno ENOMEM) if out
