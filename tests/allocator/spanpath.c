@@ -17,6 +17,10 @@
  *     them a span block); with span_min below a class page's size, a
  *     request of that size whose class page (made by aligned requests)
  *     has no free block left is a span block, calloc's too;
+ *   - realloc that moves a block (of a class, of the span heap, huge, an
+ *     aligned block's interior pointer, segment-aligned) copies it and frees
+ *     the old one (through the descriptor it has read: api.c
+ *     heap_free_page), the statistics back to their start after the frees;
  *   - a span-heap malloc or calloc that finds no memory returns NULL with
  *     errno ENOMEM (it is reached by a tail call, so it sets errno itself),
  *     in a child under RLIMIT_AS (not under the sanitizers, whose shadow
@@ -142,6 +146,51 @@ static void test_refill_routes(void)
 	free(b);
 }
 
+/* ---- realloc's move: the old block freed through its known descriptor ---- */
+
+static void test_realloc_moves(void)
+{
+	struct arr_alloc_stats st;
+	CHECK(arr_alloc_stats_get(&st) == 0);
+	uint64_t n0 = st.live_blocks, use0 = st.live_usable, frees0 = st.frees;
+	/* from a class block, a span block, a huge block, an aligned block's
+	 * interior pointer and a segment-aligned huge block, each to a size
+	 * that moves it (a larger class, a small class) */
+	static const size_t from[] = {40, 20000, 3u << 20, 0, 0};
+	static const size_t to[] = {3000, 100, 200, 5000, 64};
+	enum { N = sizeof from / sizeof from[0] };
+	void *b[N];
+	for (unsigned i = 0; i < N; i++) {
+		size_t n = from[i];
+		if (i == 3)
+			b[i] = arr_memalign(256, n = 300); /* an interior pointer of a class block */
+		else if (i == 4)
+			b[i] = arr_memalign((size_t)4 << 20, n = 100); /* aligned to a segment */
+		else
+			b[i] = arr_malloc(n);
+		CHECK(b[i] != NULL);
+		if (b[i] == NULL)
+			return;
+		memset(b[i], 0x40 + (int)i, n < to[i] ? n : to[i]);
+		void *q = arr_realloc(b[i], to[i]);
+		CHECK(q != NULL && q != b[i]);
+		if (q == NULL)
+			return;
+		for (size_t k = 0; k < (n < to[i] ? n : to[i]); k++)
+			if (((unsigned char *)q)[k] != 0x40 + i) {
+				CHECK(!"realloc's copy");
+				break;
+			}
+		b[i] = q;
+	}
+	/* (huge blocks' frees are not in `frees`) */
+	CHECK(arr_alloc_stats_get(&st) == 0 && st.live_blocks == n0 + N && st.frees > frees0);
+	for (unsigned i = 0; i < N; i++)
+		arr_free(b[i]);
+	CHECK(arr_alloc_stats_get(&st) == 0 && st.live_blocks == n0 && st.live_usable == use0);
+	CHECK(arr__spanheap_is_valid());
+}
+
 /* ---- frees of span blocks: the statistics back to their start ---- */
 
 static void test_frees(void)
@@ -239,6 +288,7 @@ int main(void)
 	arr_free(arr_malloc(1)); /* initialised: the class tables filled */
 	test_sparse_bound();
 	test_refill_routes();
+	test_realloc_moves();
 	/* in a fresh heap: the bound's test left its classes dense (their
 	 * pages go back, and the classes sparse again, only at a tick); main
 	 * still counts as busy there, so sparse classes for two threads */
