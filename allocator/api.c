@@ -196,7 +196,7 @@ ARR_HOT static __attribute__((noinline)) void free_emptied(struct arr__block *b,
 	page->idle = 0;
 	if (h->pages[page->cls] != page || page->reserved == 1)
 		arr__page_emptied(h, page);
-	else
+	else if (arr__page_trim_now(page))
 		arr__page_emptied_current(page);
 	if (arr__dec64_was_le1(&h->tick_left))
 		arr__heap_tick(h);

@@ -453,10 +453,9 @@ void arr__heap_release_cached(struct arr__heap *h)
  * more page faults and 2 % time; py and sqlite the same). With several
  * threads a purge costs an IPI, and the tick's trim waits instead.
  */
-#define TRIM_NOW_MIN ((size_t)2 * ARR__OS_PAGE)
 ARR_HOT void arr__page_emptied_current(struct arr__page *page)
 {
-	if (page->trimmed || arr__purge_scale() > 1 || (size_t)page->capacity * page->block_size <= TRIM_NOW_MIN)
+	if (!arr__page_trim_now(page))
 		return;
 	page->trimmed = 1;
 	page_trim(page, false);

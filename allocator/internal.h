@@ -936,8 +936,19 @@ void arr__free_generic(void *p, struct arr__page *page, struct arr__heap *h, siz
 /* Aborts if b is on one of page's lists (or the page has no block out). */
 void arr__free_check_double(const struct arr__page *page, const struct arr__block *b);
 void arr__page_emptied(struct arr__heap *h, struct arr__page *page);
-/* The class's current page emptied (kept current): maybe trim it now. */
+/* The class's current page emptied (kept current): trim it now if
+ * arr__page_trim_now (below). */
 void arr__page_emptied_current(struct arr__page *page);
+/* Whether arr__page_emptied_current trims: single-threaded, not yet this
+ * tick, more than two OS pages carved (heap.c). Inline, so free tests it
+ * before the call: sqlite's replay empties a current page 341 K times,
+ * nearly always with nothing to trim. */
+#define ARR__TRIM_NOW_MIN ((size_t)2 * ARR__OS_PAGE)
+static inline bool arr__page_trim_now(const struct arr__page *page)
+{
+	return !page->trimmed && arr__purge_scale() <= 1 &&
+	       (size_t)page->capacity * page->block_size > ARR__TRIM_NOW_MIN;
+}
 /* Give the empty spans the heap keeps for itself back to the pool. */
 void arr__heap_release_cached(struct arr__heap *h);
 /* About to map a huge block or grow one: single-threaded, every empty
