@@ -120,6 +120,12 @@ ARR_HOT void arr__classes_init(void)
 		size_t excess = (units << ARR__SPAN_UNIT_SHIFT) - bs;
 		arr__class_sparse_cap[c] = excess == 0 ? UINT32_MAX : (uint32_t)(ARR__SPARSE_WASTE / excess);
 	}
+	/* one or two direct[] entries for a class up to ARR__DIRECT_MAX, all
+	 * below ARR__HEAP_DIRECT_N (heap.c set_current writes them unrolled) */
+	for (unsigned c = 1; c < ARR__FINE_FIRST && arr__class_size[c] <= ARR__DIRECT_MAX; c++)
+		ARR__CHECK(arr__class_direct[c + 1] > arr__class_direct[c] &&
+			   arr__class_direct[c + 1] <= arr__class_direct[c] + 2 &&
+			   arr__class_direct[c + 1] <= ARR__HEAP_DIRECT_N);
 	/* the sparse classes' bounds (internal.h) */
 	ARR__CHECK(arr__class_size[ARR__SPARSE_FIRST - 1] == 1024 &&
 		   arr__class_size[ARR__SPARSE_END - 1] == ARR__SPAN_SPARSE_MAX);

@@ -507,6 +507,10 @@ struct arr__options {
 	size_t span_lo;  /* max(span_min, ARR__SPAN_SPARSE_MAX), or SIZE_MAX with no span heap */
 	size_t span_hi;  /* min(ARR__MAX_SMALL, mmap_threshold) */
 	size_t fast_max; /* min(span_lo, mmap_threshold) */
+	/* the largest request whose slow path may be arr__malloc_refill (if
+	 * its class is not sparse; api.c alloc_slow): min(ARR__MAX_SMALL,
+	 * mmap_threshold, span_min if not 0) */
+	size_t refill_max;
 };
 extern struct arr__options arr__opt;
 void arr__options_derive(void);
@@ -915,6 +919,12 @@ struct arr__heap *arr__heap_thread_init(void);
 #define ARR__ALLOC_EXACT 2u /* a block of size's own class (its alignment is relied on) */
 /* NULL with errno ENOMEM if out of memory */
 void *arr__malloc_slow(struct arr__heap *h, size_t size, unsigned flags);
+/* The block for size, of class cls = arr__size_class(size), from the pages
+ * of an initialised heap h: malloc's slow path past its tests, for a request
+ * up to arr__opt.refill_max of a class that is not sparse now (below
+ * ARR__SPARSE_FIRST, or marked dense); flags ARR__ALLOC_*. NULL with errno
+ * ENOMEM. */
+void *arr__malloc_refill(struct arr__heap *h, size_t size, unsigned cls, unsigned flags);
 /* A plain request of arr__opt.span_lo < size <= span_hi by an initialised
  * heap h: the span heap's block (what arr__malloc_slow would give, without
  * its class lookups), flags 0 or ARR__ALLOC_ZERO; NULL (errno ENOMEM) if out
@@ -926,8 +936,19 @@ void arr__free_generic(void *p, struct arr__page *page, struct arr__heap *h, siz
 /* Aborts if b is on one of page's lists (or the page has no block out). */
 void arr__free_check_double(const struct arr__page *page, const struct arr__block *b);
 void arr__page_emptied(struct arr__heap *h, struct arr__page *page);
-/* The class's current page emptied (kept current): maybe trim it now. */
+/* The class's current page emptied (kept current): trim it now if
+ * arr__page_trim_now (below). */
 void arr__page_emptied_current(struct arr__page *page);
+/* Whether arr__page_emptied_current trims: single-threaded, not yet this
+ * tick, more than two OS pages carved (heap.c). Inline, so free tests it
+ * before the call: sqlite's replay empties a current page 341 K times,
+ * nearly always with nothing to trim. */
+#define ARR__TRIM_NOW_MIN ((size_t)2 * ARR__OS_PAGE)
+static inline bool arr__page_trim_now(const struct arr__page *page)
+{
+	return !page->trimmed && arr__purge_scale() <= 1 &&
+	       (size_t)page->capacity * page->block_size > ARR__TRIM_NOW_MIN;
+}
 /* Give the empty spans the heap keeps for itself back to the pool. */
 void arr__heap_release_cached(struct arr__heap *h);
 /* About to map a huge block or grow one: single-threaded, every empty

@@ -29,6 +29,7 @@ struct arr__options arr__opt = {
 	.span_lo = (size_t)8 << 10,
 	.span_hi = ARR__MAX_SMALL,
 	.fast_max = (size_t)8 << 10,
+	.refill_max = (size_t)8 << 10,
 };
 
 void arr__options_derive(void)
@@ -41,6 +42,11 @@ void arr__options_derive(void)
 							  : ARR__SPAN_SPARSE_MAX;
 	o->span_hi = o->mmap_threshold < ARR__MAX_SMALL ? o->mmap_threshold : ARR__MAX_SMALL;
 	o->fast_max = o->span_lo < o->mmap_threshold ? o->span_lo : o->mmap_threshold;
+	/* above span_min a request is the span heap's (arr__malloc_slow), above
+	 * mmap_threshold a huge block */
+	o->refill_max = o->mmap_threshold;
+	if (o->span_min != 0 && o->span_min < o->refill_max)
+		o->refill_max = o->span_min;
 }
 
 int arr_alloc_set_option(const char *name, long long value)

@@ -10,6 +10,17 @@
  *     sparse-class ones, come back to the statistics' start exactly (the
  *     free goes from free's first test to the span heap, the sparse count
  *     and the tick with it);
+ *   - the slow path's short way (api.c alloc_slow to arr__malloc_refill,
+ *     the class taken from the fast path's page) only where the long way
+ *     would give a block of the class too: a dense class's blocks after
+ *     its bound, three pages' worth more, all of the class (and none of
+ *     them a span block); with span_min below a class page's size, a
+ *     request of that size whose class page (made by aligned requests)
+ *     has no free block left is a span block, calloc's too;
+ *   - realloc that moves a block (of a class, of the span heap, huge, an
+ *     aligned block's interior pointer, segment-aligned) copies it and frees
+ *     the old one (through the descriptor it has read: api.c
+ *     heap_free_page), the statistics back to their start after the frees;
  *   - a span-heap malloc or calloc that finds no memory returns NULL with
  *     errno ENOMEM (it is reached by a tail call, so it sets errno itself),
  *     in a child under RLIMIT_AS (not under the sanitizers, whose shadow
@@ -70,6 +81,114 @@ static void test_sparse_bound(void)
 		tested++;
 	}
 	CHECK(tested == ARR__SPARSE_END - ARR__SPARSE_FIRST);
+}
+
+/* ---- the slow path's short way (arr__malloc_refill) ---- */
+
+static void test_refill_routes(void)
+{
+	/* a dense class: every block after the bound from its pages, through
+	 * the short way once its current page runs dry */
+	unsigned c = ARR__SPARSE_FIRST + 4;
+	size_t size = arr__class_size[c];
+	long long sparse;
+	CHECK(arr_alloc_get_option("sparse", &sparse) == 0);
+	size_t bound = (size_t)sparse * arr__class_slices[c] * ARR__SLICE_SIZE / size;
+	if (bound > arr__class_sparse_cap[c])
+		bound = arr__class_sparse_cap[c];
+	size_t n = bound + 3 * (ARR__SLICE_SIZE / size) * arr__class_slices[c] + 2;
+	void **b = malloc(n * sizeof *b);
+	CHECK(b != NULL);
+	if (b == NULL)
+		return;
+	size_t spans = 0, first_class = n;
+	for (size_t i = 0; i < n; i++) {
+		b[i] = arr_malloc(size);
+		CHECK(b[i] != NULL);
+		if (b[i] == NULL)
+			continue;
+		if (in_span_heap(b[i]))
+			spans++;
+		else if (first_class == n)
+			first_class = i;
+		if (first_class < i && !in_span_heap(b[i]))
+			CHECK(arr_malloc_usable_size(b[i]) == size);
+	}
+	/* once dense, never a span block again */
+	CHECK(first_class < n && spans == first_class);
+	for (size_t i = 0; i < n; i++)
+		arr_free(b[i]);
+
+	/* span_min 500: 700 bytes are the span heap's, even where class 704
+	 * has a current page (aligned requests' blocks) with none free */
+	long long span_min;
+	CHECK(arr_alloc_get_option("span_min", &span_min) == 0);
+	CHECK(arr_alloc_set_option("span_min", 500) == 0);
+	size_t k = 0;
+	for (; k < 64; k++) {
+		b[k] = arr_memalign(64, 700);
+		CHECK(b[k] != NULL && !in_span_heap(b[k]));
+	}
+	/* the page's carve leaves at most one OS page of blocks on its list */
+	size_t from_span = 0, asked = 0;
+	for (; k < 64 + 40; k++, asked++) {
+		b[k] = (k & 1) ? arr_calloc(1, 700) : arr_malloc(700);
+		CHECK(b[k] != NULL);
+		if (b[k] != NULL && in_span_heap(b[k]))
+			from_span++;
+	}
+	if (from_span + ARR__OS_PAGE / 704 < asked)
+		fprintf(stderr, "span_min 500: %zu of %zu 700-byte requests from the span heap\n", from_span, asked);
+	CHECK(from_span + ARR__OS_PAGE / 704 >= asked);
+	for (size_t i = 0; i < k; i++)
+		arr_free(b[i]);
+	CHECK(arr_alloc_set_option("span_min", span_min) == 0);
+	free(b);
+}
+
+/* ---- realloc's move: the old block freed through its known descriptor ---- */
+
+static void test_realloc_moves(void)
+{
+	struct arr_alloc_stats st;
+	CHECK(arr_alloc_stats_get(&st) == 0);
+	uint64_t n0 = st.live_blocks, use0 = st.live_usable, frees0 = st.frees;
+	/* from a class block, a span block, a huge block, an aligned block's
+	 * interior pointer and a segment-aligned huge block, each to a size
+	 * that moves it (a larger class, a small class) */
+	static const size_t from[] = {40, 20000, 3u << 20, 0, 0};
+	static const size_t to[] = {3000, 100, 200, 5000, 64};
+	enum { N = sizeof from / sizeof from[0] };
+	void *b[N];
+	for (unsigned i = 0; i < N; i++) {
+		size_t n = from[i];
+		if (i == 3)
+			b[i] = arr_memalign(256, n = 300); /* an interior pointer of a class block */
+		else if (i == 4)
+			b[i] = arr_memalign((size_t)4 << 20, n = 100); /* aligned to a segment */
+		else
+			b[i] = arr_malloc(n);
+		CHECK(b[i] != NULL);
+		if (b[i] == NULL)
+			return;
+		memset(b[i], 0x40 + (int)i, n < to[i] ? n : to[i]);
+		void *q = arr_realloc(b[i], to[i]);
+		CHECK(q != NULL && q != b[i]);
+		if (q == NULL)
+			return;
+		for (size_t k = 0; k < (n < to[i] ? n : to[i]); k++)
+			if (((unsigned char *)q)[k] != 0x40 + i) {
+				CHECK(!"realloc's copy");
+				break;
+			}
+		b[i] = q;
+	}
+	/* (huge blocks' frees are not in `frees`) */
+	CHECK(arr_alloc_stats_get(&st) == 0 && st.live_blocks == n0 + N && st.frees > frees0);
+	for (unsigned i = 0; i < N; i++)
+		arr_free(b[i]);
+	CHECK(arr_alloc_stats_get(&st) == 0 && st.live_blocks == n0 && st.live_usable == use0);
+	CHECK(arr__spanheap_is_valid());
 }
 
 /* ---- frees of span blocks: the statistics back to their start ---- */
@@ -168,6 +287,8 @@ int main(void)
 {
 	arr_free(arr_malloc(1)); /* initialised: the class tables filled */
 	test_sparse_bound();
+	test_refill_routes();
+	test_realloc_moves();
 	/* in a fresh heap: the bound's test left its classes dense (their
 	 * pages go back, and the classes sparse again, only at a tick); main
 	 * still counts as busy there, so sparse classes for two threads */
