@@ -501,52 +501,58 @@ EXPORT size_t arr_alloc_purge(void)
 	return arr__pool_purge_all() + arr__span_purge_all();
 }
 
+/* arr_alloc_stats_get's scratch: too big for some thread stacks, guarded by
+ * arr__lock. With the big tables, not in .bss: api.c links first (its text
+ * must open the hot text, allocator/CMakeLists.txt), and there these 7 KB
+ * pushed the class tables and counters every program writes onto a third
+ * page (allocator.fixedcost). */
+ARR__BIG_TABLE(static struct arr__heap stats_sum)
+ARR__BIG_TABLE(static struct arr__pool_stats stats_ps)
+
 EXPORT int arr_alloc_stats_get(struct arr_alloc_stats *out)
 {
-	static struct arr__heap sum; /* too big for some thread stacks; guarded by arr__lock */
-	static struct arr__pool_stats ps;
 	if (out == NULL)
 		return -EINVAL;
 	arr__ensure_init();
 	memset(out, 0, sizeof *out);
 	pthread_mutex_lock(&arr__lock);
-	arr__pool_stats(&ps);
-	arr__heaps_sum(&sum);
-	out->mapped = ps.mapped;
-	out->resident = ps.resident;
-	out->pages_purged = ps.purged_pages;
-	out->calloc_zeroed = sum.calloc_zeroed;
-	out->calloc_skipped = sum.calloc_skipped;
-	out->mallocs = sum.alloc_count;
-	out->frees = sum.free_count;
+	arr__pool_stats(&stats_ps);
+	arr__heaps_sum(&stats_sum);
+	out->mapped = stats_ps.mapped;
+	out->resident = stats_ps.resident;
+	out->pages_purged = stats_ps.purged_pages;
+	out->calloc_zeroed = stats_sum.calloc_zeroed;
+	out->calloc_skipped = stats_sum.calloc_skipped;
+	out->mallocs = stats_sum.alloc_count;
+	out->frees = stats_sum.free_count;
 	out->nclasses = ARR__NCLASSES - 1;
-	int64_t live_req = -sum.waste;
+	int64_t live_req = -stats_sum.waste;
 	for (unsigned c = 1; c < ARR__NCLASSES; c++) {
 		struct arr_alloc_class_stats *cs = &out->classes[c - 1];
 		cs->block_size = arr__class_size[c];
-		int64_t live = (int64_t)ps.cls_used[c] + sum.live_adj[c];
+		int64_t live = (int64_t)stats_ps.cls_used[c] + stats_sum.live_adj[c];
 		cs->live = live > 0 ? (uint64_t)live : 0;
-		cs->capacity = ps.cls_capacity[c];
-		cs->pages = ps.cls_pages[c];
+		cs->capacity = stats_ps.cls_capacity[c];
+		cs->pages = stats_ps.cls_pages[c];
 		out->live_blocks += cs->live;
 		out->live_usable += cs->live * cs->block_size;
 	}
 	live_req += (int64_t)out->live_usable;
 	pthread_mutex_unlock(&arr__lock);
 	/* blocks in the threads' span-heap caches: in use to the span heap, free to the program */
-	live_req -= (int64_t)sum.sc_req + atomic_load_explicit(&arr__span_orphan_waste, memory_order_relaxed);
+	live_req -= (int64_t)stats_sum.sc_req + atomic_load_explicit(&arr__span_orphan_waste, memory_order_relaxed);
 	struct arr__span_stats ss;
 	arr__span_stats(&ss);
 	out->mapped += ss.mapped;
 	out->resident += ss.resident;
 	out->pages_purged += ss.purged_pages;
-	out->live_blocks += ss.live_blocks - sum.sc_n;
-	out->live_usable += ss.live_usable - (sum.sc_units << ARR__SP_UNIT_SHIFT);
+	out->live_blocks += ss.live_blocks - stats_sum.sc_n;
+	out->live_usable += ss.live_usable - (stats_sum.sc_units << ARR__SP_UNIT_SHIFT);
 	live_req += (int64_t)ss.live_req;
-	out->live_blocks += ps.huge_count;
-	out->huge_blocks = ps.huge_count;
-	out->live_usable += ps.huge_live;
-	live_req += (int64_t)ps.huge_req;
+	out->live_blocks += stats_ps.huge_count;
+	out->huge_blocks = stats_ps.huge_count;
+	out->live_usable += stats_ps.huge_live;
+	live_req += (int64_t)stats_ps.huge_req;
 	out->live_requested = live_req > 0 ? (uint64_t)live_req : 0;
 	return 0;
 }

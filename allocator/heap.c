@@ -483,7 +483,7 @@ ARR_HOT void arr__heap_trim_for_growth(struct arr__heap *h)
 	}
 }
 
-void arr__page_emptied(struct arr__heap *h, struct arr__page *page)
+ARR_HOT void arr__page_emptied(struct arr__heap *h, struct arr__page *page)
 {
 	page->idle = 0;
 	if (h->pages[page->cls] == page && page->reserved > 1)

@@ -18,7 +18,7 @@ ARR_HOT void *arr__os_map(size_t size)
 	return p == MAP_FAILED ? NULL : p;
 }
 
-void arr__os_unmap(void *p, size_t size)
+ARR_HOT void arr__os_unmap(void *p, size_t size)
 {
 	if (p != NULL && size != 0)
 		munmap(p, size);
@@ -46,7 +46,7 @@ ARR_HOT void *arr__os_map_aligned(size_t size, size_t align)
 	return raw ? trim_to_align(raw, size, align) : NULL;
 }
 
-void arr__os_purge(void *p, size_t size) { madvise(p, size, MADV_DONTNEED); }
+ARR_HOT void arr__os_purge(void *p, size_t size) { madvise(p, size, MADV_DONTNEED); }
 
 /*
  * Several ranges at once: process_madvise() on the calling process (Linux
@@ -65,7 +65,7 @@ void arr__os_purge(void *p, size_t size) { madvise(p, size, MADV_DONTNEED); }
 static _Atomic int vector_purge_ok = 1; /* 0: the kernel refused it */
 
 /* 1 unless /proc/self/status says a seccomp filter is on (or cannot be read). */
-static int no_seccomp(void)
+ARR_HOT static int no_seccomp(void)
 {
 	char buf[2048]; /* Seccomp: is ~1.3 KB in; not found, not used */
 	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
@@ -85,7 +85,7 @@ static int no_seccomp(void)
 	return *p == '0';
 }
 
-void arr__os_purge_many(const struct iovec *iov, unsigned n)
+ARR_HOT void arr__os_purge_many(const struct iovec *iov, unsigned n)
 {
 	/* a filter can be installed at any time: looked up again for each
 	 * batch (~10 µs; batches are rare: 37 in the 4-thread stress replay) */
@@ -104,7 +104,7 @@ void arr__os_purge_many(const struct iovec *iov, unsigned n)
 		madvise(iov[i].iov_base, iov[i].iov_len, MADV_DONTNEED);
 }
 
-bool arr__os_resize_in_place(void *p, size_t old_size, size_t new_size)
+ARR_HOT bool arr__os_resize_in_place(void *p, size_t old_size, size_t new_size)
 {
 	if (new_size <= old_size) {
 		if (new_size < old_size)

@@ -356,7 +356,7 @@ ARR_HOT static void purge_finish(struct purge_run *runs, unsigned nr, bool keep_
 
 /* Under the lock: take the cached huge mappings that expired (all: every
  * one) out of the cache into out[]; returns how many. */
-static unsigned huge_cache_expired(bool all, struct huge_cached *out)
+ARR_HOT static unsigned huge_cache_expired(bool all, struct huge_cached *out)
 {
 	unsigned n = 0;
 	if (huge_cache_n == 0)
@@ -628,7 +628,7 @@ ARR_HOT struct arr__page *arr__pool_take(struct arr__heap *h, unsigned cls)
 	return page;
 }
 
-void arr__pool_give(struct arr__heap *h, struct arr__page *page)
+ARR_HOT void arr__pool_give(struct arr__heap *h, struct arr__page *page)
 {
 	struct arr__segment *seg = arr__segment_of(page->start);
 	unsigned i = (unsigned)(page - seg->pages), n = page->slices;
@@ -684,12 +684,12 @@ ARR_HOT void arr__pool_grow(size_t bytes)
 	pthread_mutex_unlock(&arr__lock);
 }
 
-void arr__pool_count_purged(size_t bytes)
+ARR_HOT void arr__pool_count_purged(size_t bytes)
 {
 	atomic_fetch_add_explicit(&purged_in_pages, bytes / ARR__OS_PAGE, memory_order_relaxed);
 }
 
-void arr__pool_purge_range(void *p, size_t size)
+ARR_HOT void arr__pool_purge_range(void *p, size_t size)
 {
 	arr__os_purge(p, size);
 	atomic_fetch_add_explicit(&purged_in_pages, size / ARR__OS_PAGE, memory_order_relaxed);

@@ -21,7 +21,9 @@
  * of the last units' tags and the first nodes; internal.h, struct
  * arr__spanseg).
  * The fourth, hottext, makes a small program's calls (small, sparse-class,
- * span and huge blocks, calloc, realloc, free) and bounds the library's text
+ * span and huge blocks, calloc, realloc, free; then pages emptied and given
+ * back, heap ticks that trim and purge, a huge block kept, reused and grown
+ * in place) and bounds the library's text
  * pages resident then: 16, one fault-around window (the kernel maps 16 pages
  * from the first fault's 64 KiB-aligned window, clipped at the mapping's
  * start), since those calls run only the functions marked ARR_HOT, which the
@@ -250,6 +252,25 @@ int main(int argc, char **argv)
 		free(c);
 		free(h);
 		free(r);
+		/* and what a longer run does (sqlite3.atr, cc1, python3: each of
+		 * these ran one function outside the window, and the kernel mapped
+		 * the other 8 text pages, +32 KB of peak): a class's second page
+		 * emptied while another is current (arr__page_emptied, the page
+		 * back to the pool), heap ticks that trim an idle current page
+		 * (arr__pool_purge_range) and purge what has expired, a huge block
+		 * freed and kept, then reused and grown in place (mremap) */
+		static void *w[2048];
+		for (int i = 0; i < 2048; i++)
+			w[i] = malloc(64);
+		for (int i = 0; i < 2048; i++)
+			free(w[i]);
+		void *big = malloc(5u << 20);
+		free(big);
+		big = malloc(5u << 20);
+		big = realloc(big, 7u << 20);
+		free(big);
+		for (int i = 0; i < 300000; i++)
+			free(malloc(40));
 		return text_verdict(text_pages_resident(), argv[2], "after a small program's calls",
 				    "a small program's calls ran code outside the text's first fault-around window");
 	}
