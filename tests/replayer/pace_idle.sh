@@ -2,8 +2,9 @@
 # A replayed thread that waits for another's whole run (a main thread that
 # only starts and joins a worker) sleeps instead of spinning: a parallel
 # replay with one busy thread uses about one CPU. While it spun (pause, then
-# sched_yield) it took a second CPU from the run and from the machine, and
-# on two vCPUs the replayed threads of a 2-thread trace shared them with it.
+# sched_yield) it kept a second CPU busy: the replay's cpu_ns read about
+# twice its wall time, and nothing else could use that CPU. (Can only fail
+# where a second CPU is free for the spinner to take.)
 . "$(dirname "$0")/lib.sh"
 "$ALLOCRR" record -q -o idle.atr -- "$BINDIR/replay-test-idle" >/dev/null || fail "recording"
 "$ALLOCRR" replay -q -a glibc --threads parallel --runs 3 --json idle.atr >par.json || fail "parallel replay"
