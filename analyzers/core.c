@@ -744,7 +744,7 @@ static ALWAYS_INLINE void handle(struct pass *p, const struct arr_event *ev, uns
 	if (v.releases)
 		do_release(p, ev, &v, th, t, hot);
 	else if (v.op == ARR_OP_FREE)
-		c->null_frees++; /* (a failed free is not a thing: no pointer means NULL) */
+		c->null_frees++; /* a free releases unless its pointer is NULL */
 	if (v.allocates)
 		do_alloc(p, ev, &v, th, t, hot);
 	c->evno++;

@@ -285,7 +285,7 @@ struct rthr {
 	/* A thread waiting for this one to pass wake_at entries sleeps on
 	 * wake_seq (a futex), which publish() bumps when done_pub reaches it:
 	 * a wait of a whole run (a main thread that only starts and joins the
-	 * others) costs no CPU the replayed threads need. */
+	 * others) keeps no CPU busy. */
 	_Atomic uint64_t wake_at;
 	_Atomic uint32_t wake_seq;
 	uint64_t pending;
@@ -412,9 +412,11 @@ static void sleep_for(struct rthr *u, uint64_t need)
 }
 
 /* One step of a wait for another replay thread: spin with pause, then
- * yield; a wait past SYNC_TIMEOUT_NS (t0, limit in cycles) means a damaged
- * workload, not a slow thread, and fails instead of hanging. */
-static int wait_step(unsigned *spins, uint64_t t0, uint64_t limit)
+ * yield, then (a pace wait: u, the thread waited for, and need, its count)
+ * sleep until u gets there; a wait past SYNC_TIMEOUT_NS (t0, limit in
+ * cycles) means a damaged workload, not a slow thread, and fails instead
+ * of hanging. */
+static int wait_step(unsigned *spins, uint64_t t0, uint64_t limit, struct rthr *u, uint64_t need)
 {
 	if (++*spins < 64) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -422,7 +424,10 @@ static int wait_step(unsigned *spins, uint64_t t0, uint64_t limit)
 #endif
 		return 0;
 	}
-	sched_yield();
+	if (u && *spins > PACE_SPINS)
+		sleep_for(u, need);
+	else
+		sched_yield();
 	return tsc() - t0 > limit ? ARR_ECORRUPT : 0;
 }
 
@@ -439,7 +444,7 @@ static int wait_version(struct rthr *c, struct slot *s, uint32_t v)
 	unsigned spins = 0;
 	int rc;
 	while (atomic_load_explicit(&s->ver, memory_order_acquire) != v)
-		if ((rc = wait_step(&spins, t0, limit)))
+		if ((rc = wait_step(&spins, t0, limit, NULL, 0)))
 			return rc;
 	c->wait_cycles += tsc() - t0;
 	return 0;
@@ -864,13 +869,9 @@ static int64_t pace_wait(struct rthr *c)
 		}
 		unsigned spins = 0;
 		int rc;
-		while (atomic_load_explicit(&pace.thr[u]->done_pub, memory_order_acquire) < need[u]) {
-			/* past a few yields, asleep until it gets there */
-			if (spins >= PACE_SPINS)
-				sleep_for(pace.thr[u], need[u]);
-			if ((rc = wait_step(&spins, t0, tmax)))
+		while (atomic_load_explicit(&pace.thr[u]->done_pub, memory_order_acquire) < need[u])
+			if ((rc = wait_step(&spins, t0, tmax, pace.thr[u], need[u])))
 				return rc;
-		}
 	}
 	if (t0)
 		c->wait_cycles += tsc() - t0;
