@@ -479,10 +479,12 @@ ARR_HOT EXPORT void *arr_realloc(void *p, size_t size)
 	memcpy(q, p, size < usable ? size : usable);
 	/* the old block's tests and descriptor are known: not again (sqlite's
 	 * replay moves 500 K blocks, each freed for ~15 instructions less) */
-	if (page != NULL)
-		heap_free_page(p, page, 0);
-	else
+	if (page == NULL)
 		heap_free(p, 0);
+	else if (ARR_UNLIKELY((page->flags & ARR__PF_SPAN) && size > arr__opt.span_hi))
+		arr__span_free_purged(arr__tl_heap, p); /* out of the span heap, into a huge block */
+	else
+		heap_free_page(p, page, 0);
 	return q;
 }
 

@@ -883,6 +883,8 @@ size_t arr__span_cache_free(struct arr__heap *h, void *p);
  * &arr__heap_empty): the free, through the cache if there is one, counted
  * in h (a sparse class's blocks, the tick's countdown) like the fast path's. */
 void arr__span_free_heap(void *p, struct arr__heap *h);
+/* realloc moved p into a huge block: freed with its own pages purged at once */
+void arr__span_free_purged(struct arr__heap *h, void *p);
 /* Give h's cached blocks back to the span heap: all, or those cached
  * before the last tick (the tick then starts a new one). */
 void arr__span_cache_flush(struct arr__heap *h, bool all);

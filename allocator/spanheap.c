@@ -1241,6 +1241,68 @@ void arr__span_free(void *p)
 }
 
 /*
+ * The free of a block that realloc moved out of the span heap into a huge
+ * one (a buffer grown past the largest class): its pages are purged now,
+ * not after the decay. The program is growing a buffer, not freeing one to
+ * reuse (the next growth is the huge block's mremap), and glibc, whose old
+ * block was a mapping of its own, moved its pages with mremap: kept dirty,
+ * the old block stayed resident beside its copy (a perl hash's bucket array
+ * grown from 1 to 2 MiB: the replay's peak 0.9 MB above glibc's). Only its
+ * own whole OS pages: the block is the caller's until the free, so they are
+ * purged outside the lock; the pages it shares with its neighbours stay as
+ * they are, and the merged span waits on the lru if any is resident.
+ */
+ARR_HOT void arr__span_free_purged(struct arr__heap *h, void *p)
+{
+	struct arr__spanseg *s = seg_of(p);
+	struct arr__span_arena *a = arena_of_seg(s);
+	if (arr__opt.purge_delay < 0 || atomic_load_explicit(&cache_used, memory_order_relaxed)) {
+		arr__span_free_heap(p, h);
+		return;
+	}
+	lock_take(&a->lock);
+	uint32_t first;
+	unsigned u = checked_unit_tag(s, p, FREE_INVALID, &first), len = first & T_LEN, lo, hi;
+	lock_give(&a->lock);
+	inner_pages(u, len, &lo, &hi);
+	if (hi > lo)
+		arr__os_purge((uint8_t *)s + (size_t)lo * ARR__OS_PAGE, (size_t)(hi - lo) * ARR__OS_PAGE);
+	lock_take(&a->lock);
+	ARR__ASSERT(s->tag[u] == first);
+	if (hi > lo) {
+		resident_add(a, -(int64_t)dirty_pages(s, lo, hi));
+		for (unsigned j = lo; j < hi; j++)
+			s->clean[j / 64] |= (uint64_t)1 << (j % 64);
+	}
+	size_t req = ((size_t)len << UNIT_SHIFT) - (first >> T_SLACK_SHIFT & ARR__SP_T_SLACK_MASK);
+	a->live_units -= len;
+	a->live_req -= req;
+	a->nfrees++;
+	a->tick_left--;
+	s->tag[u] = 0;
+	s->tag[u + len - 1] = 0;
+	unsigned m = free_insert(a, s, u, len, false), ml, mh, mlen = s->tag[m] & T_LEN;
+	inner_pages(m, mlen, &ml, &mh);
+	if (!(s->tag[m] & T_DIRTY) && dirty_pages(s, ml, mh) != 0) {
+		/* a page it shared with a neighbour is resident: on the lru */
+		s->tag[m] |= T_DIRTY;
+		s->tag[m + mlen - 1] |= T_DIRTY;
+		node_at(s, m)->stamp = arr__pool_clock();
+		lru_append(a, node_at(s, m), mlen);
+	}
+	unlock_and_tick_if(a, true);
+	if (h == &arr__heap_empty)
+		return;
+	if (req <= ARR__SPAN_SPARSE_MAX) {
+		unsigned c = arr__size_class(req);
+		if (c >= ARR__SPARSE_FIRST && c < ARR__SPARSE_END)
+			h->sparse_live[c - ARR__SPARSE_FIRST]--;
+	}
+	if (arr__dec64_was_le1(&h->tick_left))
+		arr__heap_tick(h);
+}
+
+/*
  * realloc in place (glibc does; moving costs a copy and, for a block that
  * grows step by step, a hole at each old place): a shorter block gives its
  * tail back to the free spans (merged with a free neighbour after it); a

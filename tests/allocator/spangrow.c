@@ -10,7 +10,9 @@
  * free span fits) leaves the free spans resident: they are holes the next
  * blocks fill. And a huge block freed while a longer one is the newest
  * (outgrown: a table resized by copy) is unmapped at once, where one freed
- * otherwise is kept for reuse. Runs in a fresh process (the op clock starts at 0); public
+ * otherwise is kept for reuse, and a span block that realloc moves into a
+ * huge block (a buffer grown past the largest class) gives its pages back
+ * at once. Runs in a fresh process (the op clock starts at 0); public
  * API only: residency by mincore. Exits non-zero if a check fails.
  */
 #include <stdint.h>
@@ -92,6 +94,24 @@ int main(void)
 	CHECK(resident_pages_or(old, 2 << 20, 99999) == 99999);
 	arr_free(new);
 	CHECK(resident_pages_or(new, 4 << 20, 99999) == (4 << 20) / 4096);
+	/* a buffer grown out of the span heap (realloc past the largest
+	 * class, into a huge block): the old block's pages go at once, where a
+	 * span block freed otherwise waits for the decay; the contents move */
+	unsigned char *buf = written(SPAN), *kept = written(SPAN);
+	for (size_t k = 0; k < SPAN; k++)
+		buf[k] = (unsigned char)(k * 7 + 1);
+	arr_free(kept);
+	CHECK(resident_pages(kept, SPAN) == PAGES); /* freed: kept resident for reuse */
+	unsigned char *grown = arr_realloc(buf, 3 << 20);
+	CHECK(grown != NULL && grown != buf);
+	if (grown != NULL) {
+		CHECK(resident_pages(buf, SPAN) <= 2); /* moved: given back (its end pages aside) */
+		size_t bad = 0;
+		for (size_t k = 0; k < SPAN; k++)
+			bad += grown[k] != (unsigned char)(k * 7 + 1);
+		CHECK(bad == 0);
+		arr_free(grown);
+	}
 	for (int i = 0; i < 2 * NB; i += 2)
 		arr_free(c[i]);
 	for (int i = 0; i < NL; i++)
