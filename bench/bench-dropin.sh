@@ -34,7 +34,10 @@ bc (a big power, modulo), perl (a hash of 200 000 joined lists), git (log
 and sources through gzip: tar, gzip and the shell preloaded), xz (-6 of 3 MB
 of a generated JSON file), pyjson (python3 loading and dumping that 20 MB JSON
 file), pythreads (python3, four threads building and trimming lists of
-json strings). A program whose tool is missing is left out.
+json strings), perlhash (perl: a hash of 100 000 five-element arrays, whose
+bucket array realloc doubles to 2 MiB), gdb (gdb --batch printing 1+1: three
+threads) and java (java -version: 18 threads, 7 000 calls). A program whose
+tool is missing is left out.
 
 Arguments:
   BUILD_DIR        CMake build tree holding lib/liballocrr-malloc.so (default: build)
@@ -43,7 +46,7 @@ Environment:
   RUNS=N           rounds (default 3)
   SCALE=full|tiny  input sizes (default full; tiny for bench/smoke.sh)
   PROGRAMS="..."   subset and order, separated by spaces or commas (default: true sed sort awk python3
-                   sqlite3 gcc analyze bc perl git tar xz pyjson pythreads)
+                   sqlite3 gcc analyze bc perl git tar xz pyjson pythreads perlhash gdb java)
   ALLOCS="..."     allocators (default: glibc builtin jemalloc mimalloc; a missing one is left
                    out); NAME=LIB preloads LIB as NAME (e.g. before=/tmp/old/liballocrr-malloc.so,
                    to compare two builds of the library in one run)
@@ -55,7 +58,7 @@ EOF
 bench_args "$@"
 bench_setup "$@"
 scale=${SCALE:-full}
-programs=${PROGRAMS:-true sed sort awk python3 sqlite3 gcc analyze bc perl git tar xz pyjson pythreads}
+programs=${PROGRAMS:-true sed sort awk python3 sqlite3 gcc analyze bc perl git tar xz pyjson pythreads perlhash gdb java}
 programs=${programs//,/ } # commas too: run-all.sh passes no spaces
 allocs_want=${ALLOCS:-glibc builtin jemalloc mimalloc}
 allocs_want=${allocs_want//,/ }
@@ -67,8 +70,8 @@ die() {
 note() { echo "bench-dropin: $*" >&2; }
 
 case "$scale" in
-full) words=200000 py_n=100000 sql_n=20000 c_lines=3000 json_n=150000 thr_n=40000 bc_e=200000 git_n=400 ;;
-tiny) words=2000 py_n=2000 sql_n=500 c_lines=200 json_n=2000 thr_n=500 bc_e=2000 git_n=5 ;;
+full) words=200000 py_n=100000 sql_n=20000 c_lines=3000 json_n=150000 thr_n=40000 bc_e=200000 git_n=400 perlhash_n=100000 ;;
+tiny) words=2000 py_n=2000 sql_n=500 c_lines=200 json_n=2000 thr_n=500 bc_e=2000 git_n=5 perlhash_n=1000 ;;
 *) die "SCALE must be 'full' or 'tiny', not '$scale'" ;;
 esac
 builtin_lib=$build/lib/liballocrr-malloc.so
@@ -193,6 +196,18 @@ program() {
 		;;
 	pyjson) cmd=("$python" -c 'import json, sys; d = json.load(open(sys.argv[1])); print(len(json.dumps(d)))' "$tmp/big.json") ;;
 	pythreads) cmd=("$python" "$tmp/threads.py" "$thr_n") ;;
+	perlhash)
+		command -v perl >/dev/null || return 1
+		cmd=(perl -e 'my %h; $h{$_} = [1 .. 5] for 1 .. '"$perlhash_n"'; print scalar(keys %h), "\n"')
+		;;
+	gdb)
+		command -v gdb >/dev/null || return 1
+		cmd=(gdb --batch -nx -ex "print 1+1")
+		;;
+	java)
+		command -v java >/dev/null || return 1
+		cmd=(java -version)
+		;;
 	*) die "unknown program '$1'" ;;
 	esac
 }
