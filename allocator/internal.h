@@ -811,7 +811,7 @@ void arr__segmap_set(const void *seg, bool on);
 #define ARR__SP_EXACT_UNITS (1u << ARR__SP_EXACT_SHIFT) /* 512 */
 #define ARR__SP_COARSE_SHIFT 5
 #define ARR__SP_COARSE_BINS (1u << ARR__SP_COARSE_SHIFT) /* 32 */
-#define ARR__SP_MAX_SHIFT (20 - ARR__SP_UNIT_SHIFT) /* log2 ARR__SP_MAX_UNITS */
+#define ARR__SP_MAX_SHIFT (20 - ARR__SP_UNIT_SHIFT)      /* log2 ARR__SP_MAX_UNITS */
 #define ARR__SP_NBINS \
 	(ARR__SP_EXACT_UNITS + 1 + (ARR__SP_MAX_SHIFT - ARR__SP_EXACT_SHIFT) * ARR__SP_COARSE_BINS) /* 609 */
 #define ARR__SP_BIN_WORDS ((ARR__SP_NBINS + 63) / 64)

@@ -304,8 +304,7 @@ static void set_tags(struct arr__spanseg *s, unsigned u, unsigned len, uint32_t 
 /* The length of the free span of node n. */
 static inline unsigned node_len(const struct arr__span_node *n) { return seg_of_node(n)->tag[n->unit] & T_LEN; }
 
-static inline void bin_link(struct arr__span_arena *a, struct arr__span_node *n, struct arr__span_node **pp,
-			    unsigned b)
+static inline void bin_link(struct arr__span_arena *a, struct arr__span_node *n, struct arr__span_node **pp, unsigned b)
 {
 	n->pprev = pp;
 	n->next = *pp;

@@ -254,7 +254,8 @@ static int text_verdict(int pages, const char *bound, const char *when, const ch
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
-		fprintf(stderr, "usage: test-alloc-fixedcost LIBPAGES SEGPAGES [-v] | span SEGPAGES | bins LIBPAGES | text N | hottext N\n");
+		fprintf(stderr,
+			"usage: test-alloc-fixedcost LIBPAGES SEGPAGES [-v] | span SEGPAGES | bins LIBPAGES | text N | hottext N\n");
 		return 2;
 	}
 	if (strcmp(argv[1], "text") == 0) /* first: before stdio allocates */
