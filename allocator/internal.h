@@ -804,9 +804,19 @@ void arr__segmap_set(const void *seg, bool on);
 #define ARR__SP_OSPAGES (ARR__SEG_SIZE / ARR__OS_PAGE)                /* 1024 */
 #define ARR__SP_UNITS_PER_OSPAGE (ARR__OS_PAGE >> ARR__SP_UNIT_SHIFT) /* 16 */
 #define ARR__SP_MAX_UNITS (ARR__MAX_SMALL >> ARR__SP_UNIT_SHIFT)      /* 4096 */
-#define ARR__SP_NBINS (ARR__SP_MAX_UNITS + 2)                         /* 1..4096, then "longer" */
+/* Bins of free spans (spanheap.c bin_of): one per length up to
+ * ARR__SP_EXACT_UNITS (128 KiB), then ARR__SP_COARSE_BINS per doubling up to
+ * ARR__SP_MAX_UNITS; longer spans in bin 0 (no span is 0 units long). */
+#define ARR__SP_EXACT_SHIFT 9
+#define ARR__SP_EXACT_UNITS (1u << ARR__SP_EXACT_SHIFT) /* 512 */
+#define ARR__SP_COARSE_SHIFT 5
+#define ARR__SP_COARSE_BINS (1u << ARR__SP_COARSE_SHIFT) /* 32 */
+#define ARR__SP_MAX_SHIFT (20 - ARR__SP_UNIT_SHIFT)      /* log2 ARR__SP_MAX_UNITS */
+#define ARR__SP_NBINS \
+	(ARR__SP_EXACT_UNITS + 1 + (ARR__SP_MAX_SHIFT - ARR__SP_EXACT_SHIFT) * ARR__SP_COARSE_BINS) /* 609 */
 #define ARR__SP_BIN_WORDS ((ARR__SP_NBINS + 63) / 64)
-_Static_assert(ARR__SP_UNITS == 16384 && ARR__SP_UNITS_PER_OSPAGE == 16 && ARR__SP_MAX_UNITS == 4096,
+_Static_assert(ARR__SP_UNITS == 16384 && ARR__SP_UNITS_PER_OSPAGE == 16 && ARR__SP_MAX_UNITS == 4096 &&
+		       ARR__SP_MAX_UNITS == 1u << ARR__SP_MAX_SHIFT && ARR__SP_NBINS == 609,
 	       "the figures in the comments above (and docs/allocator.md) follow the segment and unit sizes");
 
 /* tag bits */

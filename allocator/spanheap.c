@@ -21,10 +21,12 @@
  * purged span is never touched); per OS page a clean bit (known zero, not
  * resident). Blocks carry no header.
  *
- * Free spans: one bin per length up to 4096 units (the largest block, 1 MiB),
- * one for longer ones, LIFO within a bin (the last freed is the most likely
- * resident); malloc takes the best fit and carves from its low end. A freed
- * block is merged with free neighbours at once.
+ * Free spans: one bin per length up to 512 units (128 KiB), then 32 bins per
+ * doubling up to 4096 units (the largest block, 1 MiB), one for longer ones,
+ * LIFO within a bin (the last freed is the most likely resident); malloc
+ * takes the best fit (in a bin of several lengths, the shortest that fits)
+ * and carves from its low end. A freed block is merged with free neighbours
+ * at once.
  *
  * Purging (a decay): a free span that may be resident sits on the `lru` list
  * (oldest first) with the span-heap op count of its last free. Every
@@ -80,6 +82,8 @@
 #define HDR_UNITS ARR__SP_HDR_UNITS
 #define FIRST_UNIT ARR__SP_FIRST_UNIT
 #define DATA_UNITS ARR__SP_DATA_UNITS
+#define EXACT_UNITS ARR__SP_EXACT_UNITS
+#define LONGER_BIN 0 /* (no span is 0 units long) */
 
 /* The summary of the bin mask: best fit's scan for the first non-empty bin
  * from a length on read up to 65 words one by one (28 instructions a
@@ -164,7 +168,6 @@ struct arr__span_arena {
 	struct span_lock lock;
 	struct arr__spanseg *segs;
 	unsigned nsegs;
-	struct arr__span_node *bins[NBINS];
 	uint64_t bin_mask[BIN_WORDS];
 	uint64_t bin_words[MASK_WORDS]; /* which bin_mask words are not 0 */
 	/* lru_tailp: the link a node appended goes in, the last node's lnext
@@ -180,6 +183,9 @@ struct arr__span_arena {
 	/* statistics */
 	/* live blocks: nmallocs - nfrees (one counter fewer on every operation) */
 	uint64_t live_units, live_req, nmallocs, nfrees, purged_pages;
+	/* last: the fields above, the longer spans' bin (0) and the short
+	 * lengths' share the arena's first page */
+	struct arr__span_node *bins[NBINS];
 } __attribute__((aligned(64)));
 
 _Static_assert((ARR__SPAN_ARENAS & (ARR__SPAN_ARENAS - 1)) == 0, "arenas: a power of two");
@@ -261,7 +267,31 @@ static inline uint8_t *unit_addr(struct arr__spanseg *s, unsigned u)
 	return (uint8_t *)s + ((size_t)u << UNIT_SHIFT);
 }
 
-static inline unsigned bin_of(unsigned len) { return len <= MAX_UNITS ? len : MAX_UNITS + 1; }
+/*
+ * The bin of a free span of len units: its length up to EXACT_UNITS (512
+ * units, 128 KiB), then COARSE_BINS bins per doubling (a bin of lengths
+ * (L, L + L/32]: 16 units wide from 128 KiB, 64 below 1 MiB), then
+ * LONGER_BIN, bin 0. One bin per length up to 1 MiB was 32 KiB of list
+ * heads, of which cc1's replay wrote 7 pages (it frees spans of most
+ * lengths); these 609 take two pages, the first shared with the arena's
+ * other fields, and a program whose free spans are all shorter than
+ * ~120 KiB or longer than 1 MiB writes only that one. Best fit stays exact:
+ * the list of a bin of several lengths (and LONGER_BIN's) is kept in order
+ * of length (bin_insert_sorted), and best_fit() takes its first span that
+ * fits. Exact bins up to 256 units (the whole arena in one page) cost 1.7-2.2 %
+ * more instructions on the `large` replays, for one page less
+ * (docs/notes/2026-12-04-spanmeta.md).
+ */
+static inline unsigned bin_of(unsigned len)
+{
+	if (len <= EXACT_UNITS)
+		return len;
+	if (len > MAX_UNITS)
+		return LONGER_BIN;
+	unsigned m = len - 1, k = 31 - (unsigned)__builtin_clz(m); /* EXACT_SHIFT <= k < MAX_SHIFT */
+	return EXACT_UNITS + 1 + ((k - ARR__SP_EXACT_SHIFT) << ARR__SP_COARSE_SHIFT) +
+	       ((m >> (k - ARR__SP_COARSE_SHIFT)) & (ARR__SP_COARSE_BINS - 1));
+}
 
 /* A span's two boundary tags; the last carries only its length, state and
  * dirty bit (START and the slack are the first's). */
@@ -271,18 +301,45 @@ static void set_tags(struct arr__spanseg *s, unsigned u, unsigned len, uint32_t 
 	s->tag[u] = len | state;
 }
 
-static void bin_insert(struct arr__span_arena *a, struct arr__span_node *n, unsigned len)
+/* The length of the free span of node n. */
+static inline unsigned node_len(const struct arr__span_node *n) { return seg_of_node(n)->tag[n->unit] & T_LEN; }
+
+static inline void bin_link(struct arr__span_arena *a, struct arr__span_node *n, struct arr__span_node **pp, unsigned b)
 {
-	unsigned b = bin_of(len);
-	n->pprev = &a->bins[b];
-	n->next = a->bins[b];
+	n->pprev = pp;
+	n->next = *pp;
 	if (n->next)
 		n->next->pprev = &n->next;
-	a->bins[b] = n;
+	*pp = n;
 	uint64_t *w = &a->bin_mask[b / 64];
 	if (*w == 0)
 		a->bin_words[b / 64 / 64] |= (uint64_t)1 << (b / 64 % 64);
 	*w |= (uint64_t)1 << (b % 64);
+}
+
+/* bin_insert() of a span longer than EXACT_UNITS: in its bin's list in
+ * order of length, before the first as long (so LIFO among equal lengths,
+ * as in an exact bin). Out of line: the exact bins' inserts (most) keep
+ * their few instructions. */
+ARR_HOT static __attribute__((noinline)) void bin_insert_sorted(struct arr__span_arena *a, struct arr__span_node *n,
+								unsigned len)
+{
+	unsigned b = bin_of(len);
+	struct arr__span_node **pp = &a->bins[b], *q;
+	while ((q = *pp) != NULL && node_len(q) < len)
+		pp = &q->next;
+	bin_link(a, n, pp, b);
+}
+
+/* Put the free span of node n (len units; its tags set) in its bin. */
+static inline __attribute__((always_inline)) void bin_insert(struct arr__span_arena *a, struct arr__span_node *n,
+							     unsigned len)
+{
+	if (len > EXACT_UNITS) {
+		bin_insert_sorted(a, n, len);
+		return;
+	}
+	bin_link(a, n, &a->bins[len], len);
 }
 
 static void bin_remove(struct arr__span_arena *a, struct arr__span_node *n)
@@ -888,14 +945,12 @@ ARR_HOT void arr__span_tick(void)
 
 /* ---- the entry points ---- */
 
-/* Under a's lock: the best fit for need units (the first non-empty bin from
- * need on), false if none. */
-#define BIN_SCAN 8 /* spans of the best fit's bin looked at for a resident one */
-static inline __attribute__((always_inline)) bool best_fit(struct arr__span_arena *a, unsigned need,
-							   struct arr__spanseg **sp, unsigned *up)
+/* The first non-empty bin from b (1 <= b <= NBINS) on, then LONGER_BIN;
+ * NBINS if none. */
+static inline __attribute__((always_inline)) unsigned bin_next(const struct arr__span_arena *a, unsigned b)
 {
-	unsigned b = need, w = b / 64;
-	uint64_t m = a->bin_mask[w] & (~(uint64_t)0 << (b % 64));
+	unsigned w = b / 64;
+	uint64_t m = b < NBINS ? a->bin_mask[w] & (~(uint64_t)0 << (b % 64)) : 0;
 	if (m == 0) {
 		/* the first non-zero word after w */
 		unsigned x = w + 1;
@@ -905,28 +960,72 @@ static inline __attribute__((always_inline)) bool best_fit(struct arr__span_aren
 			wm = a->bin_words[k];
 		}
 		if (wm == 0)
-			return false;
+			return a->bin_mask[0] & 1 ? LONGER_BIN : NBINS;
 		w = (x / 64) * 64 + (unsigned)__builtin_ctzll(wm);
 		m = a->bin_mask[w];
 	}
-	b = w * 64 + (unsigned)__builtin_ctzll(m);
+	return w * 64 + (unsigned)__builtin_ctzll(m);
+}
+
+/* Spans after the best fit's first that best_fit() looks at for a resident
+ * one as long. */
+#define BIN_SCAN 8
+
+/* n, the first of the shortest free spans that fit, is not resident (a
+ * purged span put back at a bin's head would be faulted in while a dirty
+ * one waits): the first resident one as long among the next BIN_SCAN of its
+ * list, or n. */
+ARR_HOT static __attribute__((noinline)) struct arr__span_node *fit_resident(struct arr__span_node *n)
+{
+	unsigned len = node_len(n), k = 0;
+	for (struct arr__span_node *q = n->next; q != NULL && k < BIN_SCAN; q = q->next, k++) {
+		uint32_t t = seg_of_node(q)->tag[q->unit];
+		if ((t & T_LEN) != len)
+			break;
+		if (t & T_DIRTY)
+			return q;
+	}
+	return n;
+}
+
+/* best_fit() for more than EXACT_UNITS: the first that fits in need's
+ * bin's list (in order of length), or the head of the next non-empty
+ * bin's. Out of line: the mallocs of more than 128 KiB. */
+ARR_HOT static __attribute__((noinline)) struct arr__span_node *best_fit_long(struct arr__span_arena *a, unsigned need)
+{
+	unsigned b = bin_of(need);
 	struct arr__span_node *n = a->bins[b];
-	if (b <= MAX_UNITS && !(seg_of_node(n)->tag[n->unit] & T_DIRTY)) {
-		/* equal fits: a resident one first (a purged span put back at
-		 * the head would be faulted in while a dirty one waits) */
-		unsigned k = 0;
-		for (struct arr__span_node *q = n->next; q && k < BIN_SCAN; q = q->next, k++)
-			if (seg_of_node(q)->tag[q->unit] & T_DIRTY) {
-				n = q;
-				break;
-			}
+	while (n != NULL && node_len(n) < need)
+		n = n->next;
+	if (n == NULL) {
+		b = bin_next(a, b + 1);
+		if (b >= NBINS)
+			return NULL;
+		n = a->bins[b];
 	}
-	if (b == MAX_UNITS + 1) {
-		/* longer spans: the shortest (there are few) */
-		for (struct arr__span_node *q = n->next; q; q = q->next)
-			if ((seg_of_node(q)->tag[q->unit] & T_LEN) < (seg_of_node(n)->tag[n->unit] & T_LEN))
-				n = q;
+	return n;
+}
+
+/* Under a's lock: the best fit for need units, the shortest free span of at
+ * least need (the first non-empty bin from need's on; in a bin of several
+ * lengths, whose list is in order of length, the first that fits), false
+ * if none. */
+static inline __attribute__((always_inline)) bool best_fit(struct arr__span_arena *a, unsigned need,
+							   struct arr__spanseg **sp, unsigned *up)
+{
+	struct arr__span_node *n;
+	if (ARR_LIKELY(need <= EXACT_UNITS)) {
+		unsigned b = bin_next(a, need);
+		if (b >= NBINS)
+			return false;
+		n = a->bins[b];
+	} else {
+		n = best_fit_long(a, need);
+		if (n == NULL)
+			return false;
 	}
+	if (!(seg_of_node(n)->tag[n->unit] & T_DIRTY))
+		n = fit_resident(n);
 	*sp = seg_of_node(n);
 	*up = n->unit;
 	return true;
@@ -1785,6 +1884,8 @@ static bool arena_is_valid_locked(struct arr__span_arena *a)
 			ARR__CHECK(n->unit >= FIRST_UNIT && n->unit < UNITS);
 			uint32_t t = s->tag[n->unit];
 			ARR__CHECK((t & T_STATE) == T_FREE && bin_of(t & T_LEN) == b);
+			/* a list of several lengths in order of length (best_fit) */
+			ARR__CHECK(prev == NULL || node_len(prev) <= (t & T_LEN));
 			ARR__CHECK(&s->node[t >> T_SLOT_SHIFT & T_SLOT_MASK] == n);
 			ARR__CHECK(n->pprev == (prev ? &((struct arr__span_node *)prev)->next : &a->bins[b]));
 			ARR__CHECK(++inbins <= nfree);

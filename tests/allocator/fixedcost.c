@@ -14,6 +14,7 @@
  * Usage: LD_PRELOAD=liballocrr-malloc.so test-alloc-fixedcost LIBPAGES SEGPAGES [-v]
  *        LD_PRELOAD=liballocrr-malloc.so test-alloc-fixedcost span SEGPAGES [-v]
  *        LD_PRELOAD=liballocrr-malloc.so test-alloc-fixedcost text TEXTPAGES
+ *        LD_PRELOAD=liballocrr-malloc.so test-alloc-fixedcost bins LIBPAGES [-v]
  * The second form makes only a few blocks of 1-8 KiB (a sparse class's, from
  * the span heap: what sed and awk make) and bounds the header pages of their
  * span segment alone (4: the descriptors' two pages, the first of which holds
@@ -33,6 +34,11 @@
  * malloc: 0, since the library runs no code at load (linked without the
  * start files, allocator/CMakeLists.txt); with _init and _fini the kernel's
  * fault-around mapped 17 of its pages.
+ * The fifth, bins, frees spans of 64 lengths from 10 KiB to 1 MiB, each
+ * kept apart from the next by a block in use (cc1 frees spans of most
+ * lengths), and bounds the library's writable pages alone: the span arena's
+ * bins of every length written (one list head per length up to 1 MiB was
+ * 32 KiB, 8 pages; spanheap.c bin_of).
  * -v prints every resident page (library offset or segment offset), for the
  * measurement (docs/notes/2026-12-02-dropin.md). Exits 77 when the preload is
  * not in effect.
@@ -212,6 +218,23 @@ static void workload_span(void)
 	}
 }
 
+/* Free spans of 64 lengths from 40 units (10 KiB) to 1 MiB, kept apart by
+ * blocks in use: the span arena's bins of all of them written (a program
+ * such as cc1 frees spans of most lengths). The blocks are never written:
+ * their data stays absent. */
+#define NBINLEN 64
+static void *binhole[NBINLEN], *binguard[NBINLEN];
+
+static void workload_bins(void)
+{
+	for (int i = 0; i < NBINLEN; i++) {
+		binhole[i] = malloc((size_t)(40 + 64 * i) << ARR__SP_UNIT_SHIFT);
+		binguard[i] = malloc(9000);
+	}
+	for (int i = 0; i < NBINLEN; i++)
+		free(binhole[i]);
+}
+
 /* The text/hottext modes' verdict on `pages` text pages (-1: not preloaded)
  * against the bound `bound`: the exit status. */
 static int text_verdict(int pages, const char *bound, const char *when, const char *fail)
@@ -231,7 +254,8 @@ static int text_verdict(int pages, const char *bound, const char *when, const ch
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
-		fprintf(stderr, "usage: test-alloc-fixedcost LIBPAGES SEGPAGES [-v]\n");
+		fprintf(stderr,
+			"usage: test-alloc-fixedcost LIBPAGES SEGPAGES [-v] | span SEGPAGES | bins LIBPAGES | text N | hottext N\n");
 		return 2;
 	}
 	if (strcmp(argv[1], "text") == 0) /* first: before stdio allocates */
@@ -274,8 +298,9 @@ int main(int argc, char **argv)
 		return text_verdict(text_pages_resident(), argv[2], "after a small program's calls",
 				    "a small program's calls ran code outside the text's first fault-around window");
 	}
-	bool span_only = strcmp(argv[1], "span") == 0;
-	unsigned max_lib = span_only ? ~0u : (unsigned)atoi(argv[1]), max_seg = (unsigned)atoi(argv[2]);
+	bool span_only = strcmp(argv[1], "span") == 0, bins = strcmp(argv[1], "bins") == 0;
+	unsigned max_lib = span_only ? ~0u : bins ? (unsigned)atoi(argv[2]) : (unsigned)atoi(argv[1]);
+	unsigned max_seg = bins ? ~0u : (unsigned)atoi(argv[2]);
 	verbose = argc > 3 && strcmp(argv[3], "-v") == 0;
 
 	Dl_info di;
@@ -290,6 +315,8 @@ int main(int argc, char **argv)
 
 	if (span_only)
 		workload_span();
+	else if (bins)
+		workload_bins();
 	else
 		workload();
 

@@ -284,6 +284,36 @@ static void span_lru_link(bool corrupt)
 	arr__spanheap_is_valid();
 }
 
+/* A bin of several lengths (above 128 KiB: spanheap.c bin_of) keeps its
+ * list in order of length, which best fit relies on: two free spans of one
+ * bin, 1030 and 1050 units, kept apart by blocks in use; corrupt, their
+ * order swapped (every link still consistent). */
+static void span_bin_order(bool corrupt)
+{
+	void *a = fresh_block(1030 << ARR__SPAN_UNIT_SHIFT), *g1 = fresh_block(40000);
+	void *b = fresh_block(1050 << ARR__SPAN_UNIT_SHIFT), *g2 = fresh_block(40000);
+	(void)g1, (void)g2;
+	arr_free(b);
+	arr_free(a);
+	struct arr__spanseg *sa = (struct arr__spanseg *)arr__segment_of(a);
+	struct arr__spanseg *sb = (struct arr__spanseg *)arr__segment_of(b);
+	struct arr__span_node *n1 = &sa->node[sa->tag[span_unit(a)] >> ARR__SP_T_SLOT_SHIFT & ARR__SP_T_SLOT_MASK];
+	struct arr__span_node *n2 = &sb->node[sb->tag[span_unit(b)] >> ARR__SP_T_SLOT_SHIFT & ARR__SP_T_SLOT_MASK];
+	if (n1->next != n2 || n2->next != NULL) {
+		fprintf(stderr, "expected the bin's list: the 1030-unit span, then the 1050-unit one\n");
+		_exit(2);
+	}
+	if (corrupt) {
+		struct arr__span_node **head = n1->pprev;
+		*head = n2;
+		n2->pprev = head;
+		n2->next = n1;
+		n1->pprev = &n2->next;
+		n1->next = NULL;
+	}
+	arr__spanheap_is_valid();
+}
+
 /* Span arenas: a segment on an arena's list marked as another arena's (its
  * frees would go to a lock that does not guard its spans). */
 static void span_arena_foreign(bool corrupt)
@@ -385,6 +415,7 @@ static const struct tcase cases[] = {
 	{"span coalesced", span_uncoalesced, "prev_state != T_FREE"},
 	{"span bin link", span_bin_link, "n->pprev == (prev ?"},
 	{"span lru link", span_lru_link, "n->lpprev == (prev ?"},
+	{"span bin order", span_bin_order, "node_len(prev) <= (t & T_LEN)"},
 	{"span block cache", span_block_cache, "units == h->sc_units"},
 	{"span cached mark", span_cached_unmarked, "ARR__SP_T_CACHED"},
 	{"span arena of a segment", span_arena_foreign, "s->arena == arena_index(a)"},

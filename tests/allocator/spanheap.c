@@ -212,6 +212,39 @@ static void test_coalesce_best_fit(void)
 		arr_free(guard[i]);
 }
 
+/* Best fit above 128 KiB, where a bin holds spans of several lengths
+ * (spanheap.c bin_of: 1025-1056 units in one, 1057-1088 in the next): the
+ * shortest span that fits, not the first of the bin's list that fits (LIFO
+ * would give the 1050-unit hole, freed later than the 1040-unit one), not
+ * the last freed of the next bin (1080 units, freed after the 1060-unit
+ * one); among equal lengths the last freed. */
+static void test_coarse_best_fit(void)
+{
+	enum { H = 7, U = 256 };
+	static const unsigned units[H] = {1040, 1050, 1030, 1060, 1080, 1100, 1100};
+	char *hole[H], *guard[H];
+	for (int i = 0; i < H; i++) {
+		hole[i] = arr_malloc((size_t)units[i] * U);
+		guard[i] = arr_malloc(9000);
+		CHECK(hole[i] && guard[i]);
+	}
+	for (int i = 0; i < H; i++)
+		arr_free(hole[i]);
+	char *a = arr_malloc((size_t)1035 * U); /* 1040 fits best; 1050 is its bin's first fit */
+	char *d = arr_malloc((size_t)1052 * U); /* none in its bin: the next bin's shortest, 1060 */
+	char *f = arr_malloc((size_t)1100 * U); /* two of 1100: the last freed */
+	char *g = arr_malloc((size_t)1100 * U);
+	CHECK(a == hole[0]);
+	CHECK(d == hole[3]);
+	CHECK(f == hole[6] && g == hole[5]);
+	arr_free(a);
+	arr_free(d);
+	arr_free(f);
+	arr_free(g);
+	for (int i = 0; i < H; i++)
+		arr_free(guard[i]);
+}
+
 /* calloc: fresh span memory is known zero (no memset), reused memory is
  * cleared. */
 static void test_calloc(void)
@@ -769,6 +802,7 @@ int main(void)
 	test_stats();
 	test_usable();
 	test_coalesce_best_fit();
+	test_coarse_best_fit();
 	test_calloc();
 	test_decay();
 	test_trim();
