@@ -70,11 +70,19 @@ static inline struct arr__block *fast_pop(struct arr__heap *h, size_t size, stru
 	}
 	*pagep = page;
 	struct arr__block *b = page->free;
-	if (ARR_UNLIKELY(b == NULL))
+	/* A link overwritten after free decodes outside the page's segment.
+	 * NULL, an empty list, is outside it too (no segment starts at 0,
+	 * and arr__page_empty lies above 4 MiB: arr__init_slow checks), so
+	 * one test takes both off the path; then NULL is the slow path. */
+	if (ARR_ALLOC_HARDEN & ARR__HARDEN_LINKS) {
+		if (ARR_UNLIKELY(!arr__same_segment(b, page))) {
+			if (b == NULL)
+				return NULL;
+			arr__fatal("malloc(): corrupted free list", b);
+		}
+	} else if (ARR_UNLIKELY(b == NULL)) {
 		return NULL;
-	/* a link overwritten after free decodes outside the page's segment */
-	if (ARR__MISUSE_IF(ARR__HARDEN_LINKS, !arr__same_segment(b, page)))
-		arr__fatal("malloc(): corrupted free list", b);
+	}
 	/* The new head is the class's next block out: fetch its line now, as
 	 * the load of its link is the one stall of this path when the list
 	 * holds blocks freed long ago (4-thread stress replay, 9 alternating
@@ -282,13 +290,6 @@ static inline void free_checked_push(struct arr__heap *h, struct arr__page *page
 	free_push(h, page, b, req);
 }
 
-/* Not noreturn to the compiler (noipa): the fast path reaches it by a tail
- * call and so keeps no stack frame, where a call to arr__fatal needs one. */
-static __attribute__((noinline, noipa, cold)) void free_invalid(const void *p)
-{
-	arr__fatal("free(): invalid pointer", p);
-}
-
 /* free past its pointer tests: p is in one of our segments, page its
  * descriptor (realloc, which has them, frees the old block here). */
 static inline void heap_free_page(void *p, struct arr__page *page, size_t req)
@@ -311,20 +312,39 @@ static inline void heap_free_page(void *p, struct arr__page *page, size_t req)
 	arr__free_generic(p, page, h, req);
 }
 
-static inline void heap_free(void *p, size_t req)
+/* free of a pointer whose segment is not in the segment map: NULL, a block
+ * aligned to a segment or more (its mapping is not a segment of the map),
+ * or not ours. Out of line and reached by a tail call. */
+static __attribute__((noinline, cold)) void free_unmapped(void *p)
 {
-	/* one test for NULL and for blocks aligned to a segment or more */
-	if (ARR_UNLIKELY(arr__is_big_aligned(p))) {
-		if (p != NULL)
-			arr__big_aligned_free(p);
+	if (p == NULL)
+		return;
+	if (arr__is_big_aligned(p)) {
+		arr__big_aligned_free(p);
 		return;
 	}
+	arr__fatal("free(): invalid pointer", p);
+}
+
+static inline void heap_free(void *p, size_t req)
+{
 	/* Checked free (allocator/internal.h, ARR_ALLOC_HARDEN): the
 	 * pointer's segment must be one of ours before its descriptor is
 	 * read; with the grid bit, the fast path also wants a carved block's
-	 * start (the generic path always does). */
-	if (ARR__MISUSE_IF(ARR__HARDEN_FOREIGN, !arr__segment_known(p))) {
-		free_invalid(p);
+	 * start (the generic path always does). NULL and the blocks aligned
+	 * to a segment or more lie in no segment of the map, so the one test
+	 * sends them out of line too, where they are told apart (the start of
+	 * a segment of the map is no block: its descriptor, the header's, or
+	 * the span heap's tags refuse it). */
+	if (ARR_ALLOC_HARDEN & ARR__HARDEN_FOREIGN) {
+		if (ARR_UNLIKELY(!arr__segment_known(p))) {
+			free_unmapped(p);
+			return;
+		}
+	} else if (ARR_UNLIKELY(arr__is_big_aligned(p))) {
+		/* one test for NULL and for blocks aligned to a segment or more */
+		if (p != NULL)
+			arr__big_aligned_free(p);
 		return;
 	}
 	struct arr__page *page = arr__page_of(p);

@@ -1557,6 +1557,9 @@ ARR_HOT void arr__init_slow(void)
 {
 	int s = 0;
 	if (atomic_compare_exchange_strong(&arr__init_state, &s, 1)) {
+		/* malloc's fast path takes an empty list (NULL) of the empty
+		 * page for a link outside the page's segment (api.c fast_pop) */
+		ARR__CHECK(!arr__same_segment(NULL, &arr__page_empty));
 		arr__classes_init();
 		arr__options_from_env();
 		atomic_store_explicit(&arr__init_state, 2, memory_order_release);
