@@ -53,8 +53,13 @@ static inline void *zero_block(void *p, size_t size)
 /* The fast path shared by malloc and calloc: pop a block of size's class
  * from the thread's current page, or NULL (empty list: *pagep is that page,
  * its class's current one, for the slow path; or a huge size: *pagep is
- * &arr__page_empty). */
-static inline struct arr__block *fast_pop(struct arr__heap *h, size_t size, struct arr__page **pagep)
+ * &arr__page_empty). *clsp: size's class where the path computes it
+ * (ARR__SMALL_TAB < size <= fast_max), else left as it was: a sparse class's
+ * miss, whose page is &arr__page_empty, needs no second computation (the
+ * miss alone keeps it; a 0 stored on the other paths cost malloc's hit an
+ * instruction). */
+static inline struct arr__block *fast_pop(struct arr__heap *h, size_t size, struct arr__page **pagep,
+					  unsigned *clsp)
 {
 	struct arr__page *page;
 	if (ARR_LIKELY(size <= ARR__DIRECT_MAX)) {
@@ -63,7 +68,9 @@ static inline struct arr__block *fast_pop(struct arr__heap *h, size_t size, stru
 	} else if (ARR_LIKELY(size <= ARR__SMALL_TAB)) {
 		page = h->pages[arr__class_tab[(size + 7) >> 3]];
 	} else if (size <= arr__opt.fast_max) {
-		page = h->pages[arr__size_class(size)];
+		unsigned cls = arr__size_class(size);
+		*clsp = cls;
+		page = h->pages[cls];
 	} else {
 		*pagep = &arr__page_empty;
 		return NULL;
@@ -103,9 +110,11 @@ static inline struct arr__block *fast_pop(struct arr__heap *h, size_t size, stru
 
 /* Out of line, so that the fast path reaches it by a tail call and needs no
  * stack frame of its own. size first: malloc's argument stays in its
- * register (h first cost malloc a move). page: the fast path's (fast_pop). */
-static inline __attribute__((always_inline)) void *alloc_slow_body(size_t size, struct arr__heap *h, unsigned flags,
-								   struct arr__page *page)
+ * register (h first cost malloc a move), and arr__malloc_refill and
+ * arr__malloc_sparse take the same order (h first cost this path three
+ * moves a call). page, cls: the fast path's (fast_pop). */
+static inline __attribute__((always_inline)) void *alloc_slow_body(size_t size, struct arr__heap *h, unsigned cls,
+								   unsigned flags, struct arr__page *page)
 {
 	/* A class page's size (not huge, not the span heap's) whose current
 	 * page the fast path found empty, of a class that is not sparse now
@@ -116,14 +125,25 @@ static inline __attribute__((always_inline)) void *alloc_slow_body(size_t size, 
 	 * 322 K in sqlite's (its 1032-byte page cache, a dense class). */
 	if (ARR_LIKELY(size <= arr__opt.refill_max)) {
 		if (page != &arr__page_empty) {
-			unsigned cls = page->cls, sk = cls - ARR__SPARSE_FIRST; /* wraps below the sparse classes */
+			cls = page->cls;
+			unsigned sk = cls - ARR__SPARSE_FIRST; /* wraps below the sparse classes */
 			if (sk >= ARR__SPARSE_END - ARR__SPARSE_FIRST || (h->dense >> sk & 1))
-				return arr__malloc_refill(h, size, cls, flags);
-		} else if (size <= ARR__SMALL_TAB && h != &arr__heap_empty) {
+				return arr__malloc_refill(size, h, cls, flags);
+		} else if (size <= ARR__SMALL_TAB) {
 			/* a class with no page yet, or one that borrows (sqlite's
 			 * 1 KiB requests: 300 K slow-path calls); never sparse */
-			return arr__malloc_refill(h, size, arr__class_tab[(size + 7) >> 3], flags);
+			if (h != &arr__heap_empty)
+				return arr__malloc_refill(size, h, arr__class_tab[(size + 7) >> 3], flags);
 		}
+		/* A class that may be sparse (above ARR__SMALL_TAB, not dense;
+		 * with h the empty heap, none), its class known (fast_pop
+		 * computed it: size <= span_min <= fast_max): the sparse
+		 * classes' front. Through arr__malloc_slow,
+		 * the class computed again and its tests (init, the heap, the
+		 * sizes) cost ~30 instructions more a call (a sqlite replay's
+		 * 1-8 KiB blocks: 144 K calls). */
+		if (h != &arr__heap_empty && size <= arr__opt.span_min && !(flags & ARR__ALLOC_EXACT))
+			return arr__malloc_sparse(size, h, cls, flags);
 	}
 	/* Span-heap sizes straight there: through arr__malloc_slow, ~100
 	 * instructions of class and sparse-class tests came before the span
@@ -138,29 +158,35 @@ static inline __attribute__((always_inline)) void *alloc_slow_body(size_t size, 
 	return arr__malloc_slow(h, size, flags); /* a tail call: it sets errno */
 }
 
-ARR_HOT static __attribute__((noinline)) void *alloc_slow(size_t size, struct arr__heap *h, unsigned flags,
-							  struct arr__page *page)
+ARR_HOT static __attribute__((noinline)) void *alloc_slow(size_t size, struct arr__heap *h, unsigned cls,
+							  unsigned flags, struct arr__page *page)
 {
-	return alloc_slow_body(size, h, flags, page);
+	return alloc_slow_body(size, h, cls, flags, page);
 }
 
 /* malloc's own copy (flags 0): the span heap's test without the flags' */
-ARR_HOT static __attribute__((noinline)) void *alloc_slow_plain(size_t size, struct arr__heap *h,
+ARR_HOT static __attribute__((noinline)) void *alloc_slow_plain(size_t size, struct arr__heap *h, unsigned cls,
 								struct arr__page *page)
 {
-	return alloc_slow_body(size, h, 0, page);
+	return alloc_slow_body(size, h, cls, 0, page);
 }
 
+/* cls is set only where fast_pop computes it, and read only there
+ * (alloc_slow_body): GCC cannot tell. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpragmas"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 static inline void *heap_alloc_flags(size_t size, unsigned flags)
 {
 	struct arr__heap *h = arr__tl_heap;
 	struct arr__page *page;
-	struct arr__block *b = fast_pop(h, size, &page);
+	unsigned cls;
+	struct arr__block *b = fast_pop(h, size, &page, &cls);
 	if (ARR_LIKELY(b != NULL))
 		return b;
 	if (__builtin_constant_p(flags) && flags == 0)
-		return alloc_slow_plain(size, h, page);
-	return alloc_slow(size, h, flags, page);
+		return alloc_slow_plain(size, h, cls, page);
+	return alloc_slow(size, h, cls, flags, page);
 }
 
 static inline void *heap_alloc(size_t size) { return heap_alloc_flags(size, 0); }
@@ -178,7 +204,8 @@ ARR_HOT EXPORT void *arr_calloc(size_t count, size_t size)
 		return nomem_tail();
 	struct arr__heap *h = arr__tl_heap;
 	struct arr__page *page;
-	struct arr__block *b = fast_pop(h, total, &page);
+	unsigned cls;
+	struct arr__block *b = fast_pop(h, total, &page, &cls);
 	if (ARR_LIKELY(b != NULL)) {
 		if (page->free_is_zero) {
 			b->link = 0;
@@ -189,8 +216,9 @@ ARR_HOT EXPORT void *arr_calloc(size_t count, size_t size)
 		h->calloc_zeroed += total;
 		return zero_block(b, total);
 	}
-	return alloc_slow(total, h, ARR__ALLOC_ZERO, page);
+	return alloc_slow(total, h, cls, ARR__ALLOC_ZERO, page);
 }
+#pragma GCC diagnostic pop
 
 /* An emptied current page is kept (unless it holds a single block); `idle`
  * = 0 tells the next tick it was in use. Also where a free that left the

@@ -1396,18 +1396,14 @@ static void *malloc_slow(struct arr__heap *h, size_t size, unsigned flags);
  * call before, on every 1-8 KiB block of the `large` replays. A request
  * this does not send to the span heap takes the whole way (which asks
  * again, to the same answer: a class marked dense here stays dense). */
-ARR_HOT void *arr__malloc_slow(struct arr__heap *h, size_t size, unsigned flags)
+ARR_HOT void *arr__malloc_sparse(size_t size, struct arr__heap *h, unsigned cls, unsigned flags)
 {
-	/* (first a size above the last class before the sparse ones: the other
-	 * slow-path mallocs pay two instructions for this front) */
-	if (size > arr__class_size[ARR__SPARSE_FIRST - 1] &&
-	    ARR_LIKELY(atomic_load_explicit(&arr__init_state, memory_order_acquire) == 2) && h != &arr__heap_empty &&
-	    size <= arr__opt.span_min && size <= arr__opt.mmap_threshold && !(flags & ARR__ALLOC_EXACT)) {
-		unsigned cls = arr__size_class(size), sk = cls - ARR__SPARSE_FIRST;
-		if (sparse_to_span(h, cls, sk)) {
-			h->sparse_live[sk]++; /* its free counts it off (arr__span_free_heap) */
-			return arr__span_malloc(h, size, flags & ARR__ALLOC_ZERO);
-		}
+	ARR__ASSERT(h != &arr__heap_empty && cls == arr__size_class(size) && size <= arr__opt.span_min &&
+		    size <= arr__opt.mmap_threshold && !(flags & ARR__ALLOC_EXACT));
+	unsigned sk = cls - ARR__SPARSE_FIRST;
+	if (sparse_to_span(h, cls, sk)) {
+		h->sparse_live[sk]++; /* its free counts it off (arr__span_free_heap) */
+		return arr__span_malloc(h, size, flags & ARR__ALLOC_ZERO);
 	}
 	return malloc_slow(h, size, flags);
 }
@@ -1422,6 +1418,8 @@ ARR_HOT static __attribute__((noinline)) void *malloc_slow(struct arr__heap *h, 
 		errno = ENOMEM;
 	return p;
 }
+
+ARR_HOT void *arr__malloc_slow(struct arr__heap *h, size_t size, unsigned flags) { return malloc_slow(h, size, flags); }
 
 static inline __attribute__((always_inline)) void *malloc_slow_inner(struct arr__heap *h, size_t size, unsigned flags)
 {
@@ -1452,7 +1450,7 @@ static inline __attribute__((always_inline)) void *malloc_slow_inner(struct arr_
 			h->sparse_live[sk]++; /* its free counts it off (arr__span_free_heap) */
 		return arr__span_malloc(h, size, flags & ARR__ALLOC_ZERO);
 	}
-	return arr__malloc_refill(h, size, cls, flags);
+	return arr__malloc_refill(size, h, cls, flags);
 }
 
 /* The pop of the slow path: the first block of page (which has one) for a
@@ -1483,7 +1481,7 @@ static inline __attribute__((always_inline)) void *refill_pop(struct arr__heap *
 }
 
 /* The whole search (find_page), where find_page_quick stopped. */
-ARR_HOT static __attribute__((noinline)) void *refill_slow(struct arr__heap *h, size_t size, unsigned cls,
+ARR_HOT static __attribute__((noinline)) void *refill_slow(size_t size, struct arr__heap *h, unsigned cls,
 							   unsigned flags)
 {
 	struct arr__page *page = find_page(h, cls, size, flags & ARR__ALLOC_EXACT);
@@ -1494,12 +1492,12 @@ ARR_HOT static __attribute__((noinline)) void *refill_slow(struct arr__heap *h, 
 	return refill_pop(h, page, size, flags);
 }
 
-ARR_HOT void *arr__malloc_refill(struct arr__heap *h, size_t size, unsigned cls, unsigned flags)
+ARR_HOT void *arr__malloc_refill(size_t size, struct arr__heap *h, unsigned cls, unsigned flags)
 {
 	ARR__ASSERT(h != &arr__heap_empty && cls == arr__size_class(size) && size <= ARR__MAX_SMALL);
 	struct arr__page *page = find_page_quick(h, cls, size, flags & ARR__ALLOC_EXACT);
 	if (ARR_UNLIKELY(page == NULL))
-		return refill_slow(h, size, cls, flags);
+		return refill_slow(size, h, cls, flags);
 	ARR__ASSERT_EXPENSIVE(arr__page_is_valid(page) && class_list_is_valid(h, cls, false));
 	return refill_pop(h, page, size, flags);
 }
