@@ -58,8 +58,7 @@ static inline void *zero_block(void *p, size_t size)
  * miss, whose page is &arr__page_empty, needs no second computation (the
  * miss alone keeps it; a 0 stored on the other paths cost malloc's hit an
  * instruction). */
-static inline struct arr__block *fast_pop(struct arr__heap *h, size_t size, struct arr__page **pagep,
-					  unsigned *clsp)
+static inline struct arr__block *fast_pop(struct arr__heap *h, size_t size, struct arr__page **pagep, unsigned *clsp)
 {
 	struct arr__page *page;
 	if (ARR_LIKELY(size <= ARR__DIRECT_MAX)) {
@@ -138,10 +137,10 @@ static inline __attribute__((always_inline)) void *alloc_slow_body(size_t size, 
 		/* A class that may be sparse (above ARR__SMALL_TAB, not dense;
 		 * with h the empty heap, none), its class known (fast_pop
 		 * computed it: size <= span_min <= fast_max): the sparse
-		 * classes' front. Through arr__malloc_slow,
-		 * the class computed again and its tests (init, the heap, the
-		 * sizes) cost ~30 instructions more a call (a sqlite replay's
-		 * 1-8 KiB blocks: 144 K calls). */
+		 * classes' front. Through arr__malloc_slow, the class computed
+		 * again and its tests (init, the heap, the sizes) cost 33
+		 * instructions more a call (89, 56 now; sqlite.atr's serial
+		 * replay: 115 K calls). */
 		if (h != &arr__heap_empty && size <= arr__opt.span_min && !(flags & ARR__ALLOC_EXACT))
 			return arr__malloc_sparse(size, h, cls, flags);
 	}
@@ -492,11 +491,16 @@ ARR_HOT EXPORT void *arr_realloc(void *p, size_t size)
 		return nomem();
 	struct arr__page *page = NULL;
 	size_t usable;
-	if (ARR_UNLIKELY(arr__is_big_aligned(p))) {
+	/* As in free: a block aligned to a segment or more lies in no segment
+	 * of the map, so the map's test takes it off the path too (p is not
+	 * NULL here); the start of a segment of the map is no block, and its
+	 * descriptor (the header's, the span heap's tags, a huge block's
+	 * start) refuses it. */
+	if (ARR_ALLOC_HARDEN ? ARR_UNLIKELY(!arr__segment_known(p)) : ARR_UNLIKELY(arr__is_big_aligned(p))) {
+		if (ARR__MISUSE(!arr__is_big_aligned(p)))
+			arr__fatal("realloc(): invalid pointer", p);
 		usable = arr__big_aligned_size(p);
 	} else {
-		if (ARR__MISUSE(!arr__segment_known(p)))
-			arr__fatal("realloc(): invalid pointer", p);
 		/* the descriptor read once, for the usable size and the cases */
 		page = arr__page_of(p);
 		usable = usable_in(page, p);
@@ -504,6 +508,8 @@ ARR_HOT EXPORT void *arr_realloc(void *p, size_t size)
 	if (page == NULL) {
 		/* segment-aligned block: move it (realloc need not keep the alignment) */
 	} else if (page->flags & ARR__PF_HUGE) {
+		if (ARR__MISUSE(p != page->start))
+			arr__fatal("realloc(): invalid pointer (inside a huge block)", p);
 		if (size > arr__opt.mmap_threshold || size > ARR__MAX_SMALL) {
 			if (size > usable)
 				arr__heap_trim_for_growth(arr__tl_heap);

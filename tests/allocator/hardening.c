@@ -205,6 +205,24 @@ static void huge_segment_start_free(bool misuse)
 	arr_free(h);
 }
 
+/* realloc of a huge block's inside, and of its segment's start (where its
+ * header is): refused, not resized as if it were the block */
+static void realloc_huge_interior(bool misuse)
+{
+	char *h = must(arr_malloc(6 << 20));
+	h = must(arr_realloc(misuse ? h + 8192 : h, 7 << 20));
+	arr_free(h);
+}
+
+static void realloc_huge_segment_start(bool misuse)
+{
+	char *h = must(arr_malloc(6 << 20));
+	if (misuse)
+		h = (char *)((uintptr_t)h & ~(uintptr_t)((4u << 20) - 1));
+	h = must(arr_realloc(h, 7 << 20));
+	arr_free(h);
+}
+
 static void realloc_stack(bool misuse)
 {
 	char buf[32];
@@ -234,6 +252,8 @@ static const struct tcase cases[] = {
 	{"uncarved free", uncarved_free, "free(): invalid pointer", true},
 	{"huge interior free", huge_interior_free, "inside a huge block", false},
 	{"realloc of stack", realloc_stack, "realloc(): invalid pointer", false},
+	{"realloc huge interior", realloc_huge_interior, "realloc(): invalid pointer (inside a huge", false},
+	{"realloc huge seg start", realloc_huge_segment_start, "realloc(): invalid pointer (inside a huge", false},
 	{"segment start free", segment_start_free, "no block in use there", false},
 	{"span segment start", span_segment_start_free, "no span block in use there", false},
 	{"huge segment start", huge_segment_start_free, "inside a huge block", false},
