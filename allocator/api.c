@@ -219,20 +219,39 @@ ARR_HOT EXPORT void *arr_calloc(size_t count, size_t size)
 }
 #pragma GCC diagnostic pop
 
+/* free_emptied's calls, then the countdown: out of line, so that its
+ * common case (below) calls nothing but the tick and saves no register */
+ARR_HOT static __attribute__((noinline)) void free_emptied_give(struct arr__heap *h, struct arr__page *page,
+								bool current)
+{
+	if (current)
+		arr__page_emptied_current(page);
+	else
+		arr__page_emptied(h, page);
+	if (arr__dec64_was_le1(&h->tick_left))
+		arr__heap_tick(h);
+}
+
 /* An emptied current page is kept (unless it holds a single block); `idle`
  * = 0 tells the next tick it was in use. Also where a free that left the
  * page fewer than no blocks out (a double free whose link was overwritten
- * since) is caught, off the fast path. */
+ * since) is caught, off the fast path. The common case, a current page kept
+ * with nothing to trim (sqlite's serial replay: 341 K frees), without a
+ * frame (the calls' one cost it a push, a pop and a move). */
 ARR_HOT static __attribute__((noinline)) void free_emptied(struct arr__block *b, struct arr__page *page,
 							   struct arr__heap *h)
 {
 	if (ARR__MISUSE(page->used != 0))
 		arr__fatal("free(): double free", b);
 	page->idle = 0;
-	if (h->pages[page->cls] != page || page->reserved == 1)
-		arr__page_emptied(h, page);
-	else if (arr__page_trim_now(page))
-		arr__page_emptied_current(page);
+	if (h->pages[page->cls] != page || page->reserved == 1) {
+		free_emptied_give(h, page, false);
+		return;
+	}
+	if (ARR_UNLIKELY(arr__page_trim_now(page))) {
+		free_emptied_give(h, page, true);
+		return;
+	}
 	if (arr__dec64_was_le1(&h->tick_left))
 		arr__heap_tick(h);
 }
