@@ -1304,28 +1304,65 @@ static inline bool page_collect_local(struct arr__page *page)
  * have it at its head (a page sent to the back here is one its loop sends
  * too), so find_page, run from the start, finds what it would have found.
  */
-static inline __attribute__((always_inline)) struct arr__page *find_page_quick(struct arr__heap *h, unsigned cls,
-									       size_t size, bool exact)
+/* find_page_quick's first tests: a tick or delayed frees due (find_page's) */
+static inline bool find_page_quick_due(struct arr__heap *h)
 {
-	if (atomic_load_explicit(&h->delayed, memory_order_relaxed) ||
-	    arr__heap_ops(h) - h->ops_synced >= ARR__TICK_OPS)
+	return atomic_load_explicit(&h->delayed, memory_order_relaxed) ||
+	       arr__heap_ops(h) - h->ops_synced >= ARR__TICK_OPS;
+}
+
+/* find_page_quick for a class with no page: find_page's tail, no abandoned
+ * pages to adopt, then one of the two borrows. */
+static inline __attribute__((always_inline)) struct arr__page *find_page_quick_empty(struct arr__heap *h, unsigned cls,
+										     size_t size, bool exact)
+{
+	if (exact || atomic_load_explicit(&arr__abandoned_count, memory_order_relaxed) > 0)
 		return NULL;
-	struct arr__page *page = h->pages[cls];
-	if (page == &arr__page_empty) {
-		/* find_page's tail for a class with no page: no abandoned
-		 * pages to adopt, then one of the two borrows */
-		if (exact || atomic_load_explicit(&arr__abandoned_count, memory_order_relaxed) > 0)
-			return NULL;
-		size_t cs = arr__class_size[cls];
-		if (cs >= BORROW_MIN && cs <= ARR__SLICE_SIZE)
-			return borrow(h, cls, SIZE_MAX);
-		if (cs < BORROW_MIN && h->borrows[cls] < ARR__SMALL_BORROWS &&
-		    (page = borrow(h, cls, 2 * size)) != NULL) {
-			h->borrows[cls]++;
-			return page;
-		}
-		return NULL;
+	size_t cs = arr__class_size[cls];
+	if (cs >= BORROW_MIN && cs <= ARR__SLICE_SIZE)
+		return borrow(h, cls, SIZE_MAX);
+	struct arr__page *page;
+	if (cs < BORROW_MIN && h->borrows[cls] < ARR__SMALL_BORROWS && (page = borrow(h, cls, 2 * size)) != NULL) {
+		h->borrows[cls]++;
+		return page;
 	}
+	return NULL;
+}
+
+/* class_remove then class_push_back of the class's head page, which has a
+ * next: the same list, without their tests for the cases that cannot be */
+static inline void class_head_to_back(struct arr__heap *h, unsigned cls, struct arr__page *page, struct arr__page *next)
+{
+	ARR__ASSERT(h->pages[cls] == page && page->next == next && next != NULL && page->prev == NULL);
+	struct arr__page *last = h->last[cls];
+	next->prev = NULL;
+	page->next = NULL;
+	page->prev = last;
+	last->next = page;
+	h->last[cls] = page;
+	set_current(h, cls, next);
+}
+
+/* class_remove then class_push_front of a page of the class that is not its head */
+static inline void class_to_front(struct arr__heap *h, unsigned cls, struct arr__page *p)
+{
+	struct arr__page *head = h->pages[cls];
+	ARR__ASSERT(p->prev != NULL && head != p && head != &arr__page_empty);
+	p->prev->next = p->next;
+	if (p->next)
+		p->next->prev = p->prev;
+	else
+		h->last[cls] = p->prev;
+	p->prev = NULL;
+	p->next = head;
+	head->prev = p;
+	set_current(h, cls, p);
+}
+
+/* find_page_quick for a class whose list starts at page. */
+static inline __attribute__((always_inline)) struct arr__page *find_page_quick_list(struct arr__heap *h, unsigned cls,
+										    struct arr__page *page)
+{
 	for (;;) {
 		ARR__ASSERT(h->pages[cls] == page);
 		struct arr__page *next = page->next;
@@ -1348,8 +1385,8 @@ static inline __attribute__((always_inline)) struct arr__page *find_page_quick(s
 					return NULL;
 				if (p->free) {
 					p->requeued = 0;
-					class_remove(h, p);
-					class_push_front(h, p);
+					class_to_front(h, cls, p);
+					ARR__ASSERT_EXPENSIVE(class_list_is_valid(h, cls, false));
 					return p;
 				}
 			}
@@ -1358,8 +1395,8 @@ static inline __attribute__((always_inline)) struct arr__page *find_page_quick(s
 		if (page->requeued)
 			return NULL; /* to the full list */
 		page->requeued = 1;
-		class_remove(h, page);
-		class_push_back(h, page);
+		class_head_to_back(h, cls, page, next);
+		ARR__ASSERT_EXPENSIVE(class_list_is_valid(h, cls, false));
 		page = next;
 	}
 }
@@ -1492,10 +1529,27 @@ ARR_HOT static __attribute__((noinline)) void *refill_slow(size_t size, struct a
 	return refill_pop(h, page, size, flags);
 }
 
+/* arr__malloc_refill for a class with no page (borrows): out of line, so
+ * that the list's walk is compiled without the borrow's registers. */
+ARR_HOT static __attribute__((noinline)) void *refill_borrow(size_t size, struct arr__heap *h, unsigned cls,
+							     unsigned flags)
+{
+	struct arr__page *page = find_page_quick_empty(h, cls, size, flags & ARR__ALLOC_EXACT);
+	if (ARR_UNLIKELY(page == NULL))
+		return refill_slow(size, h, cls, flags);
+	ARR__ASSERT_EXPENSIVE(arr__page_is_valid(page) && class_list_is_valid(h, cls, false));
+	return refill_pop(h, page, size, flags);
+}
+
 ARR_HOT void *arr__malloc_refill(size_t size, struct arr__heap *h, unsigned cls, unsigned flags)
 {
 	ARR__ASSERT(h != &arr__heap_empty && cls == arr__size_class(size) && size <= ARR__MAX_SMALL);
-	struct arr__page *page = find_page_quick(h, cls, size, flags & ARR__ALLOC_EXACT);
+	if (find_page_quick_due(h))
+		return refill_slow(size, h, cls, flags);
+	struct arr__page *page = h->pages[cls];
+	if (page == &arr__page_empty)
+		return refill_borrow(size, h, cls, flags);
+	page = find_page_quick_list(h, cls, page);
 	if (ARR_UNLIKELY(page == NULL))
 		return refill_slow(size, h, cls, flags);
 	ARR__ASSERT_EXPENSIVE(arr__page_is_valid(page) && class_list_is_valid(h, cls, false));
