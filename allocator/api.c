@@ -55,9 +55,9 @@ static inline void *zero_block(void *p, size_t size)
  * its class's current one, for the slow path; or a huge size: *pagep is
  * &arr__page_empty). *clsp: size's class where the path computes it
  * (ARR__SMALL_TAB < size <= fast_max), else left as it was: a sparse class's
- * miss, whose page is &arr__page_empty, needs no second computation (the
- * miss alone keeps it; a 0 stored on the other paths cost malloc's hit an
- * instruction). */
+ * miss, whose page is &arr__page_empty, needs no second computation (only
+ * the miss keeps it; not set on the other paths, where a 0 would cost
+ * malloc's hit an instruction). */
 static inline struct arr__block *fast_pop(struct arr__heap *h, size_t size, struct arr__page **pagep, unsigned *clsp)
 {
 	struct arr__page *page;
@@ -137,9 +137,9 @@ static inline __attribute__((always_inline)) void *alloc_slow_body(size_t size, 
 		/* A class that may be sparse (above ARR__SMALL_TAB, not dense;
 		 * with h the empty heap, none), its class known (fast_pop
 		 * computed it: size <= span_min <= fast_max): the sparse
-		 * classes' front. Through arr__malloc_slow, the class computed
-		 * again and its tests (init, the heap, the sizes) cost 33
-		 * instructions more a call (89, 56 now; sqlite.atr's serial
+		 * classes' front, without arr__malloc_slow's class computed
+		 * again and its tests (init, the heap, the sizes): 56
+		 * instructions a call where they made 89 (sqlite.atr's serial
 		 * replay: 115 K calls). */
 		if (h != &arr__heap_empty && size <= arr__opt.span_min && !(flags & ARR__ALLOC_EXACT))
 			return arr__malloc_sparse(size, h, cls, flags);

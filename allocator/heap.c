@@ -1292,6 +1292,7 @@ static inline bool page_collect_local(struct arr__page *page)
 }
 
 /*
+ * find_page_quick (the three below, put together by arr__malloc_refill):
  * find_page's common cases, without a call and with none of find_page's
  * rare branches (its loop, everything inlined, is 5.5 KB of code): in the
  * 4-thread stress replay, serial, 151 K of 290 K calls took a page with
@@ -1529,8 +1530,10 @@ ARR_HOT static __attribute__((noinline)) void *refill_slow(size_t size, struct a
 	return refill_pop(h, page, size, flags);
 }
 
-/* arr__malloc_refill for a class with no page (borrows): out of line, so
- * that the list's walk is compiled without the borrow's registers. */
+/* arr__malloc_refill for a class with no page, below 256 bytes or with an
+ * exact request or abandoned pages: out of line, so that the list's walk is
+ * compiled without the small classes' borrow's registers (their borrow
+ * count, the bound of twice the size). */
 ARR_HOT static __attribute__((noinline)) void *refill_borrow(size_t size, struct arr__heap *h, unsigned cls,
 							     unsigned flags)
 {
@@ -1548,9 +1551,9 @@ ARR_HOT void *arr__malloc_refill(size_t size, struct arr__heap *h, unsigned cls,
 		return refill_slow(size, h, cls, flags);
 	struct arr__page *page = h->pages[cls];
 	if (page == &arr__page_empty) {
-		/* a class from 256 bytes borrows here (sqlite's 1 KiB requests:
-		 * 300 K calls, where a tail call to refill_borrow cost 0.6 M
-		 * instructions); the small classes' bounded borrow there */
+		/* a class from 256 bytes borrows here, without refill_borrow's
+		 * tail call and frame (sqlite's 1 KiB requests borrow on 300 K
+		 * calls); the small classes' bounded borrow there */
 		size_t cs = arr__class_size[cls];
 		if (!(cs >= BORROW_MIN && cs <= ARR__SLICE_SIZE) || (flags & ARR__ALLOC_EXACT) ||
 		    atomic_load_explicit(&arr__abandoned_count, memory_order_relaxed) > 0)
