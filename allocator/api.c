@@ -53,8 +53,12 @@ static inline void *zero_block(void *p, size_t size)
 /* The fast path shared by malloc and calloc: pop a block of size's class
  * from the thread's current page, or NULL (empty list: *pagep is that page,
  * its class's current one, for the slow path; or a huge size: *pagep is
- * &arr__page_empty). */
-static inline struct arr__block *fast_pop(struct arr__heap *h, size_t size, struct arr__page **pagep)
+ * &arr__page_empty). *clsp: size's class where the path computes it
+ * (ARR__SMALL_TAB < size <= fast_max), else left as it was: a sparse class's
+ * miss, whose page is &arr__page_empty, needs no second computation (only
+ * the miss keeps it; not set on the other paths, where a 0 would cost
+ * malloc's hit an instruction). */
+static inline struct arr__block *fast_pop(struct arr__heap *h, size_t size, struct arr__page **pagep, unsigned *clsp)
 {
 	struct arr__page *page;
 	if (ARR_LIKELY(size <= ARR__DIRECT_MAX)) {
@@ -63,18 +67,28 @@ static inline struct arr__block *fast_pop(struct arr__heap *h, size_t size, stru
 	} else if (ARR_LIKELY(size <= ARR__SMALL_TAB)) {
 		page = h->pages[arr__class_tab[(size + 7) >> 3]];
 	} else if (size <= arr__opt.fast_max) {
-		page = h->pages[arr__size_class(size)];
+		unsigned cls = arr__size_class(size);
+		*clsp = cls;
+		page = h->pages[cls];
 	} else {
 		*pagep = &arr__page_empty;
 		return NULL;
 	}
 	*pagep = page;
 	struct arr__block *b = page->free;
-	if (ARR_UNLIKELY(b == NULL))
+	/* A link overwritten after free decodes outside the page's segment.
+	 * NULL, an empty list, is outside it too (no segment starts at 0,
+	 * and arr__page_empty lies above 4 MiB: arr__init_slow checks), so
+	 * one test takes both off the path; then NULL is the slow path. */
+	if (ARR_ALLOC_HARDEN & ARR__HARDEN_LINKS) {
+		if (ARR_UNLIKELY(!arr__same_segment(b, page))) {
+			if (b == NULL)
+				return NULL;
+			arr__fatal("malloc(): corrupted free list", b);
+		}
+	} else if (ARR_UNLIKELY(b == NULL)) {
 		return NULL;
-	/* a link overwritten after free decodes outside the page's segment */
-	if (ARR__MISUSE_IF(ARR__HARDEN_LINKS, !arr__same_segment(b, page)))
-		arr__fatal("malloc(): corrupted free list", b);
+	}
 	/* The new head is the class's next block out: fetch its line now, as
 	 * the load of its link is the one stall of this path when the list
 	 * holds blocks freed long ago (4-thread stress replay, 9 alternating
@@ -95,9 +109,11 @@ static inline struct arr__block *fast_pop(struct arr__heap *h, size_t size, stru
 
 /* Out of line, so that the fast path reaches it by a tail call and needs no
  * stack frame of its own. size first: malloc's argument stays in its
- * register (h first cost malloc a move). page: the fast path's (fast_pop). */
-static inline __attribute__((always_inline)) void *alloc_slow_body(size_t size, struct arr__heap *h, unsigned flags,
-								   struct arr__page *page)
+ * register (h first cost malloc a move), and arr__malloc_refill and
+ * arr__malloc_sparse take the same order (h first cost this path three
+ * moves a call). page, cls: the fast path's (fast_pop). */
+static inline __attribute__((always_inline)) void *alloc_slow_body(size_t size, struct arr__heap *h, unsigned cls,
+								   unsigned flags, struct arr__page *page)
 {
 	/* A class page's size (not huge, not the span heap's) whose current
 	 * page the fast path found empty, of a class that is not sparse now
@@ -108,14 +124,25 @@ static inline __attribute__((always_inline)) void *alloc_slow_body(size_t size, 
 	 * 322 K in sqlite's (its 1032-byte page cache, a dense class). */
 	if (ARR_LIKELY(size <= arr__opt.refill_max)) {
 		if (page != &arr__page_empty) {
-			unsigned cls = page->cls, sk = cls - ARR__SPARSE_FIRST; /* wraps below the sparse classes */
+			cls = page->cls;
+			unsigned sk = cls - ARR__SPARSE_FIRST; /* wraps below the sparse classes */
 			if (sk >= ARR__SPARSE_END - ARR__SPARSE_FIRST || (h->dense >> sk & 1))
-				return arr__malloc_refill(h, size, cls, flags);
-		} else if (size <= ARR__SMALL_TAB && h != &arr__heap_empty) {
+				return arr__malloc_refill(size, h, cls, flags);
+		} else if (size <= ARR__SMALL_TAB) {
 			/* a class with no page yet, or one that borrows (sqlite's
 			 * 1 KiB requests: 300 K slow-path calls); never sparse */
-			return arr__malloc_refill(h, size, arr__class_tab[(size + 7) >> 3], flags);
+			if (h != &arr__heap_empty)
+				return arr__malloc_refill(size, h, arr__class_tab[(size + 7) >> 3], flags);
 		}
+		/* A class that may be sparse (above ARR__SMALL_TAB, not dense;
+		 * with h the empty heap, none), its class known (fast_pop
+		 * computed it: size <= span_min <= fast_max): the sparse
+		 * classes' front, without arr__malloc_slow's class computed
+		 * again and its tests (init, the heap, the sizes): 56
+		 * instructions a call where they made 89 (sqlite.atr's serial
+		 * replay: 115 K calls). */
+		if (h != &arr__heap_empty && size <= arr__opt.span_min && !(flags & ARR__ALLOC_EXACT))
+			return arr__malloc_sparse(size, h, cls, flags);
 	}
 	/* Span-heap sizes straight there: through arr__malloc_slow, ~100
 	 * instructions of class and sparse-class tests came before the span
@@ -130,29 +157,35 @@ static inline __attribute__((always_inline)) void *alloc_slow_body(size_t size, 
 	return arr__malloc_slow(h, size, flags); /* a tail call: it sets errno */
 }
 
-ARR_HOT static __attribute__((noinline)) void *alloc_slow(size_t size, struct arr__heap *h, unsigned flags,
-							  struct arr__page *page)
+ARR_HOT static __attribute__((noinline)) void *alloc_slow(size_t size, struct arr__heap *h, unsigned cls,
+							  unsigned flags, struct arr__page *page)
 {
-	return alloc_slow_body(size, h, flags, page);
+	return alloc_slow_body(size, h, cls, flags, page);
 }
 
 /* malloc's own copy (flags 0): the span heap's test without the flags' */
-ARR_HOT static __attribute__((noinline)) void *alloc_slow_plain(size_t size, struct arr__heap *h,
+ARR_HOT static __attribute__((noinline)) void *alloc_slow_plain(size_t size, struct arr__heap *h, unsigned cls,
 								struct arr__page *page)
 {
-	return alloc_slow_body(size, h, 0, page);
+	return alloc_slow_body(size, h, cls, 0, page);
 }
 
+/* cls is set only where fast_pop computes it, and read only there
+ * (alloc_slow_body): GCC cannot tell. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpragmas"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 static inline void *heap_alloc_flags(size_t size, unsigned flags)
 {
 	struct arr__heap *h = arr__tl_heap;
 	struct arr__page *page;
-	struct arr__block *b = fast_pop(h, size, &page);
+	unsigned cls;
+	struct arr__block *b = fast_pop(h, size, &page, &cls);
 	if (ARR_LIKELY(b != NULL))
 		return b;
 	if (__builtin_constant_p(flags) && flags == 0)
-		return alloc_slow_plain(size, h, page);
-	return alloc_slow(size, h, flags, page);
+		return alloc_slow_plain(size, h, cls, page);
+	return alloc_slow(size, h, cls, flags, page);
 }
 
 static inline void *heap_alloc(size_t size) { return heap_alloc_flags(size, 0); }
@@ -170,7 +203,8 @@ ARR_HOT EXPORT void *arr_calloc(size_t count, size_t size)
 		return nomem_tail();
 	struct arr__heap *h = arr__tl_heap;
 	struct arr__page *page;
-	struct arr__block *b = fast_pop(h, total, &page);
+	unsigned cls;
+	struct arr__block *b = fast_pop(h, total, &page, &cls);
 	if (ARR_LIKELY(b != NULL)) {
 		if (page->free_is_zero) {
 			b->link = 0;
@@ -181,23 +215,43 @@ ARR_HOT EXPORT void *arr_calloc(size_t count, size_t size)
 		h->calloc_zeroed += total;
 		return zero_block(b, total);
 	}
-	return alloc_slow(total, h, ARR__ALLOC_ZERO, page);
+	return alloc_slow(total, h, cls, ARR__ALLOC_ZERO, page);
+}
+#pragma GCC diagnostic pop
+
+/* free_emptied's calls, then the countdown: out of line, so that its
+ * common case (below) calls nothing but the tick and saves no register */
+ARR_HOT static __attribute__((noinline)) void free_emptied_give(struct arr__heap *h, struct arr__page *page,
+								bool current)
+{
+	if (current)
+		arr__page_emptied_current(page);
+	else
+		arr__page_emptied(h, page);
+	if (arr__dec64_was_le1(&h->tick_left))
+		arr__heap_tick(h);
 }
 
 /* An emptied current page is kept (unless it holds a single block); `idle`
  * = 0 tells the next tick it was in use. Also where a free that left the
  * page fewer than no blocks out (a double free whose link was overwritten
- * since) is caught, off the fast path. */
+ * since) is caught, off the fast path. The common case, a current page kept
+ * with nothing to trim (sqlite's serial replay: 341 K frees), without a
+ * frame (the calls' one cost it a push, a pop and a move). */
 ARR_HOT static __attribute__((noinline)) void free_emptied(struct arr__block *b, struct arr__page *page,
 							   struct arr__heap *h)
 {
 	if (ARR__MISUSE(page->used != 0))
 		arr__fatal("free(): double free", b);
 	page->idle = 0;
-	if (h->pages[page->cls] != page || page->reserved == 1)
-		arr__page_emptied(h, page);
-	else if (arr__page_trim_now(page))
-		arr__page_emptied_current(page);
+	if (h->pages[page->cls] != page || page->reserved == 1) {
+		free_emptied_give(h, page, false);
+		return;
+	}
+	if (ARR_UNLIKELY(arr__page_trim_now(page))) {
+		free_emptied_give(h, page, true);
+		return;
+	}
 	if (arr__dec64_was_le1(&h->tick_left))
 		arr__heap_tick(h);
 }
@@ -282,13 +336,6 @@ static inline void free_checked_push(struct arr__heap *h, struct arr__page *page
 	free_push(h, page, b, req);
 }
 
-/* Not noreturn to the compiler (noipa): the fast path reaches it by a tail
- * call and so keeps no stack frame, where a call to arr__fatal needs one. */
-static __attribute__((noinline, noipa, cold)) void free_invalid(const void *p)
-{
-	arr__fatal("free(): invalid pointer", p);
-}
-
 /* free past its pointer tests: p is in one of our segments, page its
  * descriptor (realloc, which has them, frees the old block here). */
 static inline void heap_free_page(void *p, struct arr__page *page, size_t req)
@@ -311,20 +358,39 @@ static inline void heap_free_page(void *p, struct arr__page *page, size_t req)
 	arr__free_generic(p, page, h, req);
 }
 
-static inline void heap_free(void *p, size_t req)
+/* free of a pointer whose segment is not in the segment map: NULL, a block
+ * aligned to a segment or more (its mapping is not a segment of the map),
+ * or not ours. Out of line and reached by a tail call. */
+static __attribute__((noinline, cold)) void free_unmapped(void *p)
 {
-	/* one test for NULL and for blocks aligned to a segment or more */
-	if (ARR_UNLIKELY(arr__is_big_aligned(p))) {
-		if (p != NULL)
-			arr__big_aligned_free(p);
+	if (p == NULL)
+		return;
+	if (arr__is_big_aligned(p)) {
+		arr__big_aligned_free(p);
 		return;
 	}
+	arr__fatal("free(): invalid pointer", p);
+}
+
+static inline void heap_free(void *p, size_t req)
+{
 	/* Checked free (allocator/internal.h, ARR_ALLOC_HARDEN): the
 	 * pointer's segment must be one of ours before its descriptor is
 	 * read; with the grid bit, the fast path also wants a carved block's
-	 * start (the generic path always does). */
-	if (ARR__MISUSE_IF(ARR__HARDEN_FOREIGN, !arr__segment_known(p))) {
-		free_invalid(p);
+	 * start (the generic path always does). NULL and the blocks aligned
+	 * to a segment or more lie in no segment of the map, so the one test
+	 * sends them out of line too, where they are told apart (the start of
+	 * a segment of the map is no block: its descriptor, the header's, or
+	 * the span heap's tags refuse it). */
+	if (ARR_ALLOC_HARDEN & ARR__HARDEN_FOREIGN) {
+		if (ARR_UNLIKELY(!arr__segment_known(p))) {
+			free_unmapped(p);
+			return;
+		}
+	} else if (ARR_UNLIKELY(arr__is_big_aligned(p))) {
+		/* one test for NULL and for blocks aligned to a segment or more */
+		if (p != NULL)
+			arr__big_aligned_free(p);
 		return;
 	}
 	struct arr__page *page = arr__page_of(p);
@@ -444,11 +510,16 @@ ARR_HOT EXPORT void *arr_realloc(void *p, size_t size)
 		return nomem();
 	struct arr__page *page = NULL;
 	size_t usable;
-	if (ARR_UNLIKELY(arr__is_big_aligned(p))) {
+	/* As in free: a block aligned to a segment or more lies in no segment
+	 * of the map, so the map's test takes it off the path too (p is not
+	 * NULL here); the start of a segment of the map is no block, and its
+	 * descriptor (the header's, the span heap's tags, a huge block's
+	 * start) refuses it. */
+	if (ARR_ALLOC_HARDEN ? ARR_UNLIKELY(!arr__segment_known(p)) : ARR_UNLIKELY(arr__is_big_aligned(p))) {
+		if (ARR__MISUSE(!arr__is_big_aligned(p)))
+			arr__fatal("realloc(): invalid pointer", p);
 		usable = arr__big_aligned_size(p);
 	} else {
-		if (ARR__MISUSE(!arr__segment_known(p)))
-			arr__fatal("realloc(): invalid pointer", p);
 		/* the descriptor read once, for the usable size and the cases */
 		page = arr__page_of(p);
 		usable = usable_in(page, p);
@@ -456,6 +527,8 @@ ARR_HOT EXPORT void *arr_realloc(void *p, size_t size)
 	if (page == NULL) {
 		/* segment-aligned block: move it (realloc need not keep the alignment) */
 	} else if (page->flags & ARR__PF_HUGE) {
+		if (ARR__MISUSE(p != page->start))
+			arr__fatal("realloc(): invalid pointer (inside a huge block)", p);
 		if (size > arr__opt.mmap_threshold || size > ARR__MAX_SMALL) {
 			if (size > usable)
 				arr__heap_trim_for_growth(arr__tl_heap);

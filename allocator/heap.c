@@ -1292,6 +1292,7 @@ static inline bool page_collect_local(struct arr__page *page)
 }
 
 /*
+ * find_page_quick (the three below, put together by arr__malloc_refill):
  * find_page's common cases, without a call and with none of find_page's
  * rare branches (its loop, everything inlined, is 5.5 KB of code): in the
  * 4-thread stress replay, serial, 151 K of 290 K calls took a page with
@@ -1304,28 +1305,65 @@ static inline bool page_collect_local(struct arr__page *page)
  * have it at its head (a page sent to the back here is one its loop sends
  * too), so find_page, run from the start, finds what it would have found.
  */
-static inline __attribute__((always_inline)) struct arr__page *find_page_quick(struct arr__heap *h, unsigned cls,
-									       size_t size, bool exact)
+/* find_page_quick's first tests: a tick or delayed frees due (find_page's) */
+static inline bool find_page_quick_due(struct arr__heap *h)
 {
-	if (atomic_load_explicit(&h->delayed, memory_order_relaxed) ||
-	    arr__heap_ops(h) - h->ops_synced >= ARR__TICK_OPS)
+	return atomic_load_explicit(&h->delayed, memory_order_relaxed) ||
+	       arr__heap_ops(h) - h->ops_synced >= ARR__TICK_OPS;
+}
+
+/* find_page_quick for a class with no page: find_page's tail, no abandoned
+ * pages to adopt, then one of the two borrows. */
+static inline __attribute__((always_inline)) struct arr__page *find_page_quick_empty(struct arr__heap *h, unsigned cls,
+										     size_t size, bool exact)
+{
+	if (exact || atomic_load_explicit(&arr__abandoned_count, memory_order_relaxed) > 0)
 		return NULL;
-	struct arr__page *page = h->pages[cls];
-	if (page == &arr__page_empty) {
-		/* find_page's tail for a class with no page: no abandoned
-		 * pages to adopt, then one of the two borrows */
-		if (exact || atomic_load_explicit(&arr__abandoned_count, memory_order_relaxed) > 0)
-			return NULL;
-		size_t cs = arr__class_size[cls];
-		if (cs >= BORROW_MIN && cs <= ARR__SLICE_SIZE)
-			return borrow(h, cls, SIZE_MAX);
-		if (cs < BORROW_MIN && h->borrows[cls] < ARR__SMALL_BORROWS &&
-		    (page = borrow(h, cls, 2 * size)) != NULL) {
-			h->borrows[cls]++;
-			return page;
-		}
-		return NULL;
+	size_t cs = arr__class_size[cls];
+	if (cs >= BORROW_MIN && cs <= ARR__SLICE_SIZE)
+		return borrow(h, cls, SIZE_MAX);
+	struct arr__page *page;
+	if (cs < BORROW_MIN && h->borrows[cls] < ARR__SMALL_BORROWS && (page = borrow(h, cls, 2 * size)) != NULL) {
+		h->borrows[cls]++;
+		return page;
 	}
+	return NULL;
+}
+
+/* class_remove then class_push_back of the class's head page, which has a
+ * next: the same list, without their tests for the cases that cannot be */
+static inline void class_head_to_back(struct arr__heap *h, unsigned cls, struct arr__page *page, struct arr__page *next)
+{
+	ARR__ASSERT(h->pages[cls] == page && page->next == next && next != NULL && page->prev == NULL);
+	struct arr__page *last = h->last[cls];
+	next->prev = NULL;
+	page->next = NULL;
+	page->prev = last;
+	last->next = page;
+	h->last[cls] = page;
+	set_current(h, cls, next);
+}
+
+/* class_remove then class_push_front of a page of the class that is not its head */
+static inline void class_to_front(struct arr__heap *h, unsigned cls, struct arr__page *p)
+{
+	struct arr__page *head = h->pages[cls];
+	ARR__ASSERT(p->prev != NULL && head != p && head != &arr__page_empty);
+	p->prev->next = p->next;
+	if (p->next)
+		p->next->prev = p->prev;
+	else
+		h->last[cls] = p->prev;
+	p->prev = NULL;
+	p->next = head;
+	head->prev = p;
+	set_current(h, cls, p);
+}
+
+/* find_page_quick for a class whose list starts at page. */
+static inline __attribute__((always_inline)) struct arr__page *find_page_quick_list(struct arr__heap *h, unsigned cls,
+										    struct arr__page *page)
+{
 	for (;;) {
 		ARR__ASSERT(h->pages[cls] == page);
 		struct arr__page *next = page->next;
@@ -1348,8 +1386,8 @@ static inline __attribute__((always_inline)) struct arr__page *find_page_quick(s
 					return NULL;
 				if (p->free) {
 					p->requeued = 0;
-					class_remove(h, p);
-					class_push_front(h, p);
+					class_to_front(h, cls, p);
+					ARR__ASSERT_EXPENSIVE(class_list_is_valid(h, cls, false));
 					return p;
 				}
 			}
@@ -1358,8 +1396,8 @@ static inline __attribute__((always_inline)) struct arr__page *find_page_quick(s
 		if (page->requeued)
 			return NULL; /* to the full list */
 		page->requeued = 1;
-		class_remove(h, page);
-		class_push_back(h, page);
+		class_head_to_back(h, cls, page, next);
+		ARR__ASSERT_EXPENSIVE(class_list_is_valid(h, cls, false));
 		page = next;
 	}
 }
@@ -1396,18 +1434,14 @@ static void *malloc_slow(struct arr__heap *h, size_t size, unsigned flags);
  * call before, on every 1-8 KiB block of the `large` replays. A request
  * this does not send to the span heap takes the whole way (which asks
  * again, to the same answer: a class marked dense here stays dense). */
-ARR_HOT void *arr__malloc_slow(struct arr__heap *h, size_t size, unsigned flags)
+ARR_HOT void *arr__malloc_sparse(size_t size, struct arr__heap *h, unsigned cls, unsigned flags)
 {
-	/* (first a size above the last class before the sparse ones: the other
-	 * slow-path mallocs pay two instructions for this front) */
-	if (size > arr__class_size[ARR__SPARSE_FIRST - 1] &&
-	    ARR_LIKELY(atomic_load_explicit(&arr__init_state, memory_order_acquire) == 2) && h != &arr__heap_empty &&
-	    size <= arr__opt.span_min && size <= arr__opt.mmap_threshold && !(flags & ARR__ALLOC_EXACT)) {
-		unsigned cls = arr__size_class(size), sk = cls - ARR__SPARSE_FIRST;
-		if (sparse_to_span(h, cls, sk)) {
-			h->sparse_live[sk]++; /* its free counts it off (arr__span_free_heap) */
-			return arr__span_malloc(h, size, flags & ARR__ALLOC_ZERO);
-		}
+	ARR__ASSERT(h != &arr__heap_empty && cls == arr__size_class(size) && size <= arr__opt.span_min &&
+		    size <= arr__opt.mmap_threshold && !(flags & ARR__ALLOC_EXACT));
+	unsigned sk = cls - ARR__SPARSE_FIRST;
+	if (sparse_to_span(h, cls, sk)) {
+		h->sparse_live[sk]++; /* its free counts it off (arr__span_free_heap) */
+		return arr__span_malloc(h, size, flags & ARR__ALLOC_ZERO);
 	}
 	return malloc_slow(h, size, flags);
 }
@@ -1422,6 +1456,8 @@ ARR_HOT static __attribute__((noinline)) void *malloc_slow(struct arr__heap *h, 
 		errno = ENOMEM;
 	return p;
 }
+
+ARR_HOT void *arr__malloc_slow(struct arr__heap *h, size_t size, unsigned flags) { return malloc_slow(h, size, flags); }
 
 static inline __attribute__((always_inline)) void *malloc_slow_inner(struct arr__heap *h, size_t size, unsigned flags)
 {
@@ -1452,7 +1488,7 @@ static inline __attribute__((always_inline)) void *malloc_slow_inner(struct arr_
 			h->sparse_live[sk]++; /* its free counts it off (arr__span_free_heap) */
 		return arr__span_malloc(h, size, flags & ARR__ALLOC_ZERO);
 	}
-	return arr__malloc_refill(h, size, cls, flags);
+	return arr__malloc_refill(size, h, cls, flags);
 }
 
 /* The pop of the slow path: the first block of page (which has one) for a
@@ -1483,7 +1519,7 @@ static inline __attribute__((always_inline)) void *refill_pop(struct arr__heap *
 }
 
 /* The whole search (find_page), where find_page_quick stopped. */
-ARR_HOT static __attribute__((noinline)) void *refill_slow(struct arr__heap *h, size_t size, unsigned cls,
+ARR_HOT static __attribute__((noinline)) void *refill_slow(size_t size, struct arr__heap *h, unsigned cls,
 							   unsigned flags)
 {
 	struct arr__page *page = find_page(h, cls, size, flags & ARR__ALLOC_EXACT);
@@ -1494,12 +1530,42 @@ ARR_HOT static __attribute__((noinline)) void *refill_slow(struct arr__heap *h, 
 	return refill_pop(h, page, size, flags);
 }
 
-ARR_HOT void *arr__malloc_refill(struct arr__heap *h, size_t size, unsigned cls, unsigned flags)
+/* arr__malloc_refill for a class with no page, below 256 bytes or with an
+ * exact request or abandoned pages: out of line, so that the list's walk is
+ * compiled without the small classes' borrow's registers (their borrow
+ * count, the bound of twice the size). */
+ARR_HOT static __attribute__((noinline)) void *refill_borrow(size_t size, struct arr__heap *h, unsigned cls,
+							     unsigned flags)
+{
+	struct arr__page *page = find_page_quick_empty(h, cls, size, flags & ARR__ALLOC_EXACT);
+	if (ARR_UNLIKELY(page == NULL))
+		return refill_slow(size, h, cls, flags);
+	ARR__ASSERT_EXPENSIVE(arr__page_is_valid(page) && class_list_is_valid(h, cls, false));
+	return refill_pop(h, page, size, flags);
+}
+
+ARR_HOT void *arr__malloc_refill(size_t size, struct arr__heap *h, unsigned cls, unsigned flags)
 {
 	ARR__ASSERT(h != &arr__heap_empty && cls == arr__size_class(size) && size <= ARR__MAX_SMALL);
-	struct arr__page *page = find_page_quick(h, cls, size, flags & ARR__ALLOC_EXACT);
+	if (find_page_quick_due(h))
+		return refill_slow(size, h, cls, flags);
+	struct arr__page *page = h->pages[cls];
+	if (page == &arr__page_empty) {
+		/* a class from 256 bytes borrows here, without refill_borrow's
+		 * tail call and frame (sqlite's 1 KiB requests borrow on 300 K
+		 * calls); the small classes' bounded borrow there */
+		size_t cs = arr__class_size[cls];
+		if (!(cs >= BORROW_MIN && cs <= ARR__SLICE_SIZE) || (flags & ARR__ALLOC_EXACT) ||
+		    atomic_load_explicit(&arr__abandoned_count, memory_order_relaxed) > 0)
+			return refill_borrow(size, h, cls, flags);
+		page = borrow(h, cls, SIZE_MAX);
+		if (page == NULL)
+			return refill_slow(size, h, cls, flags);
+		return refill_pop(h, page, size, flags);
+	}
+	page = find_page_quick_list(h, cls, page);
 	if (ARR_UNLIKELY(page == NULL))
-		return refill_slow(h, size, cls, flags);
+		return refill_slow(size, h, cls, flags);
 	ARR__ASSERT_EXPENSIVE(arr__page_is_valid(page) && class_list_is_valid(h, cls, false));
 	return refill_pop(h, page, size, flags);
 }
@@ -1557,6 +1623,9 @@ ARR_HOT void arr__init_slow(void)
 {
 	int s = 0;
 	if (atomic_compare_exchange_strong(&arr__init_state, &s, 1)) {
+		/* malloc's fast path takes an empty list (NULL) of the empty
+		 * page for a link outside the page's segment (api.c fast_pop) */
+		ARR__CHECK(!arr__same_segment(NULL, &arr__page_empty));
 		arr__classes_init();
 		arr__options_from_env();
 		atomic_store_explicit(&arr__init_state, 2, memory_order_release);

@@ -931,12 +931,17 @@ struct arr__heap *arr__heap_thread_init(void);
 #define ARR__ALLOC_EXACT 2u /* a block of size's own class (its alignment is relied on) */
 /* NULL with errno ENOMEM if out of memory */
 void *arr__malloc_slow(struct arr__heap *h, size_t size, unsigned flags);
+/* The same for a request of class cls = arr__size_class(size) that may be
+ * sparse (above ARR__SMALL_TAB, not marked dense), size <= span_min and
+ * mmap_threshold, flags without ARR__ALLOC_EXACT, h initialised: the span
+ * heap's block while the class is sparse, else the whole way. */
+void *arr__malloc_sparse(size_t size, struct arr__heap *h, unsigned cls, unsigned flags);
 /* The block for size, of class cls = arr__size_class(size), from the pages
  * of an initialised heap h: malloc's slow path past its tests, for a request
  * up to arr__opt.refill_max of a class that is not sparse now (below
  * ARR__SPARSE_FIRST, or marked dense); flags ARR__ALLOC_*. NULL with errno
  * ENOMEM. */
-void *arr__malloc_refill(struct arr__heap *h, size_t size, unsigned cls, unsigned flags);
+void *arr__malloc_refill(size_t size, struct arr__heap *h, unsigned cls, unsigned flags);
 /* A plain request of arr__opt.span_lo < size <= span_hi by an initialised
  * heap h: the span heap's block (what arr__malloc_slow would give, without
  * its class lookups), flags 0 or ARR__ALLOC_ZERO; NULL (errno ENOMEM) if out

@@ -2,9 +2,9 @@
  * tests/allocator/hardening.c - misuse the allocator is built to refuse:
  * double frees, a word written into a freed block (safe-linking), and frees
  * of pointers that are not blocks of ours (stack, another allocator's,
- * interior, huge interior). Each case runs in a child that must die of
- * SIGABRT with the allocator's message on stderr; the same case with the
- * misuse left out must exit cleanly.
+ * interior, huge interior, a segment's start). Each case runs in a child
+ * that must die of SIGABRT with the allocator's message on stderr; the same
+ * case with the misuse left out must exit cleanly.
  *
  * usage: test-alloc-hardening default|full. "default" runs the cases the
  * default hardening (ARR_ALLOC_HARDEN 3) refuses; "full" (linked with
@@ -169,6 +169,60 @@ static void span_interior_free(bool misuse)
 	arr_free(misuse ? p + 1024 : p);
 }
 
+/* The start of one of our segments (a small one, a span-heap one, a huge
+ * block's) is no block: free's segment-map test lets it through to the
+ * descriptor, which refuses it (only blocks aligned to a segment or more,
+ * mapped apart, start on a segment boundary; one is freed too). */
+static void segment_start_free(bool misuse)
+{
+	char *p = must(arr_malloc(100)), *s = must(arr_malloc(40000)), *h = must(arr_malloc(6 << 20));
+	char *big = must(arr_memalign((size_t)8 << 20, 100));
+	uintptr_t m = ~(uintptr_t)((4u << 20) - 1);
+	arr_free(big);
+	if (misuse) {
+		arr_free((void *)((uintptr_t)p & m));
+		arr_free((void *)((uintptr_t)s & m));
+		arr_free((void *)((uintptr_t)h & m));
+	}
+	arr_free(p);
+	arr_free(s);
+	arr_free(h);
+}
+
+static void span_segment_start_free(bool misuse)
+{
+	char *s = must(arr_malloc(40000));
+	if (misuse)
+		arr_free((void *)((uintptr_t)s & ~(uintptr_t)((4u << 20) - 1)));
+	arr_free(s);
+}
+
+static void huge_segment_start_free(bool misuse)
+{
+	char *h = must(arr_malloc(6 << 20));
+	if (misuse)
+		arr_free((void *)((uintptr_t)h & ~(uintptr_t)((4u << 20) - 1)));
+	arr_free(h);
+}
+
+/* realloc of a huge block's inside, and of its segment's start (where its
+ * header is): refused, not resized as if it were the block */
+static void realloc_huge_interior(bool misuse)
+{
+	char *h = must(arr_malloc(6 << 20));
+	h = must(arr_realloc(misuse ? h + 8192 : h, 7 << 20));
+	arr_free(h);
+}
+
+static void realloc_huge_segment_start(bool misuse)
+{
+	char *h = must(arr_malloc(6 << 20));
+	if (misuse)
+		h = (char *)((uintptr_t)h & ~(uintptr_t)((4u << 20) - 1));
+	h = must(arr_realloc(h, 7 << 20));
+	arr_free(h);
+}
+
 static void realloc_stack(bool misuse)
 {
 	char buf[32];
@@ -198,6 +252,11 @@ static const struct tcase cases[] = {
 	{"uncarved free", uncarved_free, "free(): invalid pointer", true},
 	{"huge interior free", huge_interior_free, "inside a huge block", false},
 	{"realloc of stack", realloc_stack, "realloc(): invalid pointer", false},
+	{"realloc huge interior", realloc_huge_interior, "realloc(): invalid pointer (inside a huge", false},
+	{"realloc huge seg start", realloc_huge_segment_start, "realloc(): invalid pointer (inside a huge", false},
+	{"segment start free", segment_start_free, "no block in use there", false},
+	{"span segment start", span_segment_start_free, "no span block in use there", false},
+	{"huge segment start", huge_segment_start_free, "inside a huge block", false},
 	{"double free, span", double_free_span, "no span block in use there", false},
 	{"double free, span merged", double_free_span_merged, "no span block in use there", false},
 	{"span interior free", span_interior_free, "no span block in use there", false},

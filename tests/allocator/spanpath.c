@@ -21,6 +21,10 @@
  *     aligned block's interior pointer, segment-aligned) copies it and frees
  *     the old one (through the descriptor it has read: api.c
  *     heap_free_page), the statistics back to their start after the frees;
+ *   - a miss of malloc or calloc in a sparse class (a size inside it,
+ *     the class as the fast path computed it; and one whose current page,
+ *     made by aligned requests, is full) is a span block, calloc's zero,
+ *     the statistics back to their start after the frees;
  *   - a span-heap malloc or calloc that finds no memory returns NULL with
  *     errno ENOMEM (it is reached by a tail call, so it sets errno itself),
  *     in a child under RLIMIT_AS (not under the sanitizers, whose shadow
@@ -223,8 +227,78 @@ static void test_frees(void)
 	CHECK(arr__spanheap_is_valid());
 }
 
+/* ---- the sparse classes' front, with the class the fast path computed ---- */
+
+static void test_sparse_front(void)
+{
+	long long sparse_min;
+	CHECK(arr_alloc_get_option("sparse_min", &sparse_min) == 0);
+	struct arr_alloc_stats st;
+	CHECK(arr_alloc_stats_get(&st) == 0);
+	uint64_t n0 = st.live_blocks, req0 = st.live_requested;
+	enum { N = 2 * (ARR__SPARSE_END - ARR__SPARSE_FIRST) + 1 };
+	static void *b[N];
+	static size_t sz[N];
+	unsigned n = 0;
+	/* a size inside each sparse class, not its block size: malloc's and
+	 * calloc's miss with no page of the class, span blocks (calloc's zero) */
+	for (unsigned c = ARR__SPARSE_FIRST; c < ARR__SPARSE_END; c++) {
+		size_t size = arr__class_size[c] - 9;
+		if ((long long)arr__class_size[c] <= sparse_min)
+			continue;
+		CHECK(arr__size_class(size) == c);
+		sz[n] = size;
+		b[n] = arr_malloc(size);
+		CHECK(b[n] != NULL && in_span_heap(b[n]));
+		if (b[n] != NULL)
+			memset(b[n], 0xa5, size);
+		n++;
+		sz[n] = size;
+		b[n] = arr_calloc(1, size);
+		CHECK(b[n] != NULL && in_span_heap(b[n]));
+		const unsigned char *z = b[n];
+		size_t nz = 0;
+		for (size_t i = 0; z != NULL && i < size; i++)
+			nz += z[i] != 0;
+		CHECK(nz == 0);
+		n++;
+	}
+	/* a sparse class whose current page (aligned requests' blocks) is
+	 * full: a plain malloc's miss finds the page, not the empty one, and
+	 * is a span block still (the class is not dense) */
+	unsigned c = arr__size_class(1152);
+	CHECK(arr__class_size[c] == 1152 && c >= ARR__SPARSE_FIRST && c < ARR__SPARSE_END);
+	size_t reserved = arr__class_slices[c] * ARR__SLICE_SIZE / 1152;
+	void **al = malloc(reserved * sizeof *al);
+	CHECK(al != NULL);
+	for (size_t i = 0; al != NULL && i < reserved; i++) {
+		al[i] = arr_memalign(64, 1152);
+		CHECK(al[i] != NULL && !in_span_heap(al[i]) && ((uintptr_t)al[i] & 63) == 0);
+	}
+	if (al != NULL && al[0] != NULL) {
+		struct arr__page *page = arr__page_of(al[0]);
+		CHECK(page->free == NULL && page->used == reserved && arr__tl_heap->pages[c] == page);
+		CHECK(!(arr__tl_heap->dense >> (c - ARR__SPARSE_FIRST) & 1));
+	}
+	sz[n] = 1100;
+	b[n] = arr_malloc(1100);
+	CHECK(b[n] != NULL && in_span_heap(b[n]));
+	n++;
+	CHECK(arr_alloc_stats_get(&st) == 0);
+	CHECK(st.live_blocks == n0 + n + reserved);
+	for (size_t i = 0; al != NULL && i < reserved; i++)
+		arr_free(al[i]);
+	free(al);
+	for (unsigned i = 0; i < n; i++)
+		arr_free_sized(b[i], sz[i]);
+	CHECK(arr_alloc_stats_get(&st) == 0);
+	CHECK(st.live_blocks == n0 && st.live_requested == req0);
+	CHECK(arr__spanheap_is_valid());
+}
+
 static void *test_frees_thread(void *arg)
 {
+	test_sparse_front();
 	test_frees();
 	return arg;
 }
