@@ -741,6 +741,34 @@ static inline __attribute__((always_inline)) void free_coalesce(struct arr__span
 	lru_append(a, n, len);
 }
 
+/*
+ * Under the lock: the span [u, u + len) just purged (its pages marked
+ * clean, its tags still a busy or used span's) back among the free spans,
+ * merged with its free neighbours; returns the merged span's start.
+ * Resident pages are looked for over the merged span, not this one: an OS
+ * page this span shared with a clean neighbour lay inside neither, so
+ * neither purge took it, and it is inside now. Two purges at once make
+ * that so: this span busy, its neighbour freed and purged by another thread
+ * before this one relocks. Off the lru, nothing would purge such a page,
+ * and the segment's unmap would leave it counted in a->resident.
+ */
+static inline unsigned insert_purged(struct arr__span_arena *a, struct arr__spanseg *s, unsigned u, unsigned len)
+{
+	s->tag[u] = 0;
+	s->tag[u + len - 1] = 0;
+	unsigned m = free_insert(a, s, u, len, false), ml, mh, mlen = s->tag[m] & T_LEN;
+	inner_pages(m, mlen, &ml, &mh);
+	if (!(s->tag[m] & T_DIRTY) && dirty_pages(s, ml, mh) != 0) {
+		/* not all purged (batch full, or a shared page): waits on the
+		 * lru again */
+		s->tag[m] |= T_DIRTY;
+		s->tag[m + mlen - 1] |= T_DIRTY;
+		node_at(s, m)->stamp = arr__pool_clock();
+		lru_append(a, node_at(s, m), mlen);
+	}
+	return m;
+}
+
 /* Without the lock: purge, then put the spans back free and clean. */
 ARR_HOT static void purge_finish(struct arr__span_arena *a, struct busy *b, unsigned n, struct iovec *iov,
 				 unsigned niov)
@@ -765,26 +793,7 @@ ARR_HOT static void purge_finish(struct arr__span_arena *a, struct busy *b, unsi
 			for (unsigned j = pa; j < e; j++)
 				s->clean[j / 64] |= (uint64_t)1 << (j % 64);
 		}
-		s->tag[b[k].u] = 0;
-		s->tag[b[k].u + b[k].len - 1] = 0;
-		unsigned u = free_insert(a, s, b[k].u, b[k].len, false), ul = s->tag[u] & T_LEN;
-		/* Resident pages are looked for over the merged span, not this
-		 * one: an OS page this span shared with a clean neighbour lay
-		 * inside neither, so neither purge took it, and it is inside
-		 * now. Two purges at once make that so: this span busy, its
-		 * neighbour freed and purged by another thread before this one
-		 * relocks. Off the lru, nothing would purge such a page, and the
-		 * segment's unmap would leave it counted in a->resident. */
-		unsigned ml, mh;
-		inner_pages(u, ul, &ml, &mh);
-		if (!(s->tag[u] & T_DIRTY) && dirty_pages(s, ml, mh) != 0) {
-			/* not all purged (batch full, or a shared page): waits on
-			 * the lru again */
-			s->tag[u] |= T_DIRTY;
-			s->tag[u + ul - 1] |= T_DIRTY;
-			node_at(s, u)->stamp = arr__pool_clock();
-			lru_append(a, node_at(s, u), ul);
-		}
+		unsigned u = insert_purged(a, s, b[k].u, b[k].len);
 		a->busy_spans--;
 		if (u == FIRST_UNIT && (s->tag[u] & T_LEN) == DATA_UNITS && !(s->tag[u] & T_DIRTY) && a->nsegs > 1)
 			seg_drop(a, s);
@@ -1339,6 +1348,22 @@ void arr__span_free(void *p)
 	unlock_and_tick_if(a, true);
 }
 
+/* After the free of a span block whose holder requested req bytes, by heap
+ * h's thread: the sparse class's count (its malloc counted it in the
+ * mallocing heap, heap.c) and the heap's tick, which counts the free. */
+static inline __attribute__((always_inline)) void freed_by(struct arr__heap *h, size_t req)
+{
+	if (h == &arr__heap_empty)
+		return;
+	if (req <= ARR__SPAN_SPARSE_MAX) {
+		unsigned c = arr__size_class(req);
+		if (c >= ARR__SPARSE_FIRST && c < ARR__SPARSE_END)
+			h->sparse_live[c - ARR__SPARSE_FIRST]--;
+	}
+	if (arr__dec64_was_le1(&h->tick_left))
+		arr__heap_tick(h);
+}
+
 /*
  * The free of a block that realloc moved out of the span heap into a huge
  * one (a buffer grown past the largest class): its pages are purged now,
@@ -1378,27 +1403,9 @@ ARR_HOT void arr__span_free_purged(struct arr__heap *h, void *p)
 	a->live_req -= req;
 	a->nfrees++;
 	a->tick_left--;
-	s->tag[u] = 0;
-	s->tag[u + len - 1] = 0;
-	unsigned m = free_insert(a, s, u, len, false), ml, mh, mlen = s->tag[m] & T_LEN;
-	inner_pages(m, mlen, &ml, &mh);
-	if (!(s->tag[m] & T_DIRTY) && dirty_pages(s, ml, mh) != 0) {
-		/* a page it shared with a neighbour is resident: on the lru */
-		s->tag[m] |= T_DIRTY;
-		s->tag[m + mlen - 1] |= T_DIRTY;
-		node_at(s, m)->stamp = arr__pool_clock();
-		lru_append(a, node_at(s, m), mlen);
-	}
+	insert_purged(a, s, u, len); /* a page it shares with a neighbour may be resident */
 	unlock_and_tick_if(a, true);
-	if (h == &arr__heap_empty)
-		return;
-	if (req <= ARR__SPAN_SPARSE_MAX) {
-		unsigned c = arr__size_class(req);
-		if (c >= ARR__SPARSE_FIRST && c < ARR__SPARSE_END)
-			h->sparse_live[c - ARR__SPARSE_FIRST]--;
-	}
-	if (arr__dec64_was_le1(&h->tick_left))
-		arr__heap_tick(h);
+	freed_by(h, req);
 }
 
 /*
@@ -1709,16 +1716,7 @@ void *arr__span_cache_alloc(struct arr__heap *h, size_t size, bool zero, bool *z
  * heap's tick (arr__free_generic's span case, without the calls between) */
 ARR_HOT void arr__span_free_heap(void *p, struct arr__heap *h)
 {
-	size_t sz = ARR_UNLIKELY(arr__opt.span_cache != 0) ? arr__span_cache_free(h, p) : span_free_req(h, p);
-	if (h == &arr__heap_empty)
-		return;
-	if (sz <= ARR__SPAN_SPARSE_MAX) {
-		unsigned c = arr__size_class(sz);
-		if (c >= ARR__SPARSE_FIRST && c < ARR__SPARSE_END)
-			h->sparse_live[c - ARR__SPARSE_FIRST]--;
-	}
-	if (arr__dec64_was_le1(&h->tick_left)) /* counts the free */
-		arr__heap_tick(h);
+	freed_by(h, ARR_UNLIKELY(arr__opt.span_cache != 0) ? arr__span_cache_free(h, p) : span_free_req(h, p));
 }
 
 size_t arr__span_cache_free(struct arr__heap *h, void *p)
