@@ -421,6 +421,9 @@ static int run_child(const struct tcase *c, bool corrupt, char *err, size_t errs
 int main(void)
 {
 	static char err[4096];
+	/* these tests are of a thread's own heap from its first malloc: no
+	 * light threads (tests/allocator/light.c has those) */
+	arr_alloc_set_option("light", 0);
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		const struct tcase *c = &cases[i];
 		int st = run_child(c, false, err, sizeof err);
