@@ -632,7 +632,8 @@ ARR_HOT void arr__free_generic(void *p, struct arr__page *page, struct arr__heap
 
 /* ---- adopting the pages of exited threads ---- */
 
-static void adopt_page(struct arr__heap *h, struct arr__page *page)
+/* inline: reap_one's copy stays in find_page's hot text, the graduation's is cold */
+static inline __attribute__((always_inline)) void adopt_page(struct arr__heap *h, struct arr__page *page)
 {
 	page->heap = h;
 	page->flags &= (uint8_t)~ARR__PF_FULL;
