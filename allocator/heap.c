@@ -1544,8 +1544,8 @@ ARR_HOT void *arr__malloc_refill(struct arr__heap *h, size_t size, unsigned cls,
  * added to them), and its first arr__opt.light slow-path mallocs take their
  * block from one process-wide shared heap, a heap like any other touched
  * only under shared_lock. Then the thread takes a heap of its own
- * (arr__heap_thread_init); its earlier blocks stay in the shared heap's
- * pages. The first thread to allocate (a single-threaded program's only one)
+ * (arr__heap_thread_init) and, with it, the shared heap's pages
+ * (arr__light_graduate). The first thread to allocate (a single-threaded program's only one)
  * gets its heap at once: light only while another thread holds a heap.
  *
  * A block of the shared heap freed by any thread is a remote free
@@ -1744,9 +1744,11 @@ static void fork_child(void)
 	struct arr__heap *self = arr__tl_heap;
 	if (self != &arr__heap_empty)
 		heap_fork_reset(self);
-	/* the shared heap stays (the child's light threads go on with it) */
+	/* the shared heap stays (the child's light threads go on with it); a
+	 * release that was waiting for its lock at the fork never ends here */
 	if (arr__shared_heap != NULL)
 		heap_fork_reset(arr__shared_heap);
+	shared_releasing = false;
 	for (struct arr__heap *h = all_heaps; h; h = h->next_all)
 		if (h != self && h->state == ARR__HEAP_ACTIVE) {
 			arr__fork_tore = true;
