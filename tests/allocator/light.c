@@ -257,7 +257,8 @@ static void *_Atomic slots[32];
 static void *churn(void *arg)
 {
 	uint64_t s = (uintptr_t)arg * 2654435761u + 1;
-	while (!stop) {
+	/* at most half the `light` bound: a thread past it takes a heap */
+	for (unsigned k = 0; !stop && k < 500000; k++) {
 		s = s * 6364136223846793005ull + 1442695040888963407ull;
 		size_t n = (size_t)(s >> 40) % 3000 + 1;
 		void *p = arr_malloc(n);
