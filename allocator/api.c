@@ -573,6 +573,7 @@ EXPORT size_t arr_alloc_purge(void)
 {
 	arr__ensure_init();
 	arr__heap_release_cached(arr__tl_heap);
+	arr__shared_release(true);
 	return arr__pool_purge_all() + arr__span_purge_all();
 }
 

@@ -39,6 +39,11 @@ _Atomic int arr__init_state;
 _Atomic int64_t arr__orphan_live[ARR__NCLASSES];
 
 static struct arr__heap *all_heaps, *free_heaps, *abandoned_heaps;
+/* Light threads ("Light threads" below): the shared heap (made at its first
+ * malloc, in all_heaps), its lock, and the calls this thread made there. */
+struct arr__heap *arr__shared_heap;
+static pthread_mutex_t shared_lock = PTHREAD_MUTEX_INITIALIZER;
+static __thread unsigned light_calls __attribute__((tls_model("initial-exec")));
 static uint8_t *meta_cur, *meta_end;
 static pthread_key_t heap_key;
 static _Atomic bool key_ok;
@@ -322,7 +327,8 @@ static void page_trim(struct arr__page *page, bool all)
 
 static void span_cache_put(struct arr__heap *h, struct arr__page *page)
 {
-	if (h->span_cached + page->slices <= SPAN_CACHE_SLICES && arr__purge_scale() > 1 && arr__opt.purge_delay != 0) {
+	if (h->span_cached + page->slices <= SPAN_CACHE_SLICES && arr__purge_scale() > 1 && arr__opt.purge_delay != 0 &&
+	    h->state != ARR__HEAP_SHARED) {
 		page->idle = 0;
 		page->next = h->span_cache;
 		h->span_cache = page;
@@ -406,7 +412,7 @@ bool arr__heap_is_valid(const struct arr__heap *h)
 {
 	if (h == &arr__heap_empty)
 		return true;
-	ARR__CHECK(h->state == ARR__HEAP_ACTIVE || h->state == ARR__HEAP_ABANDONED);
+	ARR__CHECK(h->state == ARR__HEAP_ACTIVE || h->state == ARR__HEAP_ABANDONED || h->state == ARR__HEAP_SHARED);
 	/* 0 only in a fresh heap (its first free ticks); never wrapped */
 	ARR__CHECK(h->tick_left <= h->tick_len && h->tick_len <= ARR__TICK_OPS);
 	for (unsigned c = 0; c < ARR__NCLASSES; c++)
@@ -626,7 +632,8 @@ ARR_HOT void arr__free_generic(void *p, struct arr__page *page, struct arr__heap
 
 /* ---- adopting the pages of exited threads ---- */
 
-static void adopt_page(struct arr__heap *h, struct arr__page *page)
+/* inline: reap_one's copy stays in find_page's hot text, the graduation's is cold */
+static inline __attribute__((always_inline)) void adopt_page(struct arr__heap *h, struct arr__page *page)
 {
 	page->heap = h;
 	page->flags &= (uint8_t)~ARR__PF_FULL;
@@ -1108,6 +1115,10 @@ ARR_HOT void arr__heap_tick(struct arr__heap *h)
 	ARR__ASSERT_EXPENSIVE(arr__heap_is_valid(h));
 	memset(h->borrows, 0, sizeof h->borrows); /* after the check: it sees the tick's borrows */
 	arr__pool_tick(h);
+	/* the light threads' heap, idle: its empty pages back to the pool */
+	struct arr__heap *shared = __atomic_load_n(&arr__shared_heap, __ATOMIC_RELAXED);
+	if (ARR_UNLIKELY(shared != NULL) && h != shared)
+		arr__shared_release(false);
 }
 
 /*
@@ -1245,7 +1256,8 @@ retry:;
 			return page;
 		}
 	}
-	if (!reaped && atomic_load_explicit(&arr__abandoned_count, memory_order_relaxed) > 0) {
+	if (!reaped && atomic_load_explicit(&arr__abandoned_count, memory_order_relaxed) > 0 &&
+	    h->state != ARR__HEAP_SHARED) {
 		reaped = true;
 		if (reap_one(h)) {
 			ARR__ASSERT_EXPENSIVE(arr__heap_is_valid(h));
@@ -1459,15 +1471,29 @@ ARR_HOT static __attribute__((noinline)) void *malloc_slow(struct arr__heap *h, 
 
 ARR_HOT void *arr__malloc_slow(struct arr__heap *h, size_t size, unsigned flags) { return malloc_slow(h, size, flags); }
 
+static inline __attribute__((always_inline)) void *heap_malloc_in(struct arr__heap *h, size_t size, unsigned flags);
+
 static inline __attribute__((always_inline)) void *malloc_slow_inner(struct arr__heap *h, size_t size, unsigned flags)
 {
-	bool zero = flags & ARR__ALLOC_ZERO;
 	arr__ensure_init();
 	if (h == &arr__heap_empty) {
+		/* a light thread (see "Light threads"): while another holds a heap */
+		if (ARR_UNLIKELY(light_calls < arr__opt.light) &&
+		    atomic_load_explicit(&arr__active_heaps, memory_order_relaxed) != 0)
+			return arr__light_malloc(size, flags);
 		h = arr__heap_thread_init();
 		if (h == NULL)
 			return NULL;
+		if (ARR_UNLIKELY(light_calls != 0))
+			arr__light_graduate(h);
 	}
+	return heap_malloc_in(h, size, flags);
+}
+
+/* malloc_slow_inner past the heap's init: h's block for size. */
+static inline __attribute__((always_inline)) void *heap_malloc_in(struct arr__heap *h, size_t size, unsigned flags)
+{
+	bool zero = flags & ARR__ALLOC_ZERO;
 	if (size > ARR__MAX_SMALL || size > arr__opt.mmap_threshold) {
 		arr__heap_trim_for_growth(h);
 		size_t zeroed = 0;
@@ -1570,10 +1596,181 @@ ARR_HOT void *arr__malloc_refill(size_t size, struct arr__heap *h, unsigned cls,
 	return refill_pop(h, page, size, flags);
 }
 
+/* ---- light threads: the shared heap ---- */
+
+/*
+ * Every thread that allocates with a heap of its own holds, in it, a page
+ * (at least one resident OS page) for each class it touches, the heap's
+ * metadata, and often a segment's header: ~36 KB a thread, where glibc's
+ * arenas pack the blocks of every size of several threads into the same
+ * pages. Programs with many threads that each allocate a little (java
+ * -version: 16 of its 18 threads make 7 to 51 calls) held more than glibc.
+ * So a thread starts *light*: its TLS heap stays &arr__heap_empty (whose
+ * pages have no free block: the fast paths always miss, and nothing is
+ * added to them), and its first arr__opt.light slow-path mallocs take their
+ * block from one process-wide shared heap, a heap like any other touched
+ * only under shared_lock. Then the thread takes a heap of its own
+ * (arr__heap_thread_init) and, with it, the shared heap's pages
+ * (arr__light_graduate). The first thread to allocate (a single-threaded program's only one)
+ * gets its heap at once: light only while another thread holds a heap.
+ *
+ * A block of the shared heap freed by any thread is a remote free
+ * (thread_free, or the shared heap's `delayed` for its full pages),
+ * collected when the shared heap next allocates under its lock. A light
+ * thread is no busy heap (the census counts ACTIVE heaps; the shared heap is
+ * ARR__HEAP_SHARED), has nothing to abandon at its exit (no key value), and
+ * the shared heap adopts no abandoned pages and keeps no span cache. While
+ * nobody allocates from it, the ticks of the other heaps give its empty
+ * pages back to the pool (arr__shared_release), and so does malloc_trim.
+ * Lock order: shared_lock, then arr__lock, then the span arenas'.
+ */
+
+static struct arr__heap *shared_make(void)
+{
+	pthread_mutex_lock(&arr__lock);
+	struct arr__heap *h = meta_alloc(sizeof *h); /* zeroed: fresh mmap */
+	if (h != NULL) {
+		for (unsigned c = 0; c < ARR__NCLASSES; c++)
+			set_current(h, c, &arr__page_empty);
+		h->state = ARR__HEAP_SHARED;
+		h->next_all = all_heaps;
+		all_heaps = h;
+		__atomic_store_n(&arr__shared_heap, h, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&arr__lock);
+	return h;
+}
+
+__attribute__((noinline)) void *arr__light_malloc(size_t size, unsigned flags)
+{
+	light_calls++;
+	pthread_mutex_lock(&shared_lock);
+	struct arr__heap *h = arr__shared_heap ? arr__shared_heap : shared_make();
+	void *p = h ? heap_malloc_in(h, size, flags) : NULL;
+	ARR__ASSERT(h == NULL || h->state == ARR__HEAP_SHARED);
+	pthread_mutex_unlock(&shared_lock);
+	if (p == NULL)
+		errno = ENOMEM;
+	return p;
+}
+
+unsigned arr__light_calls(void) { return light_calls; }
+
+/*
+ * A light thread that has just taken heap h of its own takes the shared
+ * heap's pages too (as a thread adopts an abandoned heap's): they hold its
+ * blocks and those of the light threads so far, and one set of partly used
+ * pages per class is what light threads cost from then on. Kept in the
+ * shared heap, every class the thread used there held a page in both heaps
+ * (a replay's main thread is light at first, the engine's thread holding a
+ * heap: gdb.atr's paced peak rose 36 KB). First every full page is made
+ * NORMAL (a remote free racing it finishes its push onto the shared heap's
+ * `delayed` first, tf_set_state waits for it), then the delayed blocks are
+ * freed into their pages, then every page moves; after that no remote free
+ * reaches the shared heap's `delayed`.
+ */
+__attribute__((noinline)) void arr__light_graduate(struct arr__heap *h)
+{
+	struct arr__heap *s = __atomic_load_n(&arr__shared_heap, __ATOMIC_ACQUIRE);
+	if (s == NULL)
+		return;
+	pthread_mutex_lock(&shared_lock);
+	for (struct arr__page *page = s->full; page; page = page->next)
+		tf_set_state(page, ARR__TF_NORMAL);
+	process_delayed(s);
+	for (unsigned c = 0; c < ARR__NCLASSES; c++) {
+		struct arr__page *page;
+		while ((page = s->pages[c]) != &arr__page_empty) {
+			class_remove(s, page);
+			adopt_page(h, page);
+		}
+	}
+	struct arr__page *page;
+	while ((page = s->full) != NULL) {
+		full_remove(s, page);
+		adopt_page(h, page);
+	}
+	/* and the segments mapped for it: kept, the thread's next span would
+	 * come from a segment of its own (several threads: pool.c find_span),
+	 * one more header and its spans apart from those it just took */
+	arr__pool_reown(s, h);
+	ARR__ASSERT(atomic_load_explicit(&s->delayed, memory_order_relaxed) == NULL);
+	ARR__ASSERT_EXPENSIVE(arr__heap_is_valid(s) && arr__heap_is_valid(h));
+	pthread_mutex_unlock(&shared_lock);
+}
+
+/* Under shared_lock: the remote frees collected, the empty pages to the pool. */
+static void shared_release_locked(struct arr__heap *h)
+{
+	if (atomic_load_explicit(&h->delayed, memory_order_relaxed))
+		process_delayed(h);
+	for (unsigned c = 0; c < ARR__NCLASSES; c++) {
+		struct arr__page *page = h->pages[c], *next;
+		for (; page != &arr__page_empty && page; page = next) {
+			next = page->next;
+			page_collect(page);
+			if (page->used == 0) {
+				class_remove(h, page);
+				arr__pool_give(h, page);
+			}
+		}
+	}
+	if (h->sc_n)
+		arr__span_cache_flush(h, true);
+	ARR__ASSERT_EXPENSIVE(arr__heap_is_valid(h));
+}
+
+/*
+ * wait: malloc_trim's (release whatever is empty). Else a tick of another
+ * heap: only if the shared heap made no malloc since the previous such test
+ * (while light threads allocate, its own find_page collects and reuses its
+ * pages), and one tick at a time. Not pthread_mutex_trylock: a call into
+ * libc's text that nothing else runs, whose fault maps 64 KiB of it
+ * (gdb.atr's paced peak +40 KB); the wait for the lock is one light malloc's.
+ */
+static uint64_t shared_seen;
+static bool shared_releasing;
+
+void arr__shared_release(bool wait)
+{
+	struct arr__heap *h = __atomic_load_n(&arr__shared_heap, __ATOMIC_ACQUIRE);
+	if (h == NULL)
+		return;
+	if (!wait) {
+		uint64_t n = __atomic_load_n(&h->alloc_count, __ATOMIC_RELAXED);
+		if (n != __atomic_load_n(&shared_seen, __ATOMIC_RELAXED)) {
+			__atomic_store_n(&shared_seen, n, __ATOMIC_RELAXED);
+			return;
+		}
+		if (__atomic_exchange_n(&shared_releasing, true, __ATOMIC_ACQUIRE))
+			return;
+	}
+	pthread_mutex_lock(&shared_lock);
+	if (wait || h->alloc_count == __atomic_load_n(&shared_seen, __ATOMIC_RELAXED))
+		shared_release_locked(h);
+	pthread_mutex_unlock(&shared_lock);
+	if (!wait)
+		__atomic_store_n(&shared_releasing, false, __ATOMIC_RELEASE);
+}
+
+bool arr__shared_is_valid(void)
+{
+	struct arr__heap *h = __atomic_load_n(&arr__shared_heap, __ATOMIC_ACQUIRE);
+	if (h == NULL)
+		return true;
+	pthread_mutex_lock(&shared_lock);
+	ARR__CHECK(h->state == ARR__HEAP_SHARED && !h->census_busy);
+	ARR__CHECK(h->span_cache == NULL && h->span_cached == 0);
+	arr__heap_is_valid(h);
+	pthread_mutex_unlock(&shared_lock);
+	return true;
+}
+
 /* ---- process setup ---- */
 
 static void fork_prepare(void)
 {
+	pthread_mutex_lock(&shared_lock);
 	pthread_mutex_lock(&arr__lock);
 	arr__span_fork_prepare();
 }
@@ -1582,6 +1779,7 @@ static void fork_parent(void)
 {
 	arr__span_fork_parent();
 	pthread_mutex_unlock(&arr__lock);
+	pthread_mutex_unlock(&shared_lock);
 }
 
 /* A thread that vanished at fork may have left one of our full pages FREEING
@@ -1606,11 +1804,17 @@ static void heap_fork_reset(struct arr__heap *h)
 static void fork_child(void)
 {
 	pthread_mutex_init(&arr__lock, NULL);
+	pthread_mutex_init(&shared_lock, NULL);
 	arr__span_fork_child();
 	in_fork_child = true;
 	struct arr__heap *self = arr__tl_heap;
 	if (self != &arr__heap_empty)
 		heap_fork_reset(self);
+	/* the shared heap stays (the child's light threads go on with it); a
+	 * release that was waiting for its lock at the fork never ends here */
+	if (arr__shared_heap != NULL)
+		heap_fork_reset(arr__shared_heap);
+	shared_releasing = false;
 	for (struct arr__heap *h = all_heaps; h; h = h->next_all)
 		if (h != self && h->state == ARR__HEAP_ACTIVE) {
 			arr__fork_tore = true;

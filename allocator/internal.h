@@ -463,7 +463,9 @@ struct arr__heap {
 	struct arr__heap *next_state; /* abandoned or free list */
 };
 
-enum { ARR__HEAP_ACTIVE, ARR__HEAP_ABANDONED, ARR__HEAP_FREE, ARR__HEAP_EMPTY };
+/* ARR__HEAP_SHARED: the light threads' heap (heap.c "Light threads"),
+ * touched only under its lock, never abandoned, never counted busy. */
+enum { ARR__HEAP_ACTIVE, ARR__HEAP_ABANDONED, ARR__HEAP_FREE, ARR__HEAP_EMPTY, ARR__HEAP_SHARED };
 
 /* ---- globals ---- */
 extern struct arr__page arr__page_empty;
@@ -500,6 +502,8 @@ struct arr__options {
 				* holds fewer of its blocks than this many pages' worth (heap.c); 0: none */
 	unsigned sparse_thr;   /* ... while at most this many threads hold a heap (sparse_threads); 0: any */
 	size_t sparse_min;     /* ... and whose blocks are larger than this (1024 .. 8192) */
+	unsigned light;        /* slow-path mallocs a thread makes from the shared heap before it
+				* takes a heap of its own (heap.c "Light threads"); 0: none */
 	/* Derived from the above by arr__options_derive(), never set alone:
 	 * a plain request above span_lo up to span_hi goes straight to the
 	 * span heap (api.c alloc_slow: no class page, no sparse bookkeeping);
@@ -982,6 +986,27 @@ void arr__heap_tick(struct arr__heap *h);
 void arr__heap_census(struct arr__heap *h, uint64_t clock);
 void arr__init_slow(void);
 void arr__heaps_sum(struct arr__heap *out); /* caller holds arr__lock */
+/* Light threads (heap.c): the slow-path malloc of a thread with no heap
+ * that has made fewer than arr__opt.light of them while another thread holds
+ * a heap, from the shared heap under its lock; NULL (errno ENOMEM) if out of
+ * memory. */
+void *arr__light_malloc(size_t size, unsigned flags);
+/* Extern for the tick's test (heap.c). */
+extern struct arr__heap *arr__shared_heap;
+/* The shared heap's empty pages back to the pool (malloc_trim, and the
+ * ticks of other heaps while nobody allocates from it). */
+void arr__shared_release(bool wait);
+/* The shared heap's invariants (arr__heap_is_valid, its state), under its
+ * lock; true without a shared heap. */
+bool arr__shared_is_valid(void);
+/* The segments mapped for heap `from` are `to`'s from now on (pool.c:
+ * where a heap's spans are looked for first). */
+void arr__pool_reown(struct arr__heap *from, struct arr__heap *to);
+/* A thread that was light has taken heap h: the shared heap's pages move
+ * to h, and its segments. */
+void arr__light_graduate(struct arr__heap *h);
+/* Slow-path mallocs this thread made from the shared heap. */
+unsigned arr__light_calls(void);
 extern _Atomic int arr__init_state;
 extern _Atomic int64_t arr__orphan_live[ARR__NCLASSES];
 

@@ -23,6 +23,10 @@ struct arr__options arr__opt = {
 	 * "Sparse classes"; t2 private mixed steady at 2: CPU 19.9 -> 39.9 ms) */
 	.sparse_thr = 1,
 	.sparse_min = 1024,
+	/* a thread's first slow-path mallocs from the shared heap (heap.c
+	 * "Light threads"): java -version's 16 threads of 7-51 calls hold no
+	 * heap of their own */
+	.light = 64,
 	.span_cache = 0, /* off: measured no faster, and more resident (spanheap.c) */
 	.span_arenas = 1,
 	.span_split = 32,
@@ -101,6 +105,12 @@ int arr_alloc_set_option(const char *name, long long value)
 		arr__opt.sparse_thr = (unsigned)value;
 		return 0;
 	}
+	if (strcmp(name, "light") == 0) {
+		if (value < 0 || value > 1000000)
+			return ARR_ERANGE;
+		arr__opt.light = (unsigned)value;
+		return 0;
+	}
 	if (strcmp(name, "span_arenas") == 0) {
 		if (value < 1 || value > ARR__SPAN_ARENAS)
 			return ARR_ERANGE;
@@ -144,6 +154,8 @@ int arr_alloc_get_option(const char *name, long long *value)
 		*value = arr__opt.sparse_thr;
 	else if (strcmp(name, "span_cache") == 0)
 		*value = (long long)arr__opt.span_cache;
+	else if (strcmp(name, "light") == 0)
+		*value = arr__opt.light;
 	else if (strcmp(name, "span_arenas") == 0)
 		*value = arr__opt.span_arenas;
 	else if (strcmp(name, "span_split") == 0)

@@ -553,6 +553,15 @@ ARR_HOT static struct arr__segment *find_span(struct arr__heap *h, unsigned n, u
 	return first;
 }
 
+void arr__pool_reown(struct arr__heap *from, struct arr__heap *to)
+{
+	pthread_mutex_lock(&arr__lock);
+	for (struct arr__segment *seg = segments; seg; seg = seg->next)
+		if (seg->owner == from)
+			seg->owner = to;
+	pthread_mutex_unlock(&arr__lock);
+}
+
 ARR_HOT struct arr__page *arr__pool_take(struct arr__heap *h, unsigned cls)
 {
 	unsigned n = arr__class_slices[cls];

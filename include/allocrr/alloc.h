@@ -112,6 +112,10 @@ int arr_alloc_stats_get(struct arr_alloc_stats *out);
  *                   1 = one shared by all, the lowest peak RSS; maximum 8).
  *   span_split      see span_arenas (default 32; 0 = every thread its own
  *                   arena from its first span-heap malloc).
+ *   light           a thread's first this many slow-path mallocs come from
+ *                   one heap shared by such threads, under a lock, while
+ *                   another thread holds a heap of its own; then it takes its
+ *                   own (default 64; 0 = every thread its own heap at once).
  * Returns 0, ARR_ENOTFOUND for an unknown name, ARR_ERANGE for a bad value.
  * The preload library reads ALLOCRR_MALLOC_OPTIONS="purge_delay=1000,..."
  * (byte values accept k/m/g suffixes).

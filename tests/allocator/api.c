@@ -1383,6 +1383,9 @@ static void test_purge_under_seccomp(void)
 
 int main(void)
 {
+	/* these tests are of a thread's own heap from its first malloc: no
+	 * light threads (tests/allocator/light.c has those) */
+	arr_alloc_set_option("light", 0);
 	test_stats(); /* first: arr_free() elsewhere makes live_requested a lower bound */
 	test_overflow();
 	test_zero_size();

@@ -6,6 +6,7 @@
  * stderr. The same case run without the corruption must exit cleanly, so the
  * abort is the check's doing. Linked with arr_alloc_debug (ARR_DEBUG 2).
  */
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -390,6 +391,44 @@ static void direct_fast_path(bool corrupt)
 	arr_free(arr_malloc(72));
 }
 
+/* The shared heap (light threads): a block of it from a light thread. */
+static void *light_malloc_thread(void *arg)
+{
+	*(void **)arg = arr_malloc(200);
+	return NULL;
+}
+
+static void *light_block(void)
+{
+	arr_alloc_set_option("light", 64);
+	(void)fresh_block(24); /* main holds a heap: the thread is light */
+	void *p = NULL;
+	pthread_t th;
+	pthread_create(&th, NULL, light_malloc_thread, &p);
+	pthread_join(th, NULL);
+	if (p == NULL || arr__page_of(p)->heap != arr__shared_heap)
+		_exit(3);
+	return p;
+}
+
+/* The shared heap counted busy (the census's): its walk sees it. */
+static void shared_busy(bool corrupt)
+{
+	(void)light_block();
+	if (corrupt)
+		arr__shared_heap->census_busy = true;
+	arr__shared_is_valid();
+}
+
+/* A page on the shared heap's class list that says it is another heap's. */
+static void shared_page_owner(bool corrupt)
+{
+	void *p = light_block();
+	if (corrupt)
+		arr__page_of(p)->heap = arr__tl_heap;
+	arr__shared_is_valid();
+}
+
 struct tcase {
 	const char *name;
 	void (*run)(bool corrupt);
@@ -422,6 +461,8 @@ static const struct tcase cases[] = {
 	{"small-class borrows", small_borrows, "ARR__SMALL_BORROWS : 0)"},
 	{"direct table entry", direct_entry, "h->direct[i] == h->pages[arr__class_tab[i]]"},
 	{"direct table on malloc", direct_fast_path, "page == h->pages[arr__class_tab[(size + 7) >> 3]]"},
+	{"shared heap busy", shared_busy, "h->state == ARR__HEAP_SHARED && !h->census_busy"},
+	{"shared heap page owner", shared_page_owner, "page->cls == c && page->heap == h"},
 };
 
 /* Run c in a child; returns its wait status and its stderr in err. */
@@ -452,6 +493,9 @@ static int run_child(const struct tcase *c, bool corrupt, char *err, size_t errs
 int main(void)
 {
 	static char err[4096];
+	/* these tests are of a thread's own heap from its first malloc: no
+	 * light threads (tests/allocator/light.c has those) */
+	arr_alloc_set_option("light", 0);
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		const struct tcase *c = &cases[i];
 		int st = run_child(c, false, err, sizeof err);

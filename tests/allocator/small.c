@@ -270,6 +270,9 @@ static void test_idle_main_by_clock(void)
 
 int main(void)
 {
+	/* these tests are of a thread's own heap from its first malloc: no
+	 * light threads (tests/allocator/light.c has those) */
+	arr_alloc_set_option("light", 0);
 	test_late_idle_heap(); /* first: main has no heap yet */
 	test_idle_main_by_clock();
 	test_sparse_defaults();

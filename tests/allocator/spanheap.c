@@ -799,6 +799,9 @@ static void test_arena_fork(void)
 
 int main(void)
 {
+	/* these tests are of a thread's own heap from its first malloc: no
+	 * light threads (tests/allocator/light.c has those) */
+	arr_alloc_set_option("light", 0);
 	test_stats();
 	test_usable();
 	test_coalesce_best_fit();

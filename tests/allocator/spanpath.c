@@ -359,6 +359,9 @@ static void test_enomem(void)
 
 int main(void)
 {
+	/* these tests are of a thread's own heap from its first malloc: no
+	 * light threads (tests/allocator/light.c has those) */
+	arr_alloc_set_option("light", 0);
 	arr_free(arr_malloc(1)); /* initialised: the class tables filled */
 	test_sparse_bound();
 	test_refill_routes();
