@@ -1477,8 +1477,9 @@ static inline __attribute__((always_inline)) void *malloc_slow_inner(struct arr_
 {
 	arr__ensure_init();
 	if (h == &arr__heap_empty) {
-		/* a light thread (see "Light threads"): while another holds a heap */
-		if (ARR_UNLIKELY(light_calls < arr__opt.light) &&
+		/* a light thread (see "Light threads"): while another holds a
+		 * heap, and for blocks below the sparse classes */
+		if (ARR_UNLIKELY(light_calls < arr__opt.light) && size < arr__opt.sparse_min &&
 		    atomic_load_explicit(&arr__active_heaps, memory_order_relaxed) != 0)
 			return arr__light_malloc(size, flags);
 		h = arr__heap_thread_init();

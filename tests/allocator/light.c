@@ -219,8 +219,23 @@ static void *light_pair(void *arg)
 {
 	void **out = arg;
 	out[0] = arr_malloc(200);
-	out[1] = arr_malloc(2000);
+	out[1] = arr_malloc(600);
 	CHECK(arr__tl_heap == &arr__heap_empty);
+	return NULL;
+}
+
+/* a block of the sparse classes or above (sparse_min, 1 KiB): a heap of the
+ * thread's own at once, light or not (the shared heap would decide its
+ * sparse classes, and a replay's worker then took their pages later:
+ * mtwork's 1-thread `large` working set paced +1.4 MB) */
+static void *light_then_big(void *arg)
+{
+	void **out = arg;
+	out[0] = arr_malloc(200);
+	CHECK(arr__tl_heap == &arr__heap_empty);
+	out[1] = arr_malloc(2000);
+	CHECK(arr__tl_heap != &arr__heap_empty);
+	CHECK(arr__page_of(out[0])->heap == arr__tl_heap); /* and the shared pages with it */
 	return NULL;
 }
 
@@ -247,6 +262,11 @@ static void test_release(void)
 	arr_alloc_purge();
 	CHECK(!shared_has_pages());
 	CHECK(arr__shared_is_valid());
+	pthread_create(&th, NULL, light_then_big, b);
+	pthread_join(th, NULL);
+	arr_free(b[0]);
+	arr_free(b[1]);
+	CHECK(arr__shared_is_valid());
 }
 
 /* ---- fork while light threads allocate ---- */
@@ -260,7 +280,7 @@ static void *churn(void *arg)
 	/* at most half the `light` bound: a thread past it takes a heap */
 	for (unsigned k = 0; !stop && k < 500000; k++) {
 		s = s * 6364136223846793005ull + 1442695040888963407ull;
-		size_t n = (size_t)(s >> 40) % 3000 + 1;
+		size_t n = (size_t)(s >> 40) % 1000 + 1; /* below sparse_min: light */
 		void *p = arr_malloc(n);
 		memset(p, 0xab, n < 64 ? n : 64);
 		arr_free(atomic_exchange(&slots[(s >> 20) % 32], p));
