@@ -648,6 +648,23 @@ static inline __attribute__((always_inline)) void adopt_page(struct arr__heap *h
 		page_to_full(h, page);
 }
 
+/* Every page of heap `from` (its classes' lists and its full pages) to h. */
+static inline __attribute__((always_inline)) void adopt_pages(struct arr__heap *h, struct arr__heap *from)
+{
+	for (unsigned c = 0; c < ARR__NCLASSES; c++) {
+		struct arr__page *page;
+		while ((page = from->pages[c]) != &arr__page_empty) {
+			class_remove(from, page);
+			adopt_page(h, page);
+		}
+	}
+	struct arr__page *page;
+	while ((page = from->full) != NULL) {
+		full_remove(from, page);
+		adopt_page(h, page);
+	}
+}
+
 static bool reap_one(struct arr__heap *h)
 {
 	pthread_mutex_lock(&arr__lock);
@@ -659,18 +676,7 @@ static bool reap_one(struct arr__heap *h)
 	pthread_mutex_unlock(&arr__lock);
 	if (a == NULL)
 		return false;
-	for (unsigned c = 0; c < ARR__NCLASSES; c++) {
-		struct arr__page *page;
-		while ((page = a->pages[c]) != &arr__page_empty) {
-			class_remove(a, page);
-			adopt_page(h, page);
-		}
-	}
-	struct arr__page *page;
-	while ((page = a->full) != NULL) {
-		full_remove(a, page);
-		adopt_page(h, page);
-	}
+	adopt_pages(h, a);
 	/* A heap torn by a fork (its thread vanished mid-operation) may keep a
 	 * stale last[c]: see arr__fork_tore. */
 	for (unsigned c = 0; c < ARR__NCLASSES; c++)
@@ -683,15 +689,11 @@ static bool reap_one(struct arr__heap *h)
 	return true;
 }
 
-/* Return what can be returned and hand the rest to whoever adopts it. */
-static void heap_abandon(struct arr__heap *h)
+/* The remote frees of h's class pages collected, the empty ones to the
+ * pool; the others marked NEVER if `never` (an abandoned heap's: remote
+ * frees to thread_free from then on). Whether any is left. */
+static bool give_empty_pages(struct arr__heap *h, bool never)
 {
-	span_cache_flush(h, true);
-	arr__span_cache_flush(h, true);
-	/* No new delayed frees after this; then drain the ones in flight. */
-	for (struct arr__page *page = h->full; page; page = page->next)
-		tf_force_state(page, ARR__TF_NEVER);
-	process_delayed(h);
 	bool any = false;
 	for (unsigned c = 0; c < ARR__NCLASSES; c++) {
 		struct arr__page *page = h->pages[c], *next;
@@ -702,11 +704,25 @@ static void heap_abandon(struct arr__heap *h)
 				class_remove(h, page);
 				arr__pool_give(h, page);
 			} else {
-				tf_force_state(page, ARR__TF_NEVER);
+				if (never)
+					tf_force_state(page, ARR__TF_NEVER);
 				any = true;
 			}
 		}
 	}
+	return any;
+}
+
+/* Return what can be returned and hand the rest to whoever adopts it. */
+static void heap_abandon(struct arr__heap *h)
+{
+	span_cache_flush(h, true);
+	arr__span_cache_flush(h, true);
+	/* No new delayed frees after this; then drain the ones in flight. */
+	for (struct arr__page *page = h->full; page; page = page->next)
+		tf_force_state(page, ARR__TF_NEVER);
+	process_delayed(h);
+	bool any = give_empty_pages(h, true);
 	for (struct arr__page *page = h->full, *next; page; page = next) {
 		next = page->next;
 		page_collect(page);
@@ -1679,18 +1695,7 @@ __attribute__((noinline)) void arr__light_graduate(struct arr__heap *h)
 	for (struct arr__page *page = s->full; page; page = page->next)
 		tf_set_state(page, ARR__TF_NORMAL);
 	process_delayed(s);
-	for (unsigned c = 0; c < ARR__NCLASSES; c++) {
-		struct arr__page *page;
-		while ((page = s->pages[c]) != &arr__page_empty) {
-			class_remove(s, page);
-			adopt_page(h, page);
-		}
-	}
-	struct arr__page *page;
-	while ((page = s->full) != NULL) {
-		full_remove(s, page);
-		adopt_page(h, page);
-	}
+	adopt_pages(h, s);
 	/* and the segments mapped for it: kept, the thread's next span would
 	 * come from a segment of its own (several threads: pool.c find_span),
 	 * one more header and its spans apart from those it just took */
@@ -1705,17 +1710,7 @@ static void shared_release_locked(struct arr__heap *h)
 {
 	if (atomic_load_explicit(&h->delayed, memory_order_relaxed))
 		process_delayed(h);
-	for (unsigned c = 0; c < ARR__NCLASSES; c++) {
-		struct arr__page *page = h->pages[c], *next;
-		for (; page != &arr__page_empty && page; page = next) {
-			next = page->next;
-			page_collect(page);
-			if (page->used == 0) {
-				class_remove(h, page);
-				arr__pool_give(h, page);
-			}
-		}
-	}
+	give_empty_pages(h, false);
 	if (h->sc_n)
 		arr__span_cache_flush(h, true);
 	ARR__ASSERT_EXPENSIVE(arr__heap_is_valid(h));
