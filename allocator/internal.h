@@ -883,14 +883,25 @@ struct arr__spanseg {
 #define ARR__SP_DATA_UNITS (ARR__SP_UNITS - ARR__SP_FIRST_UNIT)
 _Static_assert(ARR__SP_DATA_UNITS >= ARR__SP_MAX_UNITS, "a span segment holds the largest block");
 
+/* What a carve says of its block's zeros, for a calloc: `all` known zero
+ * (false unless asked with zero); otherwise, when n != 0, which of the n OS
+ * pages the block touches (from the one holding its first byte) were known
+ * zero before the carve (bit i: page i), so that only the rest is cleared
+ * (n == 0: clear it all). ARR__SP_MAX_UNITS units touch at most 257 pages. */
+struct arr__span_zeroed {
+	bool all;
+	unsigned n;
+	uint64_t clean[5];
+};
+
 /* A block of size bytes (span_min < size <= ARR__MAX_SMALL), aligned to
- * 256 bytes; *zeroed (if asked): known zero, and false unless zero (only a
- * calloc asks). NULL if out of memory. */
-void *arr__span_alloc(struct arr__heap *h, size_t size, bool zero, bool *zeroed);
+ * 256 bytes; *zeroed (if asked): what is known zero of it (above), only a
+ * calloc asks. NULL if out of memory. */
+void *arr__span_alloc(struct arr__heap *h, size_t size, bool zero, struct arr__span_zeroed *zeroed);
 void arr__span_free(void *p); /* p in a span segment; aborts on misuse */
 /* The same through heap h's block cache (h may be &arr__heap_empty); the
  * cache's entry points count the operation in h like the fast paths. */
-void *arr__span_cache_alloc(struct arr__heap *h, size_t size, bool zero, bool *zeroed);
+void *arr__span_cache_alloc(struct arr__heap *h, size_t size, bool zero, struct arr__span_zeroed *zeroed);
 /* Returns the block's requested size (what its holder asked for). */
 size_t arr__span_cache_free(struct arr__heap *h, void *p);
 /* free() of p, a block of a span segment, by heap h's thread (maybe

@@ -277,10 +277,10 @@ static void test_zeroed_only_for_calloc(void)
 {
 	enum { SZ = 1 << 20 };
 	struct arr_alloc_stats a, b;
-	bool z = true;
+	struct arr__span_zeroed z = {.all = true};
 	arr__span_purge_all(); /* every free span clean: what follows is fresh */
 	uint8_t *p = arr__span_alloc(&arr__heap_empty, SZ, false, &z);
-	CHECK(p != NULL && !z);
+	CHECK(p != NULL && !z.all);
 	if (p != NULL)
 		arr__span_free(p);
 	arr__span_purge_all();
@@ -290,6 +290,38 @@ static void test_zeroed_only_for_calloc(void)
 	CHECK(c != NULL && all_zero(c, SZ));
 	CHECK(b.calloc_skipped - a.calloc_skipped >= SZ - 4096);
 	arr_free(c);
+	CHECK(arr__spanheap_is_valid());
+}
+
+/* A calloc beside a live block: the page they share is resident (the
+ * neighbour wrote it), the rest of the calloc'd block fresh. Only the shared
+ * page is cleared: the rest stays untouched, as glibc leaves a fresh block
+ * (cleared whole, all of it became resident). */
+static void test_calloc_beside_live(void)
+{
+	enum { NB = 20000, UNITS = (NB + 255) / 256, SZ = 512 << 10 };
+	struct arr_alloc_stats a, b;
+	arr__span_purge_all();
+	uint8_t *n = arr_malloc(NB);
+	CHECK(n != NULL);
+	if (n == NULL)
+		return;
+	memset(n, 1, NB);
+	CHECK(arr_alloc_stats_get(&a) == 0);
+	uint8_t *c = arr_calloc(1, SZ);
+	CHECK(arr_alloc_stats_get(&b) == 0);
+	CHECK(c == n + UNITS * 256); /* carved right after it, from the same free span */
+	if (c != NULL) {
+		unsigned res = resident_pages(c, SZ); /* before any read maps a page */
+		if (res > 2)
+			fprintf(stderr, "calloc beside a live block: %u of %u pages resident\n", res, SZ / 4096);
+		CHECK(res <= 2);
+		CHECK(b.calloc_zeroed - a.calloc_zeroed <= 4096);
+		CHECK(b.calloc_skipped - a.calloc_skipped >= SZ - 4096);
+		CHECK(all_zero(c, SZ));
+		arr_free(c);
+	}
+	arr_free(n);
 	CHECK(arr__spanheap_is_valid());
 }
 
@@ -337,6 +369,7 @@ int main(int argc, char **argv)
 	} else {
 		test_clean_words();
 		test_zeroed_only_for_calloc();
+		test_calloc_beside_live();
 		test_free_coalesce();
 		test_trim_age();
 		test_wait_and_wake();
