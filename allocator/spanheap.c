@@ -1092,11 +1092,13 @@ static struct arr__span_arena *steal(struct arr__span_arena *a, unsigned need, s
 }
 
 static inline __attribute__((always_inline)) void *carve(struct arr__span_arena *a, struct arr__spanseg *s, unsigned u,
-							 unsigned need, size_t size, bool zero, struct arr__span_zeroed *zeroed);
+							 unsigned need, size_t size, bool zero,
+							 struct arr__span_zeroed *zeroed);
 
 /* carve() for a block of another arena (steal()): out of line, rare */
 static __attribute__((noinline)) void *carve_stolen(struct arr__span_arena *a, struct arr__spanseg *s, unsigned u,
-						    unsigned need, size_t size, bool zero, struct arr__span_zeroed *zeroed)
+						    unsigned need, size_t size, bool zero,
+						    struct arr__span_zeroed *zeroed)
 {
 	return carve(a, s, u, need, size, zero, zeroed);
 }
@@ -1126,7 +1128,8 @@ static void split(struct arr__heap *h, unsigned contended)
 	h->span_arena = 1 + atomic_fetch_add_explicit(&arenas_dealt, 1, memory_order_relaxed) % (n - 1);
 }
 
-static inline __attribute__((always_inline)) void *span_alloc(struct arr__heap *h, size_t size, bool zero, struct arr__span_zeroed *zeroed)
+static inline __attribute__((always_inline)) void *span_alloc(struct arr__heap *h, size_t size, bool zero,
+							      struct arr__span_zeroed *zeroed)
 {
 	/* read once: the lock's acquire would load it again after it */
 	unsigned narenas = arr__opt.span_arenas;
@@ -1170,7 +1173,8 @@ static inline __attribute__((always_inline)) void *span_alloc(struct arr__heap *
  * bytes from the free span at u; *zeroed (if zeroed) says what of it is
  * known zero, asked for a calloc (zero) only. */
 static inline __attribute__((always_inline)) void *carve(struct arr__span_arena *a, struct arr__spanseg *s, unsigned u,
-							 unsigned need, size_t size, bool zero, struct arr__span_zeroed *zeroed)
+							 unsigned need, size_t size, bool zero,
+							 struct arr__span_zeroed *zeroed)
 {
 	uint32_t t = s->tag[u];
 	unsigned len = t & T_LEN;
@@ -1725,7 +1729,8 @@ void arr__span_cache_flush(struct arr__heap *h, bool all)
 }
 
 /* arr__span_cache_alloc() from a cache holding blocks */
-static __attribute__((noinline)) void *cache_alloc(struct arr__heap *h, size_t size, bool zero, struct arr__span_zeroed *zeroed)
+static __attribute__((noinline)) void *cache_alloc(struct arr__heap *h, size_t size, bool zero,
+						   struct arr__span_zeroed *zeroed)
 {
 	unsigned need = (unsigned)((size + UNIT - 1) >> UNIT_SHIFT), best = ARR__SC_N;
 	uint32_t best_len = UINT32_MAX;
