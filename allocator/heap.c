@@ -1320,7 +1320,7 @@ static inline bool page_collect_local(struct arr__page *page)
 }
 
 /*
- * find_page_quick (the three below, put together by arr__malloc_refill):
+ * find_page_quick (the two below and the borrows, put together by arr__malloc_refill):
  * find_page's common cases, without a call and with none of find_page's
  * rare branches (its loop, everything inlined, is 5.5 KB of code): in the
  * 4-thread stress replay, serial, 151 K of 290 K calls took a page with
@@ -1338,24 +1338,6 @@ static inline bool find_page_quick_due(struct arr__heap *h)
 {
 	return atomic_load_explicit(&h->delayed, memory_order_relaxed) ||
 	       arr__heap_ops(h) - h->ops_synced >= ARR__TICK_OPS;
-}
-
-/* find_page_quick for a class with no page: find_page's tail, no abandoned
- * pages to adopt, then one of the two borrows. */
-static inline __attribute__((always_inline)) struct arr__page *find_page_quick_empty(struct arr__heap *h, unsigned cls,
-										     size_t size, bool exact)
-{
-	if (exact || atomic_load_explicit(&arr__abandoned_count, memory_order_relaxed) > 0)
-		return NULL;
-	size_t cs = arr__class_size[cls];
-	if (cs >= BORROW_MIN && cs <= ARR__SLICE_SIZE)
-		return borrow(h, cls, SIZE_MAX);
-	struct arr__page *page;
-	if (cs < BORROW_MIN && h->borrows[cls] < ARR__SMALL_BORROWS && (page = borrow(h, cls, 2 * size)) != NULL) {
-		h->borrows[cls]++;
-		return page;
-	}
-	return NULL;
 }
 
 /* class_remove then class_push_back of the class's head page, which has a
@@ -1573,16 +1555,19 @@ ARR_HOT static __attribute__((noinline)) void *refill_slow(size_t size, struct a
 	return refill_pop(h, page, size, flags);
 }
 
-/* arr__malloc_refill for a class with no page, below 256 bytes or with an
- * exact request or abandoned pages: out of line, so that the list's walk is
- * compiled without the small classes' borrow's registers (their borrow
- * count, the bound of twice the size). */
+/* arr__malloc_refill for a class with no page outside the whole-class
+ * borrow's sizes: a class below 256 bytes borrows a block at most twice its
+ * size, ARR__SMALL_BORROWS times a tick. Out of line, so that the list's walk
+ * is compiled without this borrow's registers (its count, the bound of twice
+ * the size). */
 ARR_HOT static __attribute__((noinline)) void *refill_borrow(size_t size, struct arr__heap *h, unsigned cls,
 							     unsigned flags)
 {
-	struct arr__page *page = find_page_quick_empty(h, cls, size, flags & ARR__ALLOC_EXACT);
-	if (ARR_UNLIKELY(page == NULL))
+	struct arr__page *page;
+	if (!(arr__class_size[cls] < BORROW_MIN && h->borrows[cls] < ARR__SMALL_BORROWS &&
+	      (page = borrow(h, cls, 2 * size)) != NULL))
 		return refill_slow(size, h, cls, flags);
+	h->borrows[cls]++;
 	ARR__ASSERT_EXPENSIVE(arr__page_is_valid(page) && class_list_is_valid(h, cls, false));
 	return refill_pop(h, page, size, flags);
 }
@@ -1594,12 +1579,14 @@ ARR_HOT void *arr__malloc_refill(size_t size, struct arr__heap *h, unsigned cls,
 		return refill_slow(size, h, cls, flags);
 	struct arr__page *page = h->pages[cls];
 	if (page == &arr__page_empty) {
-		/* a class from 256 bytes borrows here, without refill_borrow's
-		 * tail call and frame (sqlite's 1 KiB requests borrow on 300 K
-		 * calls); the small classes' bounded borrow there */
+		/* find_page's tail for a class with no page: no abandoned pages
+		 * to adopt, then a borrow; a class from 256 bytes borrows here,
+		 * without refill_borrow's tail call and frame (sqlite's 1 KiB
+		 * requests borrow on 300 K calls), the small classes there */
+		if ((flags & ARR__ALLOC_EXACT) || atomic_load_explicit(&arr__abandoned_count, memory_order_relaxed) > 0)
+			return refill_slow(size, h, cls, flags);
 		size_t cs = arr__class_size[cls];
-		if (!(cs >= BORROW_MIN && cs <= ARR__SLICE_SIZE) || (flags & ARR__ALLOC_EXACT) ||
-		    atomic_load_explicit(&arr__abandoned_count, memory_order_relaxed) > 0)
+		if (!(cs >= BORROW_MIN && cs <= ARR__SLICE_SIZE))
 			return refill_borrow(size, h, cls, flags);
 		page = borrow(h, cls, SIZE_MAX);
 		if (page == NULL)
