@@ -586,6 +586,9 @@ static inline unsigned arr__purge_mult(void)
 #define ARR__YOUNG_MIN 1000
 uint64_t arr__pool_clock(void);
 uint64_t arr__pool_grow_clock(void);
+/* Would `pages` fresh OS pages taken now raise the footprint's high-water
+ * mark? A hint, read without the pool lock. */
+bool arr__pool_would_grow(uint64_t pages);
 /* The young delay (purge_delay itself when it is at most ARR__YOUNG_MIN,
  * or the option is off), unscaled; < 0: never. */
 static inline long long arr__purge_delay_now(void)

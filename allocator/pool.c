@@ -425,6 +425,13 @@ static void note_growth(size_t bytes)
 }
 ARR_HOT uint64_t arr__pool_grow_clock(void) { return __atomic_load_n(&grow_clock, __ATOMIC_RELAXED); }
 
+/* Would `pages` fresh OS pages taken now raise the footprint's high-water
+ * mark (the program's peak)? Read without the lock: a hint. */
+ARR_HOT bool arr__pool_would_grow(uint64_t pages)
+{
+	return resident_pages(pages * ARR__OS_PAGE) >= __atomic_load_n(&grow_hwm, __ATOMIC_RELAXED);
+}
+
 /*
  * About to map fresh memory although `bytes` of free dirty slices may be
  * resident: they did not fit, so give that much back first. The footprint

@@ -1172,6 +1172,37 @@ static inline __attribute__((always_inline)) void *span_alloc(struct arr__heap *
 /* Under a's lock, which it releases: the block of need units for size
  * bytes from the free span at u; *zeroed (if zeroed) says what of it is
  * known zero, asked for a calloc (zero) only. */
+/*
+ * Which end of the free span [u, u + len) a block of need units is carved
+ * from. By default a block of a sparse class takes the high end and a bigger
+ * one the low end: small blocks carved where big ones are pin holes between
+ * them. But when the default end would fault in known-zero pages that raise
+ * the footprint's high-water mark while the other end has more of its pages
+ * resident (freed there and waiting for their decay), the block takes the
+ * other end: the case is a segment's last free span, grown at its low end by
+ * big blocks and at its high end by sparse ones, which took the sparse
+ * blocks' pages back when they were freed. Below the mark the fresh pages
+ * raise no peak, and the default layout is kept (taking resident pages
+ * there mixed big and sparse blocks: more peak on the `large` working sets,
+ * docs/notes/2026-12-05-spanend.md).
+ */
+static inline bool carve_high(const struct arr__spanseg *s, unsigned u, unsigned len, unsigned need, bool sparse)
+{
+	if (!(s->tag[u] & T_DIRTY) || !range_any_clean(s, u, len))
+		return sparse;
+	unsigned lo, hi;
+	touched_pages(u, need, &lo, &hi);
+	unsigned fresh_low = bits_count(s->clean, lo, hi);
+	touched_pages(u + len - need, need, &lo, &hi);
+	unsigned fresh_high = bits_count(s->clean, lo, hi);
+	if (fresh_high == fresh_low)
+		return sparse;
+	unsigned fresh = sparse ? fresh_high : fresh_low, other = sparse ? fresh_low : fresh_high;
+	if (other > fresh || !arr__pool_would_grow(fresh))
+		return sparse;
+	return !sparse;
+}
+
 static inline __attribute__((always_inline)) void *carve(struct arr__span_arena *a, struct arr__spanseg *s, unsigned u,
 							 unsigned need, size_t size, bool zero,
 							 struct arr__span_zeroed *zeroed)
@@ -1185,12 +1216,9 @@ static inline __attribute__((always_inline)) void *carve(struct arr__span_arena 
 	struct arr__span_node *n = node_of_tag(s, t);
 	ARR__ASSERT((rest & SLOT_BITS) == slot_bits(s, n));
 	bin_remove(a, n);
-	if (len > need && size <= ARR__SPAN_SPARSE_MAX) {
-		/* A block of a sparse class from the high end, the rest keeps the
-		 * low end (and the node): small blocks carved where big ones are
-		 * (low ends) pin holes between them; one thread's `large` working
-		 * set (60 % 1-16 KiB) peaked at 18 680 KB so, 16 884 this way
-		 * (17 312 without sparse classes; glibc 16 860). */
+	if (len > need && carve_high(s, u, len, need, size <= ARR__SPAN_SPARSE_MAX)) {
+		/* from the high end (carve_high), the rest keeps the low end
+		 * and the node */
 		unsigned rl = len - need;
 		set_tags(s, u, rl, rest);
 		bin_insert(a, n, rl);
