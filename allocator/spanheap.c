@@ -1091,6 +1091,9 @@ static struct arr__span_arena *steal(struct arr__span_arena *a, unsigned need, s
 	return NULL;
 }
 
+/* Under a's lock, which it releases: the block of need units for size
+ * bytes from the free span at u; *zeroed (if zeroed) says what of it is
+ * known zero, asked for a calloc (zero) only. */
 static inline __attribute__((always_inline)) void *carve(struct arr__span_arena *a, struct arr__spanseg *s, unsigned u,
 							 unsigned need, size_t size, bool zero,
 							 struct arr__span_zeroed *zeroed);
@@ -1169,9 +1172,6 @@ static inline __attribute__((always_inline)) void *span_alloc(struct arr__heap *
 	return carve(a, s, u, need, size, zero, zeroed);
 }
 
-/* Under a's lock, which it releases: the block of need units for size
- * bytes from the free span at u; *zeroed (if zeroed) says what of it is
- * known zero, asked for a calloc (zero) only. */
 /*
  * Which end of the free span [u, u + len) a block of need units is carved
  * from. By default a block of a sparse class takes the high end and a bigger
