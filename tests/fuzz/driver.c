@@ -1,7 +1,10 @@
 /*
  * driver.c - run a fuzz target without libFuzzer: every file given, then
  * N random mutations of each (bit flips, byte sets, cuts, splices), with a
- * fixed seed so a failure repeats.   driver [-n N] FILE...
+ * fixed seed so a failure repeats.   driver [-n N] [-b BYTES] FILE...
+ * -b bounds the mutated bytes per seed file: a large seed gets BYTES/size
+ * mutations when that is fewer than N (a 100 KB trace costs a full decode per
+ * mutation; the small seeds keep all N).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -21,11 +24,15 @@ static uint64_t rnd(void)
 
 int main(int argc, char **argv)
 {
-	long n = 200;
+	long n = 200, budget = 0;
 	int first = 1;
-	if (argc > 2 && !strcmp(argv[1], "-n")) {
-		n = strtol(argv[2], NULL, 10);
-		first = 3;
+	while (argc > first + 1 && (!strcmp(argv[first], "-n") || !strcmp(argv[first], "-b"))) {
+		long v = strtol(argv[first + 1], NULL, 10);
+		if (argv[first][1] == 'n')
+			n = v;
+		else
+			budget = v;
+		first += 2;
 	}
 	long runs = 0;
 	for (int a = first; a < argc; a++) {
@@ -45,7 +52,10 @@ int main(int argc, char **argv)
 		fclose(f);
 		LLVMFuzzerTestOneInput(data, size);
 		runs++;
-		for (long i = 0; i < n && size; i++, runs++) {
+		long mutations = n;
+		if (budget > 0 && size && (long)(budget / (long)size) < n)
+			mutations = budget / (long)size;
+		for (long i = 0; i < mutations && size; i++, runs++) {
 			memcpy(mut, data, size);
 			size_t len = size;
 			switch (rnd() % 4) {
