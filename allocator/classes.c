@@ -3,15 +3,17 @@
  *
  * Classes: 8, then 16..128 in steps of 16, then 8 classes per doubling up to
  * 1 MiB, so above 128 bytes a request wastes at most 1/8 of its block. From
- * 1 to 16 KiB the first eighth above each power of two is split again at
- * 1/64, 1/32 and 17/256 rounded up to 16 bytes (1040, 1056, 1104, 1152; 4160,
- * 4224, 4368, 4608; ...): "a power of two plus a header" is a common request
- * (sqlite's 1032- and 4368-byte page-cache entries: 1040 and 4368) and would
- * waste up to 11 % there. 17/256 rather than 5/64 (4416): 15 blocks of 4368
+ * 256 B to 16 KiB the first eighth above each power of two is split again at
+ * 1/64, 1/32 and 17/256 rounded up to 16 bytes (272 alone above 256; 528,
+ * 560 above 512; 1040, 1056, 1104, 1152; 4160, 4224, 4368, 4608; ...): "a
+ * power of two plus a header" is a common request (sqlite's 1032- and
+ * 4368-byte page-cache entries: 1040 and 4368; redis's 262-byte strings, a
+ * 256-byte value and its header: 272, where 288 took 2 MB more of its 81 MB
+ * peak) and would waste up to 11 % there. 17/256 rather than 5/64 (4416): 15 blocks of 4368
  * fill one slice but for 16 bytes, where 44 of 4416 took three slices and
  * 4468 bytes each, and sqlite's peak is 26 MB of them (glibc: 4384 each).
  * The split costs
- * 12 classes, not the hundreds that finer classes everywhere would (each
+ * 15 classes, not the hundreds that finer classes everywhere would (each
  * thread keeps a partly filled page per class it uses). Every
  * class above 8 is a multiple of 16, so blocks keep malloc's 16-byte alignment.
  * Classes up to 64 KiB get the shortest span (in 64 KiB slices) that wastes at
@@ -27,7 +29,7 @@ uint8_t arr__class_direct[ARR__FINE_FIRST + 1];
 uint32_t arr__class_size[ARR__NCLASSES];
 uint8_t arr__class_slices[ARR__NCLASSES];
 uint64_t arr__class_magic[ARR__NCLASSES];
-uint32_t arr__class_sparse_cap[ARR__NCLASSES];
+uint32_t arr__class_sparse_cap[ARR__SPARSE_END - ARR__SPARSE_FIRST];
 
 static size_t class_size_of(unsigned c)
 {
@@ -35,9 +37,16 @@ static size_t class_size_of(unsigned c)
 		return 8;
 	if (c <= 9)
 		return (size_t)16 * (c - 1);
-	if (c < ARR__FINE_FIRST || c >= ARR__FINE_END) {
-		unsigned k = c < ARR__FINE_FIRST ? 7 + (c - 10) / 8 : 14 + (c - ARR__FINE_END) / 8;
-		unsigned j = c < ARR__FINE_FIRST ? (c - 10) % 8 + 1 : (c - ARR__FINE_END) % 8 + 1;
+	if (c < ARR__FINE_FIRST) {
+		/* 8 a doubling from 128, and the splits of 256 and 512 (internal.h) */
+		static const uint16_t mid[ARR__FINE_FIRST - 10] = {
+			144, 160, 176, 192, 208, 224, 240, 256,
+			272, 288, 320, 352, 384, 416, 448, 480, 512,
+			528, 560, 576, 640, 704, 768, 832, 896, 960, 1024};
+		return mid[c - 10];
+	}
+	if (c >= ARR__FINE_END) {
+		unsigned k = 14 + (c - ARR__FINE_END) / 8, j = (c - ARR__FINE_END) % 8 + 1;
 		return ((size_t)1 << k) + (size_t)j * ((size_t)1 << (k - 3));
 	}
 	unsigned k = 10 + (c - ARR__FINE_FIRST) / 11, r = (c - ARR__FINE_FIRST) % 11;
@@ -89,12 +98,9 @@ ARR_HOT void arr__classes_init(void)
 			c = 1;
 		else if (size <= 128)
 			c = (unsigned)((size + 15) >> 4) + 1;
-		else {
-			size_t s1 = size - 1;
-			unsigned k = 63u - (unsigned)__builtin_clzll(s1);
-			unsigned j = (unsigned)(s1 >> (k - 3)) - 7u;
-			c = 10u + (k - 7u) * 8u + (j - 1u);
-		}
+		else
+			for (c = 10; arr__class_size[c] < size; c++)
+				;
 		arr__class_tab[i] = (uint8_t)c;
 	}
 	/* Each class's run of entries, for the heaps' direct[]: the table
@@ -114,11 +120,12 @@ ARR_HOT void arr__classes_init(void)
 	 * classes: a 1032-byte request takes 1280 bytes there, 1040 in its
 	 * class), the excess past ARR__SPARSE_WASTE bytes costs more than the
 	 * class page it saves: the class is dense from that many blocks on. */
-	for (unsigned c = 0; c < ARR__NCLASSES; c++) {
+	for (unsigned c = ARR__SPARSE_FIRST; c < ARR__SPARSE_END; c++) {
 		size_t bs = arr__class_size[c];
 		size_t units = (bs + ((size_t)1 << ARR__SPAN_UNIT_SHIFT) - 1) >> ARR__SPAN_UNIT_SHIFT;
 		size_t excess = (units << ARR__SPAN_UNIT_SHIFT) - bs;
-		arr__class_sparse_cap[c] = excess == 0 ? UINT32_MAX : (uint32_t)(ARR__SPARSE_WASTE / excess);
+		arr__class_sparse_cap[c - ARR__SPARSE_FIRST] =
+			excess == 0 ? UINT32_MAX : (uint32_t)(ARR__SPARSE_WASTE / excess);
 	}
 	/* one or two direct[] entries for a class up to ARR__DIRECT_MAX, all
 	 * below ARR__HEAP_DIRECT_N (heap.c set_current writes them unrolled) */

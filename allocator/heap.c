@@ -1425,7 +1425,7 @@ static inline bool sparse_to_span(struct arr__heap *h, unsigned cls, unsigned sk
 	 * division was a fifth of this path's instructions */
 	if ((int64_t)(h->sparse_live[sk] + 1) * arr__class_size[cls] >
 		    (int64_t)((uint64_t)arr__opt.sparse * arr__class_slices[cls] * ARR__SLICE_SIZE) ||
-	    (int64_t)h->sparse_live[sk] >= (int64_t)arr__class_sparse_cap[cls]) {
+	    (int64_t)h->sparse_live[sk] >= (int64_t)arr__class_sparse_cap[sk]) {
 		h->dense |= (uint64_t)1 << sk;
 		return false;
 	}

@@ -98,11 +98,12 @@ __attribute__((noreturn, cold)) void arr__fatal(const char *what, const void *p)
 #define ARR__OS_PAGE ((size_t)4096)
 
 /* Size classes: 8, 16..128 step 16, then 8 classes per doubling up to 1 MiB,
- * the first eighth above 1, 2, 4 and 8 KiB split at 1/64, 1/32, 17/256 (see
- * classes.c): 11 classes for each of those doublings. */
-#define ARR__NCLASSES 126
-#define ARR__FINE_FIRST 34 /* first class above 1 KiB */
-#define ARR__FINE_END 78   /* first class above 16 KiB */
+ * the first eighth above 256 B, 512 B, 1, 2, 4 and 8 KiB split at 1/64, 1/32,
+ * 17/256 rounded up to 16 bytes (see classes.c): 9 classes above 256, 10
+ * above 512, 11 for each doubling from 1 KiB. */
+#define ARR__NCLASSES 129
+#define ARR__FINE_FIRST 37 /* first class above 1 KiB */
+#define ARR__FINE_END 81   /* first class above 16 KiB */
 #define ARR__MAX_SMALL ((size_t)1 << 20)
 #define ARR__SMALL_TAB 1024                    /* sizes <= this are classed by table lookup */
 #define ARR__DIRECT_N (ARR__SMALL_TAB / 8 + 1) /* entries of arr__class_tab */
@@ -484,7 +485,7 @@ extern uint8_t arr__class_slices[ARR__NCLASSES];
 #ifndef ARR__SPARSE_WASTE
 #define ARR__SPARSE_WASTE ((size_t)16 << 10)
 #endif
-extern uint32_t arr__class_sparse_cap[ARR__NCLASSES];
+extern uint32_t arr__class_sparse_cap[ARR__SPARSE_END - ARR__SPARSE_FIRST]; /* by sparse class */
 /* ceil(2^64 / block size): off is a multiple of the block size iff
  * off * magic <= magic - 1 (mod 2^64), for any 32-bit off (Lemire et al.) */
 extern uint64_t arr__class_magic[ARR__NCLASSES];

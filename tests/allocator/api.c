@@ -274,6 +274,14 @@ static void test_usable_size(void)
 		}
 	}
 	CHECK(class_for(1032) == 1040 && class_for(4368) == 4368);
+	/* and at 256 and 512 bytes, in 16-byte steps: a header of up to 16
+	 * bytes over 256 (redis's 262-byte strings -> 272, not 288), of up to
+	 * 32 over 512, 17/256 of 512 rounded up (546 -> 560) */
+	for (size_t s = 257; s <= 288; s++)
+		CHECK(class_for(s) == (s <= 272 ? 272 : 288));
+	for (size_t s = 513; s <= 576; s++)
+		CHECK(class_for(s) == (s <= 528 ? 528 : s <= 560 ? 560 : 576));
+	CHECK(class_for(262) == 272);
 }
 
 /*

@@ -60,8 +60,8 @@ static void test_sparse_bound(void)
 		if ((long long)size <= sparse_min)
 			continue;
 		size_t bound = (size_t)sparse * arr__class_slices[c] * ARR__SLICE_SIZE / size;
-		if (bound > arr__class_sparse_cap[c])
-			bound = arr__class_sparse_cap[c]; /* its span blocks' rounding (classes.c) */
+		if (bound > arr__class_sparse_cap[c - ARR__SPARSE_FIRST])
+			bound = arr__class_sparse_cap[c - ARR__SPARSE_FIRST]; /* its span blocks' rounding (classes.c) */
 		size_t n = bound + 1;
 		void **b = malloc(n * sizeof *b);
 		CHECK(b != NULL);
@@ -98,8 +98,8 @@ static void test_refill_routes(void)
 	long long sparse;
 	CHECK(arr_alloc_get_option("sparse", &sparse) == 0);
 	size_t bound = (size_t)sparse * arr__class_slices[c] * ARR__SLICE_SIZE / size;
-	if (bound > arr__class_sparse_cap[c])
-		bound = arr__class_sparse_cap[c];
+	if (bound > arr__class_sparse_cap[c - ARR__SPARSE_FIRST])
+		bound = arr__class_sparse_cap[c - ARR__SPARSE_FIRST];
 	size_t n = bound + 3 * (ARR__SLICE_SIZE / size) * arr__class_slices[c] + 2;
 	void **b = malloc(n * sizeof *b);
 	CHECK(b != NULL);
