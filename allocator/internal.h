@@ -493,6 +493,7 @@ extern uint64_t arr__class_magic[ARR__NCLASSES];
 struct arr__options {
 	long long purge_delay; /* ops; 0 = immediately, < 0 = never */
 	unsigned young;        /* the young delay is a thread's ops / this (arr__purge_limit); 0: off */
+	unsigned aged;         /* the full delay is at least a thread's ops / this (arr__purge_limit); 0: off */
 	size_t mmap_threshold; /* larger requests are mapped directly */
 	unsigned idle_ratio;   /* free dirty slices kept ≤ used slices / this (0, default: no bound) */
 	size_t span_min;       /* larger requests (to ARR__MAX_SMALL) go to the span heap; 0: none */
@@ -584,6 +585,10 @@ static inline unsigned arr__purge_mult(void)
  * growth adds to its peak.
  */
 #define ARR__YOUNG_DIV 4
+#ifndef ARR__AGED_DIV
+#define ARR__AGED_DIV 2
+#endif
+#define ARR__AGED_CAP 64
 #define ARR__YOUNG_MIN 1000
 uint64_t arr__pool_clock(void);
 uint64_t arr__pool_grow_clock(void);
@@ -609,6 +614,13 @@ static inline bool arr__purge_limit(uint64_t now, unsigned mult, uint64_t *limit
 	if (d < 0)
 		return false;
 	uint64_t full = (uint64_t)d * mult, lim = 0;
+	if (arr__opt.aged != 0 && d > ARR__YOUNG_MIN) {
+		uint64_t age = arr__pool_clock() / arr__purge_scale() / arr__opt.aged;
+		if (age > (uint64_t)d * ARR__AGED_CAP)
+			age = (uint64_t)d * ARR__AGED_CAP;
+		if (age > (uint64_t)d)
+			full = age * mult;
+	}
 	bool due = now >= full;
 	if (due)
 		lim = now - full;

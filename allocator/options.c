@@ -14,6 +14,7 @@
 struct arr__options arr__opt = {
 	.purge_delay = 100000,
 	.young = ARR__YOUNG_DIV,
+	.aged = ARR__AGED_DIV,
 	.mmap_threshold = ARR__MAX_SMALL,
 	.idle_ratio = 0, /* off: see pool.c idle_budget */
 	.span_min = (size_t)8 << 10,
@@ -65,6 +66,12 @@ int arr_alloc_set_option(const char *name, long long value)
 		if (value < 0 || value > 1000000)
 			return ARR_ERANGE;
 		arr__opt.young = (unsigned)value;
+		return 0;
+	}
+	if (strcmp(name, "aged") == 0) {
+		if (value < 0 || value > 1000000)
+			return ARR_ERANGE;
+		arr__opt.aged = (unsigned)value;
 		return 0;
 	}
 	if (strcmp(name, "mmap_threshold") == 0) {
@@ -140,6 +147,8 @@ int arr_alloc_get_option(const char *name, long long *value)
 		*value = arr__opt.purge_delay;
 	else if (strcmp(name, "young") == 0)
 		*value = arr__opt.young;
+	else if (strcmp(name, "aged") == 0)
+		*value = arr__opt.aged;
 	else if (strcmp(name, "mmap_threshold") == 0)
 		*value = (long long)arr__opt.mmap_threshold;
 	else if (strcmp(name, "idle_ratio") == 0)

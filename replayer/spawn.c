@@ -92,6 +92,7 @@ static const struct tunable builtin_tunables[] = {
 	{"span_arenas", 1, 8, 1},                 /* span-heap arenas (locks) threads may be dealt to */
 	{"span_split", 0, 1000000000, 1},         /* contended span mallocs before a thread's own arena */
 	{"young", 0, 1000000, 1},                 /* young-program purge delay: 1/young of the ops; 0 = off */
+	{"aged", 0, 1000000, 1},                  /* the full purge delay is at least 1/aged of the ops; 0 = off */
 	{"light", 0, 1000000, 1},                 /* a thread's slow-path mallocs from the shared heap; 0 = none */
 };
 

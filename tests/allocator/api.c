@@ -1392,8 +1392,11 @@ static void test_purge_under_seccomp(void)
 int main(void)
 {
 	/* these tests are of a thread's own heap from its first malloc: no
-	 * light threads (tests/allocator/light.c has those) */
+	 * light threads (tests/allocator/light.c has those); the purges after
+	 * a fixed delay, in a process that has run many operations: not the
+	 * delay that grows with its age (tests/allocator/aged.c has that) */
 	arr_alloc_set_option("light", 0);
+	arr_alloc_set_option("aged", 0);
 	test_stats(); /* first: arr_free() elsewhere makes live_requested a lower bound */
 	test_overflow();
 	test_zero_size();

@@ -800,8 +800,11 @@ static void test_arena_fork(void)
 int main(void)
 {
 	/* these tests are of a thread's own heap from its first malloc: no
-	 * light threads (tests/allocator/light.c has those) */
+	 * light threads (tests/allocator/light.c has those); the purges after
+	 * a fixed delay, in a process that has run many operations: not the
+	 * delay that grows with its age (tests/allocator/aged.c has that) */
 	arr_alloc_set_option("light", 0);
+	arr_alloc_set_option("aged", 0);
 	test_stats();
 	test_usable();
 	test_coalesce_best_fit();
