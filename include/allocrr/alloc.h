@@ -88,6 +88,10 @@ int arr_alloc_stats_get(struct arr_alloc_stats *out);
  *   young           while the footprint grows, memory freed a thread's
  *                   operations / young before is returned too (default 4,
  *                   0 = off; at least 1000 operations, at most purge_delay).
+ *   aged            the delay grows with the program: at least a thread's
+ *                   operations / aged so far (default 2: memory freed at
+ *                   operation s waits until ~2s), at most 64 x purge_delay;
+ *                   0 = purge_delay alone.
  *   mmap_threshold  requests above this many bytes get their own mapping
  *                   (default and maximum 1 MiB, the largest size class).
  *   idle_ratio      free resident memory beyond 1/idle_ratio of the memory
