@@ -61,7 +61,8 @@ static void test_sparse_bound(void)
 			continue;
 		size_t bound = (size_t)sparse * arr__class_slices[c] * ARR__SLICE_SIZE / size;
 		if (bound > arr__class_sparse_cap[c - ARR__SPARSE_FIRST])
-			bound = arr__class_sparse_cap[c - ARR__SPARSE_FIRST]; /* its span blocks' rounding (classes.c) */
+			bound = arr__class_sparse_cap[c -
+						      ARR__SPARSE_FIRST]; /* its span blocks' rounding (classes.c) */
 		size_t n = bound + 1;
 		void **b = malloc(n * sizeof *b);
 		CHECK(b != NULL);
