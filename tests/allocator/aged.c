@@ -34,24 +34,6 @@ static void phase_end(void)
 		arr_free(big[i]);
 }
 
-/* n malloc/free pairs of one small block: 2n operations, no growth */
-static void pairs(long n)
-{
-	for (long i = 0; i < n; i++) {
-		void *p = arr_malloc(64);
-		CHECK(p != NULL);
-		arr_free(p);
-	}
-}
-
-static unsigned holes_resident(void)
-{
-	unsigned n = 0;
-	for (int i = 1; i < NBIG; i += 2)
-		n += resident_pages(big[i], BIG);
-	return n;
-}
-
 #define ALL_THERE (NBIG / 2 * (BIG / 4096) * 3 / 4)
 
 int main(void)
@@ -76,20 +58,20 @@ int main(void)
 	 * past the fixed delay, they are still there (due at ~2 x 400 000) */
 	phase_holes();
 	pairs(75000);
-	CHECK(holes_resident() > ALL_THERE);
+	CHECK(odd_resident(big, NBIG, BIG) > ALL_THERE);
 	/* ~1 000 000 operations in: they were freed before half of it, gone
 	 * (a stamp lags by up to two heap ticks, 8 192 operations) */
 	pairs(230000);
-	CHECK(holes_resident() <= BIG / 4096); /* one may wait in the decay's cache */
+	CHECK(odd_resident(big, NBIG, BIG) <= BIG / 4096); /* one may wait in the decay's cache */
 	phase_end();
 
 	/* aged = 0: the fixed delay, 100 000 operations, whatever the age */
 	CHECK(arr_alloc_set_option("aged", 0) == 0);
 	phase_holes();
 	pairs(40000);
-	CHECK(holes_resident() > ALL_THERE);
+	CHECK(odd_resident(big, NBIG, BIG) > ALL_THERE);
 	pairs(75000);
-	CHECK(holes_resident() <= BIG / 4096);
+	CHECK(odd_resident(big, NBIG, BIG) <= BIG / 4096);
 	phase_end();
 
 	/* the cap: at purge_delay 2 000 the delay is at most 64 x 2 000 = 128 000
@@ -97,9 +79,9 @@ int main(void)
 	CHECK(arr_alloc_set_option("aged", 2) == 0 && arr_alloc_set_option("purge_delay", 2000) == 0);
 	phase_holes();
 	pairs(50000);
-	CHECK(holes_resident() > ALL_THERE);
+	CHECK(odd_resident(big, NBIG, BIG) > ALL_THERE);
 	pairs(25000);
-	CHECK(holes_resident() <= BIG / 4096);
+	CHECK(odd_resident(big, NBIG, BIG) <= BIG / 4096);
 	phase_end();
 	if (failures)
 		fprintf(stderr, "%d check(s) failed\n", failures);

@@ -53,4 +53,25 @@ static inline unsigned char *written(size_t size)
 		memset(p, 0x5a, size);
 	return p;
 }
+
+/* n malloc/free pairs of one small block: the op clock advances by 2n (the
+ * purge delays count it), no span and no page is freed or taken. */
+static inline void pairs(long n)
+{
+	for (long i = 0; i < n; i++) {
+		void *p = arr_malloc(64);
+		CHECK(p != NULL);
+		arr_free(p);
+	}
+}
+
+/* Resident OS pages of the odd blocks of v[0..n), `size` bytes each: the
+ * holes left by freeing every other block. */
+static inline unsigned odd_resident(unsigned char *const *v, int n, size_t size)
+{
+	unsigned r = 0;
+	for (int i = 1; i < n; i += 2)
+		r += resident_pages(v[i], size);
+	return r;
+}
 #endif

@@ -17,15 +17,6 @@
 
 enum { SIZE = 300000, DELAY = 20000 };
 
-static void pairs(long n)
-{
-	for (long i = 0; i < n; i++) {
-		void *p = arr_malloc(64);
-		CHECK(p != NULL);
-		arr_free(p);
-	}
-}
-
 int main(void)
 {
 	/* the full delay only (no young delay), short enough to pass here */

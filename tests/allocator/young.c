@@ -6,9 +6,11 @@
  * (100 000), which is longer than a whole small program; without growth it
  * waits for the full delay (a program that reuses its free memory steadily
  * is not made to fault it in again); taking back memory purged earlier,
- * below the resident high-water mark, is not growth; a program that has run
- * 400 000 operations and more keeps the full delay (its span heap's own
- * growth purges nothing). Runs in a fresh process
+ * below the resident high-water mark, is not growth; from 400 000
+ * operations on the young delay is `purge_delay` itself (the full delay,
+ * grown with the program's age by `aged`, is longer by then: memory freed
+ * before the footprint grows waits purge_delay, not half the age; the span
+ * heap's own growth purges nothing at once). Runs in a fresh process
  * (the op clock starts at 0); public API only: residency by mincore, purges
  * by the statistics. Exits non-zero if a check fails.
  */
@@ -34,26 +36,6 @@ static void phase_holes(void)
 	pin = written(BIG);
 	for (int i = 1; i < NBIG; i += 2)
 		arr_free(big[i]);
-}
-
-/* n malloc/free pairs of one small block: the op clock advances (2n), no
- * span and no page is freed or taken. */
-static void pairs(long n)
-{
-	for (long i = 0; i < n; i++) {
-		void *p = arr_malloc(64);
-		CHECK(p != NULL);
-		arr_free(p);
-	}
-}
-
-/* the odd big blocks, freed between live even ones */
-static unsigned holes_resident(void)
-{
-	unsigned n = 0;
-	for (int i = 1; i < NBIG; i += 2)
-		n += resident_pages(big[i], BIG);
-	return n;
 }
 
 static unsigned big_resident(void)
@@ -86,9 +68,9 @@ int main(void)
 	 * holes (every other big block, freed between live ones) wait for the
 	 * full delay */
 	phase_holes();
-	CHECK(holes_resident() > NBIG / 2 * (BIG / 4096) * 3 / 4);
+	CHECK(odd_resident(big, NBIG, BIG) > NBIG / 2 * (BIG / 4096) * 3 / 4);
 	pairs(30000); /* 60 000 operations: under the full delay of 100 000 */
-	CHECK(holes_resident() > NBIG / 2 * (BIG / 4096) * 3 / 4);
+	CHECK(odd_resident(big, NBIG, BIG) > NBIG / 2 * (BIG / 4096) * 3 / 4);
 
 	/* the span heap's own footprint grows (blocks too long for the holes,
 	 * carved from fresh memory): what waited a quarter of the clock is
@@ -100,7 +82,7 @@ int main(void)
 	for (int i = 0; i < 2; i++)
 		grown[i] = written(GROWN);
 	pairs(10000); /* past a heap tick (every 4 096 frees) */
-	CHECK(holes_resident() == 0);
+	CHECK(odd_resident(big, NBIG, BIG) == 0);
 	for (int i = 0; i < NBIG; i += 2)
 		arr_free(big[i]);
 	for (int i = 0; i < 2; i++)
@@ -138,8 +120,8 @@ int main(void)
 	for (int i = 0; i < NBIG / 4; i++)
 		arr_free(longer[i]);
 
-	/* grown up: 500 000 operations in, the full delay again, growth or
-	 * not. Growth of the span heap's own (blocks too long for the holes
+	/* grown up: 500 000 operations in, the young delay is purge_delay.
+	 * Growth of the span heap's own (blocks too long for the holes
 	 * every other big block leaves, 11 MB of fresh memory: a new high-water
 	 * mark): growth that the span heap cannot serve, huge blocks, gives its
 	 * free spans back whatever their age (arr__span_purge_for_growth) */
@@ -150,11 +132,11 @@ int main(void)
 		arr_free(big[i]);
 	for (int i = 0; i < NGROWN; i++)
 		grown[i] = written(GROWN);
-	CHECK(holes_resident() > NBIG / 2 * (BIG / 4096) * 3 / 4);
+	CHECK(odd_resident(big, NBIG, BIG) > NBIG / 2 * (BIG / 4096) * 3 / 4);
 	pairs(30000);
-	CHECK(holes_resident() > NBIG / 2 * (BIG / 4096) * 3 / 4);
-	pairs(60000);                          /* 180 000 operations since: past the delay */
-	CHECK(holes_resident() <= BIG / 4096); /* one may wait with the decay's 128 KiB cache */
+	CHECK(odd_resident(big, NBIG, BIG) > NBIG / 2 * (BIG / 4096) * 3 / 4);
+	pairs(60000);                                      /* 180 000 operations since: past the delay */
+	CHECK(odd_resident(big, NBIG, BIG) <= BIG / 4096); /* one may wait with the decay's 128 KiB cache */
 	for (int i = 0; i < NBIG; i += 2)
 		arr_free(big[i]);
 	for (int i = 0; i < NGROWN; i++)
