@@ -114,6 +114,10 @@ ARR_HOT void arr__classes_init(void)
 		   arr__class_direct[ARR__FINE_FIRST] == ARR__DIRECT_N);
 	for (size_t i = 1; i < ARR__DIRECT_N; i++)
 		ARR__CHECK(arr__class_tab[i] >= arr__class_tab[i - 1]);
+	/* classes grow, and every one above 8 keeps malloc's 16-byte alignment (the
+	 * sanitizer build checks; the table is fixed at build time) */
+	for (unsigned c = 2; c < ARR__NCLASSES; c++)
+		ARR__ASSERT(arr__class_size[c] > arr__class_size[c - 1] && arr__class_size[c] % 16 == 0);
 	/* A sparse class's blocks come from the span heap rounded up to its
 	 * 256-byte units; where that is more than the class's block (the split
 	 * classes: a 1032-byte request takes 1280 bytes there, 1040 in its

@@ -563,8 +563,11 @@ static inline unsigned arr__purge_mult(void)
  * the caller's scaling of purge_delay for several threads
  * (arr__purge_mult, arr__purge_scale).
  *
- * Memory freed `purge_delay` x mult operations ago is due (the full delay).
- * So is memory the program has been slow to take back while its footprint
+ * Memory freed `purge_delay` x mult operations ago is due (the full delay);
+ * once half the operations each thread has run so far (option `aged`) are
+ * more, that many instead, up to ARR__AGED_CAP x purge_delay: a long-running
+ * program's memory is left free for longer before it is wanted again
+ * (docs/allocator.md, "An old program's delay"). So is memory the program has been slow to take back while its footprint
  * grew: freed at least the young delay before the last time an allocation
  * had to take fresh memory (the growth clock, arr__pool_grow_clock). The
  * young delay is a quarter of the operations each thread has run so far
@@ -595,6 +598,9 @@ uint64_t arr__pool_grow_clock(void);
 /* Would `pages` fresh OS pages taken now raise the footprint's high-water
  * mark? A hint, read without the pool lock. */
 bool arr__pool_would_grow(uint64_t pages);
+/* The operations each thread has run so far: the op clock over the threads
+ * holding a heap (the program's age, for the young and aged delays). */
+static inline uint64_t arr__thread_ops(void) { return arr__pool_clock() / arr__purge_scale(); }
 /* The young delay (purge_delay itself when it is at most ARR__YOUNG_MIN,
  * or the option is off), unscaled; < 0: never. */
 static inline long long arr__purge_delay_now(void)
@@ -602,7 +608,7 @@ static inline long long arr__purge_delay_now(void)
 	long long d = arr__opt.purge_delay;
 	if (d <= ARR__YOUNG_MIN || arr__opt.young == 0)
 		return d;
-	uint64_t young = arr__pool_clock() / arr__purge_scale() / arr__opt.young;
+	uint64_t young = arr__thread_ops() / arr__opt.young;
 	if (young < ARR__YOUNG_MIN)
 		young = ARR__YOUNG_MIN;
 	return young < (uint64_t)d ? (long long)young : d;
@@ -615,7 +621,7 @@ static inline bool arr__purge_limit(uint64_t now, unsigned mult, uint64_t *limit
 		return false;
 	uint64_t full = (uint64_t)d * mult, lim = 0;
 	if (arr__opt.aged != 0 && d > ARR__YOUNG_MIN) {
-		uint64_t age = arr__pool_clock() / arr__purge_scale() / arr__opt.aged;
+		uint64_t age = arr__thread_ops() / arr__opt.aged;
 		if (age > (uint64_t)d * ARR__AGED_CAP)
 			age = (uint64_t)d * ARR__AGED_CAP;
 		if (age > (uint64_t)d)
