@@ -51,6 +51,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <link.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -87,9 +88,25 @@ static unsigned count_range(uintptr_t lo, uintptr_t hi, uintptr_t base, const ch
 	return n;
 }
 
+/* Where the library's image ends, from its program headers (mapped with
+ * its first page at base): the anonymous mapping after its .data is its
+ * .bss only up to there, since the kernel merges an anonymous mapping placed
+ * right after it into the same line of /proc/self/maps (seen: two pages of
+ * another mapping counted as the library's, 1 run in ~300). */
+static uintptr_t image_end(uintptr_t base)
+{
+	const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)base;
+	const ElfW(Phdr) *ph = (const ElfW(Phdr) *)(base + eh->e_phoff);
+	uintptr_t end = 0;
+	for (unsigned i = 0; i < eh->e_phnum; i++)
+		if (ph[i].p_type == PT_LOAD && ph[i].p_vaddr + ph[i].p_memsz > end)
+			end = ph[i].p_vaddr + ph[i].p_memsz;
+	return base + ((end + 4095) & ~(uintptr_t)4095);
+}
+
 /* The library's mappings in /proc/self/maps: text and read-only data
  * (file pages), and the writable ones: its .data (file-backed, private) and
- * the anonymous mapping right after it, its .bss. */
+ * the anonymous mapping right after it, its .bss, up to the image's end. */
 static void count_library(const char *lib, unsigned *ro, unsigned *rw)
 {
 	FILE *f = fopen("/proc/self/maps", "r");
@@ -115,7 +132,9 @@ static void count_library(const char *lib, unsigned *ro, unsigned *rw)
 		} else if (is_lib) {
 			*ro += count_range(lo, hi, base, "lib(ro)");
 		} else if (prev_lib_rw && *p == 0 && lo == prev_end && perms[1] == 'w') {
-			*rw += count_range(lo, hi, base, "lib");
+			uintptr_t end = image_end(base);
+			if (lo < end)
+				*rw += count_range(lo, hi < end ? hi : end, base, "lib");
 		}
 		prev_lib_rw = is_lib && perms[1] == 'w';
 		prev_end = hi;
