@@ -872,6 +872,11 @@ _Static_assert(ARR__SP_UNITS == 16384 && ARR__SP_UNITS_PER_OSPAGE == 16 && ARR__
 /* Free spans are never adjacent, so a segment has fewer than UNITS / 2. */
 #define ARR__SP_SLOTS (ARR__SP_UNITS / 2)
 #define ARR__SP_T_SLOT_MASK (ARR__SP_SLOTS - 1u)
+/* The node array: one slot per free span, which lie in the data units
+ * and never side by side, so fewer than half of them (the data start past
+ * the header, whose own units hold none); 32 fewer than SLOTS keep the
+ * header, with its tag chunks, within the pages it had with a tag array. */
+#define ARR__SP_NODES (ARR__SP_SLOTS - 32)
 _Static_assert(ARR__SP_T_SLACK_SHIFT + ARR__SPAN_UNIT_SHIFT <= 32 &&
 		       ARR__SP_T_SLOT_SHIFT + ARR__SEG_SHIFT - ARR__SPAN_UNIT_SHIFT - 1 <= 32,
 	       "span tags fit 32 bits");
@@ -894,9 +899,51 @@ struct arr__spanseg {
 	uint32_t slots_used;              /* slots ever handed out */
 	uint32_t arena;                   /* its arena (spanheap.c), for good */
 	uint64_t clean[ARR__SP_OSPAGES / 64];
-	uint32_t tag[ARR__SP_UNITS];
-	struct arr__span_node node[ARR__SP_SLOTS];
+	/* The boundary tags, 16 for each OS page of the segment, kept in
+	 * chunks of 16 (a cache line) handed out only to the pages where a tag
+	 * is not zero (a span starts or ends there): tag_chunk[page] is its
+	 * chunk's index in tag_pool, 0 when it has none (chunk 0 is never
+	 * written: it reads as zeros). A chunk whose tags are all zero goes
+	 * back after the operation that zeroed them (arr__sp_tag_settle).
+	 * Chunks are handed out lowest first and reused LIFO, so the resident
+	 * part of the pool follows the number of spans, not how far apart
+	 * they lie (a tag array, 4 bytes for every 256-byte unit, had a page
+	 * written wherever a span ended in 256 KiB: 15 pages a full segment). */
+	uint16_t tag_chunk[ARR__SP_OSPAGES];
+	uint16_t tag_free; /* the first released chunk (its word 0 links the next), 0: none */
+	uint16_t tag_used; /* chunks handed out so far: 1 .. tag_used */
+	uint32_t tag_pool[ARR__SP_OSPAGES + 1][ARR__SP_UNITS_PER_OSPAGE] __attribute__((aligned(64)));
+	struct arr__span_node node[ARR__SP_NODES];
 };
+
+/* A span segment's tag of unit u (0 where none is set). */
+static inline uint32_t arr__sp_tag(const struct arr__spanseg *s, unsigned u)
+{
+	return __atomic_load_n(&s->tag_pool[s->tag_chunk[u / ARR__SP_UNITS_PER_OSPAGE]][u % ARR__SP_UNITS_PER_OSPAGE],
+			       __ATOMIC_RELAXED);
+}
+/* A pointer to unit u's tag, which is not zero (a block in use's, a free
+ * span's), for a change that leaves it not zero. */
+static inline uint32_t *arr__sp_tag_ref(struct arr__spanseg *s, unsigned u)
+{
+	return &s->tag_pool[s->tag_chunk[u / ARR__SP_UNITS_PER_OSPAGE]][u % ARR__SP_UNITS_PER_OSPAGE];
+}
+/* Page pg's chunk, handed out (spanheap.c). */
+unsigned arr__sp_tag_chunk_new(struct arr__spanseg *s, unsigned pg);
+/* Set unit u's tag to v. A zero written may leave its page's chunk all
+ * zero: the operation settles that page (arr__sp_tag_settle) once done. */
+static inline void arr__sp_tag_set(struct arr__spanseg *s, unsigned u, uint32_t v)
+{
+	unsigned pg = u / ARR__SP_UNITS_PER_OSPAGE, c = s->tag_chunk[pg];
+	if (__builtin_expect(c == 0, 0)) {
+		if (v == 0)
+			return;
+		c = arr__sp_tag_chunk_new(s, pg);
+	}
+	s->tag_pool[c][u % ARR__SP_UNITS_PER_OSPAGE] = v;
+}
+/* Unit u's page: its chunk goes back if its tags are all zero. */
+void arr__sp_tag_settle(struct arr__spanseg *s, unsigned u);
 
 #define ARR__SP_HDR_UNITS ((sizeof(struct arr__spanseg) + ARR__SP_UNIT - 1) >> ARR__SP_UNIT_SHIFT)
 /* the data starts on an OS page: header pages are never purged or counted */
@@ -904,6 +951,7 @@ struct arr__spanseg {
 	(((ARR__SP_HDR_UNITS + ARR__SP_UNITS_PER_OSPAGE - 1) / ARR__SP_UNITS_PER_OSPAGE) * ARR__SP_UNITS_PER_OSPAGE)
 #define ARR__SP_DATA_UNITS (ARR__SP_UNITS - ARR__SP_FIRST_UNIT)
 _Static_assert(ARR__SP_DATA_UNITS >= ARR__SP_MAX_UNITS, "a span segment holds the largest block");
+_Static_assert(ARR__SP_NODES >= ARR__SP_DATA_UNITS / 2 + 1, "a node for every free span");
 
 /* What a carve says of its block's zeros, for a calloc: `all` known zero
  * (false unless asked with zero); otherwise, when n != 0, which of the n OS

@@ -223,6 +223,37 @@ static inline struct arr__spanseg *seg_of_node(const struct arr__span_node *n)
 	return (struct arr__spanseg *)arr__segment_of(n);
 }
 
+/* ---- tag chunks (internal.h, struct arr__spanseg) ---- */
+
+ARR_HOT __attribute__((noinline)) unsigned arr__sp_tag_chunk_new(struct arr__spanseg *s, unsigned pg)
+{
+	unsigned c = s->tag_free;
+	if (c != 0) {
+		s->tag_free = (uint16_t)s->tag_pool[c][0];
+		s->tag_pool[c][0] = 0;
+	} else {
+		c = ++s->tag_used;
+		ARR__ASSERT(c <= OSPAGES);
+	}
+	s->tag_chunk[pg] = (uint16_t)c;
+	return c;
+}
+
+typedef uint64_t __attribute__((may_alias)) tag_words;
+
+ARR_HOT __attribute__((noinline)) void arr__sp_tag_settle(struct arr__spanseg *s, unsigned u)
+{
+	unsigned pg = u / UNITS_PER_OSPAGE, c = s->tag_chunk[pg];
+	if (c == 0)
+		return;
+	const tag_words *t = (const tag_words *)s->tag_pool[c];
+	if ((t[0] | t[1] | t[2] | t[3] | t[4] | t[5] | t[6] | t[7]) != 0)
+		return;
+	s->tag_chunk[pg] = 0;
+	s->tag_pool[c][0] = s->tag_free;
+	s->tag_free = (uint16_t)c;
+}
+
 /* The node of the free span whose first tag is t, and t's slot bits (what
  * slot_bits() says of that node, without loading it). */
 static inline struct arr__span_node *node_of_tag(struct arr__spanseg *s, uint32_t t)
@@ -232,7 +263,7 @@ static inline struct arr__span_node *node_of_tag(struct arr__spanseg *s, uint32_
 #define SLOT_BITS (T_SLOT_MASK << T_SLOT_SHIFT)
 
 /* The node of the free span starting at u. */
-static inline struct arr__span_node *node_at(struct arr__spanseg *s, unsigned u) { return node_of_tag(s, s->tag[u]); }
+static inline struct arr__span_node *node_at(struct arr__spanseg *s, unsigned u) { return node_of_tag(s, arr__sp_tag(s, u)); }
 
 /* (the node's own index: n - s->node divides by the node's size) */
 static inline uint32_t slot_bits(const struct arr__spanseg *s, const struct arr__span_node *n)
@@ -251,7 +282,7 @@ static struct arr__span_node *node_new(struct arr__spanseg *s, unsigned u)
 		n = &s->node[s->slots_used];
 		n->slot = s->slots_used++;
 	}
-	ARR__ASSERT(s->slots_used <= SLOTS);
+	ARR__ASSERT(s->slots_used <= ARR__SP_NODES);
 	n->unit = u;
 	return n;
 }
@@ -295,14 +326,14 @@ static inline unsigned bin_of(unsigned len)
 
 /* A span's two boundary tags; the last carries only its length, state and
  * dirty bit (START and the slack are the first's). */
-static void set_tags(struct arr__spanseg *s, unsigned u, unsigned len, uint32_t state)
+ARR_HOT static __attribute__((noinline)) void set_tags(struct arr__spanseg *s, unsigned u, unsigned len, uint32_t state)
 {
-	s->tag[u + len - 1] = len | (state & (T_STATE | T_DIRTY));
-	s->tag[u] = len | state;
+	arr__sp_tag_set(s, u + len - 1, len | (state & (T_STATE | T_DIRTY)));
+	arr__sp_tag_set(s, u, len | state);
 }
 
 /* The length of the free span of node n. */
-static inline unsigned node_len(const struct arr__span_node *n) { return seg_of_node(n)->tag[n->unit] & T_LEN; }
+static inline unsigned node_len(const struct arr__span_node *n) { return arr__sp_tag(seg_of_node(n), n->unit) & T_LEN; }
 
 static inline void bin_link(struct arr__span_arena *a, struct arr__span_node *n, struct arr__span_node **pp, unsigned b)
 {
@@ -391,7 +422,7 @@ static void free_unlink(struct arr__span_arena *a, struct arr__spanseg *s, unsig
 {
 	struct arr__span_node *n = node_at(s, u);
 	bin_remove(a, n);
-	if (s->tag[u] & T_DIRTY)
+	if (arr__sp_tag(s, u) & T_DIRTY)
 		lru_remove(a, n, len);
 	node_release(s, n);
 }
@@ -613,7 +644,7 @@ ARR_HOT static unsigned purge_collect(struct arr__span_arena *a, enum purge_why 
 		if (why == PURGE_GROW && (pages >= goal || a->lru_units <= grow_keep(a)))
 			break;
 		struct arr__spanseg *s = seg_of_node(nd);
-		unsigned u = nd->unit, len = s->tag[u] & T_LEN;
+		unsigned u = nd->unit, len = arr__sp_tag(s, u) & T_LEN;
 		free_unlink(a, s, u, len);
 		set_tags(s, u, len, T_BUSY);
 		unsigned lo, hi;
@@ -650,14 +681,14 @@ ARR_HOT static unsigned free_insert(struct arr__span_arena *a, struct arr__spans
 {
 	struct arr__span_node *keep = NULL;
 	bool was_dirty = dirty;
-	unsigned ends[2] = {u > FIRST_UNIT ? u - 1 : UNITS, u + len};
+	unsigned ends[2] = {u > FIRST_UNIT ? u - 1 : UNITS, u + len}, zeroed[4], nz = 0;
 	for (int side = 0; side < 2; side++) {
 		unsigned e = ends[side];
-		if (e >= UNITS || (s->tag[e] & T_STATE) != T_FREE)
+		if (e >= UNITS || (arr__sp_tag(s, e) & T_STATE) != T_FREE)
 			continue;
-		unsigned nl = s->tag[e] & T_LEN, nu = side == 0 ? e + 1 - nl : e;
+		unsigned nl = arr__sp_tag(s, e) & T_LEN, nu = side == 0 ? e + 1 - nl : e;
 		struct arr__span_node *n = node_at(s, nu);
-		bool nd = s->tag[nu] & T_DIRTY;
+		bool nd = arr__sp_tag(s, nu) & T_DIRTY;
 		bin_remove(a, n);
 		if (nd && !dirty && (keep == NULL || n->stamp > keep->stamp)) {
 			if (keep != NULL) {
@@ -673,8 +704,10 @@ ARR_HOT static unsigned free_insert(struct arr__span_arena *a, struct arr__spans
 		}
 		was_dirty |= nd;
 		/* the boundaries merged away */
-		s->tag[nu] = 0;
-		s->tag[nu + nl - 1] = 0;
+		arr__sp_tag_set(s, nu, 0);
+		arr__sp_tag_set(s, nu + nl - 1, 0);
+		zeroed[nz++] = nu;
+		zeroed[nz++] = nu + nl - 1;
 		if (side == 0) {
 			u = nu;
 			len += nl;
@@ -686,6 +719,8 @@ ARR_HOT static unsigned free_insert(struct arr__span_arena *a, struct arr__spans
 	struct arr__span_node *n = keep ? keep : node_new(s, u);
 	n->unit = u;
 	set_tags(s, u, len, T_FREE | (was_dirty ? T_DIRTY : 0) | slot_bits(s, n));
+	for (unsigned k = 0; k < nz; k++)
+		arr__sp_tag_settle(s, zeroed[k]);
 	bin_insert(a, n, len);
 	if (keep != NULL) {
 		a->lru_units += len;
@@ -704,39 +739,40 @@ ARR_HOT static unsigned free_insert(struct arr__span_arena *a, struct arr__spans
  * replay's instructions. The block's own tags (at u, u + len - 1) are
  * zeroed only where a merge makes them inner ones: otherwise the free
  * span's tags overwrite them. */
-static inline __attribute__((always_inline)) void free_coalesce(struct arr__span_arena *a, struct arr__spanseg *s,
-								unsigned u, unsigned len)
+ARR_HOT static __attribute__((noinline)) void free_coalesce(struct arr__span_arena *a, struct arr__spanseg *s,
+							       unsigned u, unsigned len)
 {
 	struct arr__span_node *n = NULL;
 	uint32_t slot = 0; /* n's slot bits, from its tag */
-	unsigned e = u + len;
+	unsigned e = u + len, left = 0;
 	if (u > FIRST_UNIT) {
-		uint32_t lt = s->tag[u - 1];
+		uint32_t lt = arr__sp_tag(s, u - 1);
 		if ((lt & T_STATE) == T_FREE) {
 			unsigned nl = lt & T_LEN, nu = u - nl;
-			uint32_t ft = s->tag[nu];
+			uint32_t ft = arr__sp_tag(s, nu);
 			n = node_of_tag(s, ft);
 			slot = ft & SLOT_BITS;
 			bin_remove(a, n);
 			if (lt & T_DIRTY)
 				lru_remove(a, n, nl);
 			/* the boundary merged away: the neighbour's last, the block's first */
-			s->tag[u - 1] = 0;
-			s->tag[u] = 0;
+			arr__sp_tag_set(s, u - 1, 0);
+			arr__sp_tag_set(s, u, 0);
+			left = u;
 			u = nu;
 			len += nl;
 		}
 	}
 	if (e < UNITS) {
-		uint32_t rt = s->tag[e];
+		uint32_t rt = arr__sp_tag(s, e);
 		if ((rt & T_STATE) == T_FREE) {
 			unsigned nl = rt & T_LEN;
 			struct arr__span_node *r = node_of_tag(s, rt);
 			bin_remove(a, r);
 			if (rt & T_DIRTY)
 				lru_remove(a, r, nl);
-			s->tag[e - 1] = 0;
-			s->tag[e] = 0;
+			arr__sp_tag_set(s, e - 1, 0);
+			arr__sp_tag_set(s, e, 0);
 			len += nl;
 			if (n == NULL) {
 				n = r;
@@ -753,6 +789,15 @@ static inline __attribute__((always_inline)) void free_coalesce(struct arr__span
 	ARR__ASSERT(slot == slot_bits(s, n));
 	n->unit = u;
 	set_tags(s, u, len, T_FREE | T_DIRTY | slot);
+	/* the pages of the boundaries merged away may have no tag left */
+	if (left != 0) {
+		arr__sp_tag_settle(s, left - 1);
+		arr__sp_tag_settle(s, left);
+	}
+	if (e < u + len) {
+		arr__sp_tag_settle(s, e - 1);
+		arr__sp_tag_settle(s, e);
+	}
 	bin_insert(a, n, len);
 	n->stamp = arr__pool_clock();
 	lru_append(a, n, len);
@@ -769,17 +814,19 @@ static inline __attribute__((always_inline)) void free_coalesce(struct arr__span
  * before this one relocks. Off the lru, nothing would purge such a page,
  * and the segment's unmap would leave it counted in a->resident.
  */
-static inline unsigned insert_purged(struct arr__span_arena *a, struct arr__spanseg *s, unsigned u, unsigned len)
+ARR_HOT static __attribute__((noinline)) unsigned insert_purged(struct arr__span_arena *a, struct arr__spanseg *s, unsigned u, unsigned len)
 {
-	s->tag[u] = 0;
-	s->tag[u + len - 1] = 0;
-	unsigned m = free_insert(a, s, u, len, false), ml, mh, mlen = s->tag[m] & T_LEN;
+	arr__sp_tag_set(s, u, 0);
+	arr__sp_tag_set(s, u + len - 1, 0);
+	unsigned m = free_insert(a, s, u, len, false), ml, mh, mlen = arr__sp_tag(s, m) & T_LEN;
+	arr__sp_tag_settle(s, u);
+	arr__sp_tag_settle(s, u + len - 1);
 	inner_pages(m, mlen, &ml, &mh);
-	if (!(s->tag[m] & T_DIRTY) && dirty_pages(s, ml, mh) != 0) {
+	if (!(arr__sp_tag(s, m) & T_DIRTY) && dirty_pages(s, ml, mh) != 0) {
 		/* not all purged (batch full, or a shared page): waits on the
 		 * lru again */
-		s->tag[m] |= T_DIRTY;
-		s->tag[m + mlen - 1] |= T_DIRTY;
+		*arr__sp_tag_ref(s, m) |= T_DIRTY;
+		*arr__sp_tag_ref(s, m + mlen - 1) |= T_DIRTY;
 		node_at(s, m)->stamp = arr__pool_clock();
 		lru_append(a, node_at(s, m), mlen);
 	}
@@ -812,7 +859,7 @@ ARR_HOT static void purge_finish(struct arr__span_arena *a, struct busy *b, unsi
 		}
 		unsigned u = insert_purged(a, s, b[k].u, b[k].len);
 		a->busy_spans--;
-		if (u == FIRST_UNIT && (s->tag[u] & T_LEN) == DATA_UNITS && !(s->tag[u] & T_DIRTY) && a->nsegs > 1)
+		if (u == FIRST_UNIT && (arr__sp_tag(s, u) & T_LEN) == DATA_UNITS && !(arr__sp_tag(s, u) & T_DIRTY) && a->nsegs > 1)
 			seg_drop(a, s);
 	}
 	ARR__ASSERT_EXPENSIVE(arena_is_valid_locked(a));
@@ -1005,7 +1052,7 @@ ARR_HOT static __attribute__((noinline)) struct arr__span_node *fit_resident(str
 {
 	unsigned len = node_len(n), k = 0;
 	for (struct arr__span_node *q = n->next; q != NULL && k < BIN_SCAN; q = q->next, k++) {
-		uint32_t t = seg_of_node(q)->tag[q->unit];
+		uint32_t t = arr__sp_tag(seg_of_node(q), q->unit);
 		if ((t & T_LEN) != len)
 			break;
 		if (t & T_DIRTY)
@@ -1050,7 +1097,7 @@ static inline __attribute__((always_inline)) bool best_fit(struct arr__span_aren
 		if (n == NULL)
 			return false;
 	}
-	if (!(seg_of_node(n)->tag[n->unit] & T_DIRTY))
+	if (!(arr__sp_tag(seg_of_node(n), n->unit) & T_DIRTY))
 		n = fit_resident(n);
 	*sp = seg_of_node(n);
 	*up = n->unit;
@@ -1061,7 +1108,7 @@ static inline __attribute__((always_inline)) bool best_fit(struct arr__span_aren
  * not resident (where arr__span_alloc's carve puts it)? */
 static bool carve_faults(const struct arr__spanseg *s, unsigned u, unsigned need, size_t size)
 {
-	unsigned len = s->tag[u] & T_LEN;
+	unsigned len = arr__sp_tag(s, u) & T_LEN;
 	unsigned at = len > need && size <= ARR__SPAN_SPARSE_MAX ? u + len - need : u;
 	return range_any_clean(s, at, need);
 }
@@ -1188,7 +1235,7 @@ static inline __attribute__((always_inline)) void *span_alloc(struct arr__heap *
  */
 static inline bool carve_high(const struct arr__spanseg *s, unsigned u, unsigned len, unsigned need, bool sparse)
 {
-	if (!(s->tag[u] & T_DIRTY) || !range_any_clean(s, u, len))
+	if (!(arr__sp_tag(s, u) & T_DIRTY) || !range_any_clean(s, u, len))
 		return sparse;
 	unsigned lo, hi;
 	touched_pages(u, need, &lo, &hi);
@@ -1207,7 +1254,7 @@ static inline __attribute__((always_inline)) void *carve(struct arr__span_arena 
 							 unsigned need, size_t size, bool zero,
 							 struct arr__span_zeroed *zeroed)
 {
-	uint32_t t = s->tag[u];
+	uint32_t t = arr__sp_tag(s, u);
 	unsigned len = t & T_LEN;
 	ARR__ASSERT((t & T_STATE) == T_FREE && len >= need);
 	bool dirty = t & T_DIRTY;
@@ -1246,7 +1293,7 @@ static inline __attribute__((always_inline)) void *carve(struct arr__span_arena 
 	size_t usable = (size_t)need << UNIT_SHIFT;
 	set_tags(s, u, need, T_USED | T_START | ((uint32_t)(usable - size) << T_SLACK_SHIFT));
 	if (need > 1) /* the slack as requested now: what the span heap books */
-		s->tag[u + need - 1] |= (uint32_t)(usable - size) << ARR__SP_T_XSLACK_SHIFT;
+		*arr__sp_tag_ref(s, u + need - 1) |= (uint32_t)(usable - size) << ARR__SP_T_XSLACK_SHIFT;
 	a->live_units += need;
 	a->live_req += size;
 	a->nmallocs++;
@@ -1361,7 +1408,7 @@ static inline unsigned checked_unit_tag(struct arr__spanseg *s, const void *p, c
 	unsigned u = (unsigned)(off >> UNIT_SHIFT);
 	if (ARR__MISUSE((off & (UNIT - 1)) != 0 || u < FIRST_UNIT))
 		arr__fatal(what, p);
-	uint32_t t = __atomic_load_n(&s->tag[u], __ATOMIC_RELAXED);
+	uint32_t t = arr__sp_tag(s, u);
 	if (ARR__MISUSE((t & (T_STATE | T_START)) != (T_USED | T_START)))
 		arr__fatal(what, p);
 	*tp = t;
@@ -1372,7 +1419,7 @@ static inline unsigned checked_unit_tag(struct arr__spanseg *s, const void *p, c
 static inline void check_not_cached(struct arr__spanseg *s, const void *p, const char *what, unsigned u, uint32_t t)
 {
 	if (ARR__MISUSE((t & T_LEN) > 1 && u + (t & T_LEN) <= UNITS &&
-			(__atomic_load_n(&s->tag[u + (t & T_LEN) - 1], __ATOMIC_RELAXED) & ARR__SP_T_CACHED)))
+			(arr__sp_tag(s, u + (t & T_LEN) - 1) & ARR__SP_T_CACHED)))
 		arr__fatal(what, p);
 }
 
@@ -1389,7 +1436,7 @@ static inline unsigned checked_unit(struct arr__spanseg *s, const void *p, const
 static inline __attribute__((always_inline)) void span_release_locked(struct arr__span_arena *a, struct arr__spanseg *s,
 								      unsigned u)
 {
-	uint32_t t = s->tag[u];
+	uint32_t t = arr__sp_tag(s, u);
 	unsigned len = t & T_LEN;
 	a->live_units -= len;
 	a->live_req -= ((size_t)len << UNIT_SHIFT) - (t >> T_SLACK_SHIFT & ARR__SP_T_SLACK_MASK);
@@ -1413,10 +1460,10 @@ static inline __attribute__((always_inline)) size_t span_free_req(struct arr__he
 	int64_t corr = 0;
 	if (ARR_UNLIKELY(atomic_load_explicit(&cache_used, memory_order_relaxed))) {
 		check_not_cached(s, p, FREE_INVALID, u, first);
-		corr = slack_correction(first, s->tag[u + len - 1]);
+		corr = slack_correction(first, arr__sp_tag(s, u + len - 1));
 		waste_add(h, -corr);
 	}
-	ARR__ASSERT(corr == slack_correction(first, s->tag[u + len - 1]));
+	ARR__ASSERT(corr == slack_correction(first, arr__sp_tag(s, u + len - 1)));
 	size_t req =
 		((size_t)len << UNIT_SHIFT) - (size_t)((int64_t)(first >> T_SLACK_SHIFT & ARR__SP_T_SLACK_MASK) + corr);
 	span_release_locked(a, s, u);
@@ -1482,7 +1529,7 @@ ARR_HOT void arr__span_free_purged(struct arr__heap *h, void *p)
 	if (hi > lo)
 		arr__os_purge((uint8_t *)s + (size_t)lo * ARR__OS_PAGE, (size_t)(hi - lo) * ARR__OS_PAGE);
 	lock_take(&a->lock);
-	ARR__ASSERT(s->tag[u] == first);
+	ARR__ASSERT(arr__sp_tag(s, u) == first);
 	if (hi > lo) {
 		resident_add(a, -(int64_t)dirty_pages(s, lo, hi));
 		for (unsigned j = lo; j < hi; j++)
@@ -1514,19 +1561,19 @@ ARR_HOT bool arr__span_resize(struct arr__heap *h, void *p, size_t size)
 	struct arr__span_arena *a = arena_of_seg(s);
 	lock_take(&a->lock);
 	unsigned u = checked_unit(s, p, "realloc(): invalid pointer");
-	uint32_t t = s->tag[u];
-	unsigned len = t & T_LEN, fresh = 0;
+	uint32_t t = arr__sp_tag(s, u);
+	unsigned len = t & T_LEN, fresh = 0, z1 = 0, z2 = 0;
 	/* a block of a sparse class stays one (and a bigger one bigger): its
 	 * heap counts it by the class of its request (heap.c) */
 	size_t req = ((size_t)len << UNIT_SHIFT) - (size_t)((int64_t)(t >> T_SLACK_SHIFT & ARR__SP_T_SLACK_MASK) +
-							    slack_correction(t, s->tag[u + len - 1]));
+							    slack_correction(t, arr__sp_tag(s, u + len - 1)));
 	if ((req <= ARR__SPAN_SPARSE_MAX) != (size <= ARR__SPAN_SPARSE_MAX)) {
 		lock_give(&a->lock);
 		return false;
 	}
 	if (need > len) {
 		unsigned e = u + len;
-		uint32_t et = e < UNITS ? s->tag[e] : 0;
+		uint32_t et = e < UNITS ? arr__sp_tag(s, e) : 0;
 		unsigned el = et & T_LEN;
 		if ((et & T_STATE) != T_FREE || len + el < need) {
 			lock_give(&a->lock);
@@ -1538,8 +1585,10 @@ ARR_HOT bool arr__span_resize(struct arr__heap *h, void *p, size_t size)
 		bool dirty = et & T_DIRTY;
 		struct arr__span_node *n = node_at(s, e);
 		bin_remove(a, n);
-		s->tag[e] = 0;
-		s->tag[e + el - 1] = 0;
+		arr__sp_tag_set(s, e, 0);
+		arr__sp_tag_set(s, e + el - 1, 0);
+		z1 = e;
+		z2 = e + el - 1;
 		if (el > take) {
 			n->unit = e + take;
 			set_tags(s, e + take, el - take, T_FREE | (dirty ? T_DIRTY : 0) | slot_bits(s, n));
@@ -1557,20 +1606,25 @@ ARR_HOT bool arr__span_resize(struct arr__heap *h, void *p, size_t size)
 	}
 	/* the holder's slack correction (a block from a thread's cache) ends:
 	 * the tags say the new request exactly */
-	waste_add(h, -slack_correction(t, s->tag[u + len - 1]));
+	waste_add(h, -slack_correction(t, arr__sp_tag(s, u + len - 1)));
 	a->live_req -= ((size_t)len << UNIT_SHIFT) - (t >> T_SLACK_SHIFT & ARR__SP_T_SLACK_MASK);
 	a->live_units -= len;
-	s->tag[u] = 0;
-	s->tag[u + len - 1] = 0;
+	arr__sp_tag_set(s, u, 0);
+	arr__sp_tag_set(s, u + len - 1, 0);
 	uint32_t slack = (uint32_t)(((size_t)need << UNIT_SHIFT) - size);
 	set_tags(s, u, need, T_USED | T_START | slack << T_SLACK_SHIFT);
 	if (need > 1)
-		s->tag[u + need - 1] |= slack << ARR__SP_T_XSLACK_SHIFT;
+		*arr__sp_tag_ref(s, u + need - 1) |= slack << ARR__SP_T_XSLACK_SHIFT;
 	a->live_units += need;
 	a->live_req += size;
 	a->tick_left--;
 	if (need < len)
 		free_insert(a, s, u + need, len - need, true);
+	arr__sp_tag_settle(s, u + len - 1);
+	if (z1 != 0) {
+		arr__sp_tag_settle(s, z1);
+		arr__sp_tag_settle(s, z2);
+	}
 	unlock_and_tick(a);
 	if (fresh)
 		arr__pool_grow((size_t)fresh * ARR__OS_PAGE);
@@ -1581,7 +1635,7 @@ ARR_HOT size_t arr__span_usable(const void *p)
 {
 	struct arr__spanseg *s = seg_of(p);
 	unsigned u = checked_unit(s, p, "malloc_usable_size(): invalid pointer");
-	return (size_t)(s->tag[u] & T_LEN) << UNIT_SHIFT;
+	return (size_t)(arr__sp_tag(s, u) & T_LEN) << UNIT_SHIFT;
 }
 
 /*
@@ -1732,7 +1786,7 @@ static void cache_release(struct arr__heap *h, unsigned n)
 		unsigned u = (unsigned)(((uintptr_t)h->sc[k].p - (uintptr_t)s) >> UNIT_SHIFT);
 		h->sc_units -= h->sc[k].len;
 		h->sc_req -=
-			((uint64_t)h->sc[k].len << UNIT_SHIFT) - (s->tag[u] >> T_SLACK_SHIFT & ARR__SP_T_SLACK_MASK);
+			((uint64_t)h->sc[k].len << UNIT_SHIFT) - (arr__sp_tag(s, u) >> T_SLACK_SHIFT & ARR__SP_T_SLACK_MASK);
 		span_release_locked(a, s, u);
 	}
 	h->sc_n -= n;
@@ -1778,7 +1832,7 @@ static __attribute__((noinline)) void *cache_alloc(struct arr__heap *h, size_t s
 	uint8_t *p = h->sc[best].p;
 	struct arr__spanseg *s = seg_of(p);
 	unsigned u = (unsigned)(((uintptr_t)p - (uintptr_t)s) >> UNIT_SHIFT);
-	uint32_t first = s->tag[u], *lastp = &s->tag[u + best_len - 1];
+	uint32_t first = arr__sp_tag(s, u), *lastp = arr__sp_tag_ref(s, u + best_len - 1);
 	uint32_t last = (*lastp & (T_LEN | T_STATE)) | (best_len - need) << ARR__SP_T_XUNITS_SHIFT |
 			(uint32_t)(((size_t)need << UNIT_SHIFT) - size) << ARR__SP_T_XSLACK_SHIFT;
 	__atomic_store_n(lastp, last, __ATOMIC_RELAXED);
@@ -1820,8 +1874,8 @@ size_t arr__span_cache_free(struct arr__heap *h, void *p)
 		return span_free_req(h, p);
 	struct arr__spanseg *s = seg_of(p);
 	unsigned u = checked_unit(s, p, FREE_INVALID);
-	uint32_t first = __atomic_load_n(&s->tag[u], __ATOMIC_RELAXED), len = first & T_LEN;
-	uint32_t *lastp = &s->tag[u + len - 1], last = __atomic_load_n(lastp, __ATOMIC_RELAXED);
+	uint32_t first = arr__sp_tag(s, u), len = first & T_LEN;
+	uint32_t *lastp = arr__sp_tag_ref(s, u + len - 1), last = __atomic_load_n(lastp, __ATOMIC_RELAXED);
 	int64_t corr = slack_correction(first, last);
 	size_t req =
 		((size_t)len << UNIT_SHIFT) - (size_t)((int64_t)(first >> T_SLACK_SHIFT & ARR__SP_T_SLACK_MASK) + corr);
@@ -1865,10 +1919,10 @@ bool arr__span_cache_is_valid(const struct arr__heap *h)
 		uintptr_t off = (uintptr_t)p - (uintptr_t)s;
 		unsigned u = (unsigned)(off >> UNIT_SHIFT);
 		ARR__CHECK((off & (UNIT - 1)) == 0 && u >= FIRST_UNIT);
-		uint32_t t = __atomic_load_n(&s->tag[u], __ATOMIC_RELAXED), len = t & T_LEN;
+		uint32_t t = arr__sp_tag(s, u), len = t & T_LEN;
 		/* in use to the span heap, of its length, marked cached */
 		ARR__CHECK((t & (T_STATE | T_START)) == (T_USED | T_START) && len == h->sc[k].len && len > 1);
-		ARR__CHECK(__atomic_load_n(&s->tag[u + len - 1], __ATOMIC_RELAXED) & ARR__SP_T_CACHED);
+		ARR__CHECK(arr__sp_tag(s, u + len - 1) & ARR__SP_T_CACHED);
 		ARR__CHECK(k == 0 || h->sc[k - 1].tick <= h->sc[k].tick);
 		for (unsigned j = 0; j < k; j++)
 			ARR__CHECK(h->sc[j].p != p);
@@ -1902,6 +1956,40 @@ void arr__span_fork_child(void)
 
 /* ---- invariants (beside struct arr__spanseg above; internal.h) ---- */
 
+/* The tag chunks, between operations: chunk 0 is never written; a page's
+ * chunk is one handed out, no other page's, with a tag that is not zero;
+ * the released ones are all zero but for their link; every chunk handed
+ * out is one or the other. */
+static bool tag_chunks_valid(const struct arr__spanseg *s)
+{
+	static _Thread_local uint8_t seen[OSPAGES + 1]; /* (the walk runs under the arena's lock) */
+	ARR__CHECK(s->tag_used <= OSPAGES);
+	memset(seen, 0, sizeof seen);
+	for (unsigned k = 0; k < UNITS_PER_OSPAGE; k++)
+		ARR__CHECK(s->tag_pool[0][k] == 0);
+	unsigned held = 0, released = 0;
+	for (unsigned pg = 0; pg < OSPAGES; pg++) {
+		unsigned c = s->tag_chunk[pg];
+		uint32_t any = 0;
+		if (c == 0)
+			continue;
+		ARR__CHECK(c <= s->tag_used && !seen[c]);
+		seen[c] = 1;
+		for (unsigned k = 0; k < UNITS_PER_OSPAGE; k++)
+			any |= s->tag_pool[c][k];
+		ARR__CHECK(any != 0);
+		held++;
+	}
+	for (unsigned c = s->tag_free; c != 0; c = s->tag_pool[c][0]) {
+		ARR__CHECK(c <= s->tag_used && !seen[c] && ++released <= s->tag_used);
+		seen[c] = 1;
+		for (unsigned k = 1; k < UNITS_PER_OSPAGE; k++)
+			ARR__CHECK(s->tag_pool[c][k] == 0);
+	}
+	ARR__CHECK(held + released == s->tag_used);
+	return true;
+}
+
 static bool arena_is_valid_locked(struct arr__span_arena *a)
 {
 	uint64_t used = 0, nused = 0, req = 0, dirty = 0, nfree = 0, busy = 0, resident = 0;
@@ -1914,22 +2002,23 @@ static bool arena_is_valid_locked(struct arr__span_arena *a)
 		ARR__CHECK(++nseg <= a->nsegs);
 		for (unsigned k = 0; k < ARR__SLICES; k++)
 			ARR__CHECK(s->seg.pages[k].flags == ARR__PF_SPAN && s->seg.pages[k].head_off == 0);
+		ARR__CHECK(tag_chunks_valid(s));
 		for (unsigned u = 0; u < FIRST_UNIT; u++)
-			ARR__CHECK(s->tag[u] == 0);
+			ARR__CHECK(arr__sp_tag(s, u) == 0);
 		resident += OSPAGES - FIRST_UNIT / UNITS_PER_OSPAGE - bits_count(s->clean, 0, OSPAGES);
 		/* spans tile the data units; tags only at their ends */
 		uint32_t prev_state = 0;
 		unsigned u = FIRST_UNIT;
 		while (u < UNITS) {
-			uint32_t t = s->tag[u], st = t & T_STATE;
+			uint32_t t = arr__sp_tag(s, u), st = t & T_STATE;
 			unsigned len = t & T_LEN;
 			ARR__CHECK(st != 0 && len >= 1 && u + len <= UNITS);
-			uint32_t e = s->tag[u + len - 1];
+			uint32_t e = arr__sp_tag(s, u + len - 1);
 			ARR__CHECK((e & T_LEN) == len && (e & T_STATE) == st);
 			ARR__CHECK(!(e & ARR__SP_T_CACHED) || (st == T_USED && len > 1));
 			ARR__CHECK(len == 1 || !(e & T_START));
 			for (unsigned k = u + 1; k + 1 < u + len; k++)
-				ARR__CHECK(s->tag[k] == 0);
+				ARR__CHECK(arr__sp_tag(s, k) == 0);
 			if (st == T_USED) {
 				ARR__CHECK(t & T_START);
 				ARR__CHECK(len <= MAX_UNITS);
@@ -1973,7 +2062,7 @@ static bool arena_is_valid_locked(struct arr__span_arena *a)
 			const struct arr__spanseg *s = seg_of_node(n);
 			ARR__CHECK(s->arena == arena_index(a));
 			ARR__CHECK(n->unit >= FIRST_UNIT && n->unit < UNITS);
-			uint32_t t = s->tag[n->unit];
+			uint32_t t = arr__sp_tag(s, n->unit);
 			ARR__CHECK((t & T_STATE) == T_FREE && bin_of(t & T_LEN) == b);
 			/* a list of several lengths in order of length (best_fit) */
 			ARR__CHECK(prev == NULL || node_len(prev) <= (t & T_LEN));
@@ -1988,7 +2077,7 @@ static bool arena_is_valid_locked(struct arr__span_arena *a)
 	const struct arr__span_node *prev = NULL;
 	for (const struct arr__span_node *n = a->lru_head; n; prev = n, n = n->lnext) {
 		const struct arr__spanseg *s = seg_of_node(n);
-		uint32_t t = s->tag[n->unit];
+		uint32_t t = arr__sp_tag(s, n->unit);
 		ARR__CHECK(s->arena == arena_index(a));
 		ARR__CHECK((t & T_STATE) == T_FREE && (t & T_DIRTY));
 		ARR__CHECK(n->lpprev == (prev ? &((struct arr__span_node *)prev)->lnext : &a->lru_head));

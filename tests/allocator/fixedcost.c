@@ -15,12 +15,15 @@
  *        LD_PRELOAD=liballocrr-malloc.so test-alloc-fixedcost span SEGPAGES [-v]
  *        LD_PRELOAD=liballocrr-malloc.so test-alloc-fixedcost text TEXTPAGES
  *        LD_PRELOAD=liballocrr-malloc.so test-alloc-fixedcost bins LIBPAGES [-v]
+ *        LD_PRELOAD=liballocrr-malloc.so test-alloc-fixedcost spanfill SEGPAGES [-v]
  * The second form makes only a few blocks of 1-8 KiB (a sparse class's, from
  * the span heap: what sed and awk make) and bounds the header pages of their
  * span segment alone (4: the descriptors' two pages, the first of which holds
- * the segment's fields, the page of the first data units' tags, and the page
- * of the last units' tags and the first nodes; internal.h, struct
- * arr__spanseg).
+ * the segment's fields, the second the index of the tag chunks; the first
+ * page of tag chunks; the first nodes; internal.h, struct arr__spanseg).
+ * The sixth, spanfill, fills a span segment with blocks of 40 000 bytes and
+ * frees every other one, and bounds its header pages the same way: the tags
+ * of 135 spans in chunks, not in a page of tags for each 256 KiB.
  * The fourth, hottext, makes a small program's calls (small, sparse-class,
  * span and huge blocks, calloc, realloc, free; then pages emptied and given
  * back, heap ticks that trim and purge, a huge block kept, reused and grown
@@ -237,6 +240,26 @@ static void workload_span(void)
 	}
 }
 
+/* A span segment filled with 90 blocks of 40 000 bytes, every other one
+ * freed: 135 spans whose ends lie in every 256 KiB of the segment. Their
+ * tags take a chunk of 64 bytes per OS page where one ends, not a page of a
+ * tag array per 256 KiB (15 of them: 17 header pages in all before,
+ * internal.h struct arr__spanseg). Each block's first byte written only. */
+#define NFILL 90
+static void *fill[NFILL];
+
+static void workload_spanfill(void)
+{
+	for (int i = 0; i < NFILL; i++) {
+		fill[i] = malloc(40000);
+		*(volatile char *)fill[i] = 1;
+	}
+	for (int i = 0; i < NFILL; i += 2)
+		free(fill[i]);
+	for (int i = 1; i < NFILL; i += 2)
+		note_segment(fill[i]);
+}
+
 /* Free spans of 64 lengths from 40 units (10 KiB) to 1 MiB, kept apart by
  * blocks in use: the span arena's bins of all of them written (a program
  * such as cc1 frees spans of most lengths). The blocks are never written:
@@ -317,7 +340,8 @@ int main(int argc, char **argv)
 		return text_verdict(text_pages_resident(), argv[2], "after a small program's calls",
 				    "a small program's calls ran code outside the text's first fault-around window");
 	}
-	bool span_only = strcmp(argv[1], "span") == 0, bins = strcmp(argv[1], "bins") == 0;
+	bool spanfill = strcmp(argv[1], "spanfill") == 0;
+	bool span_only = spanfill || strcmp(argv[1], "span") == 0, bins = strcmp(argv[1], "bins") == 0;
 	unsigned max_lib = span_only ? ~0u : bins ? (unsigned)atoi(argv[2]) : (unsigned)atoi(argv[1]);
 	unsigned max_seg = bins ? ~0u : (unsigned)atoi(argv[2]);
 	verbose = argc > 3 && strcmp(argv[3], "-v") == 0;
@@ -332,7 +356,9 @@ int main(int argc, char **argv)
 	if (realpath(di.dli_fname, lib) == NULL)
 		snprintf(lib, sizeof lib, "%s", di.dli_fname);
 
-	if (span_only)
+	if (spanfill)
+		workload_spanfill();
+	else if (span_only)
 		workload_span();
 	else if (bins)
 		workload_bins();

@@ -214,7 +214,16 @@ static void span_interior_tag(bool corrupt)
 	void *p = fresh_block(40000);
 	struct arr__spanseg *s = (struct arr__spanseg *)arr__segment_of(p);
 	if (corrupt) /* a boundary inside a block: the spans no longer tile */
-		s->tag[span_unit(p) + 3] = 2 | ARR__SP_T_USED;
+		arr__sp_tag_set(s, span_unit(p) + 3, 2 | ARR__SP_T_USED);
+	arr__spanheap_is_valid();
+}
+
+static void span_tag_chunk(bool corrupt)
+{
+	void *p = fresh_block(40000);
+	struct arr__spanseg *s = (struct arr__spanseg *)arr__segment_of(p);
+	if (corrupt) /* a header page (no tags) given the block's first page's chunk too */
+		s->tag_chunk[0] = s->tag_chunk[span_unit(p) / ARR__SP_UNITS_PER_OSPAGE];
 	arr__spanheap_is_valid();
 }
 
@@ -225,7 +234,7 @@ static void span_dirty_ends(bool corrupt)
 	arr_free(b); /* a free dirty span between two blocks in use */
 	struct arr__spanseg *s = (struct arr__spanseg *)arr__segment_of(b);
 	if (corrupt)
-		s->tag[span_unit(b)] &= ~ARR__SP_T_DIRTY;
+		*arr__sp_tag_ref(s, span_unit(b)) &= ~ARR__SP_T_DIRTY;
 	arr__spanheap_is_valid();
 }
 
@@ -234,7 +243,7 @@ static void span_slack(bool corrupt)
 	void *p = fresh_block(40000);
 	struct arr__spanseg *s = (struct arr__spanseg *)arr__segment_of(p);
 	if (corrupt) /* requested bytes no longer add up to the live count */
-		s->tag[span_unit(p)] ^= 1u << ARR__SP_T_SLACK_SHIFT;
+		*arr__sp_tag_ref(s, span_unit(p)) ^= 1u << ARR__SP_T_SLACK_SHIFT;
 	arr__spanheap_is_valid();
 }
 
@@ -244,13 +253,13 @@ static void span_uncoalesced(bool corrupt)
 	(void)a, (void)c;
 	arr_free(b);
 	struct arr__spanseg *s = (struct arr__spanseg *)arr__segment_of(b);
-	unsigned u = span_unit(b), len = s->tag[u] & ARR__SP_T_LEN;
+	unsigned u = span_unit(b), len = arr__sp_tag(s, u) & ARR__SP_T_LEN;
 	if (corrupt) { /* the free span cut in two free halves, the second in no bin */
-		uint32_t d = s->tag[u] & ARR__SP_T_DIRTY,
-			 slot = s->tag[u] & (ARR__SP_T_SLOT_MASK << ARR__SP_T_SLOT_SHIFT);
-		s->tag[u] = 1 | ARR__SP_T_FREE | d | slot;
-		s->tag[u + 1] = (len - 1) | ARR__SP_T_FREE | d;
-		s->tag[u + len - 1] = (len - 1) | ARR__SP_T_FREE | d;
+		uint32_t d = arr__sp_tag(s, u) & ARR__SP_T_DIRTY,
+			 slot = arr__sp_tag(s, u) & (ARR__SP_T_SLOT_MASK << ARR__SP_T_SLOT_SHIFT);
+		arr__sp_tag_set(s, u, 1 | ARR__SP_T_FREE | d | slot);
+		arr__sp_tag_set(s, u + 1, (len - 1) | ARR__SP_T_FREE | d);
+		arr__sp_tag_set(s, u + len - 1, (len - 1) | ARR__SP_T_FREE | d);
 	}
 	arr__spanheap_is_valid();
 }
@@ -265,7 +274,7 @@ static struct arr__span_node *span_free_node(void)
 	(void)a, (void)c;
 	arr_free(b); /* a free dirty span between two blocks in use */
 	struct arr__spanseg *s = (struct arr__spanseg *)arr__segment_of(b);
-	uint32_t t = s->tag[span_unit(b)];
+	uint32_t t = arr__sp_tag(s, span_unit(b));
 	return &s->node[t >> ARR__SP_T_SLOT_SHIFT & ARR__SP_T_SLOT_MASK];
 }
 
@@ -298,8 +307,8 @@ static void span_bin_order(bool corrupt)
 	arr_free(a);
 	struct arr__spanseg *sa = (struct arr__spanseg *)arr__segment_of(a);
 	struct arr__spanseg *sb = (struct arr__spanseg *)arr__segment_of(b);
-	struct arr__span_node *n1 = &sa->node[sa->tag[span_unit(a)] >> ARR__SP_T_SLOT_SHIFT & ARR__SP_T_SLOT_MASK];
-	struct arr__span_node *n2 = &sb->node[sb->tag[span_unit(b)] >> ARR__SP_T_SLOT_SHIFT & ARR__SP_T_SLOT_MASK];
+	struct arr__span_node *n1 = &sa->node[arr__sp_tag(sa, span_unit(a)) >> ARR__SP_T_SLOT_SHIFT & ARR__SP_T_SLOT_MASK];
+	struct arr__span_node *n2 = &sb->node[arr__sp_tag(sb, span_unit(b)) >> ARR__SP_T_SLOT_SHIFT & ARR__SP_T_SLOT_MASK];
 	if (n1->next != n2 || n2->next != NULL) {
 		fprintf(stderr, "expected the bin's list: the 1030-unit span, then the 1050-unit one\n");
 		_exit(2);
@@ -352,9 +361,9 @@ static void span_cached_unmarked(bool corrupt)
 	(void)b;
 	arr_free(a);
 	struct arr__spanseg *s = (struct arr__spanseg *)arr__segment_of(a);
-	unsigned u = span_unit(a), len = s->tag[u] & ARR__SP_T_LEN;
+	unsigned u = span_unit(a), len = arr__sp_tag(s, u) & ARR__SP_T_LEN;
 	if (corrupt) /* a block of the cache that the span heap could hand out twice */
-		s->tag[u + len - 1] &= ~ARR__SP_T_CACHED;
+		*arr__sp_tag_ref(s, u + len - 1) &= ~ARR__SP_T_CACHED;
 	arr__heap_is_valid(arr__tl_heap);
 }
 
@@ -448,7 +457,8 @@ static const struct tcase cases[] = {
 	{"huge cache entry", huge_cache_entry, "seg->pages[0].flags == 0"},
 	{"huge descriptor", huge_descriptor, "page->huge_req <= page->huge_map - off"},
 	{"block size", block_size, "page->block_size == arr__class_size[page->cls]"},
-	{"span interior tag", span_interior_tag, "s->tag[k] == 0"},
+	{"span interior tag", span_interior_tag, "arr__sp_tag(s, k) == 0"},
+	{"span tag chunk", span_tag_chunk, "c <= s->tag_used && !seen[c]"},
 	{"span dirty ends", span_dirty_ends, "(t & T_DIRTY) == (e & T_DIRTY)"},
 	{"span slack", span_slack, "req == a->live_req"},
 	{"span coalesced", span_uncoalesced, "prev_state != T_FREE"},
