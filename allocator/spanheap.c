@@ -263,7 +263,10 @@ static inline struct arr__span_node *node_of_tag(struct arr__spanseg *s, uint32_
 #define SLOT_BITS (T_SLOT_MASK << T_SLOT_SHIFT)
 
 /* The node of the free span starting at u. */
-static inline struct arr__span_node *node_at(struct arr__spanseg *s, unsigned u) { return node_of_tag(s, arr__sp_tag(s, u)); }
+static inline struct arr__span_node *node_at(struct arr__spanseg *s, unsigned u)
+{
+	return node_of_tag(s, arr__sp_tag(s, u));
+}
 
 /* (the node's own index: n - s->node divides by the node's size) */
 static inline uint32_t slot_bits(const struct arr__spanseg *s, const struct arr__span_node *n)
@@ -740,7 +743,7 @@ ARR_HOT static unsigned free_insert(struct arr__span_arena *a, struct arr__spans
  * zeroed only where a merge makes them inner ones: otherwise the free
  * span's tags overwrite them. */
 ARR_HOT static __attribute__((noinline)) void free_coalesce(struct arr__span_arena *a, struct arr__spanseg *s,
-							       unsigned u, unsigned len)
+							    unsigned u, unsigned len)
 {
 	struct arr__span_node *n = NULL;
 	uint32_t slot = 0; /* n's slot bits, from its tag */
@@ -814,7 +817,8 @@ ARR_HOT static __attribute__((noinline)) void free_coalesce(struct arr__span_are
  * before this one relocks. Off the lru, nothing would purge such a page,
  * and the segment's unmap would leave it counted in a->resident.
  */
-ARR_HOT static __attribute__((noinline)) unsigned insert_purged(struct arr__span_arena *a, struct arr__spanseg *s, unsigned u, unsigned len)
+ARR_HOT static __attribute__((noinline)) unsigned insert_purged(struct arr__span_arena *a, struct arr__spanseg *s,
+								unsigned u, unsigned len)
 {
 	arr__sp_tag_set(s, u, 0);
 	arr__sp_tag_set(s, u + len - 1, 0);
@@ -859,7 +863,8 @@ ARR_HOT static void purge_finish(struct arr__span_arena *a, struct busy *b, unsi
 		}
 		unsigned u = insert_purged(a, s, b[k].u, b[k].len);
 		a->busy_spans--;
-		if (u == FIRST_UNIT && (arr__sp_tag(s, u) & T_LEN) == DATA_UNITS && !(arr__sp_tag(s, u) & T_DIRTY) && a->nsegs > 1)
+		if (u == FIRST_UNIT && (arr__sp_tag(s, u) & T_LEN) == DATA_UNITS && !(arr__sp_tag(s, u) & T_DIRTY) &&
+		    a->nsegs > 1)
 			seg_drop(a, s);
 	}
 	ARR__ASSERT_EXPENSIVE(arena_is_valid_locked(a));
@@ -1785,8 +1790,8 @@ static void cache_release(struct arr__heap *h, unsigned n)
 		}
 		unsigned u = (unsigned)(((uintptr_t)h->sc[k].p - (uintptr_t)s) >> UNIT_SHIFT);
 		h->sc_units -= h->sc[k].len;
-		h->sc_req -=
-			((uint64_t)h->sc[k].len << UNIT_SHIFT) - (arr__sp_tag(s, u) >> T_SLACK_SHIFT & ARR__SP_T_SLACK_MASK);
+		h->sc_req -= ((uint64_t)h->sc[k].len << UNIT_SHIFT) -
+			     (arr__sp_tag(s, u) >> T_SLACK_SHIFT & ARR__SP_T_SLACK_MASK);
 		span_release_locked(a, s, u);
 	}
 	h->sc_n -= n;

@@ -307,8 +307,10 @@ static void span_bin_order(bool corrupt)
 	arr_free(a);
 	struct arr__spanseg *sa = (struct arr__spanseg *)arr__segment_of(a);
 	struct arr__spanseg *sb = (struct arr__spanseg *)arr__segment_of(b);
-	struct arr__span_node *n1 = &sa->node[arr__sp_tag(sa, span_unit(a)) >> ARR__SP_T_SLOT_SHIFT & ARR__SP_T_SLOT_MASK];
-	struct arr__span_node *n2 = &sb->node[arr__sp_tag(sb, span_unit(b)) >> ARR__SP_T_SLOT_SHIFT & ARR__SP_T_SLOT_MASK];
+	struct arr__span_node *n1 =
+		&sa->node[arr__sp_tag(sa, span_unit(a)) >> ARR__SP_T_SLOT_SHIFT & ARR__SP_T_SLOT_MASK];
+	struct arr__span_node *n2 =
+		&sb->node[arr__sp_tag(sb, span_unit(b)) >> ARR__SP_T_SLOT_SHIFT & ARR__SP_T_SLOT_MASK];
 	if (n1->next != n2 || n2->next != NULL) {
 		fprintf(stderr, "expected the bin's list: the 1030-unit span, then the 1050-unit one\n");
 		_exit(2);
