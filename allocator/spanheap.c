@@ -792,14 +792,17 @@ ARR_HOT static __attribute__((noinline)) void free_coalesce(struct arr__span_are
 	ARR__ASSERT(slot == slot_bits(s, n));
 	n->unit = u;
 	set_tags(s, u, len, T_FREE | T_DIRTY | slot);
-	/* the pages of the boundaries merged away may have no tag left */
+	/* the pages of the boundaries merged away may have no tag left (two
+	 * units side by side: one page unless the second starts one) */
 	if (left != 0) {
 		arr__sp_tag_settle(s, left - 1);
-		arr__sp_tag_settle(s, left);
+		if (left % UNITS_PER_OSPAGE == 0)
+			arr__sp_tag_settle(s, left);
 	}
 	if (e < u + len) {
 		arr__sp_tag_settle(s, e - 1);
-		arr__sp_tag_settle(s, e);
+		if (e % UNITS_PER_OSPAGE == 0)
+			arr__sp_tag_settle(s, e);
 	}
 	bin_insert(a, n, len);
 	n->stamp = arr__pool_clock();
