@@ -1970,7 +1970,7 @@ void arr__span_fork_child(void)
  * out is one or the other. */
 static bool tag_chunks_valid(const struct arr__spanseg *s)
 {
-	static _Thread_local uint8_t seen[OSPAGES + 1]; /* (the walk runs under the arena's lock) */
+	uint8_t seen[OSPAGES + 1];
 	ARR__CHECK(s->tag_used <= OSPAGES);
 	memset(seen, 0, sizeof seen);
 	for (unsigned k = 0; k < UNITS_PER_OSPAGE; k++)
