@@ -874,8 +874,9 @@ _Static_assert(ARR__SP_UNITS == 16384 && ARR__SP_UNITS_PER_OSPAGE == 16 && ARR__
 #define ARR__SP_T_SLOT_MASK (ARR__SP_SLOTS - 1u)
 /* The node array: one slot per free span, which lie in the data units
  * and never side by side, so fewer than half of them (the data start past
- * the header, whose own units hold none); 32 fewer than SLOTS keep the
- * header, with its tag chunks, within the pages it had with a tag array. */
+ * the header, whose own units hold none); 32 fewer than SLOTS end the
+ * header before unit 1824, where the data start (where they start decides
+ * where every block lies). */
 #define ARR__SP_NODES (ARR__SP_SLOTS - 32)
 _Static_assert(ARR__SP_T_SLACK_SHIFT + ARR__SPAN_UNIT_SHIFT <= 32 &&
 		       ARR__SP_T_SLOT_SHIFT + ARR__SEG_SHIFT - ARR__SPAN_UNIT_SHIFT - 1 <= 32,
@@ -907,8 +908,8 @@ struct arr__spanseg {
 	 * back after the operation that zeroed them (arr__sp_tag_settle).
 	 * Chunks are handed out lowest first and reused LIFO, so the resident
 	 * part of the pool follows the number of spans, not how far apart
-	 * they lie (a tag array, 4 bytes for every 256-byte unit, had a page
-	 * written wherever a span ended in 256 KiB: 15 pages a full segment). */
+	 * they lie (a dense array, 4 bytes a unit, has a page written wherever
+	 * a span ends in the 256 KiB it covers: 15 pages for a full segment). */
 	uint16_t tag_chunk[ARR__SP_OSPAGES];
 	uint16_t tag_free; /* the first released chunk (its word 0 links the next), 0: none */
 	uint16_t tag_used; /* chunks handed out so far: 1 .. tag_used */

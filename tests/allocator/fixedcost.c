@@ -242,9 +242,9 @@ static void workload_span(void)
 
 /* A span segment filled with 90 blocks of 40 000 bytes, every other one
  * freed: 135 spans whose ends lie in every 256 KiB of the segment. Their
- * tags take a chunk of 64 bytes per OS page where one ends, not a page of a
- * tag array per 256 KiB (15 of them: 17 header pages in all before,
- * internal.h struct arr__spanseg). Each block's first byte written only. */
+ * tags take a chunk of 64 bytes per OS page where one ends, not a page per
+ * 256 KiB (internal.h struct arr__spanseg). Each block's first byte
+ * written only. */
 #define NFILL 90
 static void *fill[NFILL];
 
