@@ -94,8 +94,7 @@ static unsigned count_range(uintptr_t lo, uintptr_t hi, uintptr_t base, const ch
 /* Where the library's image ends, from its program headers (mapped with
  * its first page at base): the anonymous mapping after its .data is its
  * .bss only up to there, since the kernel merges an anonymous mapping placed
- * right after it into the same line of /proc/self/maps (seen: two pages of
- * another mapping counted as the library's, 1 run in ~300). */
+ * right after it into the same line of /proc/self/maps. */
 static uintptr_t image_end(uintptr_t base)
 {
 	const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)base;
@@ -104,7 +103,7 @@ static uintptr_t image_end(uintptr_t base)
 	for (unsigned i = 0; i < eh->e_phnum; i++)
 		if (ph[i].p_type == PT_LOAD && ph[i].p_vaddr + ph[i].p_memsz > end)
 			end = ph[i].p_vaddr + ph[i].p_memsz;
-	return base + ((end + 4095) & ~(uintptr_t)4095);
+	return base + ((end + ARR__OS_PAGE - 1) & ~(uintptr_t)(ARR__OS_PAGE - 1));
 }
 
 /* The library's mappings in /proc/self/maps: text and read-only data
