@@ -39,9 +39,9 @@ static size_t class_size_of(unsigned c)
 		return (size_t)16 * (c - 1);
 	if (c < ARR__FINE_FIRST) {
 		/* 8 a doubling from 128, and the splits of 256 and 512 (internal.h) */
-		static const uint16_t mid[ARR__FINE_FIRST - 10] = {144, 160, 176, 192, 208, 224, 240, 256, 272,
-								   288, 320, 352, 384, 416, 448, 480, 512, 528,
-								   560, 576, 640, 704, 768, 832, 896, 960, 1024};
+		static ARR_HOT_DATA uint16_t mid[ARR__FINE_FIRST - 10] = {144, 160, 176, 192, 208, 224, 240, 256, 272,
+									  288, 320, 352, 384, 416, 448, 480, 512, 528,
+									  560, 576, 640, 704, 768, 832, 896, 960, 1024};
 		return mid[c - 10];
 	}
 	if (c >= ARR__FINE_END) {
@@ -51,7 +51,7 @@ static size_t class_size_of(unsigned c)
 	unsigned k = 10 + (c - ARR__FINE_FIRST) / 11, r = (c - ARR__FINE_FIRST) % 11;
 	if (r == 2)
 		return arr__split3(k);
-	static const uint8_t num[4] = {1, 2, 0, 8}; /* 64ths above 2^k (r = 2: above) */
+	static ARR_HOT_DATA uint8_t num[4] = {1, 2, 0, 8}; /* 64ths above 2^k (r = 2: above) */
 	if (r < 4)
 		return ((size_t)1 << k) + (size_t)num[r] * ((size_t)1 << (k - 6));
 	return ((size_t)1 << k) + (size_t)(r - 2) * ((size_t)1 << (k - 3));

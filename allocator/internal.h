@@ -658,6 +658,15 @@ static inline size_t arr__split3(unsigned k)
  * program that barely allocates"; allocator.fixedcost_text). */
 #define ARR_HOT __attribute__((hot))
 
+/* On constants the hot functions read (tables, the strings they pass to
+ * libc): in .data, not .rodata. The library's .rodata shares a read-only
+ * mapping with .eh_frame, five pages the kernel's fault-around maps whole at
+ * the first read of any of it, while .data's pages are resident anyway
+ * (docs/allocator.md, "What it costs a program that barely allocates";
+ * allocator.fixedcost_hottext checks that a small program's calls leave that
+ * mapping untouched). Writable only because .data is: nothing writes them. */
+#define ARR_HOT_DATA __attribute__((section(".data.arr_hot")))
+
 /* Bits set in x, inline: the build has no -mpopcnt, so __builtin_popcountll
  * is a call to libgcc's __popcountdi2, linked after all of our code, outside
  * the hot text (ARR_HOT). */

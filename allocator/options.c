@@ -225,7 +225,8 @@ ARR_HOT void arr__options_from_env(void)
 	extern char **environ;
 	if (environ == NULL)
 		return;
-	const char *spec = getenv("ALLOCRR_MALLOC_OPTIONS");
+	static ARR_HOT_DATA char name[] = "ALLOCRR_MALLOC_OPTIONS";
+	const char *spec = getenv(name);
 	if (spec)
 		(void)arr_alloc_parse_options(spec);
 }

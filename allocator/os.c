@@ -67,8 +67,9 @@ static _Atomic int vector_purge_ok = 1; /* 0: the kernel refused it */
 /* 1 unless /proc/self/status says a seccomp filter is on (or cannot be read). */
 ARR_HOT static int no_seccomp(void)
 {
+	static ARR_HOT_DATA char path[] = "/proc/self/status", key[] = "\nSeccomp:";
 	char buf[2048]; /* Seccomp: is ~1.3 KB in; not found, not used */
-	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
 	ssize_t n = read(fd, buf, sizeof buf - 1);
@@ -76,10 +77,10 @@ ARR_HOT static int no_seccomp(void)
 	if (n <= 0)
 		return 0;
 	buf[n] = 0;
-	const char *p = strstr(buf, "\nSeccomp:");
+	const char *p = strstr(buf, key);
 	if (p == NULL)
 		return 0;
-	p += strlen("\nSeccomp:");
+	p += sizeof key - 1;
 	while (*p == ' ' || *p == '\t')
 		p++;
 	return *p == '0';

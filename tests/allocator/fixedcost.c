@@ -31,7 +31,10 @@
  * pages resident then: 16, one fault-around window (the kernel maps 16 pages
  * from the first fault's 64 KiB-aligned window, clipped at the mapping's
  * start), since those calls run only the functions marked ARR_HOT, which the
- * linker lays out first; all 24 before.
+ * linker lays out first; all 24 before. Both text modes also fail if any
+ * page of the read-only segment after the text (.rodata and .eh_frame, 5
+ * pages the kernel maps together at the first read of a constant there) is
+ * resident: the hot functions' constants live in .data (ARR_HOT_DATA).
  * The third, before anything allocates (no stdio, raw system calls only),
  * bounds the library's text pages resident in a program that has not called
  * malloc: 0, since the library runs no code at load (linked without the
@@ -196,6 +199,24 @@ static void workload(void)
  * the library is not mapped. */
 static char maps_buf[1 << 16];
 
+static int rodata_pages = -1; /* text_pages_resident()'s other count */
+
+/* Resident pages of the library's read-only segment after its text (.rodata,
+ * .eh_frame: one mapping the kernel's fault-around maps whole at the first
+ * read of any of it), from its program headers; base: its first page. */
+static int rodata_resident(uintptr_t base)
+{
+	const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)base;
+	const ElfW(Phdr) *ph = (const ElfW(Phdr) *)(base + eh->e_phoff);
+	int n = 0;
+	for (unsigned i = 0; i < eh->e_phnum; i++)
+		if (ph[i].p_type == PT_LOAD && ph[i].p_flags == PF_R && ph[i].p_offset != 0) {
+			uintptr_t lo = base + (ph[i].p_vaddr & ~(uintptr_t)(ARR__OS_PAGE - 1));
+			n += (int)count_range(lo, base + ph[i].p_vaddr + ph[i].p_memsz, base, "rodata");
+		}
+	return n;
+}
+
 static int text_pages_resident(void)
 {
 	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
@@ -211,11 +232,14 @@ static int text_pages_resident(void)
 	if (pagemap_fd < 0)
 		return -1;
 	int pages = -1;
+	uintptr_t base = 0;
 	for (char *l = maps_buf; *l;) {
 		char *e = strchr(l, '\n');
 		if (e == NULL)
 			break;
 		*e = 0;
+		if (strstr(l, "liballocrr") && base == 0)
+			base = (uintptr_t)strtoul(l, NULL, 16);
 		if (strstr(l, "liballocrr") && strstr(l, " r-xp ")) {
 			uintptr_t lo = (uintptr_t)strtoul(l, NULL, 16),
 				  hi = (uintptr_t)strtoul(strchr(l, '-') + 1, NULL, 16);
@@ -223,6 +247,8 @@ static int text_pages_resident(void)
 		}
 		l = e + 1;
 	}
+	if (base != 0)
+		rodata_pages = rodata_resident(base);
 	return pages;
 }
 
@@ -277,16 +303,23 @@ static void workload_bins(void)
 }
 
 /* The text/hottext modes' verdict on `pages` text pages (-1: not preloaded)
- * against the bound `bound`: the exit status. */
+ * against the bound `bound`, and on rodata_pages (none): the exit status. */
 static int text_verdict(int pages, const char *bound, const char *when, const char *fail)
 {
 	if (pages < 0) {
 		printf("skip: liballocrr is not preloaded\n");
 		return 77;
 	}
-	printf("library text: %d pages resident %s (bound %s)\n", pages, when, bound);
+	printf("library text: %d pages resident %s (bound %s); read-only data after it: %d\n", pages, when, bound,
+	       rodata_pages);
 	if (pages > atoi(bound)) {
 		printf("FAIL: %s\n", fail);
+		return 1;
+	}
+	if (rodata_pages != 0) {
+		printf("FAIL: the library's .rodata segment is mapped %s: a hot function reads a constant there "
+		       "(ARR_HOT_DATA, allocator/internal.h)\n",
+		       when);
 		return 1;
 	}
 	return 0;
