@@ -537,16 +537,21 @@ ARR_HOT EXPORT void *arr_realloc(void *p, size_t size)
 				return nomem();
 			return q;
 		}
-	} else if ((page->flags & ARR__PF_SPAN) && size > arr__opt.span_min && arr__opt.span_min != 0 &&
-		   size <= ARR__MAX_SMALL && size <= arr__opt.mmap_threshold) {
-		/* still a span-heap size: shrunk in place, or grown into a free
-		 * neighbour if there is one (the statistics say the new size) */
+	} else if ((page->flags & ARR__PF_SPAN) && arr__opt.span_min != 0 &&
+		   ((size > arr__opt.span_min && size <= ARR__MAX_SMALL && size <= arr__opt.mmap_threshold) ||
+		    (size > usable && arr__sparse_in_span(arr__tl_heap, size)))) {
+		/* still a span-heap size (a sparse class's, growing, too: a
+		 * buffer grown step by step): shrunk in place, or grown into a
+		 * free neighbour if there is one (the statistics say the new
+		 * size) */
 		if (arr__span_resize(arr__tl_heap, p, size))
 			return p;
+		arr__span_growing = size > usable; /* moved: with room after it */
 	} else if (size <= usable && size >= usable / 2) {
 		return p; /* fits, and not so much smaller that a smaller class is worth a copy */
 	}
 	void *q = heap_alloc(size);
+	arr__span_growing = false;
 	if (q == NULL)
 		return NULL;
 	memcpy(q, p, size < usable ? size : usable);

@@ -30,6 +30,7 @@ struct arr__heap arr__heap_empty = {
 	.state = ARR__HEAP_EMPTY,
 };
 __thread struct arr__heap *arr__tl_heap __attribute__((tls_model("initial-exec"))) = &arr__heap_empty;
+__thread bool arr__span_growing __attribute__((tls_model("initial-exec")));
 
 pthread_mutex_t arr__lock = PTHREAD_MUTEX_INITIALIZER;
 _Atomic int arr__abandoned_count;
@@ -1435,6 +1436,14 @@ static inline bool sparse_to_span(struct arr__heap *h, unsigned cls, unsigned sk
 	 * busy threads later (a replay's or a program's start-up), and then the
 	 * class's next slow-path malloc is sparse again. */
 	return arr__opt.sparse_thr == 0 || arr__purge_scale() <= arr__opt.sparse_thr;
+}
+
+ARR_HOT bool arr__sparse_in_span(struct arr__heap *h, size_t size)
+{
+	if (h == &arr__heap_empty || size > arr__opt.span_min || size <= ARR__SMALL_TAB)
+		return false;
+	unsigned cls = arr__size_class_above(size);
+	return cls < ARR__SPARSE_END && sparse_to_span(h, cls, cls - ARR__SPARSE_FIRST);
 }
 
 static void *malloc_slow(struct arr__heap *h, size_t size, unsigned flags);

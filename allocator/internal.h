@@ -678,10 +678,9 @@ static inline unsigned arr__popcount64(uint64_t x)
 	return (unsigned)((x * 0x0101010101010101ull) >> 56);
 }
 
-ARR_HOT static inline unsigned arr__size_class(size_t size)
+/* arr__size_class() of a size above ARR__SMALL_TAB */
+ARR_HOT static inline unsigned arr__size_class_above(size_t size)
 {
-	if (ARR_LIKELY(size <= ARR__SMALL_TAB))
-		return arr__class_tab[(size + 7) >> 3];
 	size_t s1 = size - 1;
 	unsigned k = 63u - (unsigned)__builtin_clzll(s1);
 	unsigned j = (unsigned)(s1 >> (k - 3)) - 7u; /* eighth of the doubling, 1..8 */
@@ -691,6 +690,13 @@ ARR_HOT static inline unsigned arr__size_class(size_t size)
 		return ARR__FINE_FIRST + (k - 10u) * 11u + r;
 	}
 	return ARR__FINE_END + (k - 14u) * 8u + (j - 1u);
+}
+
+ARR_HOT static inline unsigned arr__size_class(size_t size)
+{
+	if (ARR_LIKELY(size <= ARR__SMALL_TAB))
+		return arr__class_tab[(size + 7) >> 3];
+	return arr__size_class_above(size);
 }
 
 /* ---- pointer -> metadata ---- */
@@ -1031,6 +1037,14 @@ void *arr__malloc_slow(struct arr__heap *h, size_t size, unsigned flags);
  * mmap_threshold, flags without ARR__ALLOC_EXACT, h initialised: the span
  * heap's block while the class is sparse, else the whole way. */
 void *arr__malloc_sparse(size_t size, struct arr__heap *h, unsigned cls, unsigned flags);
+/* Whether a request of size, of a class that may be sparse, goes to the span
+ * heap now in heap h (as arr__malloc_sparse decides: it may mark the class
+ * dense); realloc keeps such a span block where it is (arr__span_resize). */
+bool arr__sparse_in_span(struct arr__heap *h, size_t size);
+/* Set by realloc while it moves a block that grows (api.c): a sparse
+ * class's span block is then carved from the low end of its free span, with
+ * the room to grow in place after it (spanheap.c carve). */
+extern __thread bool arr__span_growing __attribute__((tls_model("initial-exec")));
 /* The block for size, of class cls = arr__size_class(size), from the pages
  * of an initialised heap h: malloc's slow path past its tests, for a request
  * up to arr__opt.refill_max of a class that is not sparse now (below

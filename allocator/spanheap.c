@@ -1270,7 +1270,7 @@ static inline __attribute__((always_inline)) void *carve(struct arr__span_arena 
 	struct arr__span_node *n = node_of_tag(s, t);
 	ARR__ASSERT((rest & SLOT_BITS) == slot_bits(s, n));
 	bin_remove(a, n);
-	if (len > need && carve_high(s, u, len, need, size <= ARR__SPAN_SPARSE_MAX)) {
+	if (len > need && carve_high(s, u, len, need, size <= ARR__SPAN_SPARSE_MAX && !arr__span_growing)) {
 		/* from the high end (carve_high), the rest keeps the low end
 		 * and the node */
 		unsigned rl = len - need;
@@ -1552,6 +1552,18 @@ ARR_HOT void arr__span_free_purged(struct arr__heap *h, void *p)
 	freed_by(h, req);
 }
 
+/* A sparse class's block of req bytes resized in place to size: it counts
+ * in the class of its request (heap.c sparse_live) */
+static inline void sparse_recount(struct arr__heap *h, size_t req, size_t size)
+{
+	_Static_assert(ARR__SPARSE_FIRST > 0 && ARR__SMALL_TAB == 1024,
+		       "the sparse classes are above the table's sizes");
+	if (req > ARR__SMALL_TAB && arr__size_class_above(req) < ARR__SPARSE_END)
+		h->sparse_live[arr__size_class_above(req) - ARR__SPARSE_FIRST]--;
+	if (size > ARR__SMALL_TAB && arr__size_class_above(size) < ARR__SPARSE_END)
+		h->sparse_live[arr__size_class_above(size) - ARR__SPARSE_FIRST]++;
+}
+
 /*
  * realloc in place (glibc does; moving costs a copy and, for a block that
  * grows step by step, a hole at each old place): a shorter block gives its
@@ -1625,6 +1637,9 @@ ARR_HOT bool arr__span_resize(struct arr__heap *h, void *p, size_t size)
 	a->live_units += need;
 	a->live_req += size;
 	a->tick_left--;
+	/* a sparse class's block counts in its request's class (heap.c) */
+	if (req <= ARR__SPAN_SPARSE_MAX && h != &arr__heap_empty)
+		sparse_recount(h, req, size);
 	if (need < len)
 		free_insert(a, s, u + need, len - need, true);
 	arr__sp_tag_settle(s, u + len - 1);

@@ -42,6 +42,14 @@ g=$(med pair glibc)
 for n in "${names[@]}"; do v=$(med pair "$n"); printf "  %-9s %7.2f  %s\n" "$n" "$v" "$(ratio "$v" "$g")"; done
 
 echo
+echo "-- a buffer grown by realloc, 262 bytes at a time from 1100 bytes to 7 KiB (16 000 of them, every other kept):"
+echo "   ns per realloc (ratio to glibc), share of reallocs that kept the block in place"
+measure regrow 1 ${#all[@]} "${all[@]}" "$micro" regrow 16000
+measure regrow_same 2 ${#all[@]} "${all[@]}" "$micro" regrow 16000
+g=$(med regrow glibc)
+for n in "${names[@]}"; do v=$(med regrow "$n"); printf "  %-9s %7.1f  %s  %3s %% in place\n" "$n" "$v" "$(ratio "$v" "$g")" "$(med regrow_same "$n")"; done
+
+echo
 echo "-- calloc vs malloc+memset, ns per call (calloc/memset ratio; <= 1 is the goal)"
 printf "  %-10s %-9s %12s %14s %6s\n" size alloc calloc malloc+memset ratio
 for size in 64 4096 65536 1048576 268435456; do

@@ -9,6 +9,10 @@
  *   micro churn [rounds] [cpu]   ns per free+malloc of a random one of 64 Ki live
  *                                blocks of 16..527 bytes (frees of cold blocks);
  *                                with "cpu", process CPU time (for loaded machines)
+ *   micro regrow [chains]        ns per realloc of buffers grown 262 bytes at a
+ *                                time from 1100 bytes to 7 KiB (a list node's
+ *                                listpack in redis, a string buffer), every
+ *                                other one kept: "ns_per_realloc in_place_percent"
  *
  * Each run prints one line of numbers; bench-alloc.sh runs it alternately
  * under each allocator and takes medians.
@@ -179,6 +183,44 @@ static int churn(long rounds, clockid_t clk)
 	return 0;
 }
 
+static int regrow(long chains)
+{
+	enum { START = 1100, STEP = 262, END = 7000 };
+	void **keep = calloc((size_t)chains, sizeof *keep);
+	long steps = 0, same = 0;
+	if (keep == NULL)
+		return 1;
+	double t0 = now_ns();
+	for (long c = 0; c < chains; c++) {
+		size_t n = START;
+		char *p = malloc(n);
+		if (p == NULL)
+			return 1;
+		memset(p, 1, n);
+		while (n + STEP <= END) {
+			char *q = realloc(p, n + STEP);
+			if (q == NULL)
+				return 1;
+			memset(q + n, 2, STEP);
+			same += q == p;
+			steps++;
+			p = q;
+			n += STEP;
+		}
+		free(malloc(32)); /* other calls between */
+		if (c % 2)
+			keep[c] = p;
+		else
+			free(p);
+	}
+	double t1 = now_ns();
+	printf("%.1f %.0f\n", (t1 - t0) / (double)steps, 100.0 * (double)same / (double)steps);
+	for (long c = 0; c < chains; c++)
+		free(keep[c]);
+	free(keep);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "pair";
@@ -198,10 +240,13 @@ int main(int argc, char **argv)
 		return checker(0);
 	if (strcmp(mode, "contiguous") == 0)
 		return checker(1);
+	if (strcmp(mode, "regrow") == 0)
+		return regrow(argc > 2 ? atol(argv[2]) : 16000);
 	if (strcmp(mode, "churn") == 0)
 		return churn(argc > 2 ? atol(argv[2]) : 100,
 			     argc > 3 && strcmp(argv[3], "cpu") == 0 ? CLOCK_PROCESS_CPUTIME_ID : CLOCK_MONOTONIC);
 	fprintf(stderr,
-		"usage: micro pair|calloc SIZE|huge SIZE [ITERS]|calloc-fresh|checker|contiguous|churn [ROUNDS] [cpu]\n");
+		"usage: micro pair|calloc SIZE|huge SIZE [ITERS]|calloc-fresh|checker|contiguous|churn [ROUNDS] [cpu]|regrow "
+		"[CHAINS]\n");
 	return 2;
 }
