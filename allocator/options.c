@@ -3,10 +3,14 @@
  * ALLOCRR_MALLOC_OPTIONS environment variable ("name=value,name=value").
  *
  * Runs before the allocator is usable, so it parses by hand and never
- * allocates. Unknown names and bad values in the environment are ignored.
+ * allocates. Unknown names and bad values in the environment are ignored,
+ * each said in one line on stderr.
  */
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "allocrr/alloc.h"
 #include "allocrr/error.h"
 #include "internal.h"
@@ -176,18 +180,37 @@ int arr_alloc_get_option(const char *name, long long *value)
 }
 
 /* Parse "name=value[,name=value...]" in place without allocating. */
-int arr_alloc_parse_options(const char *spec)
+/* One bad item of ALLOCRR_MALLOC_OPTIONS, on stderr in one line (a program
+ * run with a typo in it would otherwise not know its setting did nothing):
+ * write(2) of a stack buffer, no malloc. Cold: out of the hot text. */
+static __attribute__((cold, noinline)) void report_bad(const char *spec, const char *item, int rc)
+{
+	size_t len = strcspn(item, ",");
+	const char *why = rc == ARR_ENOTFOUND ? "unknown option"
+			  : rc == ARR_ERANGE  ? "value out of range"
+					      : "not name=number (k, m, g suffixes allowed)";
+	char buf[256];
+	int n = snprintf(buf, sizeof buf, "allocrr-malloc: ALLOCRR_MALLOC_OPTIONS at offset %zu: '%.*s': %s; ignored\n",
+			 (size_t)(item - spec), (int)(len < 64 ? len : 64), item, why);
+	if (n > 0)
+		(void)!write(2, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
+}
+
+/* arr_alloc_parse_options(); with report, each bad item on stderr */
+static int parse_options(const char *spec, bool report)
 {
 	int bad = 0;
 	const char *s = spec;
 	while (s && *s) {
+		const char *item = s;
+		int rc = 0;
 		char name[32];
 		size_t n = 0;
 		while (*s && *s != '=' && *s != ',' && n + 1 < sizeof name)
 			name[n++] = *s++;
 		name[n] = '\0';
 		if (*s != '=') {
-			bad = ARR_ESYNTAX;
+			rc = ARR_ESYNTAX;
 			while (*s && *s != ',')
 				s++;
 		} else {
@@ -195,7 +218,7 @@ int arr_alloc_parse_options(const char *spec)
 			char *end;
 			long long v = strtoll(s, &end, 0);
 			if (end == s) {
-				bad = ARR_ESYNTAX;
+				rc = ARR_ESYNTAX;
 			} else {
 				/* optional k/m/g suffix for byte sizes */
 				if (*end == 'k' || *end == 'K')
@@ -204,21 +227,30 @@ int arr_alloc_parse_options(const char *spec)
 					v <<= 20, end++;
 				else if (*end == 'g' || *end == 'G')
 					v <<= 30, end++;
-				int rc = arr_alloc_set_option(name, v);
-				if (rc < 0)
-					bad = rc;
+				if (*end == '\0' || *end == ',') {
+					int r = arr_alloc_set_option(name, v);
+					if (r < 0)
+						rc = r;
+				} else {
+					rc = ARR_ESYNTAX;
+				}
 			}
 			s = end;
-			while (*s && *s != ',') {
-				bad = ARR_ESYNTAX;
+			while (*s && *s != ',')
 				s++;
-			}
+		}
+		if (rc < 0) {
+			bad = rc;
+			if (report)
+				report_bad(spec, item, rc);
 		}
 		if (*s == ',')
 			s++;
 	}
 	return bad;
 }
+
+int arr_alloc_parse_options(const char *spec) { return parse_options(spec, false); }
 
 ARR_HOT void arr__options_from_env(void)
 {
@@ -228,5 +260,5 @@ ARR_HOT void arr__options_from_env(void)
 	static ARR_HOT_DATA char name[] = "ALLOCRR_MALLOC_OPTIONS";
 	const char *spec = getenv(name);
 	if (spec)
-		(void)arr_alloc_parse_options(spec);
+		(void)parse_options(spec, true);
 }

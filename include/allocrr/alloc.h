@@ -122,11 +122,13 @@ int arr_alloc_stats_get(struct arr_alloc_stats *out);
  *                   own (default 64; 0 = every thread its own heap at once).
  * Returns 0, ARR_ENOTFOUND for an unknown name, ARR_ERANGE for a bad value.
  * The preload library reads ALLOCRR_MALLOC_OPTIONS="purge_delay=1000,..."
- * (byte values accept k/m/g suffixes).
+ * (byte values accept k/m/g suffixes) at its first malloc, and says each item
+ * it ignores in one line on stderr.
  */
 int arr_alloc_set_option(const char *name, long long value);
 int arr_alloc_get_option(const char *name, long long *value);
-/* Parse "name=value,..."; applies what it can, returns the last error or 0. */
+/* Parse "name=value,..."; applies what it can, returns the last error or 0
+ * (ARR_ESYNTAX for an item that is not name=number); says nothing. */
 int arr_alloc_parse_options(const char *spec);
 
 /* Return every free dirty page to the OS now; returns bytes released. */

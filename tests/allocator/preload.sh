@@ -27,6 +27,27 @@ run() {
 }
 mkdir -p "$tmp/work"
 
+# bad ALLOCRR_MALLOC_OPTIONS items: one line each on stderr, with the
+# offset, and the program runs on (the good items still apply); good
+# ones: not a word
+ALLOCRR_MALLOC_OPTIONS='purge_delay=1000,nosuch=1,young=99999999,span_min=8x' LD_PRELOAD="$lib" \
+	ls -d / >"$tmp/opt.out" 2>"$tmp/opt.err"
+if [ "$(cat "$tmp/opt.out")" = / ] && [ "$(wc -l <"$tmp/opt.err")" = 3 ] &&
+	grep -q "^allocrr-malloc: ALLOCRR_MALLOC_OPTIONS at offset 17: 'nosuch=1': unknown option; ignored$" "$tmp/opt.err" &&
+	grep -q "offset 26: 'young=99999999': value out of range" "$tmp/opt.err" &&
+	grep -q "offset 41: 'span_min=8x': not name=number" "$tmp/opt.err"; then
+	echo "ok   bad ALLOCRR_MALLOC_OPTIONS said on stderr"
+else
+	echo "FAIL bad ALLOCRR_MALLOC_OPTIONS:"; cat "$tmp/opt.out" "$tmp/opt.err"; fail=$((fail + 1))
+fi
+ALLOCRR_MALLOC_OPTIONS='purge_delay=1000,mmap_threshold=256k' LD_PRELOAD="$lib" ls -d / \
+	>"$tmp/opt.out" 2>"$tmp/opt.err"
+if [ "$(cat "$tmp/opt.out")" = / ] && [ ! -s "$tmp/opt.err" ]; then
+	echo "ok   good ALLOCRR_MALLOC_OPTIONS silent"
+else
+	echo "FAIL good ALLOCRR_MALLOC_OPTIONS:"; cat "$tmp/opt.err"; fail=$((fail + 1))
+fi
+
 # the preload must actually be in effect: malloc_stats() is answered by us
 if command -v python3 >/dev/null; then
 	LD_PRELOAD="$lib" python3 -c 'import ctypes; ctypes.CDLL(None).malloc_stats()' 2>"$tmp/ms" >/dev/null
