@@ -254,9 +254,7 @@ int arr_alloc_parse_options(const char *spec) { return parse_options(spec, false
 
 ARR_HOT void arr__options_from_env(void)
 {
-	extern char **environ;
-	if (environ == NULL)
-		return;
+	/* (glibc's getenv answers NULL while there is no environment) */
 	static ARR_HOT_DATA char name[] = "ALLOCRR_MALLOC_OPTIONS";
 	const char *spec = getenv(name);
 	if (spec)

@@ -34,7 +34,9 @@
  * linker lays out first; all 24 before. Both text modes also fail if any
  * page of the read-only segment after the text (.rodata and .eh_frame, 5
  * pages the kernel maps together at the first read of a constant there) is
- * resident: the hot functions' constants live in .data (ARR_HOT_DATA).
+ * resident: the hot functions' constants live in .data (ARR_HOT_DATA); and
+ * if the ELF headers and dynamic tables (the first, read-only segment, which
+ * ld.so reads whole in every program) take more than 2 pages.
  * The third, before anything allocates (no stdio, raw system calls only),
  * bounds the library's text pages resident in a program that has not called
  * malloc: 0, since the library runs no code at load (linked without the
@@ -199,7 +201,8 @@ static void workload(void)
  * the library is not mapped. */
 static char maps_buf[1 << 16];
 
-static int rodata_pages = -1; /* text_pages_resident()'s other count */
+static int rodata_pages = -1; /* text_pages_resident()'s other counts */
+static int header_pages = -1;
 
 /* Resident pages of the library's read-only segment after its text (.rodata,
  * .eh_frame: one mapping the kernel's fault-around maps whole at the first
@@ -213,6 +216,9 @@ static int rodata_resident(uintptr_t base)
 		if (ph[i].p_type == PT_LOAD && ph[i].p_flags == PF_R && ph[i].p_offset != 0) {
 			uintptr_t lo = base + (ph[i].p_vaddr & ~(uintptr_t)(ARR__OS_PAGE - 1));
 			n += (int)count_range(lo, base + ph[i].p_vaddr + ph[i].p_memsz, base, "rodata");
+		} else if (ph[i].p_type == PT_LOAD && ph[i].p_offset == 0) {
+			/* the ELF headers and the dynamic tables ld.so reads */
+			header_pages = (int)count_range(base, base + ph[i].p_memsz, base, "headers");
 		}
 	return n;
 }
@@ -310,10 +316,16 @@ static int text_verdict(int pages, const char *bound, const char *when, const ch
 		printf("skip: liballocrr is not preloaded\n");
 		return 77;
 	}
-	printf("library text: %d pages resident %s (bound %s); read-only data after it: %d\n", pages, when, bound,
-	       rodata_pages);
+	printf("library text: %d pages resident %s (bound %s); read-only data after it: %d; headers: %d\n", pages, when,
+	       bound, rodata_pages, header_pages);
 	if (pages > atoi(bound)) {
 		printf("FAIL: %s\n", fail);
+		return 1;
+	}
+	if (header_pages > 2) {
+		printf("FAIL: the library's ELF headers and dynamic tables (symbols, relocations) take %d pages, "
+		       "all read by ld.so in every program: an import or export more than 2 pages hold\n",
+		       header_pages);
 		return 1;
 	}
 	if (rodata_pages != 0) {
