@@ -179,7 +179,6 @@ int arr_alloc_get_option(const char *name, long long *value)
 	return 0;
 }
 
-/* Parse "name=value[,name=value...]" in place without allocating. */
 /* One bad item of ALLOCRR_MALLOC_OPTIONS, on stderr in one line (a program
  * run with a typo in it would otherwise not know its setting did nothing):
  * write(2) of a stack buffer, no malloc. Cold: out of the hot text. */
@@ -196,7 +195,8 @@ static __attribute__((cold, noinline)) void report_bad(const char *spec, const c
 		(void)!write(2, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
 }
 
-/* arr_alloc_parse_options(); with report, each bad item on stderr */
+/* Parse "name=value[,name=value...]" in place without allocating
+ * (arr_alloc_parse_options); with report, each bad item on stderr. */
 static int parse_options(const char *spec, bool report)
 {
 	int bad = 0;

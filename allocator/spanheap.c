@@ -129,8 +129,8 @@ struct span_lock {
  * While no other thread exists (glibc's __libc_single_threaded, which its
  * own malloc reads the same way: false from the first pthread_create on),
  * the lock is taken and given with plain stores, not a compare-and-swap and
- * an exchange: a sparse block's malloc and free, both in the span heap, 93
- * -> 71 ns a pair (bench-alloc-micro calloc 4096), a serial replay of the
+ * an exchange: a sparse block's malloc and free, both in the span heap, 99
+ * -> 76 ns a pair (bench-alloc-micro calloc 4096), a serial replay of the
  * `large` working set 8 % faster. Out of line (one copy of the test, not one
  * at each of the lock's sites: inlined, they took 4.9 KiB of hot text);
  * with threads, a call more around the atomic
