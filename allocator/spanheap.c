@@ -1517,15 +1517,25 @@ void arr__span_free(void *p)
 /* After the free of a span block whose holder requested req bytes, by heap
  * h's thread: the sparse class's count (its malloc counted it in the
  * mallocing heap, heap.c) and the heap's tick, which counts the free. */
+/* Heap h's count of a sparse class's span blocks, for a block of req bytes
+ * (its malloc counted it in the mallocing heap, heap.c): none below the
+ * sparse classes (above the table's sizes) or above them. */
+static inline void sparse_count(struct arr__heap *h, size_t req, int delta)
+{
+	_Static_assert(ARR__SMALL_TAB < 1025 && ARR__SPARSE_FIRST == ARR__FINE_FIRST,
+		       "the sparse classes are above 1 KiB");
+	if (req > ARR__SMALL_TAB && req <= ARR__SPAN_SPARSE_MAX) {
+		unsigned c = arr__size_class_above(req);
+		if (c >= ARR__SPARSE_FIRST && c < ARR__SPARSE_END)
+			h->sparse_live[c - ARR__SPARSE_FIRST] += delta;
+	}
+}
+
 static inline __attribute__((always_inline)) void freed_by(struct arr__heap *h, size_t req)
 {
 	if (h == &arr__heap_empty)
 		return;
-	if (req <= ARR__SPAN_SPARSE_MAX) {
-		unsigned c = arr__size_class(req);
-		if (c >= ARR__SPARSE_FIRST && c < ARR__SPARSE_END)
-			h->sparse_live[c - ARR__SPARSE_FIRST]--;
-	}
+	sparse_count(h, req, -1);
 	if (arr__dec64_was_le1(&h->tick_left))
 		arr__heap_tick(h);
 }
@@ -1572,18 +1582,6 @@ ARR_HOT void arr__span_free_purged(struct arr__heap *h, void *p)
 	insert_purged(a, s, u, len); /* a page it shares with a neighbour may be resident */
 	unlock_and_tick_if(a, true);
 	freed_by(h, req);
-}
-
-/* A sparse class's block of req bytes resized in place to size: it counts
- * in the class of its request (heap.c sparse_live) */
-static inline void sparse_recount(struct arr__heap *h, size_t req, size_t size)
-{
-	_Static_assert(ARR__SPARSE_FIRST > 0 && ARR__SMALL_TAB == 1024,
-		       "the sparse classes are above the table's sizes");
-	if (req > ARR__SMALL_TAB && arr__size_class_above(req) < ARR__SPARSE_END)
-		h->sparse_live[arr__size_class_above(req) - ARR__SPARSE_FIRST]--;
-	if (size > ARR__SMALL_TAB && arr__size_class_above(size) < ARR__SPARSE_END)
-		h->sparse_live[arr__size_class_above(size) - ARR__SPARSE_FIRST]++;
 }
 
 /*
@@ -1660,8 +1658,10 @@ ARR_HOT bool arr__span_resize(struct arr__heap *h, void *p, size_t size)
 	a->live_req += size;
 	a->tick_left--;
 	/* a sparse class's block counts in its request's class (heap.c) */
-	if (req <= ARR__SPAN_SPARSE_MAX && h != &arr__heap_empty)
-		sparse_recount(h, req, size);
+	if (h != &arr__heap_empty) {
+		sparse_count(h, req, -1);
+		sparse_count(h, size, +1);
+	}
 	if (need < len)
 		free_insert(a, s, u + need, len - need, true);
 	arr__sp_tag_settle(s, u + len - 1);

@@ -100,12 +100,19 @@ static unsigned count_range(uintptr_t lo, uintptr_t hi, uintptr_t base, const ch
  * its first page at base): the anonymous mapping after its .data is its
  * .bss only up to there, since the kernel merges an anonymous mapping placed
  * right after it into the same line of /proc/self/maps. */
-static uintptr_t image_end(uintptr_t base)
+static const ElfW(Phdr) * phdrs(uintptr_t base, unsigned *n)
 {
 	const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)base;
-	const ElfW(Phdr) *ph = (const ElfW(Phdr) *)(base + eh->e_phoff);
+	*n = eh->e_phnum;
+	return (const ElfW(Phdr) *)(base + eh->e_phoff);
+}
+
+static uintptr_t image_end(uintptr_t base)
+{
+	unsigned nph;
+	const ElfW(Phdr) *ph = phdrs(base, &nph);
 	uintptr_t end = 0;
-	for (unsigned i = 0; i < eh->e_phnum; i++)
+	for (unsigned i = 0; i < nph; i++)
 		if (ph[i].p_type == PT_LOAD && ph[i].p_vaddr + ph[i].p_memsz > end)
 			end = ph[i].p_vaddr + ph[i].p_memsz;
 	return base + ((end + ARR__OS_PAGE - 1) & ~(uintptr_t)(ARR__OS_PAGE - 1));
@@ -201,26 +208,28 @@ static void workload(void)
  * the library is not mapped. */
 static char maps_buf[1 << 16];
 
-static int rodata_pages = -1; /* text_pages_resident()'s other counts */
-static int header_pages = -1;
+static int rodata_pages = -1, header_pages = -1; /* text_pages_resident()'s other counts */
 
-/* Resident pages of the library's read-only segment after its text (.rodata,
+/* Resident pages of the library's read-only segments, from its program
+ * headers (base: its first page): the one after its text (.rodata,
  * .eh_frame: one mapping the kernel's fault-around maps whole at the first
- * read of any of it), from its program headers; base: its first page. */
-static int rodata_resident(uintptr_t base)
+ * read of any of it) and the first (the ELF headers and the dynamic tables
+ * ld.so reads). */
+static void count_readonly(uintptr_t base)
 {
-	const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)base;
-	const ElfW(Phdr) *ph = (const ElfW(Phdr) *)(base + eh->e_phoff);
-	int n = 0;
-	for (unsigned i = 0; i < eh->e_phnum; i++)
-		if (ph[i].p_type == PT_LOAD && ph[i].p_flags == PF_R && ph[i].p_offset != 0) {
-			uintptr_t lo = base + (ph[i].p_vaddr & ~(uintptr_t)(ARR__OS_PAGE - 1));
-			n += (int)count_range(lo, base + ph[i].p_vaddr + ph[i].p_memsz, base, "rodata");
-		} else if (ph[i].p_type == PT_LOAD && ph[i].p_offset == 0) {
-			/* the ELF headers and the dynamic tables ld.so reads */
-			header_pages = (int)count_range(base, base + ph[i].p_memsz, base, "headers");
-		}
-	return n;
+	unsigned nph;
+	const ElfW(Phdr) *ph = phdrs(base, &nph);
+	rodata_pages = 0;
+	for (unsigned i = 0; i < nph; i++) {
+		if (ph[i].p_type != PT_LOAD || ph[i].p_flags != PF_R)
+			continue;
+		uintptr_t lo = base + (ph[i].p_vaddr & ~(uintptr_t)(ARR__OS_PAGE - 1)),
+			  hi = base + ph[i].p_vaddr + ph[i].p_memsz;
+		if (ph[i].p_offset == 0)
+			header_pages = (int)count_range(lo, hi, base, "headers");
+		else
+			rodata_pages += (int)count_range(lo, hi, base, "rodata");
+	}
 }
 
 static int text_pages_resident(void)
@@ -254,7 +263,7 @@ static int text_pages_resident(void)
 		l = e + 1;
 	}
 	if (base != 0)
-		rodata_pages = rodata_resident(base);
+		count_readonly(base);
 	return pages;
 }
 
