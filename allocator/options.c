@@ -28,6 +28,7 @@ struct arr__options arr__opt = {
 	 * "Sparse classes"; t2 private mixed steady at 2: CPU 19.9 -> 39.9 ms) */
 	.sparse_thr = 1,
 	.sparse_min = 1024,
+	.sparse_cache = 1,
 	/* a thread's first slow-path mallocs from the shared heap (heap.c
 	 * "Light threads"): java -version's 16 threads of 7-51 calls hold no
 	 * heap of their own */
@@ -110,6 +111,12 @@ int arr_alloc_set_option(const char *name, long long value)
 		arr__opt.sparse_min = (size_t)value;
 		return 0;
 	}
+	if (strcmp(name, "sparse_cache") == 0) {
+		if (value < 0 || value > 1)
+			return ARR_ERANGE;
+		arr__opt.sparse_cache = (unsigned)value;
+		return 0;
+	}
 	if (strcmp(name, "sparse_threads") == 0) {
 		if (value < 0 || value > 1000000)
 			return ARR_ERANGE;
@@ -163,6 +170,8 @@ int arr_alloc_get_option(const char *name, long long *value)
 		*value = arr__opt.sparse;
 	else if (strcmp(name, "sparse_min") == 0)
 		*value = (long long)arr__opt.sparse_min;
+	else if (strcmp(name, "sparse_cache") == 0)
+		*value = arr__opt.sparse_cache;
 	else if (strcmp(name, "sparse_threads") == 0)
 		*value = arr__opt.sparse_thr;
 	else if (strcmp(name, "span_cache") == 0)

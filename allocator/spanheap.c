@@ -1384,11 +1384,133 @@ ARR_HOT static void zero_dirty(struct arr__heap *h, uint8_t *p, size_t size, con
 	h->calloc_skipped += size - cleared;
 }
 
+static void cache_release(struct arr__heap *h, unsigned n);
+static void span_release_locked_out(struct arr__span_arena *a, struct arr__spanseg *s, unsigned u);
+
+/* The sparse cache's one block back to the span heap: its free, late (the
+ * general cache_release, out of the hot text, is span_cache's). */
+ARR_HOT static __attribute__((noinline)) void sparse_release(struct arr__heap *h)
+{
+	uint8_t *p = h->sc[0].p;
+	struct arr__spanseg *s = seg_of(p);
+	struct arr__span_arena *a = arena_of_seg(s);
+	h->sc_n = 0;
+	h->sc_units = 0;
+	h->sc_req = 0;
+	lock_take(&a->lock);
+	span_release_locked_out(a, s, (unsigned)(((uintptr_t)p - (uintptr_t)s) >> UNIT_SHIFT));
+}
+
+/* Every block of h's cache back to the span heap. */
+static inline void cache_give_back(struct arr__heap *h)
+{
+	if (ARR_LIKELY(h->sc_n == 1 && arr__opt.span_cache == 0))
+		sparse_release(h);
+	else
+		cache_release(h, h->sc_n);
+}
+
+/*
+ * Would the span heap, given the cached block at u (len units) back, carve
+ * the next block of len units right there? Surely when no free span
+ * adjoins it: it would be the head of its length's bin, best fit's first.
+ * Then the block is taken back and the arena left as the free and the
+ * carve would have: the two operations counted toward its tick, the free's
+ * trim test made as if the block were free (it is in use to the span heap:
+ * not purged, where the free would have put it last on the decay list).
+ * Otherwise, and while a realloc moves a block (it carves from the low
+ * end), the block goes back: so the layout is what it would have been
+ * without the cache.
+ */
+static bool sparse_cache_reuse(struct arr__spanseg *s, unsigned u, unsigned len)
+{
+	if (arr__span_growing)
+		return false;
+	struct arr__span_arena *a = arena_of_seg(s);
+	lock_take(&a->lock);
+	if ((u + len < UNITS && (arr__sp_tag(s, u + len) & T_STATE) == T_FREE) ||
+	    (u > FIRST_UNIT && (arr__sp_tag(s, u - 1) & T_STATE) == T_FREE)) {
+		lock_give(&a->lock);
+		return false;
+	}
+	a->nfrees++;
+	a->nmallocs++;
+	a->tick_left -= 2;
+	a->live_units -= len;
+	if (ARR_UNLIKELY(trim_due(a))) {
+		unlock_and_trim(a);
+		lock_take(&a->lock);
+	}
+	a->live_units += len;
+	unlock_and_tick_if(a, false);
+	return true;
+}
+
+/* Takes in a row of the cached block's length past which it is taken back
+ * wherever best fit would have put the request (see sparse_cache_put); the
+ * score of mallocs that wanted the length just freed from which frees are
+ * cached, and its most. */
+#define SPARSE_STREAK 4
+#define SPARSE_SCORE_ON 2
+#define SPARSE_SCORE_MAX 8
+
+/* The sparse cache's block for a malloc of size, if it is of the same
+ * length in units and the layout allows (its slack then the request's), or
+ * NULL after giving it back to the span heap (see sparse_cache_put). */
+static inline uint8_t *sparse_cache_take(struct arr__heap *h, size_t size)
+{
+	uint8_t *p = h->sc[0].p;
+	unsigned len = h->sc[0].len;
+	struct arr__spanseg *s = seg_of(p);
+	unsigned u = (unsigned)(((uintptr_t)p - (uintptr_t)s) >> UNIT_SHIFT);
+	if (len != (unsigned)((size + UNIT - 1) >> UNIT_SHIFT)) {
+		h->sc_streak = 0;
+		cache_give_back(h);
+		return NULL;
+	}
+	if (h->sc_streak < SPARSE_STREAK)
+		h->sc_streak++;
+	if (h->sc_streak < SPARSE_STREAK && !sparse_cache_reuse(s, u, len)) {
+		cache_give_back(h);
+		return NULL;
+	}
+	uint32_t first = arr__sp_tag(s, u), *lastp = arr__sp_tag_ref(s, u + len - 1);
+	uint32_t slack = (uint32_t)(((size_t)len << UNIT_SHIFT) - size);
+	/* not cached, the request's slack against the booked one */
+	__atomic_store_n(lastp, (*lastp & (T_LEN | T_STATE)) | slack << ARR__SP_T_XSLACK_SHIFT, __ATOMIC_RELAXED);
+	h->waste += (int64_t)slack - (int64_t)(first >> T_SLACK_SHIFT & ARR__SP_T_SLACK_MASK);
+	h->sc_n = 0;
+	h->sc_units = 0;
+	h->sc_req = 0;
+	ARR__ASSERT_EXPENSIVE(arr__span_cache_is_valid(h));
+	return p;
+}
+
+/* A span-heap malloc of size after the free of a block up to 8 KiB: did it
+ * want the length just freed? (the sparse cache's score) */
+static inline void sparse_observe(struct arr__heap *h, size_t size)
+{
+	bool same = h->sc_last == (size + UNIT - 1) >> UNIT_SHIFT;
+	if (same && h->sc_score < SPARSE_SCORE_MAX)
+		h->sc_score++;
+	else if (!same && h->sc_score != 0)
+		h->sc_score--;
+	h->sc_last = 0;
+}
+
 /* arr__span_malloc() with a block cache, or for a calloc: out of line */
 ARR_HOT static __attribute__((noinline)) void *span_malloc_slow(struct arr__heap *h, size_t size, bool zero)
 {
 	struct arr__span_zeroed z = {.all = false, .n = 0};
-	uint8_t *p = arr__span_cache_alloc(h, size, zero, &z);
+	uint8_t *p = NULL;
+	if (arr__opt.span_cache == 0) {
+		if (h->sc_last != 0)
+			sparse_observe(h, size);
+		if (h->sc_n == 1)
+			p = sparse_cache_take(h, size); /* (freed once: dirty, z as it is) */
+	}
+	if (p == NULL)
+		p = arr__span_cache_alloc(h, size, zero, &z);
 	if (p == NULL) {
 		errno = ENOMEM;
 		return NULL;
@@ -1414,6 +1536,8 @@ ARR_HOT void *arr__span_malloc(struct arr__heap *h, size_t size, unsigned flags)
 	ARR__ASSERT(h != &arr__heap_empty && (flags & ~ARR__ALLOC_ZERO) == 0);
 	if (ARR_UNLIKELY(flags != 0 || h->sc_n != 0))
 		return span_malloc_slow(h, size, flags & ARR__ALLOC_ZERO);
+	if (h->sc_last != 0)
+		sparse_observe(h, size);
 	void *p = span_alloc(h, size, false, NULL);
 	if (ARR_UNLIKELY(p == NULL)) {
 		errno = ENOMEM;
@@ -1474,16 +1598,26 @@ static inline __attribute__((always_inline)) void span_release_locked(struct arr
 	free_coalesce(a, s, u, len);
 }
 
+/* span_release_locked() and the unlock with its tick, for sparse_release() */
+static void span_release_locked_out(struct arr__span_arena *a, struct arr__spanseg *s, unsigned u)
+{
+	span_release_locked(a, s, u);
+	if (decay_at_once())
+		a->tick_left = 0; /* purge_delay 0: at once, nothing kept */
+	unlock_and_tick_if(a, true);
+}
+
 /* The free of p, checked under its arena's lock; returns the bytes the
  * block's holder requested (after a resize or a stay in a cache, what the
  * tags say now), after settling the holder h's slack correction. */
-static inline __attribute__((always_inline)) size_t span_free_req(struct arr__heap *h, void *p)
+static inline __attribute__((always_inline)) size_t span_free_req_len(struct arr__heap *h, void *p, unsigned *lenp)
 {
 	struct arr__spanseg *s = seg_of(p);
 	struct arr__span_arena *a = arena_of_seg(s);
 	lock_take(&a->lock);
 	uint32_t first;
 	unsigned u = checked_unit_tag(s, p, FREE_INVALID, &first), len = first & T_LEN;
+	*lenp = len;
 	/* only a block that was in a cache has a correction (cache_used read
 	 * once: an atomic, loaded again at each use) */
 	int64_t corr = 0;
@@ -1500,6 +1634,12 @@ static inline __attribute__((always_inline)) size_t span_free_req(struct arr__he
 		a->tick_left = 0; /* purge_delay 0: at once, nothing kept */
 	unlock_and_tick_if(a, true);
 	return req;
+}
+
+static inline __attribute__((always_inline)) size_t span_free_req(struct arr__heap *h, void *p)
+{
+	unsigned len;
+	return span_free_req_len(h, p, &len);
 }
 
 void arr__span_free(void *p)
@@ -1593,6 +1733,8 @@ ARR_HOT void arr__span_free_purged(struct arr__heap *h, void *p)
  */
 ARR_HOT bool arr__span_resize(struct arr__heap *h, void *p, size_t size)
 {
+	if (ARR_UNLIKELY(h->sc_n != 0) && arr__opt.span_cache == 0)
+		cache_give_back(h); /* the sparse cache's block: free, as without it */
 	unsigned need = (unsigned)((size + UNIT - 1) >> UNIT_SHIFT);
 	if (need == 0 || need > MAX_UNITS)
 		return false;
@@ -1841,8 +1983,16 @@ static void cache_release(struct arr__heap *h, unsigned n)
 	ARR__ASSERT_EXPENSIVE(arr__span_cache_is_valid(h));
 }
 
-void arr__span_cache_flush(struct arr__heap *h, bool all)
+ARR_HOT void arr__span_cache_flush(struct arr__heap *h, bool all)
 {
+	if (h->sc_n == 1 && arr__opt.span_cache == 0) {
+		/* the sparse cache's block, if it was there at the last tick */
+		if (all || h->sc[0].tick != h->sc_tick)
+			sparse_release(h);
+		if (!all)
+			h->sc_tick++;
+		return;
+	}
 	unsigned n = 0;
 	if (all)
 		n = h->sc_n;
@@ -1902,12 +2052,74 @@ void *arr__span_cache_alloc(struct arr__heap *h, size_t size, bool zero, struct 
 	return cache_alloc(h, size, zero, zeroed);
 }
 
+/*
+ * The sparse block cache (the default; `sparse_cache`; not with a
+ * `span_cache` or `purge_delay` 0): a thread keeps the span block of at
+ * most SPARSE_CACHE_UNITS it freed last, marked CACHED, for its next
+ * span-heap malloc, which takes it back if it wants the same length in
+ * units and the layout allows (sparse_cache_take): without the carve and
+ * the coalescing, ~450 instructions a pair, for a program that mallocs and
+ * frees 1-8 KiB buffers a few at a time, as perl's line reads do. Any other
+ * span-heap malloc gives it back first, as do the thread's next span-heap
+ * free, a realloc in place and its heap's tick after next; so a block
+ * waits while no span-heap call of its thread runs. Only while the
+ * thread's mallocs have lately wanted the length just freed (sc_score,
+ * counted whether or not a block waits): elsewhere a free costs one store
+ * more and the next malloc a compare (docs/allocator.md).
+ */
+#define SPARSE_CACHE_UNITS (ARR__SPAN_SPARSE_MAX >> UNIT_SHIFT)
+
+ARR_HOT static __attribute__((noinline)) size_t sparse_cache_put(struct arr__heap *h, void *p)
+{
+	if (h->sc_n != 0) /* (freed first, as without the cache) */
+		cache_give_back(h);
+	struct arr__spanseg *s = seg_of(p);
+	uint32_t first;
+	unsigned u = checked_unit_tag(s, p, FREE_INVALID, &first), len = first & T_LEN;
+	if (len > SPARSE_CACHE_UNITS || len < 2 || arr__opt.purge_delay == 0)
+		return SIZE_MAX; /* the caller frees it */
+	h->sc_last = (uint8_t)len;
+	uint32_t *lastp = arr__sp_tag_ref(s, u + len - 1), last = __atomic_load_n(lastp, __ATOMIC_RELAXED);
+	if (ARR__MISUSE(last & ARR__SP_T_CACHED))
+		arr__fatal(FREE_INVALID, p);
+	int64_t corr = slack_correction(first, last);
+	uint32_t booked = first >> T_SLACK_SHIFT & ARR__SP_T_SLACK_MASK;
+	h->waste -= corr;
+	if (!atomic_load_explicit(&cache_used, memory_order_relaxed))
+		atomic_store_explicit(&cache_used, true, memory_order_relaxed);
+	/* marked cached, its slack back to the booked one (no correction) */
+	__atomic_store_n(lastp, (last & (T_LEN | T_STATE)) | ARR__SP_T_CACHED | booked << ARR__SP_T_XSLACK_SHIFT,
+			 __ATOMIC_RELAXED);
+	h->sc[0] = (struct arr__span_cached){(uint8_t *)p, len, h->sc_tick};
+	h->sc_n = 1;
+	h->sc_units = len;
+	h->sc_req = ((uint64_t)len << UNIT_SHIFT) - booked;
+	ARR__ASSERT_EXPENSIVE(arr__span_cache_is_valid(h));
+	return h->sc_req - (uint64_t)corr;
+}
+
 /* free() of a span block p by heap h's thread (api.c's heap_free, at its
  * first test after the fast path): the free, the sparse class's count, the
  * heap's tick (arr__free_generic's span case, without the calls between) */
 ARR_HOT void arr__span_free_heap(void *p, struct arr__heap *h)
 {
-	freed_by(h, ARR_UNLIKELY(arr__opt.span_cache != 0) ? arr__span_cache_free(h, p) : span_free_req(h, p));
+	if (ARR_UNLIKELY(arr__opt.span_cache != 0))
+		freed_by(h, arr__span_cache_free(h, p));
+	else {
+		if (ARR_UNLIKELY(h->sc_n != 0 || h->sc_score >= SPARSE_SCORE_ON) && arr__opt.sparse_cache) {
+			size_t req = sparse_cache_put(h, p);
+			if (req != SIZE_MAX) {
+				freed_by(h, req);
+				return;
+			}
+		}
+		/* (the score counts for a real heap's blocks up to 8 KiB) */
+		unsigned len;
+		size_t req = span_free_req_len(h, p, &len);
+		if (len <= SPARSE_CACHE_UNITS && h != &arr__heap_empty)
+			h->sc_last = (uint8_t)len;
+		freed_by(h, req);
+	}
 }
 
 size_t arr__span_cache_free(struct arr__heap *h, void *p)

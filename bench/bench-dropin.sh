@@ -35,7 +35,9 @@ and sources through gzip: tar, gzip and the shell preloaded), xz (-6 of 3 MB
 of a generated JSON file), pyjson (python3 loading and dumping that 20 MB JSON
 file), pythreads (python3, four threads building and trimming lists of
 json strings), perlhash (perl: a hash of 100 000 five-element arrays, whose
-bucket array realloc doubles to 2 MiB), gdb (gdb --batch printing 1+1: three
+bucket array realloc doubles to 2 MiB), perlio (perl counting the 3-digit
+prefixes of 2 000 000 lines: per line a malloc of 1-8 KiB whose size shrinks
+by the line's length, two such blocks alive at a time), gdb (gdb --batch printing 1+1: three
 threads) and java (java -version: 18 threads, 7 000 calls). A program whose
 tool is missing is left out.
 
@@ -46,7 +48,7 @@ Environment:
   RUNS=N           rounds (default 3)
   SCALE=full|tiny  input sizes (default full; tiny for bench/smoke.sh)
   PROGRAMS="..."   subset and order, separated by spaces or commas (default: true sed sort awk python3
-                   sqlite3 gcc analyze bc perl git tar xz pyjson pythreads perlhash gdb java)
+                   sqlite3 gcc analyze bc perl git tar xz pyjson pythreads perlhash perlio gdb java)
   ALLOCS="..."     allocators (default: glibc builtin jemalloc mimalloc; a missing one is left
                    out); NAME=LIB preloads LIB as NAME (e.g. before=/tmp/old/liballocrr-malloc.so,
                    to compare two builds of the library in one run)
@@ -58,7 +60,7 @@ EOF
 bench_args "$@"
 bench_setup "$@"
 scale=${SCALE:-full}
-programs=${PROGRAMS:-true sed sort awk python3 sqlite3 gcc analyze bc perl git tar xz pyjson pythreads perlhash gdb java}
+programs=${PROGRAMS:-true sed sort awk python3 sqlite3 gcc analyze bc perl git tar xz pyjson pythreads perlhash perlio gdb java}
 programs=${programs//,/ } # commas too: run-all.sh passes no spaces
 allocs_want=${ALLOCS:-glibc builtin jemalloc mimalloc}
 allocs_want=${allocs_want//,/ }
@@ -70,8 +72,8 @@ die() {
 note() { echo "bench-dropin: $*" >&2; }
 
 case "$scale" in
-full) words=200000 py_n=100000 sql_n=20000 c_lines=3000 json_n=150000 thr_n=40000 bc_e=200000 git_n=400 perlhash_n=100000 ;;
-tiny) words=2000 py_n=2000 sql_n=500 c_lines=200 json_n=2000 thr_n=500 bc_e=2000 git_n=5 perlhash_n=1000 ;;
+full) words=200000 py_n=100000 sql_n=20000 c_lines=3000 json_n=150000 thr_n=40000 bc_e=200000 git_n=400 perlhash_n=100000 lines_n=2000000 ;;
+tiny) words=2000 py_n=2000 sql_n=500 c_lines=200 json_n=2000 thr_n=500 bc_e=2000 git_n=5 perlhash_n=1000 lines_n=20000 ;;
 *) die "SCALE must be 'full' or 'tiny', not '$scale'" ;;
 esac
 builtin_lib=$build/lib/liballocrr-malloc.so
@@ -149,6 +151,9 @@ ts = [threading.Thread(target=work, args=(k, int(sys.argv[1]))) for k in range(4
 print("done")
 PY
 echo "2^$bc_e % 7" >"$tmp/bc.in"
+"$python" -c 'import random, sys
+r = random.Random(7)
+sys.stdout.write("".join("%d\n" % r.randint(1, 2000000) for _ in range(int(sys.argv[1]))))' "$lines_n" >"$tmp/lines.txt"
 head -c 3000000 "$tmp/big.json" >"$tmp/part.json" # xz: a few seconds a run
 trace=$src/traces/python3.atr
 [ -f "$trace" ] || die "no $trace"
@@ -196,6 +201,10 @@ program() {
 		;;
 	pyjson) cmd=("$python" -c 'import json, sys; d = json.load(open(sys.argv[1])); print(len(json.dumps(d)))' "$tmp/big.json") ;;
 	pythreads) cmd=("$python" "$tmp/threads.py" "$thr_n") ;;
+	perlio)
+		command -v perl >/dev/null || return 1
+		cmd=(perl -ne '$h{$1}++ if /^(\d\d\d)/; END { print scalar(keys %h), "\n" }' "$tmp/lines.txt")
+		;;
 	perlhash)
 		command -v perl >/dev/null || return 1
 		cmd=(perl -e 'my %h; $h{$_} = [1 .. 5] for 1 .. '"$perlhash_n"'; print scalar(keys %h), "\n"')

@@ -88,6 +88,7 @@ static const struct tunable builtin_tunables[] = {
 	{"sparse", 0, 1000000, 1},                /* pages' worth under which a class above 1 KiB is sparse */
 	{"sparse_threads", 0, 1000000, 1},        /* sparse classes while at most this many heaps; 0 = any */
 	{"sparse_min", 1024, 8192, 1},            /* bytes: the sparse classes are those above this */
+	{"sparse_cache", 0, 1, 1},                /* a thread keeps the last span block <= 8 KiB it freed; 0 = off */
 	{"span_cache", 0, 1ull << 30, 1},         /* bytes of free span-heap blocks a thread keeps; 0 = none */
 	{"span_arenas", 1, 8, 1},                 /* span-heap arenas (locks) threads may be dealt to */
 	{"span_split", 0, 1000000000, 1},         /* contended span mallocs before a thread's own arena */

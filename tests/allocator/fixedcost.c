@@ -25,7 +25,8 @@
  * frees every other one, and bounds its header pages the same way: the tags
  * of 135 spans in chunks, not in a page of tags for each 256 KiB.
  * The fourth, hottext, makes a small program's calls (small, sparse-class,
- * span and huge blocks, calloc, realloc, free; then pages emptied and given
+ * span and huge blocks, calloc, realloc, free, 1-8 KiB blocks churned as
+ * perl reads lines; then pages emptied and given
  * back, heap ticks that trim and purge, a huge block kept, reused and grown
  * in place) and bounds the library's text
  * pages resident then: 16, one fault-around window (the kernel maps 16 pages
@@ -388,6 +389,20 @@ int main(int argc, char **argv)
 		big = malloc(5u << 20);
 		big = realloc(big, 7u << 20);
 		free(big);
+		/* 1-8 KiB blocks churned two at a time, each a little shorter,
+		 * as perl reads lines (the sparse block cache: a block kept,
+		 * taken back, given back by another length and by a realloc in
+		 * place; the ticks below give back the last) */
+		void *a = malloc(6000);
+		for (size_t i = 0; i < 3000; i++) {
+			void *b = malloc(6000 - i);
+			free(a);
+			a = b;
+		}
+		void *g = malloc(2000);
+		free(a);
+		free(realloc(g, 2600));
+		free(malloc(5000));
 		for (int i = 0; i < 300000; i++)
 			free(malloc(40));
 		return text_verdict(text_pages_resident(), argv[2], "after a small program's calls",

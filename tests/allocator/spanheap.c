@@ -7,7 +7,8 @@
  * by another thread come back, and the statistics return exactly; realloc
  * grows into a free neighbour and shrinks in place, a sparse class's block
  * too (grown step by step, moved to room to grow); a thread's block cache
- * (span_cache) serves its next requests and gives its blocks back; the
+ * (span_cache) serves its next requests and gives its blocks back, and the
+ * sparse block cache its next block of the same length; the
  * sparse classes above 2 KiB come from it until a thread holds many; plain
  * requests above span_min reach it directly, by the options' route.
  * Exits non-zero if a check fails.
@@ -571,6 +572,113 @@ static void test_block_cache(void)
 	arr_free(pin);
 }
 
+/* A thread that leaves a block in its sparse cache when it exits. */
+static void *sparse_kept;
+static void *sparse_cache_thread(void *arg)
+{
+	(void)arg;
+	void *keep = arr_malloc(3000);
+	sparse_kept = keep;
+	arr_free(arr_malloc(6000)); /* cached; back at the thread's exit */
+	arr_free(keep);
+	return NULL;
+}
+
+/* The sparse block cache (on by default): once two span-heap mallocs have
+ * wanted the length of the block freed just before, a sparse class's span
+ * block that a thread frees is kept for its next malloc of the same length
+ * in units. While such takes are not yet a streak, only where best fit
+ * would have carved the request anyway (no free span next to it): the span
+ * heap's layout is as without the cache. From the fourth in a row,
+ * wherever: a block with a free span above it (where best fit would carve
+ * the request from the top of the merged span) comes back in place. A
+ * malloc of another length gives it back first and ends the streak. A
+ * double free of a cached block is caught, and the statistics are exact
+ * throughout. */
+static void test_sparse_cache(void)
+{
+	long long on;
+	CHECK(arr_alloc_get_option("sparse_cache", &on) == 0 && on == 1);
+	CHECK(arr_alloc_set_option("sparse_cache", 2) < 0 && arr_alloc_set_option("sparse_cache", -1) < 0);
+	void *pin = arr_malloc(100000);
+	CHECK(arr_alloc_stats_get(&st) == 0);
+	uint64_t req0 = st.live_requested, use0 = st.live_usable, n0 = st.live_blocks;
+	/* sparse blocks are carved from the high end: c below b below a */
+	char *a = arr_malloc(5000), *b = arr_malloc(5000), *c = arr_malloc(5000);
+	CHECK(a && b == a - 5120 && c == b - 5120 && arr_malloc_usable_size(b) == 5120);
+	for (int round = 0; round < 6; round++) {
+		arr_free(b);
+		CHECK(arr_alloc_stats_get(&st) == 0);
+		CHECK(st.live_requested == req0 + 10000 && st.live_usable == use0 + 2 * 5120 &&
+		      st.live_blocks == n0 + 2);
+		char *b2 = arr_malloc(4900 + (size_t)round); /* 20 units too */
+		CHECK(b2 == b && arr_malloc_usable_size(b2) == 5120);
+		CHECK(arr_alloc_stats_get(&st) == 0);
+		CHECK(st.live_requested == req0 + 14900 + (uint64_t)round && st.live_usable == use0 + 3 * 5120 &&
+		      st.live_blocks == n0 + 3);
+		b = b2;
+	}
+	/* a streak: b comes back although a's span, freed, lies above it */
+	arr_free(a);
+	arr_free(b); /* gives a back, keeps b */
+	char *p = arr_malloc(5000);
+	CHECK(p == b);
+	/* a double free of the cached block */
+	arr_free(p);
+	fflush(stderr);
+	pid_t pid = fork();
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+		dup2(null, 2);
+		arr_free(p);
+		_exit(0);
+	}
+	int ws = 0;
+	CHECK(pid > 0 && waitpid(pid, &ws, 0) == pid && WIFSIGNALED(ws) && WTERMSIG(ws) == SIGABRT);
+	/* another length: b goes back first (merged with a's span above it),
+	 * the streak ends, and the 6000-byte block is carved from the top */
+	char *q = arr_malloc(6000);
+	CHECK(q == b + 2 * 5120 - 6144);
+	arr_free(q);          /* cached */
+	arr_free(c);          /* gives q back (merged with the rest of b's span), keeps c */
+	p = arr_malloc(5000); /* c's length, no streak, a free span above c: from the top */
+	CHECK(p != c && p == a);
+	CHECK(arr_alloc_stats_get(&st) == 0);
+	CHECK(st.live_requested == req0 + 5000 && st.live_usable == use0 + 5120 && st.live_blocks == n0 + 1);
+	arr_free(p);
+	/* off: a streak changes nothing, b merges with a's span at its free */
+	CHECK(arr_alloc_set_option("sparse_cache", 0) == 0);
+	a = arr_malloc(5000);
+	b = arr_malloc(5000);
+	CHECK(b == a - 5120);
+	for (int round = 0; round < 5; round++) {
+		arr_free(b);
+		CHECK(arr_malloc(5000) == b);
+	}
+	arr_free(a);
+	arr_free(b);
+	p = arr_malloc(5000);
+	CHECK(p == a);
+	arr_free(p);
+	CHECK(arr_alloc_set_option("sparse_cache", 1) == 0);
+	/* a thread's cached block goes back at its exit (its blocks sparse
+	 * while main is busy too) */
+	long long thr;
+	CHECK(arr_alloc_get_option("sparse_threads", &thr) == 0);
+	CHECK(arr_alloc_set_option("sparse_threads", 0) == 0);
+	pthread_t t;
+	CHECK(pthread_create(&t, NULL, sparse_cache_thread, NULL) == 0);
+	pthread_join(t, NULL);
+	CHECK(arr_alloc_set_option("sparse_threads", thr) == 0);
+	p = arr_malloc(3000); /* the top again: the thread's block is free */
+	CHECK(p == sparse_kept);
+	arr_free(p);
+	churn(4096); /* a tick: main's cache given back */
+	CHECK(arr_alloc_stats_get(&st) == 0);
+	CHECK(st.live_requested == req0 && st.live_usable == use0 && st.live_blocks == n0);
+	arr_free(pin);
+}
+
 /* Sparse classes: a 4700-byte request, a block of the 5120-byte class when
  * its class is dense, is a 4864-byte span-heap block while this thread
  * holds few of that class (fewer than `sparse` pages' worth); past that the
@@ -878,6 +986,7 @@ int main(void)
 	test_realloc_in_place();
 	test_realloc_sparse_growth();
 	test_block_cache();
+	test_sparse_cache();
 	test_sparse_classes();
 	test_sparse_waste();
 	test_arena_cross_free();
