@@ -618,6 +618,14 @@ static void test_sparse_cache(void)
 		      st.live_blocks == n0 + 3);
 		b = b2;
 	}
+	/* a calloc takes it back too, cleared */
+	memset(b, 0xab, 5000);
+	arr_free(b);
+	char *z = arr_calloc(1, 4950);
+	bool zero = z == b;
+	for (size_t i = 0; zero && i < 4950; i++)
+		zero = z[i] == 0;
+	CHECK(zero);
 	/* a streak: b comes back although a's span, freed, lies above it */
 	arr_free(a);
 	arr_free(b); /* gives a back, keeps b */
