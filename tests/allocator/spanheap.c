@@ -522,6 +522,21 @@ static void *cache_thread(void *arg)
 	return NULL;
 }
 
+/* Does free(p) abort the process? (in a child, its stderr muted) */
+static bool free_aborts(void *p)
+{
+	fflush(stderr);
+	pid_t pid = fork();
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+		dup2(null, 2);
+		arr_free(p);
+		_exit(0);
+	}
+	int ws = 0;
+	return pid > 0 && waitpid(pid, &ws, 0) == pid && WIFSIGNALED(ws) && WTERMSIG(ws) == SIGABRT;
+}
+
 static void test_block_cache(void)
 {
 	long long sc0;
@@ -543,17 +558,7 @@ static void test_block_cache(void)
 	CHECK(x != NULL && x != a && x != b);
 	arr_free(x);
 	arr_free(a2);
-	/* a double free of a cached block */
-	fflush(stderr);
-	pid_t pid = fork();
-	if (pid == 0) {
-		int null = open("/dev/null", O_WRONLY);
-		dup2(null, 2);
-		arr_free(a2);
-		_exit(0);
-	}
-	int ws = 0;
-	CHECK(pid > 0 && waitpid(pid, &ws, 0) == pid && WIFSIGNALED(ws) && WTERMSIG(ws) == SIGABRT);
+	CHECK(free_aborts(a2)); /* a double free of a cached block */
 	arr_free(b);
 	/* cached a and b do not coalesce; two ticks later they have */
 	churn(2 * 4096 + 10);
@@ -631,18 +636,8 @@ static void test_sparse_cache(void)
 	arr_free(b); /* gives a back, keeps b */
 	char *p = arr_malloc(5000);
 	CHECK(p == b);
-	/* a double free of the cached block */
 	arr_free(p);
-	fflush(stderr);
-	pid_t pid = fork();
-	if (pid == 0) {
-		int null = open("/dev/null", O_WRONLY);
-		dup2(null, 2);
-		arr_free(p);
-		_exit(0);
-	}
-	int ws = 0;
-	CHECK(pid > 0 && waitpid(pid, &ws, 0) == pid && WIFSIGNALED(ws) && WTERMSIG(ws) == SIGABRT);
+	CHECK(free_aborts(p)); /* a double free of the cached block */
 	/* another length: b goes back first (merged with a's span above it),
 	 * the streak ends, and the 6000-byte block is carved from the top */
 	char *q = arr_malloc(6000);
