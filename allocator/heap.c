@@ -1458,6 +1458,13 @@ ARR_HOT void *arr__malloc_sparse(size_t size, struct arr__heap *h, unsigned cls,
 	ARR__ASSERT(h != &arr__heap_empty && cls == arr__size_class(size) && size <= arr__opt.span_min &&
 		    size <= arr__opt.mmap_threshold && !(flags & ARR__ALLOC_EXACT));
 	unsigned sk = cls - ARR__SPARSE_FIRST;
+	if (ARR_UNLIKELY(h->sc_n != 0) && flags == 0) {
+		void *p = arr__sparse_cache_try(h, size);
+		if (p != NULL) {
+			h->sparse_live[sk]++; /* as below */
+			return p;
+		}
+	}
 	if (sparse_to_span(h, cls, sk)) {
 		h->sparse_live[sk]++; /* its free counts it off (arr__span_free_heap) */
 		return arr__span_malloc(h, size, flags & ARR__ALLOC_ZERO);

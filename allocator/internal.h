@@ -1064,6 +1064,9 @@ void *arr__malloc_refill(size_t size, struct arr__heap *h, unsigned cls, unsigne
  * its class lookups), flags 0 or ARR__ALLOC_ZERO; NULL (errno ENOMEM) if out
  * of memory. In spanheap.c. */
 void *arr__span_malloc(struct arr__heap *h, size_t size, unsigned flags);
+/* The block of h's sparse cache for a plain malloc of size (sparse_cache_take)
+ * or NULL (given back if it waited): spanheap.c. */
+void *arr__sparse_cache_try(struct arr__heap *h, size_t size);
 /* Free through the non-fast path; `req`: the size freed by arr_free_sized, or
  * 0. p first, as free's fast path has it (its tail call moves no register). */
 void arr__free_generic(void *p, struct arr__page *page, struct arr__heap *h, size_t req);

@@ -1422,7 +1422,7 @@ static inline void cache_give_back(struct arr__heap *h)
  * end), the block goes back: so the layout is what it would have been
  * without the cache.
  */
-static bool sparse_cache_reuse(struct arr__spanseg *s, unsigned u, unsigned len)
+static inline bool sparse_cache_reuse(struct arr__spanseg *s, unsigned u, unsigned len)
 {
 	if (arr__span_growing)
 		return false;
@@ -1457,7 +1457,7 @@ static bool sparse_cache_reuse(struct arr__spanseg *s, unsigned u, unsigned len)
 /* The sparse cache's block for a malloc of size, if it is of the same
  * length in units and the layout allows (its slack then the request's), or
  * NULL after giving it back to the span heap (see sparse_cache_put). */
-static inline uint8_t *sparse_cache_take(struct arr__heap *h, size_t size)
+ARR_HOT static __attribute__((noinline)) uint8_t *sparse_cache_take(struct arr__heap *h, size_t size)
 {
 	uint8_t *p = h->sc[0].p;
 	unsigned len = h->sc[0].len;
@@ -1496,6 +1496,21 @@ static inline void sparse_observe(struct arr__heap *h, size_t size)
 	else if (!same && h->sc_score != 0)
 		h->sc_score--;
 	h->sc_last = 0;
+}
+
+/* A sparse class's plain malloc while a block waits in h's sparse cache
+ * (heap.c arr__malloc_sparse, before its sparse test and arr__span_malloc's
+ * path: the block is a span block whatever the class's state now). */
+ARR_HOT void *arr__sparse_cache_try(struct arr__heap *h, size_t size)
+{
+	if (h->sc_n != 1 || arr__opt.span_cache != 0)
+		return NULL;
+	if (h->sc_last != 0)
+		sparse_observe(h, size);
+	uint8_t *p = sparse_cache_take(h, size);
+	if (p != NULL)
+		h->alloc_count++;
+	return p;
 }
 
 /* arr__span_malloc() with a block cache, or for a calloc: out of line */
