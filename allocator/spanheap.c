@@ -1446,10 +1446,10 @@ static inline bool sparse_cache_reuse(struct arr__spanseg *s, unsigned u, unsign
 	return true;
 }
 
-/* Takes in a row of the cached block's length past which it is taken back
- * wherever best fit would have put the request (see sparse_cache_put); the
- * score of mallocs that wanted the length just freed from which frees are
- * cached, and its most. */
+/* The takes in a row from which the cached block is taken back whether or
+ * not best fit would have carved the request there (see sparse_cache_put);
+ * the score (mallocs that wanted the length just freed, less those that did
+ * not) from which frees are cached, and its most. */
 #define SPARSE_STREAK 4
 #define SPARSE_SCORE_ON 2
 #define SPARSE_SCORE_MAX 8
