@@ -9,7 +9,11 @@ usage: bash bench/bench-allocators.sh [BUILD_DIR]
 Records the workloads of bench/workloads/ with `allocrr record` into
 allocrr-report/bench/traces/ (py: PYTHONMALLOC=malloc python3 py_strings.py;
 sqlite: sqlite3 :memory: on sqlite_gen.py's inserts; cc1: the cc1 of
-gcc -O1 -c on gen_c.py's file; stress: stress.c over 4 threads), then runs
+gcc -O1 -c on gen_c.py's file; stress: stress.c over 4 threads; perlio:
+perl -ne counting the 3-digit prefixes of generated lines, a 1-8 KiB malloc
+a line whose size shrinks by the line's length; pychurn: python3 with
+pymalloc on, py_churn.py's medium strings of random sizes made and dropped),
+then runs
 `allocrr report configs/bench.yaml`: those traces and the bundled ones
 (traces/python3.atr, sqlite3.atr, gcc.atr) replayed RUNS times into glibc,
 builtin, jemalloc, mimalloc and tcmalloc (those installed), and prints on
@@ -23,7 +27,8 @@ Arguments:
 Environment:
   RUNS=N            replays per allocator (default 3)
   SCALE=full|small|tiny  workload sizes (default full; tiny: the smoke test)
-  WORKLOADS="..."   subset (default: py sqlite cc1 stress)
+  WORKLOADS="..."   subset (default: py sqlite cc1 stress perlio pychurn; perlio
+                    is left out where perl is missing)
   BENCH_OUT=DIR     where traces and report go (default allocrr-report/bench)
 EOF2
 }
@@ -32,11 +37,11 @@ EOF2
 bench_args "$@"
 bench_setup "$@"
 scale=${SCALE:-full}
-workloads=${WORKLOADS:-py sqlite cc1 stress}
+workloads=${WORKLOADS:-py sqlite cc1 stress perlio pychurn}
 case "$scale" in
-full) py_n=200000 sql_n=100000 c_lines=30000 stress_n=2000000 ;;
-small) py_n=20000 sql_n=10000 c_lines=3000 stress_n=200000 ;;
-tiny) py_n=2000 sql_n=500 c_lines=200 stress_n=5000 ;;
+full) py_n=200000 sql_n=100000 c_lines=30000 stress_n=2000000 lines_n=2000000 churn_n=300000 ;;
+small) py_n=20000 sql_n=10000 c_lines=3000 stress_n=200000 lines_n=200000 churn_n=30000 ;;
+tiny) py_n=2000 sql_n=500 c_lines=200 stress_n=5000 lines_n=5000 churn_n=2000 ;;
 *) echo "bench-allocators: SCALE must be full, small or tiny" >&2; exit 2 ;;
 esac
 allocrr=$build/bin/allocrr
@@ -73,6 +78,15 @@ for w in $workloads; do
 		cc -O2 -pthread "$wl/stress.c" -o "$tmp/stress"
 		"$allocrr" record -q -o "$dir/stress.atr" -- "$tmp/stress" "$stress_n" 4 >/dev/null
 		;;
+	perlio)
+		command -v perl >/dev/null || { note "perl not installed: perlio left out"; continue; }
+		"$py" -c 'import random, sys
+r = random.Random(7)
+sys.stdout.write("".join("%d\n" % r.randint(1, 2000000) for _ in range(int(sys.argv[1]))))' "$lines_n" >"$tmp/lines.txt"
+		"$allocrr" record -q -o "$dir/perlio.atr" -- \
+			perl -ne '$h{$1}++ if /^(\d\d\d)/; END { print scalar(keys %h), "\n" }' "$tmp/lines.txt" >/dev/null
+		;;
+	pychurn) "$allocrr" record -q -o "$dir/pychurn.atr" -- "$py" "$wl/py_churn.py" "$churn_n" >/dev/null ;;
 	*) note "unknown workload '$w'"; exit 2 ;;
 	esac
 done
