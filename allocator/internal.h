@@ -440,8 +440,7 @@ struct arr__heap {
 	 * block's length; the length in units of the last span block up to
 	 * 8 KiB freed, until the next span-heap malloc compares its own; and
 	 * how often they have matched lately (the cache is used from 2). */
-	unsigned sc_streak;
-	uint8_t sc_last, sc_score;
+	uint8_t sc_streak, sc_last, sc_score;
 	uint32_t sc_tick;  /* heap ticks so far */
 	uint64_t sc_units; /* Σ len of the entries */
 	uint64_t sc_req;   /* Σ requested bytes the span heap books for them */
@@ -510,9 +509,8 @@ struct arr__options {
 				* holds fewer of its blocks than this many pages' worth (heap.c); 0: none */
 	unsigned sparse_thr;   /* ... while at most this many threads hold a heap (sparse_threads); 0: any */
 	size_t sparse_min;     /* ... and whose blocks are larger than this (1024 .. 8192) */
-	unsigned
-		sparse_cache; /* a thread keeps the last span block up to 8 KiB it freed for its next span malloc (spanheap.c); 0: off */
-	unsigned light; /* slow-path mallocs a thread makes from the shared heap before it
+	unsigned sparse_cache; /* a thread keeps the span block up to 8 KiB it freed last (spanheap.c); 0: off */
+	unsigned light;        /* slow-path mallocs a thread makes from the shared heap before it
 				* takes a heap of its own (heap.c "Light threads"); 0: none */
 	/* Derived from the above by arr__options_derive(), never set alone:
 	 * a plain request above span_lo up to span_hi goes straight to the

@@ -1385,21 +1385,7 @@ ARR_HOT static void zero_dirty(struct arr__heap *h, uint8_t *p, size_t size, con
 }
 
 static void cache_release(struct arr__heap *h, unsigned n);
-static void span_release_locked_out(struct arr__span_arena *a, struct arr__spanseg *s, unsigned u);
-
-/* The sparse cache's one block back to the span heap: its free, late (the
- * general cache_release, out of the hot text, is span_cache's). */
-ARR_HOT static __attribute__((noinline)) void sparse_release(struct arr__heap *h)
-{
-	uint8_t *p = h->sc[0].p;
-	struct arr__spanseg *s = seg_of(p);
-	struct arr__span_arena *a = arena_of_seg(s);
-	h->sc_n = 0;
-	h->sc_units = 0;
-	h->sc_req = 0;
-	lock_take(&a->lock);
-	span_release_locked_out(a, s, (unsigned)(((uintptr_t)p - (uintptr_t)s) >> UNIT_SHIFT));
-}
+static void sparse_release(struct arr__heap *h);
 
 /* Every block of h's cache back to the span heap. */
 static inline void cache_give_back(struct arr__heap *h)
@@ -1613,10 +1599,18 @@ static inline __attribute__((always_inline)) void span_release_locked(struct arr
 	free_coalesce(a, s, u, len);
 }
 
-/* span_release_locked() and the unlock with its tick, for sparse_release() */
-static void span_release_locked_out(struct arr__span_arena *a, struct arr__spanseg *s, unsigned u)
+/* The sparse cache's one block back to the span heap: its free, late (the
+ * general cache_release, out of the hot text, is span_cache's). */
+ARR_HOT static __attribute__((noinline)) void sparse_release(struct arr__heap *h)
 {
-	span_release_locked(a, s, u);
+	uint8_t *p = h->sc[0].p;
+	struct arr__spanseg *s = seg_of(p);
+	struct arr__span_arena *a = arena_of_seg(s);
+	h->sc_n = 0;
+	h->sc_units = 0;
+	h->sc_req = 0;
+	lock_take(&a->lock);
+	span_release_locked(a, s, (unsigned)(((uintptr_t)p - (uintptr_t)s) >> UNIT_SHIFT));
 	if (decay_at_once())
 		a->tick_left = 0; /* purge_delay 0: at once, nothing kept */
 	unlock_and_tick_if(a, true);
@@ -1669,9 +1663,6 @@ void arr__span_free(void *p)
 	unlock_and_tick_if(a, true);
 }
 
-/* After the free of a span block whose holder requested req bytes, by heap
- * h's thread: the sparse class's count (its malloc counted it in the
- * mallocing heap, heap.c) and the heap's tick, which counts the free. */
 /* Heap h's count of a sparse class's span blocks, for a block of req bytes
  * (its malloc counted it in the mallocing heap, heap.c): none below the
  * sparse classes (above the table's sizes) or above them. */
@@ -1686,6 +1677,9 @@ static inline void sparse_count(struct arr__heap *h, size_t req, int delta)
 	}
 }
 
+/* After the free of a span block whose holder requested req bytes, by heap
+ * h's thread: the sparse class's count (its malloc counted it in the
+ * mallocing heap, heap.c) and the heap's tick, which counts the free. */
 static inline __attribute__((always_inline)) void freed_by(struct arr__heap *h, size_t req)
 {
 	if (h == &arr__heap_empty)
@@ -2118,23 +2112,20 @@ ARR_HOT static __attribute__((noinline)) size_t sparse_cache_put(struct arr__hea
  * heap's tick (arr__free_generic's span case, without the calls between) */
 ARR_HOT void arr__span_free_heap(void *p, struct arr__heap *h)
 {
-	if (ARR_UNLIKELY(arr__opt.span_cache != 0))
-		freed_by(h, arr__span_cache_free(h, p));
-	else {
-		if (ARR_UNLIKELY(h->sc_n != 0 || h->sc_score >= SPARSE_SCORE_ON) && arr__opt.sparse_cache) {
-			size_t req = sparse_cache_put(h, p);
-			if (req != SIZE_MAX) {
-				freed_by(h, req);
-				return;
-			}
-		}
+	size_t req;
+	if (ARR_UNLIKELY(arr__opt.span_cache != 0)) {
+		req = arr__span_cache_free(h, p);
+	} else if (ARR_UNLIKELY(h->sc_n != 0 || h->sc_score >= SPARSE_SCORE_ON) && arr__opt.sparse_cache &&
+		   (req = sparse_cache_put(h, p)) != SIZE_MAX) {
+		/* cached */
+	} else {
 		/* (the score counts for a real heap's blocks up to 8 KiB) */
 		unsigned len;
-		size_t req = span_free_req_len(h, p, &len);
+		req = span_free_req_len(h, p, &len);
 		if (len <= SPARSE_CACHE_UNITS && h != &arr__heap_empty)
 			h->sc_last = (uint8_t)len;
-		freed_by(h, req);
 	}
+	freed_by(h, req);
 }
 
 size_t arr__span_cache_free(struct arr__heap *h, void *p)

@@ -106,6 +106,10 @@ int arr_alloc_stats_get(struct arr_alloc_stats *out);
  *   sparse_threads  ... while at most this many threads are busy allocating
  *                   (default 1: one at a time only, since with threads
  *                   every sparse malloc takes the span heap's lock; 0 = any).
+ *   sparse_cache    1 (default): a thread keeps the span-heap block of up to
+ *                   8 KiB it freed last for its next malloc of that length,
+ *                   once its mallocs keep asking for the length just freed;
+ *                   0 = off.
  *   span_cache      bytes of freed span-heap blocks each thread keeps for its
  *                   own next mallocs, without the span heap's lock (default
  *                   0 = none).
