@@ -2173,6 +2173,9 @@ size_t arr__span_cache_free(struct arr__heap *h, void *p)
 bool arr__span_cache_is_valid(const struct arr__heap *h)
 {
 	ARR__CHECK(h->sc_n <= ARR__SC_N);
+	/* the sparse cache's counters (a length in units, a streak, a score) */
+	ARR__CHECK(h->sc_last <= SPARSE_CACHE_UNITS && h->sc_streak <= SPARSE_STREAK &&
+		   h->sc_score <= SPARSE_SCORE_MAX);
 	uint64_t units = 0, req = 0;
 	for (unsigned k = 0; k < h->sc_n; k++) {
 		const uint8_t *p = h->sc[k].p;
