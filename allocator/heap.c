@@ -37,7 +37,9 @@ _Atomic int arr__abandoned_count;
 _Atomic unsigned arr__active_heaps;
 _Atomic unsigned arr__busy_heaps;
 _Atomic int arr__init_state;
-_Atomic int64_t arr__orphan_live[ARR__NCLASSES];
+/* a big table (internal.h): written only by the frees of an exited thread's blocks, off the
+ * pages every program writes */
+ARR__BIG_TABLE(_Atomic int64_t arr__orphan_live[ARR__NCLASSES])
 
 static struct arr__heap *all_heaps, *free_heaps, *abandoned_heaps;
 /* Light threads ("Light threads" below): the shared heap (made at its first

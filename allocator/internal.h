@@ -349,7 +349,9 @@ struct arr__page {
  */
 struct arr__segment {
 	uint32_t kind; /* 0 small, 1 huge */
-	uint32_t pad_;
+	/* huge: OS pages mapped past huge_map, the rest of a kept mapping longer
+	 * than the block needed, given back lazily (pool.c, huge_slack); else 0 */
+	uint32_t huge_slack;
 	struct arr__heap *owner; /* the heap it was mapped for (pool.c: spans stay near their thread's) */
 	uint64_t free_mask;      /* free slices */
 	uint64_t clean_mask;     /* free slices known to be zero (not resident) */

@@ -473,15 +473,39 @@ static void test_huge_reuse(void)
 	CHECK(st.calloc_zeroed == zeroed + 3 * MB);
 	arr_free(r);
 
-	unsigned char *s = arr_malloc(MB + MB / 2); /* half: trimmed to size */
+	/* half: the block is 1.5 MiB, the rest of the mapping its slack,
+	 * still mapped and resident, trimmed only when memory is wanted */
+	unsigned char *s = arr_malloc(MB + MB / 2);
 	CHECK(s == p);
+	CHECK(arr_malloc_usable_size(s) >= MB + MB / 2 && arr_malloc_usable_size(s) < MB + MB / 2 + 4096);
 	arr_alloc_stats_get(&st);
-	CHECK(st.mapped < mapped - MB);
+	CHECK(st.mapped == mapped);
+	CHECK(resident_pages(p + 2 * MB, MB / 2) == MB / 2 / 4096);
+	/* its free gives the whole mapping back to the cache (re-taken whole) */
 	arr_free(s);
+	unsigned char *s2 = arr_malloc(3 * MB);
+	CHECK(s2 == p && faults_touching(s2, 3 * MB) < 50);
+	arr_free(s2);
+	s = arr_malloc(MB + MB / 2);
+	CHECK(s == p);
+	memset(s, 0x5a, MB + MB / 2);
 
-	/* growth: 16 MiB of new blocks take clean slices; the cache gives way */
+	/* growth: 16 MiB of new blocks take clean slices; the slack gives way
+	 * (unmapped: mincore fails on it), the block keeps its bytes */
 	enum { NB = 512 };
 	static void *v[NB];
+	for (int i = 0; i < NB; i++)
+		v[i] = arr_malloc(32 * 1024);
+	CHECK(resident_pages_or(p + 2 * MB, MB / 2, 99999) == 99999);
+	size_t bad = 0;
+	for (size_t k = 0; k < MB + MB / 2; k++)
+		bad += s[k] != 0x5a;
+	CHECK(bad == 0);
+	arr_free(s);
+	for (int i = 0; i < NB; i++)
+		arr_free(v[i]);
+	/* the cache gives way too: the 1.5 MiB mapping freed above is dropped
+	 * when the footprint grows again */
 	for (int i = 0; i < NB; i++)
 		v[i] = arr_malloc(32 * 1024);
 	void *t = arr_malloc(MB + MB / 2);

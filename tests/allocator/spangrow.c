@@ -10,7 +10,9 @@
  * free span fits) leaves the free spans resident: they are holes the next
  * blocks fill. And a huge block freed while a longer one is the newest
  * (outgrown: a table resized by copy) is unmapped at once, where one freed
- * otherwise is kept for reuse, and a span block that realloc moves into a
+ * otherwise is kept for reuse — until that rule has guessed wrong twice,
+ * then such blocks are kept too; a longer request grows a kept mapping
+ * with its pages; and a span block that realloc moves into a
  * huge block (a buffer grown past the largest class) gives its pages back
  * at once. Runs in a fresh process (the op clock starts at 0); public
  * API only: residency by mincore. Exits non-zero if a check fails.
@@ -94,6 +96,45 @@ int main(void)
 	CHECK(resident_pages_or(old, 2 << 20, 99999) == 99999);
 	arr_free(new);
 	CHECK(resident_pages_or(new, 4 << 20, 99999) == (4 << 20) / 4096);
+
+	/* the rule learns: a request the cache cannot serve settles the last
+	 * drop's bet, lost if the dropped mapping would have served it. The
+	 * drop above (2 MiB) is lost by the next 2 MiB request, the next drop
+	 * by a 1.5 MiB one; after two lost bets a block freed while a longer
+	 * one is the newest is kept, as a churn of huge blocks of random sizes
+	 * wants */
+	for (int round = 0; round < 2; round++) {
+		arr_alloc_purge();
+		unsigned char *x = written(2 << 20), *y = written(4 << 20);
+		arr_free(x);
+		if (round == 0) {
+			CHECK(resident_pages_or(x, 2 << 20, 99999) == 99999); /* dropped */
+			arr_free(written(3 << 19));                           /* 1.5 MiB: lost */
+		} else {
+			CHECK(resident_pages_or(x, 2 << 20, 99999) == (2 << 20) / 4096); /* kept */
+		}
+		arr_free(y);
+	}
+	/* a request longer than every kept mapping grows the longest (if half
+	 * as long), in place or moved, its pages resident: a calloc clears
+	 * what was kept, the rest is fresh */
+	arr_alloc_purge();
+	unsigned char *k2 = written(2 << 20);
+	arr_free(k2);
+	arr_alloc_stats_get(&st);
+	uint64_t zeroed0 = st.calloc_zeroed;
+	unsigned char *k3 = arr_calloc(1, 3 << 20);
+	CHECK(k3 != NULL);
+	if (k3 != NULL) {
+		CHECK(resident_pages(k3, 2 << 20) >= (2 << 20) / 4096 - 1); /* the kept pages */
+		size_t nz = 0;
+		for (size_t k = 0; k < (3 << 20); k++)
+			nz += k3[k] != 0;
+		CHECK(nz == 0);
+		arr_alloc_stats_get(&st);
+		CHECK(st.calloc_zeroed - zeroed0 <= (2 << 20)); /* only the kept part cleared */
+		arr_free(k3);
+	}
 	/* a buffer grown out of the span heap (realloc past the largest
 	 * class, into a huge block): the old block's pages go at once, where a
 	 * span block freed otherwise waits for the decay; the contents move */
