@@ -228,7 +228,7 @@ static inline void page_collect(struct arr__page *page)
 }
 
 /* Carve up to about one OS page of never-used blocks onto the empty free list. */
-static void page_extend(struct arr__page *page)
+ARR_HOT static void page_extend(struct arr__page *page)
 {
 	uint32_t bs = page->block_size, n = page->reserved - page->capacity;
 	uint32_t max = bs >= ARR__OS_PAGE ? 1 : (uint32_t)(ARR__OS_PAGE / bs);
@@ -249,6 +249,11 @@ static void page_extend(struct arr__page *page)
 	arr__block_set_next((struct arr__block *)p, NULL);
 	page->free = first;
 	page->free_is_zero = (size_t)page->capacity * bs >= (size_t)page->zero_from * ARR__OS_PAGE;
+	/* carving again past the first OS page what was trimmed as the page
+	 * emptied, within the same tick: that trim was for nothing (see
+	 * arr__page_emptied_current) */
+	if (ARR_UNLIKELY(page->trimmed == 1) && (size_t)page->capacity * bs >= ARR__OS_PAGE)
+		page->trimmed = 2;
 	page->capacity += n;
 }
 
@@ -456,11 +461,18 @@ void arr__heap_release_cached(struct arr__heap *h)
  * The current page of its class just emptied (and stays current, for
  * malloc/free pairs). Single-threaded, if it carved more than two OS pages,
  * it is trimmed now rather than at the next tick, at most once a tick
- * (`trimmed`, cleared by the tick): a burst of blocks freed between two ticks
- * otherwise stays resident until the tick, and cc1's peak falls in such a
- * window (its peak −100 to −180 KB, 0.992–0.994× glibc, for 18 %
- * more page faults and 2 % time; py and sqlite the same). With several
- * threads a purge costs an IPI, and the tick's trim waits instead.
+ * (`trimmed` 1, cleared by the tick): a burst of blocks freed between two
+ * ticks otherwise stays resident until the tick, and cc1's peak fell in
+ * such a window (its peak −100 to −180 KB, 0.992–0.994× glibc, for 18 %
+ * more page faults and 2 % time; py and sqlite the same). But a page
+ * carved again past its first OS page before the tick (page_extend) had
+ * its trim for nothing, and is not trimmed so again (`trimmed` 2) until a
+ * tick finds it not emptied since the one before: a program that mallocs
+ * a thousand small blocks and frees them all, over and over, gave back
+ * every class's pages at each round and faulted them in at the next (63.7 k
+ * page faults against glibc's 180 over 2 560 rounds, 1.6x its time;
+ * docs/notes/2026-12-07-huge-churn.md). With several threads a purge
+ * costs an IPI, and the tick's trim waits instead.
  */
 ARR_HOT void arr__page_emptied_current(struct arr__page *page)
 {
@@ -1094,7 +1106,9 @@ ARR_HOT void arr__heap_tick(struct arr__heap *h)
 		struct arr__page *page = h->pages[c];
 		if (page == &arr__page_empty)
 			continue;
-		page->trimmed = 0;
+		/* a trim-now for nothing (2) stays barred while the page churns */
+		if (page->trimmed == 1 || page->idle != 0)
+			page->trimmed = 0;
 		if (page->used != 0)
 			continue;
 		if (page->local_free) {

@@ -311,7 +311,8 @@ struct arr__page {
 	uint16_t head_off; /* in every slice's descriptor: bytes back to its span's
 					* (0 in the span's own; ARR__HEAD_OFF, arr__page_of) */
 	uint16_t reserved; /* blocks that fit in the span (<= 8192) */
-	uint8_t trimmed;   /* current page trimmed as it emptied, since the last tick */
+	uint8_t trimmed;   /* current page trimmed as it emptied, since the last tick (1);
+			    * carved again after such a trim, not to be trimmed so (2) */
 	uint8_t slices;    /* span length */
 	uint8_t idle;      /* 0: emptied since the last tick; else 1 + idle ticks */
 	uint8_t pad_;

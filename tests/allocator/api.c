@@ -1364,7 +1364,11 @@ static void test_punch_holes(void)
 
 /* Single-threaded, the current page that empties is trimmed at once (beyond
  * its first carve) if it carved more than two OS pages, at most once a tick:
- * emptied again and again before the next tick, it is not trimmed again. */
+ * emptied again and again before the next tick, it is not trimmed again.
+ * Carved again past its first OS page after such a trim, it is not trimmed
+ * so again while it churns, ticks included (the tick's own trim of an empty
+ * page still runs: TRIM_N - 1 pages a tick here), until a tick finds it not
+ * emptied since the one before. */
 static void test_trim_at_emptying(void)
 {
 	void *v[TRIM_N];
@@ -1376,6 +1380,24 @@ static void test_trim_at_emptying(void)
 		fill_and_empty_page(v);
 	CHECK(arr_alloc_stats_get(&st) == 0);
 	CHECK(st.pages_purged - again <= TRIM_N - 1); /* a tick may fall in between, once */
+	/* four ticks (4096 pairs of a small class each), two rounds between
+	 * them: the first round's trim at emptying is carved again by the
+	 * second, and from then on the page is trimmed only by the ticks
+	 * (4 x 15 pages; with a trim at each tick's first emptying too, 8 x 15) */
+	again = st.pages_purged;
+	for (int r = 0; r < 4; r++) {
+		pairs(TICK);
+		fill_and_empty_page(v);
+		fill_and_empty_page(v);
+	}
+	CHECK(arr_alloc_stats_get(&st) == 0);
+	CHECK(st.pages_purged - again <= 5 * (TRIM_N - 1));
+	/* a tick that finds it not emptied since the one before (the second
+	 * of two) lifts the bar: trimmed at once again */
+	pairs(2 * TICK);
+	before = fill_and_empty_page(v);
+	CHECK(arr_alloc_stats_get(&st) == 0);
+	CHECK(st.pages_purged - before >= TRIM_N - 1);
 }
 
 /* Purges of several ranges use process_madvise() where the kernel allows,
