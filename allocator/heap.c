@@ -471,8 +471,14 @@ void arr__heap_release_cached(struct arr__heap *h)
  * a thousand small blocks and frees them all, over and over, gave back
  * every class's pages at each round and faulted them in at the next (63.7 k
  * page faults against glibc's 180 over 2 560 rounds, 1.6x its time;
- * docs/notes/2026-12-07-huge-churn.md). With several threads a purge
- * costs an IPI, and the tick's trim waits instead.
+ * docs/notes/2026-12-07-huge-churn.md). Nor does a young thread trim so
+ * (fewer than ARR__TRIM_NOW_AGE operations since it took its heap): one
+ * that makes a thousand blocks, frees them and exits gave back its pages as
+ * they emptied, and the next thread carved them again from the pool, where
+ * they would have waited resident (64 such threads at a time, 40 times:
+ * 4 232 of the 13 193 madvise calls, 71 k page faults against glibc's
+ * 10 k). With several threads a purge costs an IPI, and the tick's trim
+ * waits instead.
  */
 ARR_HOT void arr__page_emptied_current(struct arr__page *page)
 {
@@ -917,6 +923,7 @@ ARR_HOT struct arr__heap *arr__heap_thread_init(void)
 	}
 	h->state = ARR__HEAP_ACTIVE;
 	h->full = NULL;
+	h->born_ops = arr__heap_ops(h);
 	memset(h->borrows, 0, sizeof h->borrows); /* a reused heap's: a new thread borrows anew */
 	atomic_fetch_add_explicit(&arr__active_heaps, 1, memory_order_relaxed);
 	census_join(h);

@@ -14,7 +14,7 @@
  * then such blocks are kept too; a longer request grows a kept mapping
  * with its pages; and a span block that realloc moves into a
  * huge block (a buffer grown past the largest class) gives its pages back
- * at once. Runs in a fresh process (the op clock starts at 0); public
+ * at once. First, a young thread's page is not trimmed as it empties. Runs in a fresh process (the op clock starts at 0); public
  * API only: residency by mincore. Exits non-zero if a check fails.
  */
 #include <stdint.h>
@@ -37,8 +37,30 @@ static unsigned resident(unsigned char **v, int from, int to)
 	return n;
 }
 
+/* A page of 1000-byte blocks filled and emptied: the OS pages purged
+ * meanwhile (the trim as it empties). */
+static uint64_t fill_empty_purged(void)
+{
+	static unsigned char *b[64];
+	struct arr_alloc_stats st0, st1;
+	for (int i = 0; i < 64; i++)
+		b[i] = written(1000);
+	arr_alloc_stats_get(&st0);
+	for (int i = 0; i < 64; i++)
+		arr_free(b[i]);
+	arr_alloc_stats_get(&st1);
+	return st1.pages_purged - st0.pages_purged;
+}
+
 int main(void)
 {
+	/* a young thread (fewer than 8192 operations since it took its heap)
+	 * does not trim a page as it empties: a thread that makes its blocks,
+	 * frees them and exits leaves them to the next one; an older one does */
+	CHECK(fill_empty_purged() == 0);
+	pairs(8192);
+	CHECK(fill_empty_purged() >= 14);
+
 	/* live span blocks throughout (4.7 MiB), so that the trim (at 8 x the
 	 * live blocks + 4 MiB resident) never fires here */
 	for (int i = 0; i < NL; i++)
