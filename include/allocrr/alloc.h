@@ -100,9 +100,9 @@ int arr_alloc_stats_get(struct arr_alloc_stats *out);
  *   span_min        blocks above this many bytes (to 1 MiB) come from the
  *                   span heap, carved at 256-byte granularity and coalesced,
  *                   instead of a size class (default 8192; 0 = none).
- *   sparse          a class of 2-8 KiB blocks of which a thread holds fewer
+ *   sparse          a class of 1-8 KiB blocks of which a thread holds fewer
  *                   than this many pages' worth is served by the span heap
- *                   (default 16; 0 = never).
+ *                   (default 64; 0 = never).
  *   sparse_threads  ... while at most this many threads are busy allocating
  *                   (default 1: one at a time only, since with threads
  *                   every sparse malloc takes the span heap's lock; 0 = any).

@@ -79,7 +79,7 @@ static size_t usable_of(size_t size)
 
 static void test_sparse_defaults(void)
 {
-	CHECK(option("sparse") == 16 && option("sparse_min") == 1024 && option("sparse_threads") == 1);
+	CHECK(option("sparse") == 64 && option("sparse_min") == 1024 && option("sparse_threads") == 1);
 	/* main alone: classes above 1 KiB are sparse */
 	CHECK(usable_of(1100) == 1280);
 	CHECK(usable_of(3000) == 3072);

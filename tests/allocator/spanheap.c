@@ -738,7 +738,7 @@ static void test_sparse_waste(void)
 	enum { N = 300, SZ = 1032 };
 	static void *v[N];
 	long long pages;
-	CHECK(arr_alloc_get_option("sparse", &pages) == 0 && pages == 16);
+	CHECK(arr_alloc_get_option("sparse", &pages) == 0 && pages == 64);
 	unsigned span = 0, cls = 0;
 	for (int i = 0; i < N; i++) {
 		v[i] = arr_malloc(SZ);

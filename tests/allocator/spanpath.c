@@ -237,7 +237,7 @@ static void test_sparse_front(void)
 	struct arr_alloc_stats st;
 	CHECK(arr_alloc_stats_get(&st) == 0);
 	uint64_t n0 = st.live_blocks, req0 = st.live_requested;
-	enum { N = 2 * (ARR__SPARSE_END - ARR__SPARSE_FIRST) + 1 };
+	enum { N = 2 * (ARR__SPARSE_END - ARR__SPARSE_FIRST) + 5 };
 	static void *b[N];
 	static size_t sz[N];
 	unsigned n = 0;
@@ -273,8 +273,10 @@ static void test_sparse_front(void)
 	void **al = malloc(reserved * sizeof *al);
 	CHECK(al != NULL);
 	for (size_t i = 0; al != NULL && i < reserved; i++) {
-		al[i] = arr_memalign(64, 1152);
-		CHECK(al[i] != NULL && !in_span_heap(al[i]) && ((uintptr_t)al[i] & 63) == 0);
+		/* aligned to 512: over-allocated in class 1152 (656 + 512 - 16);
+		 * aligned to 256 or less it would be a span block (below) */
+		al[i] = arr_memalign(512, 656);
+		CHECK(al[i] != NULL && !in_span_heap(al[i]) && ((uintptr_t)al[i] & 511) == 0);
 	}
 	if (al != NULL && al[0] != NULL) {
 		struct arr__page *page = arr__page_of(al[0]);
@@ -285,6 +287,16 @@ static void test_sparse_front(void)
 	b[n] = arr_malloc(1100);
 	CHECK(b[n] != NULL && in_span_heap(b[n]));
 	n++;
+	/* aligned to 256 or less, a request of a sparse class or a span-heap
+	 * size is a span block (256-byte aligned) as its malloc would be */
+	static const size_t asz[][2] = {{64, 1152}, {32, 3000}, {256, 5000}, {128, 20000}};
+	for (unsigned i = 0; i < sizeof asz / sizeof asz[0]; i++) {
+		sz[n] = asz[i][1];
+		CHECK(arr_posix_memalign(&b[n], asz[i][0], asz[i][1]) == 0);
+		CHECK(b[n] != NULL && in_span_heap(b[n]) && ((uintptr_t)b[n] & 255) == 0 &&
+		      arr_malloc_usable_size(b[n]) >= asz[i][1]);
+		n++;
+	}
 	CHECK(arr_alloc_stats_get(&st) == 0);
 	CHECK(st.live_blocks == n0 + n + reserved);
 	for (size_t i = 0; al != NULL && i < reserved; i++)
