@@ -446,7 +446,7 @@ ARR_HOT static void *alloc_aligned(size_t align, size_t size)
 		struct arr__heap *h = arr__tl_heap;
 		if (h != &arr__heap_empty &&
 		    (size > arr__opt.span_min ? arr__opt.span_min != 0 && size <= arr__opt.span_hi
-					       : arr__sparse_in_span(h, size))) {
+					      : arr__sparse_in_span(h, size))) {
 			if (size <= arr__opt.span_min)
 				h->sparse_live[arr__size_class(size) - ARR__SPARSE_FIRST]++; /* as a sparse malloc */
 			return arr__span_malloc(h, size, 0);

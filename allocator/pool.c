@@ -997,8 +997,7 @@ void arr__big_aligned_free(void *p)
 /* Under the lock: kept mapping k grown to `map` bytes, in place or moved
  * (mremap moves its pages, no copy): its resident pages serve, only the
  * rest is fresh. NULL if the kernel refuses. */
-static __attribute__((noinline)) struct arr__segment *huge_cache_grow(unsigned k, size_t map, size_t *got,
-								     size_t *kept)
+static __attribute__((noinline)) struct arr__segment *huge_cache_grow(unsigned k, size_t map, size_t *got, size_t *kept)
 {
 	struct huge_cached e = huge_cache[k];
 	struct arr__segment *seg = e.seg;
