@@ -38,8 +38,13 @@ json strings), perlhash (perl: a hash of 100 000 five-element arrays, whose
 bucket array realloc doubles to 2 MiB), perlio (perl counting the 3-digit
 prefixes of 2 000 000 lines: per line a malloc of 1-8 KiB whose size shrinks
 by the line's length, two such blocks alive at a time), gdb (gdb --batch printing 1+1: three
-threads) and java (java -version: 18 threads, 7 000 calls). A program whose
-tool is missing is left out.
+threads) and java (java -version: 18 threads, 7 000 calls); and six
+allocation patterns of bench/workloads/patterns.c found on 2026-12-07
+(hugecalloc: 1-16 MB callocs of random sizes; hugebuf: four 1-8 MB buffers
+replaced among small blocks; rounds: a thousand small blocks made and freed,
+over and over; threads: 64 short-lived threads at a time doing the same;
+replace: 4 096 blocks of 1-3 KB replaced at random; aligned: the same with
+posix_memalign). A program whose tool is missing is left out.
 
 Arguments:
   BUILD_DIR        CMake build tree holding lib/liballocrr-malloc.so (default: build)
@@ -48,7 +53,8 @@ Environment:
   RUNS=N           rounds (default 3)
   SCALE=full|tiny  input sizes (default full; tiny for bench/smoke.sh)
   PROGRAMS="..."   subset and order, separated by spaces or commas (default: true sed sort awk python3
-                   sqlite3 gcc analyze bc perl git tar xz pyjson pythreads perlhash perlio gdb java)
+                   sqlite3 gcc analyze bc perl git tar xz pyjson pythreads perlhash perlio gdb java
+                   hugecalloc hugebuf rounds threads replace aligned)
   ALLOCS="..."     allocators (default: glibc builtin jemalloc mimalloc; a missing one is left
                    out); NAME=LIB preloads LIB as NAME (e.g. before=/tmp/old/liballocrr-malloc.so,
                    to compare two builds of the library in one run)
@@ -60,7 +66,7 @@ EOF
 bench_args "$@"
 bench_setup "$@"
 scale=${SCALE:-full}
-programs=${PROGRAMS:-true sed sort awk python3 sqlite3 gcc analyze bc perl git tar xz pyjson pythreads perlhash perlio gdb java}
+programs=${PROGRAMS:-true sed sort awk python3 sqlite3 gcc analyze bc perl git tar xz pyjson pythreads perlhash perlio gdb java hugecalloc hugebuf rounds threads replace aligned}
 programs=${programs//,/ } # commas too: run-all.sh passes no spaces
 allocs_want=${ALLOCS:-glibc builtin jemalloc mimalloc}
 allocs_want=${allocs_want//,/ }
@@ -72,8 +78,8 @@ die() {
 note() { echo "bench-dropin: $*" >&2; }
 
 case "$scale" in
-full) words=200000 py_n=100000 sql_n=20000 c_lines=3000 json_n=150000 thr_n=40000 bc_e=200000 git_n=400 perlhash_n=100000 lines_n=2000000 ;;
-tiny) words=2000 py_n=2000 sql_n=500 c_lines=200 json_n=2000 thr_n=500 bc_e=2000 git_n=5 perlhash_n=1000 lines_n=20000 ;;
+full) words=200000 py_n=100000 sql_n=20000 c_lines=3000 json_n=150000 thr_n=40000 bc_e=200000 git_n=400 perlhash_n=100000 lines_n=2000000 pat_scale=1 ;;
+tiny) words=2000 py_n=2000 sql_n=500 c_lines=200 json_n=2000 thr_n=500 bc_e=2000 git_n=5 perlhash_n=1000 lines_n=20000 pat_scale=100 ;;
 *) die "SCALE must be 'full' or 'tiny', not '$scale'" ;;
 esac
 builtin_lib=$build/lib/liballocrr-malloc.so
@@ -110,6 +116,7 @@ case " $allocs " in *" glibc "*) ;; *) die "ALLOCS must include glibc (the ratio
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench-dropin.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 cc -O2 "$here/workloads/runstat.c" -o "$tmp/runstat"
+cc -O2 -pthread "$here/workloads/patterns.c" -o "$tmp/patterns"
 
 # inputs
 "$python" - "$words" >"$tmp/words.txt" <<'PY'
@@ -212,6 +219,9 @@ program() {
 	gdb)
 		command -v gdb >/dev/null || return 1
 		cmd=(gdb --batch -nx -ex "print 1+1")
+		;;
+	hugecalloc | hugebuf | rounds | threads | replace | aligned)
+		cmd=("$tmp/patterns" "$1" "$pat_scale")
 		;;
 	java)
 		command -v java >/dev/null || return 1

@@ -1,0 +1,184 @@
+/*
+ * bench/workloads/patterns.c - allocation patterns no part of the allocator
+ * was tuned on, one per mode, for the drop-in bench (bench/bench-dropin.sh;
+ * docs/notes/2026-12-07-huge-churn.md measured them first).
+ *
+ * Usage: patterns MODE [SCALE]   (SCALE: a divisor of the iteration counts,
+ * 1 by default; bench/smoke.sh passes a large one)
+ *
+ *   hugecalloc  calloc 1-16 MB blocks of random sizes, write a quarter of
+ *               their pages, free them (huge blocks churned)
+ *   hugebuf     four live buffers of 1-8 MB, one replaced every 200 small
+ *               mallocs and frees of 16-2 015 bytes
+ *   rounds      one thread mallocs 1 000 blocks of 16-515 bytes and frees
+ *               them all, over and over
+ *   threads     64 threads at a time that each malloc 1 000 blocks of
+ *               16-515 bytes, free them and exit
+ *   replace     4 096 live blocks of 1 000-3 000 bytes, a random one
+ *               replaced 3 M times
+ *   aligned     the same with 8-3 007 bytes from posix_memalign, aligned to
+ *               32 or 64
+ *
+ * Prints a checksum of what it read back (the same under every allocator).
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t rs = 88172645463325252ull;
+static uint64_t rnd(void)
+{
+	rs ^= rs << 13;
+	rs ^= rs >> 7;
+	rs ^= rs << 17;
+	return rs;
+}
+static uint64_t sum;
+static long scale = 1;
+
+static void hugecalloc(void)
+{
+	for (long i = 0; i < 400 / scale; i++) {
+		size_t s = ((size_t)1 << 20) + rnd() % ((size_t)15 << 20);
+		unsigned char *p = calloc(1, s);
+		if (p == NULL)
+			abort();
+		for (size_t k = 0; k < s / 4; k += 4096)
+			p[k] = 1;
+		sum += p[s - 1] + p[s / 8];
+		free(p);
+	}
+}
+
+static void hugebuf(void)
+{
+	enum { N = 20000 };
+	static unsigned char *small[N];
+	unsigned char *big[4] = {0};
+	for (long i = 0; i < 4000 / scale; i++) {
+		int k = (int)(rnd() % 4);
+		free(big[k]);
+		size_t bs = ((size_t)1 << 20) + rnd() % ((size_t)7 << 20);
+		big[k] = malloc(bs);
+		if (big[k] == NULL)
+			abort();
+		memset(big[k], (int)(i & 0xff), bs / 8);
+		sum += big[k][bs / 16];
+		for (int j = 0; j < 200; j++) {
+			int x = (int)(rnd() % N);
+			free(small[x]);
+			small[x] = malloc(16 + rnd() % 2000);
+			if (small[x] == NULL)
+				abort();
+			small[x][0] = 1;
+		}
+	}
+	for (int k = 0; k < 4; k++)
+		free(big[k]);
+	for (int i = 0; i < N; i++) {
+		sum += small[i] ? small[i][0] : 0;
+		free(small[i]);
+	}
+}
+
+static void batch(uint64_t *seed, uint64_t *out)
+{
+	unsigned char *v[1000];
+	for (int i = 0; i < 1000; i++) {
+		*seed ^= *seed << 13;
+		*seed ^= *seed >> 7;
+		*seed ^= *seed << 17;
+		v[i] = malloc(16 + *seed % 500);
+		if (v[i] == NULL)
+			abort();
+		v[i][0] = (unsigned char)i;
+	}
+	for (int i = 0; i < 1000; i++) {
+		*out += v[i][0];
+		free(v[i]);
+	}
+}
+
+static void rounds(void)
+{
+	uint64_t seed = 7;
+	for (long r = 0; r < 2560 / scale; r++)
+		batch(&seed, &sum);
+}
+
+static void *thread_batch(void *arg)
+{
+	uint64_t seed = (uint64_t)(uintptr_t)arg * 2654435761u + 1, out = 0;
+	batch(&seed, &out);
+	return (void *)(uintptr_t)out;
+}
+
+static void threads(void)
+{
+	for (long r = 0; r < 40 / scale + 1; r++) {
+		pthread_t t[64];
+		for (int i = 0; i < 64; i++)
+			if (pthread_create(&t[i], NULL, thread_batch, (void *)(uintptr_t)(i + 1)) != 0)
+				abort();
+		for (int i = 0; i < 64; i++) {
+			void *out;
+			pthread_join(t[i], &out);
+			sum += (uintptr_t)out;
+		}
+	}
+}
+
+static void replace(int aligned)
+{
+	enum { N = 4096 };
+	static unsigned char *b[N];
+	for (long i = 0; i < 3000000 / scale; i++) {
+		int k = (int)(rnd() % N);
+		free(b[k]);
+		size_t s;
+		if (aligned) {
+			s = 8 + rnd() % 3000;
+			size_t al = rnd() % 2 ? 32 : 64;
+			if (posix_memalign((void **)&b[k], al, s) != 0)
+				abort();
+		} else {
+			s = 1000 + rnd() % 2001;
+			b[k] = malloc(s);
+			if (b[k] == NULL)
+				abort();
+		}
+		memset(b[k], (int)(k & 0xff), s < 64 ? s : 64);
+	}
+	for (int i = 0; i < N; i++) {
+		sum += b[i] ? b[i][0] : 0;
+		free(b[i]);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	const char *m = argc > 1 ? argv[1] : "";
+	if (argc > 2)
+		scale = atol(argv[2]) > 0 ? atol(argv[2]) : 1;
+	if (strcmp(m, "hugecalloc") == 0)
+		hugecalloc();
+	else if (strcmp(m, "hugebuf") == 0)
+		hugebuf();
+	else if (strcmp(m, "rounds") == 0)
+		rounds();
+	else if (strcmp(m, "threads") == 0)
+		threads();
+	else if (strcmp(m, "replace") == 0)
+		replace(0);
+	else if (strcmp(m, "aligned") == 0)
+		replace(1);
+	else {
+		fprintf(stderr, "usage: patterns hugecalloc|hugebuf|rounds|threads|replace|aligned [SCALE]\n");
+		return 2;
+	}
+	printf("%llu\n", (unsigned long long)sum);
+	return 0;
+}
