@@ -471,14 +471,16 @@ void arr__heap_release_cached(struct arr__heap *h)
  * a thousand small blocks and frees them all, over and over, gave back
  * every class's pages at each round and faulted them in at the next (63.7 k
  * page faults against glibc's 180 over 2 560 rounds, 1.6x its time;
- * docs/notes/2026-12-07-huge-churn.md). Nor does a young thread trim so
- * (fewer than ARR__TRIM_NOW_AGE operations since it took its heap): one
- * that makes a thousand blocks, frees them and exits gave back its pages as
- * they emptied, and the next thread carved them again from the pool, where
- * they would have waited resident (64 such threads at a time, 40 times:
- * 4 232 of the 13 193 madvise calls, 71 k page faults against glibc's
- * 10 k). With several threads a purge costs an IPI, and the tick's trim
- * waits instead.
+ * docs/notes/2026-12-07-huge-churn.md). Nor does a thread that took over
+ * the heap of one that exited, for its first ARR__TRIM_NOW_AGE frees: a
+ * program whose threads make a thousand blocks, free them and exit gave
+ * back their pages as they emptied, and the next thread carved them again
+ * from the pool, where they would have waited resident (64 such threads at
+ * a time, 40 times: 4 232 of the 13 193 madvise calls, 71 k page faults
+ * against glibc's 10 k). A heap of its own trims at once: a young one too
+ * changed the layout of a paced 2-thread replay whose peak depends on its
+ * first trims (t1 private large steady: 17.0 -> 18.5 MB). With several
+ * threads a purge costs an IPI, and the tick's trim waits instead.
  */
 ARR_HOT void arr__page_emptied_current(struct arr__page *page)
 {
@@ -908,6 +910,7 @@ ARR_HOT struct arr__heap *arr__heap_thread_init(void)
 		return h;
 	pthread_mutex_lock(&arr__lock);
 	h = free_heaps;
+	bool reused = h != NULL;
 	if (h) {
 		free_heaps = h->next_state;
 	} else {
@@ -923,7 +926,7 @@ ARR_HOT struct arr__heap *arr__heap_thread_init(void)
 	}
 	h->state = ARR__HEAP_ACTIVE;
 	h->full = NULL;
-	h->born_ops = arr__heap_ops(h);
+	h->born_ops = arr__heap_frees(h) - (reused ? 0 : ARR__TRIM_NOW_AGE);
 	memset(h->borrows, 0, sizeof h->borrows); /* a reused heap's: a new thread borrows anew */
 	atomic_fetch_add_explicit(&arr__active_heaps, 1, memory_order_relaxed);
 	census_join(h);

@@ -466,7 +466,8 @@ struct arr__heap {
 	uint64_t census_ops, census_join_ops; /* at the last census, at the last new heap */
 	uint64_t census_join_calls;           /* made between the last two new heaps */
 	uint64_t census_active;               /* op clock when it last made calls at a census */
-	uint64_t born_ops;                    /* its operations when its thread took it */
+	uint64_t born_ops;                    /* its frees when its thread took it over from an
+					       * exited one (one of its own: ARR__TRIM_NOW_AGE fewer) */
 	bool census_busy;
 	int state;                    /* ARR__HEAP_* */
 	struct arr__heap *next_all;   /* every heap ever made (never unmapped) */
@@ -1079,17 +1080,17 @@ void arr__page_emptied(struct arr__heap *h, struct arr__page *page);
  * arr__page_trim_now (below). */
 void arr__page_emptied_current(struct arr__page *page);
 /* Whether arr__page_emptied_current trims: single-threaded, not yet this
- * tick, more than two OS pages carved, and the heap's thread has made
- * ARR__TRIM_NOW_AGE operations (heap.c). Inline, so free tests it
- * before the call: sqlite's replay empties a current page 341 K times,
- * nearly always with nothing to trim. */
+ * tick, more than two OS pages carved, and, in a heap its thread took over
+ * from an exited one, ARR__TRIM_NOW_AGE frees made since (heap.c). Inline,
+ * so free tests it before the call: sqlite's replay empties a current page
+ * 341 K times, nearly always with nothing to trim. */
 #define ARR__TRIM_NOW_MIN ((size_t)2 * ARR__OS_PAGE)
-#define ARR__TRIM_NOW_AGE ((uint64_t)8192) /* two ticks */
+#define ARR__TRIM_NOW_AGE ((uint64_t)8192) /* two ticks' frees */
 static inline bool arr__page_trim_now(const struct arr__page *page)
 {
 	return !page->trimmed && arr__purge_scale() <= 1 &&
 	       (size_t)page->capacity * page->block_size > ARR__TRIM_NOW_MIN &&
-	       arr__heap_ops(page->heap) - page->heap->born_ops >= ARR__TRIM_NOW_AGE;
+	       arr__heap_frees(page->heap) - page->heap->born_ops >= ARR__TRIM_NOW_AGE;
 }
 /* Give the empty spans the heap keeps for itself back to the pool. */
 void arr__heap_release_cached(struct arr__heap *h);

@@ -309,6 +309,41 @@ static void test_sparse_front(void)
 	CHECK(arr__spanheap_is_valid());
 }
 
+/* ---- a heap taken over from an exited thread is young ---- */
+
+static void *exit_at_once(void *arg)
+{
+	(void)arg;
+	arr_free(arr_malloc(64));
+	return NULL;
+}
+
+static void *young_probe(void *arg)
+{
+	uint64_t *age = arg;
+	arr_free(arr_malloc(64)); /* takes a heap: the exited thread's */
+	struct arr__heap *h = arr__tl_heap;
+	age[0] = arr__heap_frees(h) - h->born_ops;
+	pairs(ARR__TRIM_NOW_AGE);
+	age[1] = arr__heap_frees(h) - h->born_ops;
+	return NULL;
+}
+
+/* A thread that takes over the heap of one that exited does not trim its
+ * pages as they empty (arr__page_trim_now) until it has made
+ * ARR__TRIM_NOW_AGE frees: short-lived threads leave their pages to the
+ * next. A heap of its own is old from the start. */
+static void test_young_heap(void)
+{
+	pthread_t t;
+	uint64_t age[2] = {0, 0};
+	CHECK(pthread_create(&t, NULL, exit_at_once, NULL) == 0 && pthread_join(t, NULL) == 0);
+	CHECK(pthread_create(&t, NULL, young_probe, age) == 0 && pthread_join(t, NULL) == 0);
+	CHECK(age[0] < ARR__TRIM_NOW_AGE && age[1] >= ARR__TRIM_NOW_AGE);
+	struct arr__heap *h = arr__tl_heap;
+	CHECK(h != &arr__heap_empty && arr__heap_frees(h) - h->born_ops >= ARR__TRIM_NOW_AGE);
+}
+
 static void *test_frees_thread(void *arg)
 {
 	test_sparse_front();
@@ -389,6 +424,7 @@ int main(void)
 	CHECK(pthread_create(&t, NULL, test_frees_thread, NULL) == 0);
 	pthread_join(t, NULL);
 	CHECK(arr_alloc_set_option("sparse_threads", thr) == 0);
+	test_young_heap();
 	test_enomem();
 	if (failures)
 		fprintf(stderr, "spanpath: %d checks failed\n", failures);
