@@ -560,7 +560,12 @@ ARR_HOT EXPORT void *arr_realloc(void *p, size_t size)
 		/* still a span-heap size (a sparse class's, growing, too: a
 		 * buffer grown step by step): shrunk in place, or grown into a
 		 * free neighbour if there is one (the statistics say the new
-		 * size) */
+		 * size); within its last unit, only the request changes */
+		if (size <= usable && size > usable - ((size_t)1 << ARR__SPAN_UNIT_SHIFT) &&
+		    size > ARR__SPAN_SPARSE_MAX) {
+			arr__span_resize_same(arr__tl_heap, p, usable, size);
+			return p;
+		}
 		if (arr__span_resize(arr__tl_heap, p, size))
 			return p;
 		arr__span_growing = size > usable; /* moved: with room after it */

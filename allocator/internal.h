@@ -996,6 +996,11 @@ struct arr__span_zeroed {
  * calloc asks. NULL if out of memory. */
 void *arr__span_alloc(struct arr__heap *h, size_t size, bool zero, struct arr__span_zeroed *zeroed);
 void arr__span_free(void *p); /* p in a span segment; aborts on misuse */
+/* realloc of span block p (usable bytes) to size bytes within its last
+ * unit, size above the sparse classes' (ARR__SPAN_SPARSE_MAX): the block
+ * stays, only its request changes (the caller has checked p:
+ * arr__span_usable) */
+void arr__span_resize_same(struct arr__heap *h, void *p, size_t usable, size_t size);
 /* The same through heap h's block cache (h may be &arr__heap_empty); the
  * cache's entry points count the operation in h like the fast paths. */
 void *arr__span_cache_alloc(struct arr__heap *h, size_t size, bool zero, struct arr__span_zeroed *zeroed);

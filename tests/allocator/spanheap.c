@@ -396,10 +396,32 @@ static void test_remote_free(void)
 	CHECK(arr_alloc_stats_get(&st) == 0 && st.live_blocks == n0 && st.live_requested == req0);
 }
 
-/* realloc within the block keeps it; beyond, moves it with its bytes. */
+/* realloc within the block keeps it; beyond, moves it with its bytes.
+ * Within its last 256-byte unit only the request changes, without the
+ * span heap's lock (the slack in the last tag, the difference in the
+ * heap's waste): the live requested bytes say the new size, up and down,
+ * and come back exactly at the free, also after a realloc that grows it
+ * past the unit (the lock's way settles the difference). */
 static void test_realloc(void)
 {
+	CHECK(arr_alloc_stats_get(&st) == 0);
+	uint64_t req0 = st.live_requested;
 	unsigned char *p = arr_malloc(30000);
+	CHECK(p != NULL);
+	memset(p, 3, 30000);
+	CHECK(arr_realloc(p, 30100) == p);
+	CHECK(arr_alloc_stats_get(&st) == 0 && st.live_requested == req0 + 30100);
+	CHECK(arr_realloc(p, 30000 - 40) == p && arr_malloc_usable_size(p) == 30208);
+	CHECK(arr_alloc_stats_get(&st) == 0 && st.live_requested == req0 + 30000 - 40);
+	CHECK(arr_realloc(p, 30208) == p && p[29959] == 3);
+	CHECK(arr_alloc_stats_get(&st) == 0 && st.live_requested == req0 + 30208);
+	unsigned char *g = arr_realloc(p, 30300); /* the next unit: the lock's way */
+	CHECK(g != NULL && g[0] == 3);
+	CHECK(arr_alloc_stats_get(&st) == 0 && st.live_requested == req0 + 30300);
+	CHECK(arr_realloc(g, 30250) == g);
+	arr_free(g);
+	CHECK(arr_alloc_stats_get(&st) == 0 && st.live_requested == req0);
+	p = arr_malloc(30000);
 	CHECK(p != NULL);
 	memset(p, 3, 30000);
 	CHECK(arr_realloc(p, 30100) == p);
