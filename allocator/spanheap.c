@@ -1751,8 +1751,8 @@ ARR_HOT __attribute__((noinline)) void arr__span_resize_same(struct arr__heap *h
 		    (arr__sp_tag(s, u) & T_LEN) == need);
 	uint32_t t = arr__sp_tag(s, u), *lastp = arr__sp_tag_ref(s, u + need - 1);
 	uint32_t last = __atomic_load_n(lastp, __ATOMIC_RELAXED);
-	uint32_t now = (last & (T_LEN | T_STATE)) |
-		       (uint32_t)(((size_t)need << UNIT_SHIFT) - size) << ARR__SP_T_XSLACK_SHIFT;
+	uint32_t now = (last & (T_LEN | T_STATE)) | (uint32_t)(((size_t)need << UNIT_SHIFT) - size)
+							    << ARR__SP_T_XSLACK_SHIFT;
 	if (!atomic_load_explicit(&cache_used, memory_order_relaxed))
 		atomic_store_explicit(&cache_used, true, memory_order_relaxed);
 	__atomic_store_n(lastp, now, __ATOMIC_RELAXED);

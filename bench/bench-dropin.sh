@@ -44,7 +44,8 @@ allocation patterns of bench/workloads/patterns.c found on 2026-12-07
 replaced among small blocks; rounds: a thousand small blocks made and freed,
 over and over; threads: 64 short-lived threads at a time doing the same;
 replace: 4 096 blocks of 1-3 KB replaced at random; aligned: the same with
-posix_memalign). A program whose tool is missing is left out.
+posix_memalign; builders: strings grown by realloc 1-100 bytes a call). A
+program whose tool is missing is left out.
 
 Arguments:
   BUILD_DIR        CMake build tree holding lib/liballocrr-malloc.so (default: build)
@@ -54,7 +55,7 @@ Environment:
   SCALE=full|tiny  input sizes (default full; tiny for bench/smoke.sh)
   PROGRAMS="..."   subset and order, separated by spaces or commas (default: true sed sort awk python3
                    sqlite3 gcc analyze bc perl git tar xz pyjson pythreads perlhash perlio gdb java
-                   hugecalloc hugebuf rounds threads replace aligned)
+                   hugecalloc hugebuf rounds threads replace aligned builders)
   ALLOCS="..."     allocators (default: glibc builtin jemalloc mimalloc; a missing one is left
                    out); NAME=LIB preloads LIB as NAME (e.g. before=/tmp/old/liballocrr-malloc.so,
                    to compare two builds of the library in one run)
@@ -66,7 +67,7 @@ EOF
 bench_args "$@"
 bench_setup "$@"
 scale=${SCALE:-full}
-programs=${PROGRAMS:-true sed sort awk python3 sqlite3 gcc analyze bc perl git tar xz pyjson pythreads perlhash perlio gdb java hugecalloc hugebuf rounds threads replace aligned}
+programs=${PROGRAMS:-true sed sort awk python3 sqlite3 gcc analyze bc perl git tar xz pyjson pythreads perlhash perlio gdb java hugecalloc hugebuf rounds threads replace aligned builders}
 programs=${programs//,/ } # commas too: run-all.sh passes no spaces
 allocs_want=${ALLOCS:-glibc builtin jemalloc mimalloc}
 allocs_want=${allocs_want//,/ }
@@ -220,7 +221,7 @@ program() {
 		command -v gdb >/dev/null || return 1
 		cmd=(gdb --batch -nx -ex "print 1+1")
 		;;
-	hugecalloc | hugebuf | rounds | threads | replace | aligned)
+	hugecalloc | hugebuf | rounds | threads | replace | aligned | builders)
 		cmd=("$tmp/patterns" "$1" "$pat_scale")
 		;;
 	java)

@@ -18,6 +18,8 @@
  *               replaced 3 M times
  *   aligned     the same with 8-3 007 bytes from posix_memalign, aligned to
  *               32 or 64
+ *   builders    20 000 strings built by realloc, 1-100 bytes a call, to
+ *               4-100 KB each
  *
  * Prints a checksum of what it read back (the same under every allocator).
  */
@@ -158,6 +160,25 @@ static void replace(int aligned)
 	}
 }
 
+static void builders(void)
+{
+	for (long b = 0; b < 20000 / scale; b++) {
+		size_t n = 0, lim = 4096 + rnd() % 96000;
+		unsigned char *p = NULL;
+		while (n < lim) {
+			size_t k = 1 + rnd() % 100;
+			unsigned char *q = realloc(p, n + k);
+			if (q == NULL)
+				abort();
+			p = q;
+			memset(p + n, (int)(k & 0xff), k);
+			n += k;
+		}
+		sum += p[n / 2];
+		free(p);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const char *m = argc > 1 ? argv[1] : "";
@@ -175,8 +196,10 @@ int main(int argc, char **argv)
 		replace(0);
 	else if (strcmp(m, "aligned") == 0)
 		replace(1);
+	else if (strcmp(m, "builders") == 0)
+		builders();
 	else {
-		fprintf(stderr, "usage: patterns hugecalloc|hugebuf|rounds|threads|replace|aligned [SCALE]\n");
+		fprintf(stderr, "usage: patterns hugecalloc|hugebuf|rounds|threads|replace|aligned|builders [SCALE]\n");
 		return 2;
 	}
 	printf("%llu\n", (unsigned long long)sum);
