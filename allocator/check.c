@@ -120,6 +120,7 @@ bool arr__page_is_valid(const struct arr__page *page)
 	ARR__CHECK(seg->kind == 0);
 	ARR__CHECK(idx >= 1 && idx < ARR__SLICES);
 	ARR__CHECK(page->slices >= 1 && idx + page->slices <= ARR__SLICES);
+	ARR__CHECK(page->trimmed <= 2); /* 0, trimmed as it emptied, barred from that */
 	ARR__CHECK(page->start == (uint8_t *)seg + idx * ARR__SLICE_SIZE);
 	for (unsigned k = 0; k < page->slices; k++)
 		ARR__CHECK(seg->pages[idx + k].head_off == ARR__HEAD_OFF(k));

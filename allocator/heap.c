@@ -477,9 +477,9 @@ void arr__heap_release_cached(struct arr__heap *h)
  * back their pages as they emptied, and the next thread carved them again
  * from the pool, where they would have waited resident (64 such threads at
  * a time, 40 times: 4 232 of the 13 193 madvise calls, 71 k page faults
- * against glibc's 10 k). A heap of its own trims at once: a young one too
- * changed the layout of a paced 2-thread replay whose peak depends on its
- * first trims (t1 private large steady: 17.0 -> 18.5 MB). With several
+ * against glibc's 10 k). A heap of its own trims at once: a paced 2-thread
+ * replay's peak depends on its first trims (t1 private large steady 17.0
+ * MB, 18.5 with them deferred). With several
  * threads a purge costs an IPI, and the tick's trim waits instead.
  */
 ARR_HOT void arr__page_emptied_current(struct arr__page *page)
@@ -926,7 +926,7 @@ ARR_HOT struct arr__heap *arr__heap_thread_init(void)
 	}
 	h->state = ARR__HEAP_ACTIVE;
 	h->full = NULL;
-	h->born_ops = arr__heap_frees(h) - (reused ? 0 : ARR__TRIM_NOW_AGE);
+	h->born_frees = arr__heap_frees(h) - (reused ? 0 : ARR__TRIM_NOW_AGE);
 	memset(h->borrows, 0, sizeof h->borrows); /* a reused heap's: a new thread borrows anew */
 	atomic_fetch_add_explicit(&arr__active_heaps, 1, memory_order_relaxed);
 	census_join(h);

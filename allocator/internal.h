@@ -466,7 +466,7 @@ struct arr__heap {
 	uint64_t census_ops, census_join_ops; /* at the last census, at the last new heap */
 	uint64_t census_join_calls;           /* made between the last two new heaps */
 	uint64_t census_active;               /* op clock when it last made calls at a census */
-	uint64_t born_ops;                    /* its frees when its thread took it over from an
+	uint64_t born_frees;                  /* its frees when its thread took it over from an
 					       * exited one (one of its own: ARR__TRIM_NOW_AGE fewer) */
 	bool census_busy;
 	int state;                    /* ARR__HEAP_* */
@@ -1089,23 +1089,23 @@ void arr__page_emptied_current(struct arr__page *page);
  * from an exited one, ARR__TRIM_NOW_AGE frees made since (heap.c). Inline,
  * so free tests it before the call: sqlite's replay empties a current page
  * 341 K times, nearly always with nothing to trim. */
+/* Every ARR__TICK_OPS frees, even on the fast path: trim idle empty current pages
+ * and advance the purge clock, so purges happen in a thread that never
+ * needs a new page. */
+#define ARR__TICK_OPS 4096
 #define ARR__TRIM_NOW_MIN ((size_t)2 * ARR__OS_PAGE)
-#define ARR__TRIM_NOW_AGE ((uint64_t)8192) /* two ticks' frees */
+#define ARR__TRIM_NOW_AGE ((uint64_t)2 * ARR__TICK_OPS) /* two ticks' frees */
 static inline bool arr__page_trim_now(const struct arr__page *page)
 {
 	return !page->trimmed && arr__purge_scale() <= 1 &&
 	       (size_t)page->capacity * page->block_size > ARR__TRIM_NOW_MIN &&
-	       arr__heap_frees(page->heap) - page->heap->born_ops >= ARR__TRIM_NOW_AGE;
+	       arr__heap_frees(page->heap) - page->heap->born_frees >= ARR__TRIM_NOW_AGE;
 }
 /* Give the empty spans the heap keeps for itself back to the pool. */
 void arr__heap_release_cached(struct arr__heap *h);
 /* About to map a huge block or grow one: single-threaded, every empty
  * current page of h gives back what it carved. */
 void arr__heap_trim_for_growth(struct arr__heap *h);
-/* Every ARR__TICK_OPS frees, even on the fast path: trim idle empty current pages
- * and advance the purge clock, so purges happen in a thread that never
- * needs a new page. */
-#define ARR__TICK_OPS 4096
 void arr__heap_tick(struct arr__heap *h);
 /* Under arr__lock, at a pool tick of h: h counts as busy, and every
  * ARR__CENSUS_OPS of the op clock the busy heaps are counted anew. */

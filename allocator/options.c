@@ -23,8 +23,8 @@ struct arr__options arr__opt = {
 	.idle_ratio = 0, /* off: see pool.c idle_budget */
 	.span_min = (size_t)8 << 10,
 	/* pages' worth of a class's live blocks under which the span heap serves
-	 * it: 16 until a random replacement of 1-3 KB blocks held 1.37x glibc's
-	 * RSS in dense classes (docs/allocator.md, "Sparse classes") */
+	 * it: dense earlier, random replacement of 1-3 KB blocks holds each
+	 * class's own high-water mark (docs/allocator.md, "Sparse classes") */
 	.sparse = 64,
 	/* sparse classes while one thread is busy (heap.c's census): with threads working at
 	 * once every sparse malloc and free takes the span heap's one lock (docs/allocator.md,

@@ -202,12 +202,19 @@ static void huge_cache_unmap(const struct huge_cached *e, unsigned n)
  * the lock: a free of the block may cache the mapping, and a take grow it
  * in place over the tail's range, as soon as the lock is free). Returns the
  * bytes unmapped. */
+static struct huge_slacked huge_slack_remove(unsigned k)
+{
+	struct huge_slacked e = huge_slack[k];
+	memmove(&huge_slack[k], &huge_slack[k + 1], (huge_slack_n - k - 1) * sizeof e);
+	huge_slack_n--;
+	return e;
+}
+
 static __attribute__((noinline)) size_t huge_slack_trim(unsigned k)
 {
-	struct arr__segment *seg = huge_slack[k].seg;
-	size_t own = huge_slack[k].own, tail = (size_t)seg->huge_slack * ARR__OS_PAGE;
-	memmove(&huge_slack[k], &huge_slack[k + 1], (huge_slack_n - k - 1) * sizeof huge_slack[0]);
-	huge_slack_n--;
+	struct huge_slacked e = huge_slack_remove(k);
+	struct arr__segment *seg = e.seg;
+	size_t own = e.own, tail = (size_t)seg->huge_slack * ARR__OS_PAGE;
 	/* unmapped before the mark is cleared: a realloc of the block that reads
 	 * no slack (without the lock) may grow in place over the range */
 	arr__os_unmap((uint8_t *)seg + own, tail);
@@ -232,8 +239,7 @@ static __attribute__((noinline)) size_t huge_slack_claim(struct arr__segment *se
 	while (k < huge_slack_n && huge_slack[k].seg != seg)
 		k++;
 	ARR__ASSERT(k < huge_slack_n);
-	memmove(&huge_slack[k], &huge_slack[k + 1], (huge_slack_n - k - 1) * sizeof huge_slack[0]);
-	huge_slack_n--;
+	huge_slack_remove(k);
 	__atomic_store_n(&seg->huge_slack, 0, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&arr__lock);
 	return tail;

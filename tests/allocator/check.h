@@ -6,6 +6,7 @@
  */
 #ifndef ALLOCRR_TESTS_ALLOCATOR_CHECK_H
 #define ALLOCRR_TESTS_ALLOCATOR_CHECK_H
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -43,6 +44,19 @@ static inline unsigned resident_pages_or(const void *p, size_t size, unsigned un
 
 /* Resident OS pages of [p, p + size); an unmapped range counts as none. */
 static inline unsigned resident_pages(const void *p, size_t size) { return resident_pages_or(p, size, 0); }
+
+/* fn run in a thread of its own and joined, with sparse classes for any
+ * number of busy threads meanwhile (main counts as busy too). */
+static inline void run_thread_sparse(void *(*fn)(void *))
+{
+	long long thr;
+	CHECK(arr_alloc_get_option("sparse_threads", &thr) == 0);
+	CHECK(arr_alloc_set_option("sparse_threads", 0) == 0);
+	pthread_t t;
+	CHECK(pthread_create(&t, NULL, fn, NULL) == 0);
+	pthread_join(t, NULL);
+	CHECK(arr_alloc_set_option("sparse_threads", thr) == 0);
+}
 
 /* A block of `size` from arr_malloc, every byte written (resident). */
 static inline unsigned char *written(size_t size)

@@ -688,13 +688,7 @@ static void test_sparse_cache(void)
 	CHECK(arr_alloc_set_option("sparse_cache", 1) == 0);
 	/* a thread's cached block goes back at its exit (its blocks sparse
 	 * while main is busy too) */
-	long long thr;
-	CHECK(arr_alloc_get_option("sparse_threads", &thr) == 0);
-	CHECK(arr_alloc_set_option("sparse_threads", 0) == 0);
-	pthread_t t;
-	CHECK(pthread_create(&t, NULL, sparse_cache_thread, NULL) == 0);
-	pthread_join(t, NULL);
-	CHECK(arr_alloc_set_option("sparse_threads", thr) == 0);
+	run_thread_sparse(sparse_cache_thread);
 	p = arr_malloc(3000); /* the top again: the thread's block is free */
 	CHECK(p == sparse_kept);
 	arr_free(p);

@@ -323,9 +323,9 @@ static void *young_probe(void *arg)
 	uint64_t *age = arg;
 	arr_free(arr_malloc(64)); /* takes a heap: the exited thread's */
 	struct arr__heap *h = arr__tl_heap;
-	age[0] = arr__heap_frees(h) - h->born_ops;
+	age[0] = arr__heap_frees(h) - h->born_frees;
 	pairs(ARR__TRIM_NOW_AGE);
-	age[1] = arr__heap_frees(h) - h->born_ops;
+	age[1] = arr__heap_frees(h) - h->born_frees;
 	return NULL;
 }
 
@@ -341,7 +341,7 @@ static void test_young_heap(void)
 	CHECK(pthread_create(&t, NULL, young_probe, age) == 0 && pthread_join(t, NULL) == 0);
 	CHECK(age[0] < ARR__TRIM_NOW_AGE && age[1] >= ARR__TRIM_NOW_AGE);
 	struct arr__heap *h = arr__tl_heap;
-	CHECK(h != &arr__heap_empty && arr__heap_frees(h) - h->born_ops >= ARR__TRIM_NOW_AGE);
+	CHECK(h != &arr__heap_empty && arr__heap_frees(h) - h->born_frees >= ARR__TRIM_NOW_AGE);
 }
 
 static void *test_frees_thread(void *arg)
@@ -417,13 +417,7 @@ int main(void)
 	/* in a fresh heap: the bound's test left its classes dense (their
 	 * pages go back, and the classes sparse again, only at a tick); main
 	 * still counts as busy there, so sparse classes for two threads */
-	long long thr;
-	CHECK(arr_alloc_get_option("sparse_threads", &thr) == 0);
-	CHECK(arr_alloc_set_option("sparse_threads", 0) == 0);
-	pthread_t t;
-	CHECK(pthread_create(&t, NULL, test_frees_thread, NULL) == 0);
-	pthread_join(t, NULL);
-	CHECK(arr_alloc_set_option("sparse_threads", thr) == 0);
+	run_thread_sparse(test_frees_thread);
 	test_young_heap();
 	test_enomem();
 	if (failures)
