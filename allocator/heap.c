@@ -824,7 +824,6 @@ static void heap_thread_done(void *arg)
 #define CENSUS_IDLE_OPS (16 * ARR__CENSUS_OPS)
 #define CENSUS_FAST_MAX 256
 static uint64_t census_next;
-unsigned arr__busy_most;
 
 /* Under arr__lock: a new thread's heap counts; the operations the others
  * made so far (a main thread's start-up) are not counted at the next census. */
@@ -872,8 +871,6 @@ ARR_HOT void arr__heap_census(struct arr__heap *h, uint64_t clock)
 		busy += o->census_busy;
 	}
 	atomic_store_explicit(&arr__busy_heaps, busy, memory_order_relaxed);
-	if (busy > arr__busy_most)
-		__atomic_store_n(&arr__busy_most, busy, __ATOMIC_RELAXED);
 }
 
 bool arr__census_is_valid_locked(void)
@@ -1461,19 +1458,10 @@ static inline bool sparse_to_span(struct arr__heap *h, unsigned cls, unsigned sk
 	}
 	/* With more threads than sparse_threads busy (the census) the class
 	 * takes its pages: the span heap's lock would be shared by every
-	 * thread's small blocks. Several busy threads only in a process that
-	 * never had more busy at a census and has at most one thread more
-	 * holding a heap (a main thread that waits, a replay's engine): where
-	 * threads come and go, or more of them work in turns, the busy count
-	 * falls to two for a while and their blocks went to the span heap,
-	 * then to pages (the 4-thread stress replay +5 % peak, +25 % time).
-	 * Not marked dense: the census may find fewer busy threads later (a
-	 * replay's or a program's start-up), and then the class's next
-	 * slow-path malloc is sparse again. */
-	unsigned busy = arr__purge_scale(), most = arr__opt.sparse_thr;
-	return most == 0 || busy <= 1 ||
-	       (busy <= most && __atomic_load_n(&arr__busy_most, __ATOMIC_RELAXED) <= most &&
-		atomic_load_explicit(&arr__active_heaps, memory_order_relaxed) <= most + 1);
+	 * thread's small blocks. Not marked dense: the census may find fewer
+	 * busy threads later (a replay's or a program's start-up), and then the
+	 * class's next slow-path malloc is sparse again. */
+	return arr__opt.sparse_thr == 0 || arr__purge_scale() <= arr__opt.sparse_thr;
 }
 
 ARR_HOT bool arr__sparse_in_span(struct arr__heap *h, size_t size)

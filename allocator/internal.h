@@ -512,8 +512,7 @@ struct arr__options {
 	unsigned span_split;   /* contended span-heap mallocs before a thread takes an arena of its own */
 	unsigned sparse;       /* a class above 1 KiB is sparse (from the span heap) while a thread
 				* holds fewer of its blocks than this many pages' worth (heap.c); 0: none */
-	unsigned sparse_thr;   /* ... while at most this many threads are busy, none more ever at a census,
-				* and one more at most holds a heap (sparse_threads); 0: any */
+	unsigned sparse_thr;   /* ... while at most this many threads hold a heap (sparse_threads); 0: any */
 	size_t sparse_min;     /* ... and whose blocks are larger than this (1024 .. 8192) */
 	unsigned sparse_cache; /* a thread keeps the span block up to 8 KiB it freed last (spanheap.c); 0: off */
 	unsigned light;        /* slow-path mallocs a thread makes from the shared heap before it
@@ -542,8 +541,6 @@ extern _Atomic unsigned arr__active_heaps;
  * holds a heap but has stopped calling malloc and free (a main thread
  * waiting for its workers) is not one. Written under arr__lock. */
 extern _Atomic unsigned arr__busy_heaps;
-/* The most arr__busy_heaps a census counted (never lowered). */
-extern unsigned arr__busy_most;
 /* Threads busy allocating (at least 1): the purge delay, the multi-thread
  * modes and the sparse classes' thread bound go by it. */
 static inline unsigned arr__purge_scale(void)

@@ -26,10 +26,10 @@ struct arr__options arr__opt = {
 	 * it: dense earlier, random replacement of 1-3 KB blocks holds each
 	 * class's own high-water mark (docs/allocator.md, "Sparse classes") */
 	.sparse = 64,
-	/* sparse classes while at most two threads are busy (heap.c's census) and
-	 * no more ever were: with more working at once every sparse malloc and
-	 * free takes the span heap's one lock (docs/allocator.md, "Sparse classes") */
-	.sparse_thr = 2,
+	/* sparse classes while one thread is busy (heap.c's census): with threads working at
+	 * once every sparse malloc and free takes the span heap's one lock (docs/allocator.md,
+	 * "Sparse classes"; t2 private mixed steady at 2: CPU 19.9 -> 39.9 ms) */
+	.sparse_thr = 1,
 	.sparse_min = 1024,
 	.sparse_cache = 1,
 	/* a thread's first slow-path mallocs from the shared heap (heap.c

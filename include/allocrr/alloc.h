@@ -104,10 +104,8 @@ int arr_alloc_stats_get(struct arr_alloc_stats *out);
  *                   than this many pages' worth is served by the span heap
  *                   (default 64; 0 = never).
  *   sparse_threads  ... while at most this many threads are busy allocating
- *                   (1 always; more only if no more ever were and at most
- *                   one thread more holds a heap; default 2, since with
- *                   threads every sparse malloc takes the span heap's lock;
- *                   0 = any).
+ *                   (default 1: one at a time only, since with threads
+ *                   every sparse malloc takes the span heap's lock; 0 = any).
  *   sparse_cache    1 (default): a thread keeps the span-heap block of up to
  *                   8 KiB it freed last for its next malloc of that length,
  *                   once its mallocs keep asking for the length just freed;

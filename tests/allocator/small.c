@@ -1,8 +1,8 @@
 /*
  * tests/allocator/small.c - what a small heap holds: the sparse classes of
  * 1-8 KiB come from the span heap while a heap holds few of their blocks and
- * at most `sparse_threads` threads are busy, none more ever were at a census
- * and at most one more holds a heap (then from their classes' pages), and a class below 256 bytes with no page of its own borrows a few
+ * at most `sparse_threads` threads hold a heap (then from their classes'
+ * pages), and a class below 256 bytes with no page of its own borrows a few
  * blocks a tick from a class at most twice the request instead of taking an
  * OS page of its own; a class's freed blocks in its older pages are used
  * again before its current page carves fresh ones; a thread that made a few
@@ -11,8 +11,6 @@
  * check fails.
  */
 #include <pthread.h>
-#include <stdatomic.h>
-#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,7 +18,6 @@
 #include "allocrr/alloc.h"
 
 #include "check.h"
-#include "internal.h"
 
 static long long option(const char *name)
 {
@@ -82,7 +79,7 @@ static size_t usable_of(size_t size)
 
 static void test_sparse_defaults(void)
 {
-	CHECK(option("sparse") == 64 && option("sparse_min") == 1024 && option("sparse_threads") == 2);
+	CHECK(option("sparse") == 64 && option("sparse_min") == 1024 && option("sparse_threads") == 1);
 	/* main alone: classes above 1 KiB are sparse */
 	CHECK(usable_of(1100) == 1280);
 	CHECK(usable_of(3000) == 3072);
@@ -96,18 +93,16 @@ static void test_sparse_defaults(void)
 
 /* Threads count from their first malloc (the census of busy threads, which
  * stops counting idle ones, does not run in these few operations). With a
- * main thread and one more the classes stay sparse (sparse_threads 2); with
- * sparse_threads 1 a class takes its pages at once; with a third thread, a
- * class takes its pages again (its blocks from a page of its own), unless
+ * main thread and one more (sparse_threads 1) a class takes its pages at
+ * once; with sparse_threads 2 the classes stay sparse; with a third thread,
+ * a class takes its pages again (its blocks from a page of its own), unless
  * sparse_threads is 0. */
 static void test_sparse_threads(void)
 {
 	pthread_t t[2];
 	holders_start(t, 1);
-	/* a 1792-byte span block while sparse, else class 1664 (no page of
-	 * it or of the four above it: nothing to borrow) */
-	CHECK(usable_of(1550) == 1792);
-	CHECK(arr_alloc_set_option("sparse_threads", 1) == 0);
+	/* class 1664 (no page of it or of the four above it: nothing to
+	 * borrow), a 1792-byte block while sparse */
 	CHECK(usable_of(1550) == 1664);
 	CHECK(arr_alloc_set_option("sparse_threads", 2) == 0);
 	CHECK(usable_of(1100) == 1280);
@@ -128,89 +123,8 @@ static void test_sparse_threads(void)
 	CHECK((uintptr_t)s - (uintptr_t)r == 5120 || (uintptr_t)r - (uintptr_t)s == 5120);
 	arr_free(r);
 	arr_free(s);
-	CHECK(arr_alloc_set_option("sparse_threads", 2) == 0);
+	CHECK(arr_alloc_set_option("sparse_threads", 1) == 0);
 	holders_stop(t, 2);
-}
-
-/*
- * Two busy threads keep the classes sparse only where no more are: with two
- * more threads holding a heap (idle: the census stops counting them at
- * once) a class takes its pages; and once a census has counted three busy
- * threads, two busy threads take pages for good (where threads come and
- * go, or work in turns, the count falls to two for a while). Main works
- * too, so that the censuses the threads' ticks take count it busy, and the
- * first worker asks: its heap has no page of the 1-2 KiB classes to serve
- * the request from (main's has). Last: the high-water mark is never lowered.
- */
-static _Atomic int churn_stop;
-static _Atomic long churn_rounds[3];
-static _Atomic size_t churn_ask, churn_usable;
-
-static void *churner(void *arg)
-{
-	_Atomic long *rounds = arg;
-	while (!atomic_load(&churn_stop)) {
-		for (int i = 0; i < 4096; i++)
-			arr_free(arr_malloc(32 + (size_t)(i % 64)));
-		atomic_fetch_add(rounds, 1);
-		size_t ask = atomic_load(&churn_ask);
-		/* asked while the census counts two busy threads (main and this
-		 * one), before and after: a census is a sample, and on a loaded
-		 * machine one of them may sit out a round */
-		if (rounds == &churn_rounds[0] && ask != 0 && arr__purge_scale() == 2) {
-			size_t u = usable_of(ask);
-			if (arr__purge_scale() == 2) {
-				atomic_store(&churn_usable, u);
-				atomic_store(&churn_ask, 0);
-			}
-		}
-	}
-	return NULL;
-}
-
-/* n workers churn with main until each has made 8 rounds of 4 096 mallocs
- * and frees (two ticks' worth); then the first one's usable size for a
- * request of `ask` bytes (0: none), and they stop. */
-static size_t churners(int n, size_t ask)
-{
-	pthread_t c[3];
-	atomic_store(&churn_stop, 0);
-	for (int i = 0; i < n; i++) {
-		atomic_store(&churn_rounds[i], 0);
-		CHECK(pthread_create(&c[i], NULL, churner, &churn_rounds[i]) == 0);
-	}
-	for (bool asked = false;;) {
-		for (int i = 0; i < 4096; i++)
-			arr_free(arr_malloc(48));
-		bool done = true;
-		for (int i = 0; i < n; i++)
-			done &= atomic_load(&churn_rounds[i]) >= 8;
-		if (done && ask != 0 && !asked) {
-			atomic_store(&churn_ask, ask);
-			asked = true;
-		}
-		if (done && (ask == 0 || atomic_load(&churn_ask) == 0))
-			break;
-	}
-	atomic_store(&churn_stop, 1);
-	for (int i = 0; i < n; i++)
-		pthread_join(c[i], NULL);
-	return atomic_load(&churn_usable);
-}
-
-static void test_sparse_busy_most(void)
-{
-	pthread_t h[2];
-	CHECK(arr__busy_most <= 2);
-	holders_start(h, 2);
-	CHECK(churners(1, 1550) == 1664); /* two busy, four holding a heap */
-	CHECK(arr__busy_most <= 2);       /* the holders not counted busy */
-	holders_stop(h, 2);
-	CHECK(churners(1, 1550) == 1792); /* two busy, two holding a heap */
-	for (int k = 0; k < 20 && arr__busy_most < 3; k++)
-		churners(3, 0); /* four busy at once, if the census saw three */
-	CHECK(arr__busy_most >= 3);
-	CHECK(churners(1, 1550) == 1664); /* two busy again: pages */
 }
 
 /* In a fresh thread (a heap with no page yet): a 60-byte block makes a page
@@ -359,11 +273,8 @@ int main(void)
 	/* these tests are of a thread's own heap from its first malloc: no
 	 * light threads (tests/allocator/light.c has those) */
 	arr_alloc_set_option("light", 0);
-	/* the census's tests: what one busy thread makes sparse */
-	CHECK(arr_alloc_set_option("sparse_threads", 1) == 0);
 	test_late_idle_heap(); /* first: main has no heap yet */
 	test_idle_main_by_clock();
-	CHECK(arr_alloc_set_option("sparse_threads", 2) == 0);
 	test_sparse_defaults();
 	test_sparse_threads();
 	pthread_t t;
@@ -371,7 +282,6 @@ int main(void)
 	pthread_join(t, NULL);
 	CHECK(pthread_create(&t, NULL, reuse_first, NULL) == 0);
 	pthread_join(t, NULL);
-	test_sparse_busy_most(); /* last: raises the busy threads' high-water mark */
 	if (failures) {
 		fprintf(stderr, "%d check(s) failed\n", failures);
 		return 1;
