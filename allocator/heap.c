@@ -32,7 +32,7 @@ struct arr__heap arr__heap_empty = {
 __thread struct arr__heap *arr__tl_heap __attribute__((tls_model("initial-exec"))) = &arr__heap_empty;
 __thread bool arr__span_growing __attribute__((tls_model("initial-exec")));
 
-pthread_mutex_t arr__lock = PTHREAD_MUTEX_INITIALIZER;
+pthread_mutex_t arr__lock; /* both adaptive from init: locks_init() */
 _Atomic int arr__abandoned_count;
 _Atomic unsigned arr__active_heaps;
 _Atomic unsigned arr__busy_heaps;
@@ -45,7 +45,7 @@ static struct arr__heap *all_heaps, *free_heaps, *abandoned_heaps;
 /* Light threads ("Light threads" below): the shared heap (made at its first
  * malloc, in all_heaps), its lock, and the calls this thread made there. */
 struct arr__heap *arr__shared_heap;
-static pthread_mutex_t shared_lock = PTHREAD_MUTEX_INITIALIZER;
+pthread_mutex_t arr__shared_lock;
 static __thread unsigned light_calls __attribute__((tls_model("initial-exec")));
 static uint8_t *meta_cur, *meta_end;
 static pthread_key_t heap_key;
@@ -1655,7 +1655,7 @@ ARR_HOT void *arr__malloc_refill(size_t size, struct arr__heap *h, unsigned cls,
  * pages have no free block: the fast paths always miss, and nothing is
  * added to them), and its first arr__opt.light slow-path mallocs take their
  * block from one process-wide shared heap, a heap like any other touched
- * only under shared_lock. Then the thread takes a heap of its own
+ * only under arr__shared_lock. Then the thread takes a heap of its own
  * (arr__heap_thread_init) and, with it, the shared heap's pages
  * (arr__light_graduate). The first thread to allocate (a single-threaded program's only one)
  * gets its heap at once: light only while another thread holds a heap.
@@ -1668,7 +1668,7 @@ ARR_HOT void *arr__malloc_refill(size_t size, struct arr__heap *h, unsigned cls,
  * the shared heap adopts no abandoned pages and keeps no span cache. While
  * nobody allocates from it, the ticks of the other heaps give its empty
  * pages back to the pool (arr__shared_release), and so does malloc_trim.
- * Lock order: shared_lock, then arr__lock, then the span arenas'.
+ * Lock order: arr__shared_lock, then arr__lock, then the span arenas'.
  */
 
 static struct arr__heap *shared_make(void)
@@ -1690,11 +1690,11 @@ static struct arr__heap *shared_make(void)
 __attribute__((noinline)) void *arr__light_malloc(size_t size, unsigned flags)
 {
 	light_calls++;
-	pthread_mutex_lock(&shared_lock);
+	pthread_mutex_lock(&arr__shared_lock);
 	struct arr__heap *h = arr__shared_heap ? arr__shared_heap : shared_make();
 	void *p = h ? heap_malloc_in(h, size, flags) : NULL;
 	ARR__ASSERT(h == NULL || h->state == ARR__HEAP_SHARED);
-	pthread_mutex_unlock(&shared_lock);
+	pthread_mutex_unlock(&arr__shared_lock);
 	if (p == NULL)
 		errno = ENOMEM;
 	return p;
@@ -1720,7 +1720,7 @@ __attribute__((noinline)) void arr__light_graduate(struct arr__heap *h)
 	struct arr__heap *s = __atomic_load_n(&arr__shared_heap, __ATOMIC_ACQUIRE);
 	if (s == NULL)
 		return;
-	pthread_mutex_lock(&shared_lock);
+	pthread_mutex_lock(&arr__shared_lock);
 	for (struct arr__page *page = s->full; page; page = page->next)
 		tf_set_state(page, ARR__TF_NORMAL);
 	process_delayed(s);
@@ -1731,10 +1731,10 @@ __attribute__((noinline)) void arr__light_graduate(struct arr__heap *h)
 	arr__pool_reown(s, h);
 	ARR__ASSERT(atomic_load_explicit(&s->delayed, memory_order_relaxed) == NULL);
 	ARR__ASSERT_EXPENSIVE(arr__heap_is_valid(s) && arr__heap_is_valid(h));
-	pthread_mutex_unlock(&shared_lock);
+	pthread_mutex_unlock(&arr__shared_lock);
 }
 
-/* Under shared_lock: the remote frees collected, the empty pages to the pool. */
+/* Under arr__shared_lock: the remote frees collected, the empty pages to the pool. */
 static void shared_release_locked(struct arr__heap *h)
 {
 	if (atomic_load_explicit(&h->delayed, memory_order_relaxed))
@@ -1770,10 +1770,10 @@ void arr__shared_release(bool wait)
 		if (__atomic_exchange_n(&shared_releasing, true, __ATOMIC_ACQUIRE))
 			return;
 	}
-	pthread_mutex_lock(&shared_lock);
+	pthread_mutex_lock(&arr__shared_lock);
 	if (wait || h->alloc_count == __atomic_load_n(&shared_seen, __ATOMIC_RELAXED))
 		shared_release_locked(h);
-	pthread_mutex_unlock(&shared_lock);
+	pthread_mutex_unlock(&arr__shared_lock);
 	if (!wait)
 		__atomic_store_n(&shared_releasing, false, __ATOMIC_RELEASE);
 }
@@ -1783,11 +1783,11 @@ bool arr__shared_is_valid(void)
 	struct arr__heap *h = __atomic_load_n(&arr__shared_heap, __ATOMIC_ACQUIRE);
 	if (h == NULL)
 		return true;
-	pthread_mutex_lock(&shared_lock);
+	pthread_mutex_lock(&arr__shared_lock);
 	ARR__CHECK(h->state == ARR__HEAP_SHARED && !h->census_busy);
 	ARR__CHECK(h->span_cache == NULL && h->span_cached == 0);
 	arr__heap_is_valid(h);
-	pthread_mutex_unlock(&shared_lock);
+	pthread_mutex_unlock(&arr__shared_lock);
 	return true;
 }
 
@@ -1795,7 +1795,7 @@ bool arr__shared_is_valid(void)
 
 static void fork_prepare(void)
 {
-	pthread_mutex_lock(&shared_lock);
+	pthread_mutex_lock(&arr__shared_lock);
 	pthread_mutex_lock(&arr__lock);
 	arr__span_fork_prepare();
 }
@@ -1804,7 +1804,7 @@ static void fork_parent(void)
 {
 	arr__span_fork_parent();
 	pthread_mutex_unlock(&arr__lock);
-	pthread_mutex_unlock(&shared_lock);
+	pthread_mutex_unlock(&arr__shared_lock);
 }
 
 /* A thread that vanished at fork may have left one of our full pages FREEING
@@ -1824,12 +1824,27 @@ static void heap_fork_reset(struct arr__heap *h)
 	}
 }
 
+/*
+ * The pool's lock and the shared heap's spin a little before they sleep
+ * (glibc's adaptive mutexes): their critical sections are short, and a
+ * thread that sleeps in futex on one gives its CPU to the next thread,
+ * which may queue too, so that a burst of short-lived threads piles up,
+ * each with its pages (docs/allocator.md, "Threads that exit"). Set here,
+ * not by an initializer: zero-initialised, the locks stay in .bss with the
+ * small globals (allocator.fixedcost). At init, before another thread can
+ * allocate, and in a fork's child.
+ */
+static void locks_init(void)
+{
+	arr__lock = (pthread_mutex_t)PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP;
+	arr__shared_lock = (pthread_mutex_t)PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP;
+}
+
 /* The other threads are gone: abandon their heaps, so that their empty pages
  * return to the pool and the rest is adopted by the child's threads. */
 static void fork_child(void)
 {
-	pthread_mutex_init(&arr__lock, NULL);
-	pthread_mutex_init(&shared_lock, NULL);
+	locks_init();
 	arr__span_fork_child();
 	in_fork_child = true;
 	struct arr__heap *self = arr__tl_heap;
@@ -1852,6 +1867,7 @@ ARR_HOT void arr__init_slow(void)
 {
 	int s = 0;
 	if (atomic_compare_exchange_strong(&arr__init_state, &s, 1)) {
+		locks_init();
 		/* malloc's fast path takes an empty list (NULL) of the empty
 		 * page for a link outside the page's segment (api.c fast_pop) */
 		ARR__CHECK(!arr__same_segment(NULL, &arr__page_empty));

@@ -534,6 +534,8 @@ void arr__options_derive(void);
 
 /* Global lock for the pool and the heap lists. */
 extern pthread_mutex_t arr__lock;
+/* The shared heap's (heap.c "Light threads"); lock order: it, then arr__lock. */
+extern pthread_mutex_t arr__shared_lock;
 extern _Atomic int arr__abandoned_count;
 /* Heaps of running threads (under arr__lock). */
 extern _Atomic unsigned arr__active_heaps;

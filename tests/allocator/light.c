@@ -306,6 +306,14 @@ static void *child_light(void *arg)
 	return arr__tl_heap == &arr__heap_empty ? (void *)1 : NULL;
 }
 
+/* The pool's and the shared heap's locks spin before they sleep (heap.c
+ * locks_init), from the first malloc on and in a fork's child. */
+static bool locks_adaptive(void)
+{
+	return arr__lock.__data.__kind == PTHREAD_MUTEX_ADAPTIVE_NP &&
+	       arr__shared_lock.__data.__kind == PTHREAD_MUTEX_ADAPTIVE_NP;
+}
+
 static void test_fork(void)
 {
 	CHECK(arr_alloc_set_option("light", 1000000) == 0); /* the churners stay light */
@@ -328,6 +336,8 @@ static void test_fork(void)
 			if (p == NULL || ((unsigned char *)p)[2999] != 0)
 				_exit(4);
 			arr_free(p);
+			if (!locks_adaptive())
+				_exit(6);
 			_exit(arr__shared_is_valid() ? 0 : 5);
 		}
 		int status;
@@ -350,6 +360,7 @@ int main(void)
 {
 	arr_free(arr_malloc(1)); /* main holds a heap first: the others are light */
 	CHECK(arr__tl_heap != &arr__heap_empty);
+	CHECK(locks_adaptive());
 	test_footprint();
 	test_contents();
 	test_graduate();
