@@ -560,8 +560,9 @@ ARR_HOT EXPORT void *arr_realloc(void *p, size_t size)
 		/* still a span-heap size (a sparse class's, growing, too: a
 		 * buffer grown step by step): shrunk in place, or grown into a
 		 * free neighbour if there is one (the statistics say the new
-		 * size); within its last unit, only the request changes */
-		if (size <= usable && size > usable - ((size_t)1 << ARR__SPAN_UNIT_SHIFT) &&
+		 * size); within its last units (a grown block's headroom), only
+		 * the request changes */
+		if (size <= usable && size + ((size_t)(ARR__SP_T_XUNITS_MAX + 1) << ARR__SPAN_UNIT_SHIFT) > usable &&
 		    size > ARR__SPAN_SPARSE_MAX) {
 			arr__span_resize_same(arr__tl_heap, p, usable, size);
 			return p;

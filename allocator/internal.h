@@ -999,9 +999,9 @@ struct arr__span_zeroed {
 void *arr__span_alloc(struct arr__heap *h, size_t size, bool zero, struct arr__span_zeroed *zeroed);
 void arr__span_free(void *p); /* p in a span segment; aborts on misuse */
 /* realloc of span block p (usable bytes) to size bytes within its last
- * unit, size above the sparse classes' (ARR__SPAN_SPARSE_MAX): the block
- * stays, only its request changes (the caller has checked p:
- * arr__span_usable) */
+ * ARR__SP_T_XUNITS_MAX + 1 units, size above the sparse classes'
+ * (ARR__SPAN_SPARSE_MAX): the block stays, only its request changes (the
+ * caller has checked p: arr__span_usable) */
 void arr__span_resize_same(struct arr__heap *h, void *p, size_t usable, size_t size);
 /* The same through heap h's block cache (h may be &arr__heap_empty); the
  * cache's entry points count the operation in h like the fast paths. */

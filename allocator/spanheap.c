@@ -1550,8 +1550,10 @@ ARR_HOT void *arr__span_malloc(struct arr__heap *h, size_t size, unsigned flags)
 
 #define FREE_INVALID "free(): invalid pointer (no span block in use there: freed already?)"
 
-/* Set once a block has been cached (never cleared): until then no block is
- * marked CACHED, and checked_unit() skips the test of the last tag. */
+/* Set once a block has been cached, or its last tag says a request other
+ * than the span heap booked (a realloc within its units, a grown block's
+ * headroom); never cleared: until then no block is marked CACHED or has a
+ * slack correction, and checked_unit() and the free skip the last tag. */
 static _Atomic bool cache_used;
 
 /* p's unit, a block in use's first (its tag in *tp), or fatal; the test of
@@ -1627,7 +1629,7 @@ static inline __attribute__((always_inline)) size_t span_free_req_len(struct arr
 	uint32_t first;
 	unsigned u = checked_unit_tag(s, p, FREE_INVALID, &first), len = first & T_LEN;
 	*lenp = len;
-	/* only a block that was in a cache has a correction (cache_used read
+	/* only a block that was in a cache or resized has a correction (cache_used read
 	 * once: an atomic, loaded again at each use) */
 	int64_t corr = 0;
 	if (ARR_UNLIKELY(atomic_load_explicit(&cache_used, memory_order_relaxed))) {
@@ -1746,13 +1748,16 @@ ARR_HOT void arr__span_free_purged(struct arr__heap *h, void *p)
 ARR_HOT __attribute__((noinline)) void arr__span_resize_same(struct arr__heap *h, void *p, size_t usable, size_t size)
 {
 	struct arr__spanseg *s = seg_of(p);
-	unsigned u = (unsigned)(((uintptr_t)p - (uintptr_t)s) >> UNIT_SHIFT), need = (unsigned)(usable >> UNIT_SHIFT);
-	ARR__ASSERT(size > ARR__SPAN_SPARSE_MAX && size <= usable && size > usable - UNIT &&
-		    (arr__sp_tag(s, u) & T_LEN) == need);
-	uint32_t t = arr__sp_tag(s, u), *lastp = arr__sp_tag_ref(s, u + need - 1);
+	unsigned u = (unsigned)(((uintptr_t)p - (uintptr_t)s) >> UNIT_SHIFT), len = (unsigned)(usable >> UNIT_SHIFT);
+	unsigned need = (unsigned)((size + UNIT - 1) >> UNIT_SHIFT);
+	ARR__ASSERT(size > ARR__SPAN_SPARSE_MAX && size <= usable && len - need <= ARR__SP_T_XUNITS_MAX &&
+		    (arr__sp_tag(s, u) & T_LEN) == len);
+	uint32_t t = arr__sp_tag(s, u), *lastp = arr__sp_tag_ref(s, u + len - 1);
 	uint32_t last = __atomic_load_n(lastp, __ATOMIC_RELAXED);
-	uint32_t now = (last & (T_LEN | T_STATE)) | (uint32_t)(((size_t)need << UNIT_SHIFT) - size)
-							    << ARR__SP_T_XSLACK_SHIFT;
+	/* the units past the request's (a grown block's headroom) and its
+	 * slack in the last one, as a thread's cached block carries them */
+	uint32_t now = (last & (T_LEN | T_STATE)) | (len - need) << ARR__SP_T_XUNITS_SHIFT |
+		       (uint32_t)(((size_t)need << UNIT_SHIFT) - size) << ARR__SP_T_XSLACK_SHIFT;
 	if (!atomic_load_explicit(&cache_used, memory_order_relaxed))
 		atomic_store_explicit(&cache_used, true, memory_order_relaxed);
 	__atomic_store_n(lastp, now, __ATOMIC_RELAXED);
@@ -1787,6 +1792,7 @@ ARR_HOT bool arr__span_resize(struct arr__heap *h, void *p, size_t size)
 		lock_give(&a->lock);
 		return false;
 	}
+	unsigned keep = need; /* the block's new length */
 	if (need > len) {
 		unsigned e = u + len;
 		uint32_t et = e < UNITS ? arr__sp_tag(s, e) : 0;
@@ -1795,9 +1801,19 @@ ARR_HOT bool arr__span_resize(struct arr__heap *h, void *p, size_t size)
 			lock_give(&a->lock);
 			return false;
 		}
-		/* the neighbour's first need - len units join the block; the
+		/* A block grown by a small step (at most a sixteenth: a buffer
+		 * grown a few bytes a call) takes an eighth more, up to the
+		 * units a block may hold past its request, so that the next
+		 * reallocs stay within it (arr__span_resize_same) instead of
+		 * coming here for each unit. Bigger steps (a program that
+		 * over-allocates itself) get what they ask. */
+		if (size > ARR__SPAN_SPARSE_MAX && (need - len) * 16 <= len) {
+			unsigned room = len / 8 < ARR__SP_T_XUNITS_MAX ? len / 8 : ARR__SP_T_XUNITS_MAX;
+			keep = len + el < need + room ? len + el : need + room;
+		}
+		/* the neighbour's first keep - len units join the block; the
 		 * rest stays free with the node (same lru place and stamp) */
-		unsigned take = need - len;
+		unsigned take = keep - len;
 		bool dirty = et & T_DIRTY;
 		struct arr__span_node *n = node_at(s, e);
 		bin_remove(a, n);
@@ -1827,20 +1843,29 @@ ARR_HOT bool arr__span_resize(struct arr__heap *h, void *p, size_t size)
 	a->live_units -= len;
 	arr__sp_tag_set(s, u, 0);
 	arr__sp_tag_set(s, u + len - 1, 0);
+	/* booked as a block of keep units with the request's slack in the
+	 * last; the headroom is the heap's waste (the last tag's extra units,
+	 * as for a cached block: slack_correction) */
 	uint32_t slack = (uint32_t)(((size_t)need << UNIT_SHIFT) - size);
-	set_tags(s, u, need, T_USED | T_START | slack << T_SLACK_SHIFT);
-	if (need > 1)
-		*arr__sp_tag_ref(s, u + need - 1) |= slack << ARR__SP_T_XSLACK_SHIFT;
-	a->live_units += need;
-	a->live_req += size;
+	set_tags(s, u, keep, T_USED | T_START | slack << T_SLACK_SHIFT);
+	if (keep > 1)
+		*arr__sp_tag_ref(s, u + keep - 1) |=
+			(keep - need) << ARR__SP_T_XUNITS_SHIFT | slack << ARR__SP_T_XSLACK_SHIFT;
+	if (keep != need) {
+		waste_add(h, (int64_t)(keep - need) << UNIT_SHIFT);
+		if (!atomic_load_explicit(&cache_used, memory_order_relaxed))
+			atomic_store_explicit(&cache_used, true, memory_order_relaxed);
+	}
+	a->live_units += keep;
+	a->live_req += ((size_t)keep << UNIT_SHIFT) - slack;
 	a->tick_left--;
 	/* a sparse class's block counts in its request's class (heap.c) */
 	if (h != &arr__heap_empty) {
 		sparse_count(h, req, -1);
 		sparse_count(h, size, +1);
 	}
-	if (need < len)
-		free_insert(a, s, u + need, len - need, true);
+	if (keep < len)
+		free_insert(a, s, u + keep, len - keep, true);
 	arr__sp_tag_settle(s, u + len - 1);
 	if (z1 != 0) {
 		arr__sp_tag_settle(s, z1);

@@ -469,6 +469,49 @@ static void test_realloc_in_place(void)
 	arr_free(pin);
 }
 
+/* A span block grown by a small step (at most a sixteenth of it) into the
+ * free span after it takes an eighth more, up to 15 units past its request,
+ * so that the next small steps stay within it; a bigger step takes what it
+ * asks; reallocs within the last 16 units keep the block; the statistics
+ * say the request each time, the usable size the block, and come back at
+ * the free (in a process where no block was cached or resized before, so
+ * the free must know to read the last tag). */
+static void test_realloc_headroom(void)
+{
+	void *pin = arr_malloc(100000);
+	unsigned char *p = arr_malloc(20000), *after = arr_malloc(200000);
+	CHECK(p != NULL && after == p + 20224); /* 79 units, then 200 000 bytes */
+	arr_free(after);
+	CHECK(arr_alloc_stats_get(&st) == 0);
+	uint64_t req1 = st.live_requested - 20000;
+	CHECK(arr_realloc(p, 20300) == p && arr_malloc_usable_size(p) == (80 + 9) * 256);
+	arr_free(p); /* the process's first block with units past its request */
+	CHECK(arr_alloc_stats_get(&st) == 0 && st.live_requested == req1);
+	p = arr_malloc(20000);
+	CHECK(p != NULL && arr_malloc_usable_size(p) == 20224);
+	memset(p, 7, 20000);
+	CHECK(arr_alloc_stats_get(&st) == 0);
+	uint64_t req0 = st.live_requested - 20000, use0 = st.live_usable - 20224;
+	size_t n = 20300; /* one unit more: 80, and 79 / 8 = 9 of room */
+	CHECK(arr_realloc(p, n) == p && arr_malloc_usable_size(p) == (80 + 9) * 256 && p[19999] == 7);
+	CHECK(arr_alloc_stats_get(&st) == 0 && st.live_requested == req0 + n && st.live_usable == use0 + 89 * 256);
+	for (; n + 37 <= 89 * 256; n += 37) { /* within the room: the same block */
+		CHECK(arr_realloc(p, n + 37) == p && arr_malloc_usable_size(p) == 89 * 256);
+		CHECK(arr_alloc_stats_get(&st) == 0 && st.live_requested == req0 + n + 37);
+	}
+	CHECK(arr_realloc(p, 89 * 256 - 3000) == p && arr_malloc_usable_size(p) == 89 * 256); /* shrunk within */
+	CHECK(arr_alloc_stats_get(&st) == 0 && st.live_requested == req0 + 89 * 256 - 3000);
+	n = 89 * 256 + 100; /* 90 units: 1 step, 89 / 8 = 11 of room */
+	CHECK(arr_realloc(p, n) == p && arr_malloc_usable_size(p) == (90 + 11) * 256);
+	n = 101 * 256 + 8000; /* a step of 32 units (> 101 / 16): what it asks */
+	CHECK(arr_realloc(p, n) == p && arr_malloc_usable_size(p) == (n + 255) / 256 * 256 && p[19999] == 7);
+	CHECK(arr_alloc_stats_get(&st) == 0 && st.live_requested == req0 + n &&
+	      st.live_usable == use0 + (n + 255) / 256 * 256);
+	arr_free(p);
+	CHECK(arr_alloc_stats_get(&st) == 0 && st.live_requested == req0 && st.live_usable == use0);
+	arr_free(pin);
+}
+
 /* A sparse class's block that realloc grows step by step (a buffer, a
  * list's node, as redis's listpacks grow to 8 KiB) grows in place into the
  * free span after it, as bigger span blocks do: the move that makes room is
@@ -993,6 +1036,7 @@ int main(void)
 	 * delay that grows with its age (tests/allocator/aged.c has that) */
 	arr_alloc_set_option("light", 0);
 	arr_alloc_set_option("aged", 0);
+	test_realloc_headroom(); /* first: no block cached or resized before */
 	test_stats();
 	test_usable();
 	test_coalesce_best_fit();
