@@ -463,23 +463,17 @@ void arr__heap_release_cached(struct arr__heap *h)
  * it is trimmed now rather than at the next tick, at most once a tick
  * (`trimmed` 1, cleared by the tick): a burst of blocks freed between two
  * ticks otherwise stays resident until the tick, and cc1's peak fell in
- * such a window (its peak −100 to −180 KB, 0.992–0.994× glibc, for 18 %
- * more page faults and 2 % time; py and sqlite the same). But a page
- * carved again past its first OS page before the tick (page_extend) had
- * its trim for nothing, and is not trimmed so again (`trimmed` 2) until a
- * tick finds it not emptied since the one before: a program that mallocs
- * a thousand small blocks and frees them all, over and over, gave back
- * every class's pages at each round and faulted them in at the next (63.7 k
- * page faults against glibc's 180 over 2 560 rounds, 1.6x its time;
- * docs/notes/2026-12-07-huge-churn.md). Nor does a thread that took over
- * the heap of one that exited, for its first ARR__TRIM_NOW_AGE frees: a
- * program whose threads make a thousand blocks, free them and exit gave
- * back their pages as they emptied, and the next thread carved them again
- * from the pool, where they would have waited resident (64 such threads at
- * a time, 40 times: 4 232 of the 13 193 madvise calls, 71 k page faults
- * against glibc's 10 k). A heap of its own trims at once: a paced 2-thread
- * replay's peak depends on its first trims (t1 private large steady 17.0
- * MB, 18.5 with them deferred). With several
+ * such a window. But a page carved again past its first OS page before
+ * the tick (page_extend) had its trim for nothing, and is not trimmed so
+ * again (`trimmed` 2) until a tick finds it not emptied since the one
+ * before: a program that mallocs a thousand small blocks and frees them
+ * all, over and over, gave back every class's pages at each round and
+ * faulted them in at the next. Nor does a thread that took over the heap
+ * of one that exited, for its first ARR__TRIM_NOW_AGE frees: the next
+ * thread would carve again from the pool what waited resident there. A
+ * heap of its own trims at once: a paced 2-thread replay's peak depends on
+ * its first trims (figures: docs/allocator.md, "Fast and slow paths";
+ * docs/notes/2026-12-07-huge-churn.md). With several
  * threads a purge costs an IPI, and the tick's trim waits instead.
  */
 ARR_HOT void arr__page_emptied_current(struct arr__page *page)

@@ -198,10 +198,7 @@ static void huge_cache_unmap(const struct huge_cached *e, unsigned n)
 	}
 }
 
-/* Under the lock: entry k out of the slack list, its tail unmapped (under
- * the lock: a free of the block may cache the mapping, and a take grow it
- * in place over the tail's range, as soon as the lock is free). Returns the
- * bytes unmapped. */
+/* Under the lock: entry k out of the slack list. */
 static struct huge_slacked huge_slack_remove(unsigned k)
 {
 	struct huge_slacked e = huge_slack[k];
@@ -210,6 +207,10 @@ static struct huge_slacked huge_slack_remove(unsigned k)
 	return e;
 }
 
+/* Under the lock: entry k out of the slack list, its tail unmapped (under
+ * the lock: a free of the block may cache the mapping, and a take grow it
+ * in place over the tail's range, as soon as the lock is free). Returns the
+ * bytes unmapped. */
 static __attribute__((noinline)) size_t huge_slack_trim(unsigned k)
 {
 	struct huge_slacked e = huge_slack_remove(k);
@@ -1000,21 +1001,29 @@ void arr__big_aligned_free(void *p)
 	arr__os_unmap(p, b->map);
 }
 
+/* Huge mapping seg of `map` bytes resized to `nmap`, in place or moved
+ * (mremap moves its pages, no copy); its new address, NULL if the kernel
+ * refuses. The segment map's bit is cleared first: once moved, the old
+ * range may be mapped by anyone. */
+static inline struct arr__segment *huge_remap(struct arr__segment *seg, size_t map, size_t nmap)
+{
+	if (arr__os_resize_in_place(seg, map, nmap))
+		return seg;
+	arr__segmap_set(seg, false);
+	struct arr__segment *moved = arr__os_remap_aligned(seg, map, nmap, ARR__SEG_SIZE);
+	arr__segmap_set(moved ? moved : seg, true);
+	return moved;
+}
+
 /* Under the lock: kept mapping k grown to `map` bytes, in place or moved
  * (mremap moves its pages, no copy): its resident pages serve, only the
  * rest is fresh. NULL if the kernel refuses. */
 static __attribute__((noinline)) struct arr__segment *huge_cache_grow(unsigned k, size_t map, size_t *got, size_t *kept)
 {
 	struct huge_cached e = huge_cache[k];
-	struct arr__segment *seg = e.seg;
-	if (!arr__os_resize_in_place(seg, e.map, map)) {
-		/* cleared first: once moved, the old range may be mapped by anyone */
-		arr__segmap_set(e.seg, false);
-		seg = arr__os_remap_aligned(seg, e.map, map, ARR__SEG_SIZE);
-		arr__segmap_set(seg ? seg : e.seg, true);
-		if (seg == NULL)
-			return NULL;
-	}
+	struct arr__segment *seg = huge_remap(e.seg, e.map, map);
+	if (seg == NULL)
+		return NULL;
 	huge_cache_remove(k);
 	atomic_fetch_add(&huge_mapped, (int64_t)(map - e.map));
 	note_growth(map - e.map);
@@ -1211,15 +1220,9 @@ ARR_HOT void *arr__huge_realloc(struct arr__page *page, void *p, size_t size)
 		huge_count_add(&arr__huge_req_live, (int64_t)size - (int64_t)oreq);
 		return p;
 	}
-	if (!arr__os_resize_in_place(seg, map, nmap)) {
-		/* cleared first: once moved, the old range may be mapped by anyone */
-		struct arr__segment *old = seg;
-		arr__segmap_set(old, false);
-		seg = arr__os_remap_aligned(seg, map, nmap, ARR__SEG_SIZE);
-		arr__segmap_set(seg ? seg : old, true);
-		if (seg == NULL)
-			return NULL;
-	}
+	seg = huge_remap(seg, map, nmap);
+	if (seg == NULL)
+		return NULL;
 	page = &seg->pages[0];
 	page->start = (uint8_t *)seg + off;
 	page->huge_map = nmap;

@@ -1556,6 +1556,13 @@ ARR_HOT void *arr__span_malloc(struct arr__heap *h, size_t size, unsigned flags)
  * slack correction, and checked_unit() and the free skip the last tag. */
 static _Atomic bool cache_used;
 
+/* (a load first: the store would take the flag's line from the other CPUs at every call) */
+static inline void cache_used_set(void)
+{
+	if (!atomic_load_explicit(&cache_used, memory_order_relaxed))
+		atomic_store_explicit(&cache_used, true, memory_order_relaxed);
+}
+
 /* p's unit, a block in use's first (its tag in *tp), or fatal; the test of
  * a thread's cache (cached) is the caller's */
 static inline unsigned checked_unit_tag(struct arr__spanseg *s, const void *p, const char *what, uint32_t *tp)
@@ -1736,14 +1743,14 @@ ARR_HOT void arr__span_free_purged(struct arr__heap *h, void *p)
 }
 
 /*
- * A resize to the same units (a buffer grown a few bytes at a
- * time: 4 calls in 5 of one grown by 1-100 bytes, which took the lock,
- * cleared its tags, set them again and settled their pages: 2.5x glibc's
- * time): only the request changes. Its slack goes in the last tag, the
- * holder's to write without the lock (internal.h), and the difference from
- * what the span heap booked in the heap's waste, as for a block of the
- * sparse cache: the statistics stay exact, and a free or resize settles it.
- * Out of the hot text (a small program does not run it).
+ * A resize within the block's last ARR__SP_T_XUNITS_MAX + 1 units (a buffer
+ * grown a few bytes at a time, into the room arr__span_resize gave it):
+ * only the request changes, without the lock, tags cleared or pages
+ * settled. The units past the request and its slack go in the last tag,
+ * the holder's to write (internal.h), and the difference from what the
+ * span heap booked in the heap's waste, as for a block of the sparse
+ * cache: the statistics stay exact, and a free or resize settles it
+ * (docs/allocator.md, "Huge blocks and realloc").
  */
 ARR_HOT __attribute__((noinline)) void arr__span_resize_same(struct arr__heap *h, void *p, size_t usable, size_t size)
 {
@@ -1758,8 +1765,7 @@ ARR_HOT __attribute__((noinline)) void arr__span_resize_same(struct arr__heap *h
 	 * slack in the last one, as a thread's cached block carries them */
 	uint32_t now = (last & (T_LEN | T_STATE)) | (len - need) << ARR__SP_T_XUNITS_SHIFT |
 		       (uint32_t)(((size_t)need << UNIT_SHIFT) - size) << ARR__SP_T_XSLACK_SHIFT;
-	if (!atomic_load_explicit(&cache_used, memory_order_relaxed))
-		atomic_store_explicit(&cache_used, true, memory_order_relaxed);
+	cache_used_set();
 	__atomic_store_n(lastp, now, __ATOMIC_RELAXED);
 	waste_add(h, slack_correction(t, now) - slack_correction(t, last));
 }
@@ -1853,8 +1859,7 @@ ARR_HOT bool arr__span_resize(struct arr__heap *h, void *p, size_t size)
 			(keep - need) << ARR__SP_T_XUNITS_SHIFT | slack << ARR__SP_T_XSLACK_SHIFT;
 	if (keep != need) {
 		waste_add(h, (int64_t)(keep - need) << UNIT_SHIFT);
-		if (!atomic_load_explicit(&cache_used, memory_order_relaxed))
-			atomic_store_explicit(&cache_used, true, memory_order_relaxed);
+		cache_used_set();
 	}
 	a->live_units += keep;
 	a->live_req += ((size_t)keep << UNIT_SHIFT) - slack;
@@ -2145,8 +2150,7 @@ ARR_HOT static __attribute__((noinline)) size_t sparse_cache_put(struct arr__hea
 	int64_t corr = slack_correction(first, last);
 	uint32_t booked = first >> T_SLACK_SHIFT & ARR__SP_T_SLACK_MASK;
 	h->waste -= corr;
-	if (!atomic_load_explicit(&cache_used, memory_order_relaxed))
-		atomic_store_explicit(&cache_used, true, memory_order_relaxed);
+	cache_used_set();
 	/* marked cached, its slack back to the booked one (no correction) */
 	__atomic_store_n(lastp, (last & (T_LEN | T_STATE)) | ARR__SP_T_CACHED | booked << ARR__SP_T_XSLACK_SHIFT,
 			 __ATOMIC_RELAXED);
@@ -2199,8 +2203,7 @@ size_t arr__span_cache_free(struct arr__heap *h, void *p)
 	}
 	if (h->sc_n == ARR__SC_N)
 		cache_release(h, ARR__SC_N / 2);
-	if (!atomic_load_explicit(&cache_used, memory_order_relaxed))
-		atomic_store_explicit(&cache_used, true, memory_order_relaxed);
+	cache_used_set();
 	/* marked cached, its slack back to the booked one (no correction) */
 	__atomic_store_n(lastp,
 			 (last & (T_LEN | T_STATE)) | ARR__SP_T_CACHED |
