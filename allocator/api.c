@@ -25,7 +25,7 @@ static inline void *nomem(void)
 
 /* The same out of line, for a fast path: reached by a tail call, the call
  * to __errno_location behind errno costs that path no stack frame. */
-static __attribute__((noinline, cold)) void *nomem_tail(void) { return nomem(); }
+static ARR_COLD void *nomem_tail(void) { return nomem(); }
 
 /* Up to 64 bytes, zeroed inline with overlapping 16-byte stores (no loop, no
  * call); above, memset's vector stores win, and returning its result lets
@@ -361,7 +361,7 @@ static inline void heap_free_page(void *p, struct arr__page *page, size_t req)
 /* free of a pointer whose segment is not in the segment map: NULL, a block
  * aligned to a segment or more (its mapping is not a segment of the map),
  * or not ours. Out of line and reached by a tail call. */
-static __attribute__((noinline, cold)) void free_unmapped(void *p)
+static ARR_COLD void free_unmapped(void *p)
 {
 	if (p == NULL)
 		return;
@@ -539,7 +539,16 @@ ARR_HOT EXPORT void *arr_realloc(void *p, size_t size)
 	} else {
 		/* the descriptor read once, for the usable size and the cases */
 		page = arr__page_of(p);
-		usable = usable_in(page, p);
+		if ((page->flags & ARR__PF_SPAN) && size > arr__opt.span_lo && size <= arr__opt.span_hi) {
+			/* a span block's tags read once too: within its last
+			 * units (a grown block's headroom) only the request
+			 * changes */
+			usable = arr__span_realloc_look(arr__tl_heap, p, size);
+			if (usable == 0)
+				return p;
+		} else {
+			usable = usable_in(page, p);
+		}
 	}
 	if (page == NULL) {
 		/* segment-aligned block: move it (realloc need not keep the alignment) */
@@ -560,13 +569,7 @@ ARR_HOT EXPORT void *arr_realloc(void *p, size_t size)
 		/* still a span-heap size (a sparse class's, growing, too: a
 		 * buffer grown step by step): shrunk in place, or grown into a
 		 * free neighbour if there is one (the statistics say the new
-		 * size); within its last units (a grown block's headroom), only
-		 * the request changes */
-		if (size <= usable && size + ((size_t)(ARR__SP_T_XUNITS_MAX + 1) << ARR__SPAN_UNIT_SHIFT) > usable &&
-		    size > ARR__SPAN_SPARSE_MAX) {
-			arr__span_resize_same(arr__tl_heap, p, usable, size);
-			return p;
-		}
+		 * size) */
 		if (arr__span_resize(arr__tl_heap, p, size))
 			return p;
 		arr__span_growing = size > usable; /* moved: with room after it */

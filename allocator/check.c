@@ -26,7 +26,7 @@ static void put(struct msg *m, const char *s)
 		m->buf[m->n++] = *s;
 }
 
-static void put_uint(struct msg *m, unsigned long long v, unsigned base)
+static ARR_COLD void put_uint(struct msg *m, unsigned long long v, unsigned base)
 {
 	char tmp[24];
 	int k = 0;
@@ -40,7 +40,7 @@ static void put_uint(struct msg *m, unsigned long long v, unsigned base)
 		m->buf[m->n++] = tmp[--k];
 }
 
-static __attribute__((noreturn)) void emit_and_abort(struct msg *m)
+static ARR_COLD __attribute__((noreturn)) void emit_and_abort(struct msg *m)
 {
 	put(m, "\n");
 	for (size_t off = 0; off < m->n;) {
@@ -52,7 +52,7 @@ static __attribute__((noreturn)) void emit_and_abort(struct msg *m)
 	abort();
 }
 
-void arr__assert_fail(const char *file, int line, const char *cond)
+ARR_COLD void arr__assert_fail(const char *file, int line, const char *cond)
 {
 	struct msg m = {.n = 0};
 	put(&m, "allocrr malloc: ");
@@ -64,7 +64,7 @@ void arr__assert_fail(const char *file, int line, const char *cond)
 	emit_and_abort(&m);
 }
 
-void arr__fatal(const char *what, const void *p)
+ARR_COLD void arr__fatal(const char *what, const void *p)
 {
 	struct msg m = {.n = 0};
 	put(&m, "allocrr malloc: ");

@@ -62,7 +62,13 @@
 #ifndef ARR_DEBUG
 #define ARR_DEBUG 0
 #endif
-__attribute__((noreturn, cold)) void arr__assert_fail(const char *file, int line, const char *cond);
+/* On functions no small program runs (reports of misuse, aborts): a section
+ * of their own, which the linker lays out after the hot text (ARR_HOT). GCC's
+ * `cold` alone puts them in .text.unlikely, laid out first, inside the hot
+ * text's fault-around window (docs/allocator.md, "What it costs a program
+ * that barely allocates"; allocator.fixedcost_hottext). */
+#define ARR_COLD __attribute__((cold, noinline, section(".text.arr_cold")))
+ARR_COLD __attribute__((noreturn)) void arr__assert_fail(const char *file, int line, const char *cond);
 #if ARR_DEBUG >= 1
 #define ARR__ASSERT(c) (ARR_LIKELY(c) ? (void)0 : arr__assert_fail(__FILE__, __LINE__, #c))
 #else
@@ -88,7 +94,7 @@ extern bool arr__fork_tore;
  * does ("free(): invalid pointer"): the heap can no longer be trusted, and
  * malloc has no error to return.
  */
-__attribute__((noreturn, cold)) void arr__fatal(const char *what, const void *p);
+ARR_COLD __attribute__((noreturn)) void arr__fatal(const char *what, const void *p);
 
 #define ARR__SEG_SHIFT 22
 #define ARR__SEG_SIZE ((size_t)1 << ARR__SEG_SHIFT) /* 4 MiB */
@@ -998,11 +1004,11 @@ struct arr__span_zeroed {
  * calloc asks. NULL if out of memory. */
 void *arr__span_alloc(struct arr__heap *h, size_t size, bool zero, struct arr__span_zeroed *zeroed);
 void arr__span_free(void *p); /* p in a span segment; aborts on misuse */
-/* realloc of span block p (usable bytes) to size bytes within its last
- * ARR__SP_T_XUNITS_MAX + 1 units, size above the sparse classes'
- * (ARR__SPAN_SPARSE_MAX): the block stays, only its request changes (the
- * caller has checked p: arr__span_usable) */
-void arr__span_resize_same(struct arr__heap *h, void *p, size_t usable, size_t size);
+/* realloc of span block p to size bytes (span_lo < size <= span_hi): p's
+ * usable size, or 0 if size lies within its last ARR__SP_T_XUNITS_MAX + 1
+ * units, where the block stays and only its request changes; aborts on
+ * misuse (spanheap.c) */
+size_t arr__span_realloc_look(struct arr__heap *h, void *p, size_t size);
 /* The same through heap h's block cache (h may be &arr__heap_empty); the
  * cache's entry points count the operation in h like the fast paths. */
 void *arr__span_cache_alloc(struct arr__heap *h, size_t size, bool zero, struct arr__span_zeroed *zeroed);

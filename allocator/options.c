@@ -194,7 +194,7 @@ int arr_alloc_get_option(const char *name, long long *value)
 /* One bad item of ALLOCRR_MALLOC_OPTIONS, on stderr in one line (a program
  * run with a typo in it would otherwise not know its setting did nothing):
  * write(2) of a stack buffer, no malloc. Cold: out of the hot text. */
-static __attribute__((cold, noinline)) void report_bad(const char *spec, const char *item, int rc)
+static ARR_COLD void report_bad(const char *spec, const char *item, int rc)
 {
 	size_t len = strcspn(item, ",");
 	const char *why = rc == ARR_ENOTFOUND ? "unknown option"

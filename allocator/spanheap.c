@@ -1743,24 +1743,36 @@ ARR_HOT void arr__span_free_purged(struct arr__heap *h, void *p)
 }
 
 /*
- * A resize within the block's last ARR__SP_T_XUNITS_MAX + 1 units (a buffer
- * grown a few bytes at a time, into the room arr__span_resize gave it):
- * only the request changes, without the lock, tags cleared or pages
- * settled. The units past the request and its slack go in the last tag,
- * the holder's to write (internal.h), and the difference from what the
- * span heap booked in the heap's waste, as for a block of the sparse
- * cache: the statistics stay exact, and a free or resize settles it
- * (docs/allocator.md, "Huge blocks and realloc").
+ * realloc's one look at span block p (size in (span_lo, span_hi]): its
+ * usable size, or 0 when size lies within its last ARR__SP_T_XUNITS_MAX + 1
+ * units (a buffer grown a few bytes at a time, into the room
+ * arr__span_resize gave it) and the block stays: only the request changes,
+ * without the lock, tags cleared or pages settled. The units past the
+ * request and its slack go in the last tag, the holder's to write
+ * (internal.h), and the difference from what the span heap booked in the
+ * heap's waste, as for a block of the sparse cache: the statistics stay
+ * exact, and a free or resize settles it (docs/allocator.md, "Huge blocks
+ * and realloc").
  */
-ARR_HOT __attribute__((noinline)) void arr__span_resize_same(struct arr__heap *h, void *p, size_t usable, size_t size)
+ARR_HOT size_t arr__span_realloc_look(struct arr__heap *h, void *p, size_t size)
 {
+	const char *what = "realloc(): invalid pointer";
 	struct arr__spanseg *s = seg_of(p);
-	unsigned u = (unsigned)(((uintptr_t)p - (uintptr_t)s) >> UNIT_SHIFT), len = (unsigned)(usable >> UNIT_SHIFT);
+	uint32_t t;
+	unsigned u = checked_unit_tag(s, p, what, &t), len = t & T_LEN;
+	size_t usable = (size_t)len << UNIT_SHIFT;
+	bool used = atomic_load_explicit(&cache_used, memory_order_relaxed);
+	if (size > usable || size + ((size_t)(ARR__SP_T_XUNITS_MAX + 1) << UNIT_SHIFT) <= usable) {
+		if (used)
+			check_not_cached(s, p, what, u, t);
+		return usable;
+	}
 	unsigned need = (unsigned)((size + UNIT - 1) >> UNIT_SHIFT);
-	ARR__ASSERT(size > ARR__SPAN_SPARSE_MAX && size <= usable && len - need <= ARR__SP_T_XUNITS_MAX &&
-		    (arr__sp_tag(s, u) & T_LEN) == len);
-	uint32_t t = arr__sp_tag(s, u), *lastp = arr__sp_tag_ref(s, u + len - 1);
+	ARR__ASSERT(size > ARR__SPAN_SPARSE_MAX && len - need <= ARR__SP_T_XUNITS_MAX);
+	uint32_t *lastp = arr__sp_tag_ref(s, u + len - 1);
 	uint32_t last = __atomic_load_n(lastp, __ATOMIC_RELAXED);
+	if (ARR__MISUSE(used && len > 1 && (last & ARR__SP_T_CACHED)))
+		arr__fatal(what, p);
 	/* the units past the request's (a grown block's headroom) and its
 	 * slack in the last one, as a thread's cached block carries them */
 	uint32_t now = (last & (T_LEN | T_STATE)) | (len - need) << ARR__SP_T_XUNITS_SHIFT |
@@ -1768,6 +1780,7 @@ ARR_HOT __attribute__((noinline)) void arr__span_resize_same(struct arr__heap *h
 	cache_used_set();
 	__atomic_store_n(lastp, now, __ATOMIC_RELAXED);
 	waste_add(h, slack_correction(t, now) - slack_correction(t, last));
+	return 0;
 }
 
 /*
@@ -1810,7 +1823,7 @@ ARR_HOT bool arr__span_resize(struct arr__heap *h, void *p, size_t size)
 		/* A block grown by a small step (at most a sixteenth: a buffer
 		 * grown a few bytes a call) takes an eighth more, up to the
 		 * units a block may hold past its request, so that the next
-		 * reallocs stay within it (arr__span_resize_same) instead of
+		 * reallocs stay within it (arr__span_realloc_look) instead of
 		 * coming here for each unit. Bigger steps (a program that
 		 * over-allocates itself) get what they ask. */
 		if (size > ARR__SPAN_SPARSE_MAX && (need - len) * 16 <= len) {

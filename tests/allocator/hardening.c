@@ -231,6 +231,38 @@ static void realloc_stack(bool misuse)
 	arr_free(p);
 }
 
+/* realloc of a span block freed (its tags free), of one's inside, and of a
+ * block freed into the thread's sparse cache (its tags still in use, its
+ * last marked cached), each to a size realloc's one look at the tags
+ * serves (arr__span_realloc_look: within the block's last units, or
+ * above it): refused, not resized */
+static void realloc_span_freed(bool misuse)
+{
+	char *p = must(arr_malloc(20000)), *guard = must(arr_malloc(20000));
+	if (misuse)
+		arr_free(p);
+	p = must(arr_realloc(p, 20001));
+	arr_free(p);
+	arr_free(guard);
+}
+
+static void realloc_span_interior(bool misuse)
+{
+	char *p = must(arr_malloc(20000));
+	p = must(arr_realloc(misuse ? p + 256 : p, 20001));
+	arr_free(p);
+}
+
+static void realloc_span_cached(bool misuse)
+{
+	char *p = must(arr_malloc(5000)), *guard = must(arr_malloc(5000));
+	if (misuse)
+		arr_free(p);
+	p = must(arr_realloc(p, 9000));
+	arr_free(p);
+	arr_free(guard);
+}
+
 struct tcase {
 	const char *name;
 	void (*run)(bool misuse);
@@ -254,6 +286,9 @@ static const struct tcase cases[] = {
 	{"realloc of stack", realloc_stack, "realloc(): invalid pointer", false},
 	{"realloc huge interior", realloc_huge_interior, "realloc(): invalid pointer (inside a huge", false},
 	{"realloc huge seg start", realloc_huge_segment_start, "realloc(): invalid pointer (inside a huge", false},
+	{"realloc freed span block", realloc_span_freed, "realloc(): invalid pointer", false},
+	{"realloc span interior", realloc_span_interior, "realloc(): invalid pointer", false},
+	{"realloc cached span block", realloc_span_cached, "realloc(): invalid pointer", false},
 	{"segment start free", segment_start_free, "no block in use there", false},
 	{"span segment start", span_segment_start_free, "no span block in use there", false},
 	{"huge segment start", huge_segment_start_free, "inside a huge block", false},
