@@ -515,41 +515,14 @@ EXPORT void *arr_pvalloc(size_t size)
 	return alloc_aligned(ARR__OS_PAGE, rounded ? rounded : ARR__OS_PAGE);
 }
 
-ARR_HOT EXPORT void *arr_realloc(void *p, size_t size)
+/* realloc of p (a block, not NULL) to size (neither 0 nor past
+ * PTRDIFF_MAX) once its descriptor and usable size are known: page is
+ * NULL for a segment-aligned block (moved), usable its usable size. Out of
+ * line, so that realloc's path to a span block's one look
+ * (arr__span_realloc, which comes back here when the block does not stay
+ * within its units) saves no registers. */
+ARR_HOT __attribute__((noinline)) void *arr__realloc_known(void *p, size_t size, struct arr__page *page, size_t usable)
 {
-	if (p == NULL)
-		return heap_alloc(size);
-	if (size == 0) { /* glibc: frees and returns NULL */
-		heap_free(p, 0);
-		return NULL;
-	}
-	if (size > PTRDIFF_MAX)
-		return nomem();
-	struct arr__page *page = NULL;
-	size_t usable;
-	/* As in free: a block aligned to a segment or more lies in no segment
-	 * of the map, so the map's test takes it off the path too (p is not
-	 * NULL here); the start of a segment of the map is no block, and its
-	 * descriptor (the header's, the span heap's tags, a huge block's
-	 * start) refuses it. */
-	if (ARR_ALLOC_HARDEN ? ARR_UNLIKELY(!arr__segment_known(p)) : ARR_UNLIKELY(arr__is_big_aligned(p))) {
-		if (ARR__MISUSE(!arr__is_big_aligned(p)))
-			arr__fatal("realloc(): invalid pointer", p);
-		usable = arr__big_aligned_size(p);
-	} else {
-		/* the descriptor read once, for the usable size and the cases */
-		page = arr__page_of(p);
-		if ((page->flags & ARR__PF_SPAN) && size > arr__opt.span_lo && size <= arr__opt.span_hi) {
-			/* a span block's tags read once too: within its last
-			 * units (a grown block's headroom) only the request
-			 * changes */
-			usable = arr__span_realloc_look(arr__tl_heap, p, size);
-			if (usable == 0)
-				return p;
-		} else {
-			usable = usable_in(page, p);
-		}
-	}
 	if (page == NULL) {
 		/* segment-aligned block: move it (realloc need not keep the alignment) */
 	} else if (page->flags & ARR__PF_HUGE) {
@@ -590,6 +563,35 @@ ARR_HOT EXPORT void *arr_realloc(void *p, size_t size)
 	else
 		heap_free_page(p, page, 0);
 	return q;
+}
+
+ARR_HOT EXPORT void *arr_realloc(void *p, size_t size)
+{
+	if (p == NULL)
+		return heap_alloc(size);
+	if (size == 0) { /* glibc: frees and returns NULL */
+		heap_free(p, 0);
+		return NULL;
+	}
+	if (size > PTRDIFF_MAX)
+		return nomem();
+	/* As in free: a block aligned to a segment or more lies in no segment
+	 * of the map, so the map's test takes it off the path too (p is not
+	 * NULL here); the start of a segment of the map is no block, and its
+	 * descriptor (the header's, the span heap's tags, a huge block's
+	 * start) refuses it. */
+	if (ARR_ALLOC_HARDEN ? ARR_UNLIKELY(!arr__segment_known(p)) : ARR_UNLIKELY(arr__is_big_aligned(p))) {
+		if (ARR__MISUSE(!arr__is_big_aligned(p)))
+			arr__fatal("realloc(): invalid pointer", p);
+		return arr__realloc_known(p, size, NULL, arr__big_aligned_size(p));
+	}
+	/* the descriptor read once, for the usable size and the cases */
+	struct arr__page *page = arr__page_of(p);
+	/* a span block's tags read once too: within its last units (a grown
+	 * block's headroom) only the request changes */
+	if ((page->flags & ARR__PF_SPAN) && size > arr__opt.span_lo && size <= arr__opt.span_hi)
+		return arr__span_realloc(arr__tl_heap, p, size, page);
+	return arr__realloc_known(p, size, page, usable_in(page, p));
 }
 
 ARR_HOT EXPORT void *arr_reallocarray(void *p, size_t count, size_t size)

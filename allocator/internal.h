@@ -1004,11 +1004,14 @@ struct arr__span_zeroed {
  * calloc asks. NULL if out of memory. */
 void *arr__span_alloc(struct arr__heap *h, size_t size, bool zero, struct arr__span_zeroed *zeroed);
 void arr__span_free(void *p); /* p in a span segment; aborts on misuse */
-/* realloc of span block p to size bytes (span_lo < size <= span_hi): p's
- * usable size, or 0 if size lies within its last ARR__SP_T_XUNITS_MAX + 1
- * units, where the block stays and only its request changes; aborts on
- * misuse (spanheap.c) */
-size_t arr__span_realloc_look(struct arr__heap *h, void *p, size_t size);
+/* realloc of span block p (page its descriptor) to size bytes (span_lo <
+ * size <= span_hi): p, kept, if size lies within its last
+ * ARR__SP_T_XUNITS_MAX + 1 units (only its request changes), else
+ * arr__realloc_known's result; aborts on misuse (spanheap.c) */
+void *arr__span_realloc(struct arr__heap *h, void *p, size_t size, struct arr__page *page);
+/* realloc of block p once its descriptor (NULL: segment-aligned) and usable
+ * size are known (api.c) */
+void *arr__realloc_known(void *p, size_t size, struct arr__page *page, size_t usable);
 /* The same through heap h's block cache (h may be &arr__heap_empty); the
  * cache's entry points count the operation in h like the fast paths. */
 void *arr__span_cache_alloc(struct arr__heap *h, size_t size, bool zero, struct arr__span_zeroed *zeroed);

@@ -1743,18 +1743,19 @@ ARR_HOT void arr__span_free_purged(struct arr__heap *h, void *p)
 }
 
 /*
- * realloc's one look at span block p (size in (span_lo, span_hi]): its
- * usable size, or 0 when size lies within its last ARR__SP_T_XUNITS_MAX + 1
+ * realloc of span block p (page its descriptor) to size, in (span_lo,
+ * span_hi]: when size lies within the block's last ARR__SP_T_XUNITS_MAX + 1
  * units (a buffer grown a few bytes at a time, into the room
- * arr__span_resize gave it) and the block stays: only the request changes,
- * without the lock, tags cleared or pages settled. The units past the
+ * arr__span_resize gave it) the block stays and only its request changes,
+ * without the lock, tags cleared or pages settled: the units past the
  * request and its slack go in the last tag, the holder's to write
  * (internal.h), and the difference from what the span heap booked in the
- * heap's waste, as for a block of the sparse cache: the statistics stay
- * exact, and a free or resize settles it (docs/allocator.md, "Huge blocks
- * and realloc").
+ * heap's waste, as for a block of the sparse cache, so the statistics stay
+ * exact and a free or resize settles it (docs/allocator.md, "Huge blocks
+ * and realloc"). Otherwise realloc's general path, with the usable size
+ * read here (one look at the tags).
  */
-ARR_HOT size_t arr__span_realloc_look(struct arr__heap *h, void *p, size_t size)
+ARR_HOT void *arr__span_realloc(struct arr__heap *h, void *p, size_t size, struct arr__page *page)
 {
 	const char *what = "realloc(): invalid pointer";
 	struct arr__spanseg *s = seg_of(p);
@@ -1765,7 +1766,7 @@ ARR_HOT size_t arr__span_realloc_look(struct arr__heap *h, void *p, size_t size)
 	if (size > usable || size + ((size_t)(ARR__SP_T_XUNITS_MAX + 1) << UNIT_SHIFT) <= usable) {
 		if (used)
 			check_not_cached(s, p, what, u, t);
-		return usable;
+		return arr__realloc_known(p, size, page, usable);
 	}
 	unsigned need = (unsigned)((size + UNIT - 1) >> UNIT_SHIFT);
 	ARR__ASSERT(size > ARR__SPAN_SPARSE_MAX && len - need <= ARR__SP_T_XUNITS_MAX);
@@ -1774,13 +1775,18 @@ ARR_HOT size_t arr__span_realloc_look(struct arr__heap *h, void *p, size_t size)
 	if (ARR__MISUSE(used && len > 1 && (last & ARR__SP_T_CACHED)))
 		arr__fatal(what, p);
 	/* the units past the request's (a grown block's headroom) and its
-	 * slack in the last one, as a thread's cached block carries them */
+	 * slack in the last one, as a thread's cached block carries them:
+	 * usable - size in all, against what the last tag said */
 	uint32_t now = (last & (T_LEN | T_STATE)) | (len - need) << ARR__SP_T_XUNITS_SHIFT |
 		       (uint32_t)(((size_t)need << UNIT_SHIFT) - size) << ARR__SP_T_XSLACK_SHIFT;
-	cache_used_set();
+	int64_t was = (int64_t)((last >> ARR__SP_T_XUNITS_SHIFT & ARR__SP_T_XUNITS_MAX) << UNIT_SHIFT) +
+		      (last >> ARR__SP_T_XSLACK_SHIFT & ARR__SP_T_SLACK_MASK);
+	ARR__ASSERT((int64_t)(usable - size) - was == slack_correction(t, now) - slack_correction(t, last));
+	if (!used)
+		atomic_store_explicit(&cache_used, true, memory_order_relaxed);
 	__atomic_store_n(lastp, now, __ATOMIC_RELAXED);
-	waste_add(h, slack_correction(t, now) - slack_correction(t, last));
-	return 0;
+	waste_add(h, (int64_t)(usable - size) - was);
+	return p;
 }
 
 /*
@@ -1823,7 +1829,7 @@ ARR_HOT bool arr__span_resize(struct arr__heap *h, void *p, size_t size)
 		/* A block grown by a small step (at most a sixteenth: a buffer
 		 * grown a few bytes a call) takes an eighth more, up to the
 		 * units a block may hold past its request, so that the next
-		 * reallocs stay within it (arr__span_realloc_look) instead of
+		 * reallocs stay within it (arr__span_realloc) instead of
 		 * coming here for each unit. Bigger steps (a program that
 		 * over-allocates itself) get what they ask. */
 		if (size > ARR__SPAN_SPARSE_MAX && (need - len) * 16 <= len) {
