@@ -1262,9 +1262,15 @@ static inline __attribute__((always_inline)) void *span_alloc(struct arr__heap *
  * there mixed big and sparse blocks: more peak on the `large` working sets,
  * docs/notes/2026-12-05-spanend.md).
  */
-static inline bool carve_high(const struct arr__spanseg *s, unsigned u, unsigned len, unsigned need, bool sparse)
+ARR_HOT static __attribute__((noinline)) bool carve_high(const struct arr__spanseg *s, unsigned u, unsigned len,
+							 unsigned need, bool sparse)
 {
-	if (!(arr__sp_tag(s, u) & T_DIRTY) || !range_any_clean(s, u, len))
+	/* only the two ends' pages decide, not the whole span's (a segment's
+	 * long free span has clean pages inside, which change nothing here);
+	 * neither end with a clean page: the default end. Out of line: carve
+	 * is inlined in both span-heap mallocs. */
+	if (!(arr__sp_tag(s, u) & T_DIRTY) ||
+	    (!range_any_clean(s, u, need) && !range_any_clean(s, u + len - need, need)))
 		return sparse;
 	unsigned lo, hi;
 	touched_pages(u, need, &lo, &hi);
