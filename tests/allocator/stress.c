@@ -5,6 +5,11 @@
  * before freeing (a remote free). Any corruption, double hand-out or lost
  * block shows up as a pattern mismatch or a stats mismatch at the end.
  *
+ * Each thread also grows a buffer by 1-100 bytes a realloc to 9-60 KB (span
+ * blocks: kept within their last units without the span heap's lock, or
+ * grown into a free neighbour, or moved, while the other threads free blocks
+ * beside it), checking its bytes, then hands it to another thread.
+ *
  * Built twice: against the prefixed API (allocator.stress) and against plain
  * malloc (stress-libc, run under LD_PRELOAD by preload.sh).
  */
@@ -128,13 +133,61 @@ static size_t rand_size(uint64_t *s)
 	return rnd(s) % (3u << 20) + 1;
 }
 
+/* The grown buffer's bytes: by position only (realloc may move it). */
+static unsigned char grown_at(size_t i) { return (unsigned char)(i * 131u + 7u); }
+
+struct grower {
+	unsigned char *p;
+	size_t n, goal;
+};
+
+/* One step of thread id's buffer: grown by 1-100 bytes, its bytes checked
+ * around the old end (all of them when it is done); done, it goes to
+ * another thread (a remote free) with the common pattern. */
+static void grow_step(struct grower *g, int id, uint64_t *s)
+{
+	if (g->p == NULL)
+		g->goal = 9000 + (size_t)(rnd(s) % 51000);
+	size_t k = 1 + (size_t)(rnd(s) % 100);
+	unsigned char *q = A_REALLOC(g->p, g->n + k);
+	if (q == NULL) {
+		errors++;
+		return;
+	}
+	for (size_t i = g->n > 64 ? g->n - 64 : 0; i < g->n; i++)
+		if (q[i] != grown_at(i)) {
+			errors++;
+			fprintf(stderr, "realloc growth lost contents\n");
+			break;
+		}
+	for (size_t i = g->n; i < g->n + k; i++)
+		q[i] = grown_at(i);
+	g->p = q;
+	g->n += k;
+	if (g->n < g->goal)
+		return;
+	for (size_t i = 0; i < g->n; i++)
+		if (g->p[i] != grown_at(i)) {
+			errors++;
+			fprintf(stderr, "grown buffer lost contents\n");
+			break;
+		}
+	fill(g->p, g->n);
+	int to = (id + 1 + (int)(rnd(s) % (NTHREADS - 1))) % NTHREADS;
+	push(&queues[to], (struct item){g->p, g->n});
+	g->p = NULL;
+	g->n = 0;
+}
+
 static void *worker(void *arg)
 {
 	int id = (int)(intptr_t)arg;
 	uint64_t s = 0x9e3779b97f4a7c15ull * (uint64_t)(id + 1);
 	enum { KEEP = 256 };
 	struct item keep[KEEP] = {{0}};
+	struct grower g = {NULL, 0, 0};
 	for (long it = 0; it < iterations; it++) {
+		grow_step(&g, id, &s);
 		size_t n = rand_size(&s);
 		unsigned char *p;
 		uint64_t kind = rnd(&s) % 16;
@@ -202,6 +255,10 @@ static void *worker(void *arg)
 	for (unsigned k = 0; k < KEEP; k++)
 		if (keep[k].p)
 			verify_free(keep[k].p, keep[k].n);
+	if (g.p != NULL) {
+		fill(g.p, g.n);
+		verify_free(g.p, g.n);
+	}
 	return NULL;
 }
 
