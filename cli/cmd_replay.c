@@ -150,14 +150,15 @@ static void print_json(const char *trace, const char *wl_path, const struct arr_
 		arr_json_fputs(stdout, al[i].lib[0] ? al[i].lib : "libc.so.6");
 		printf(",\"threads\":%u,\"wall_ns\":%" PRIu64 ",\"cpu_ns\":%" PRIu64 ",\"ops\":%" PRIu64
 		       ",\"ns_per_op\":%.2f,\"peak_rss\":%" PRIu64 ",\"final_rss\":%" PRIu64 ",\"ideal_rss\":%" PRIu64
-		       ",\"peak_over_ideal\":%.3f,\"baseline_rss\":%" PRIu64 ",\"minor_faults\":%" PRIu64
-		       ",\"major_faults\":%" PRIu64 ",\"sync_wait_ns\":%" PRIu64 ",\"anomalies\":%" PRIu64
-		       ",\"divergence\":{\"failed_now\":%" PRIu64 ",\"succeeded_now\":%" PRIu64
-		       ",\"sync_mismatch\":%" PRIu64 ",\"substituted_functions\":%" PRIu64 "}"
+		       ",\"peak_over_ideal\":%.3f,\"baseline_rss\":%" PRIu64 ",\"allocator_code\":%" PRIu64
+		       ",\"minor_faults\":%" PRIu64 ",\"major_faults\":%" PRIu64 ",\"sync_wait_ns\":%" PRIu64
+		       ",\"anomalies\":%" PRIu64 ",\"divergence\":{\"failed_now\":%" PRIu64
+		       ",\"succeeded_now\":%" PRIu64 ",\"sync_mismatch\":%" PRIu64 ",\"substituted_functions\":%" PRIu64
+		       "}"
 		       ",\"timer_overhead_ns\":%.2f,\"latency\":{",
 		       r->threads_used, r->wall_ns, r->cpu_ns, r->ops,
 		       r->ops ? (double)r->wall_ns / (double)r->ops : 0.0, r->peak_rss, r->final_rss, r->ideal_rss,
-		       r->ideal_rss ? (double)r->peak_rss / (double)r->ideal_rss : 0.0, r->baseline_rss,
+		       r->ideal_rss ? (double)r->peak_rss / (double)r->ideal_rss : 0.0, r->baseline_rss, r->code_rss,
 		       r->minor_faults, r->major_faults, r->sync_wait_ns, r->anomalies, r->div.failed_now,
 		       r->div.succeeded_now, r->div.sync_mismatch, r->div.substituted,
 		       (double)r->timer_overhead_ns_x100 / 100.0);

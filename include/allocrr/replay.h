@@ -195,6 +195,7 @@ struct arr_replay_result {
 	uint64_t wall_ns, cpu_ns, sync_wait_ns;
 	uint64_t ops;                 /* calls executed */
 	uint64_t baseline_rss;        /* engine's RSS before the first call */
+	uint64_t code_rss;            /* of it, the allocator's code made resident (not counted in peaks) */
 	uint64_t peak_rss, final_rss; /* minus baseline */
 	uint64_t ideal_rss;
 	uint64_t minor_faults, major_faults;
