@@ -231,6 +231,14 @@ static inline struct arr__span_arena *arena_of_seg(const struct arr__spanseg *s)
 }
 
 static int64_t slack_correction(uint32_t first, uint32_t last);
+
+/* What a block's last tag says it holds past its request: the units past
+ * it and the slack in its last unit, in bytes. */
+static inline int64_t tag_extra(uint32_t last)
+{
+	return (int64_t)((last >> ARR__SP_T_XUNITS_SHIFT & ARR__SP_T_XUNITS_MAX) << UNIT_SHIFT) +
+	       (last >> ARR__SP_T_XSLACK_SHIFT & ARR__SP_T_SLACK_MASK);
+}
 static bool arena_is_valid_locked(struct arr__span_arena *a);
 static void waste_add(struct arr__heap *h, int64_t d);
 static inline void resident_add(struct arr__span_arena *a, int64_t pages);
@@ -1785,13 +1793,10 @@ ARR_HOT void *arr__span_realloc(struct arr__heap *h, void *p, size_t size, struc
 	 * usable - size in all, against what the last tag said */
 	uint32_t now = (last & (T_LEN | T_STATE)) | (len - need) << ARR__SP_T_XUNITS_SHIFT |
 		       (uint32_t)(((size_t)need << UNIT_SHIFT) - size) << ARR__SP_T_XSLACK_SHIFT;
-	int64_t was = (int64_t)((last >> ARR__SP_T_XUNITS_SHIFT & ARR__SP_T_XUNITS_MAX) << UNIT_SHIFT) +
-		      (last >> ARR__SP_T_XSLACK_SHIFT & ARR__SP_T_SLACK_MASK);
-	ARR__ASSERT((int64_t)(usable - size) - was == slack_correction(t, now) - slack_correction(t, last));
-	if (!used)
-		atomic_store_explicit(&cache_used, true, memory_order_relaxed);
+	ARR__ASSERT(tag_extra(now) == (int64_t)(usable - size));
+	cache_used_set();
 	__atomic_store_n(lastp, now, __ATOMIC_RELAXED);
-	waste_add(h, (int64_t)(usable - size) - was);
+	waste_add(h, (int64_t)(usable - size) - tag_extra(last));
 	return p;
 }
 
@@ -2025,9 +2030,7 @@ _Atomic int64_t arr__span_orphan_waste;
 /* The block's slack now minus the slack the span heap booked for it. */
 static int64_t slack_correction(uint32_t first, uint32_t last)
 {
-	int64_t now = (int64_t)((last >> ARR__SP_T_XUNITS_SHIFT & ARR__SP_T_XUNITS_MAX) << UNIT_SHIFT) +
-		      (last >> ARR__SP_T_XSLACK_SHIFT & ARR__SP_T_SLACK_MASK);
-	return now - (int64_t)(first >> T_SLACK_SHIFT & ARR__SP_T_SLACK_MASK);
+	return tag_extra(last) - (int64_t)(first >> T_SLACK_SHIFT & ARR__SP_T_SLACK_MASK);
 }
 
 static void waste_add(struct arr__heap *h, int64_t d)
