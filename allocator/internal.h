@@ -475,7 +475,11 @@ struct arr__heap {
 	uint64_t born_frees;                  /* its frees when its thread took it over from an
 					       * exited one (one of its own: ARR__TRIM_NOW_AGE fewer) */
 	bool census_busy;
-	int state;                    /* ARR__HEAP_* */
+	int state; /* ARR__HEAP_* */
+	/* ARR__HEAP_FREE: slices of the empty class pages its exited thread left
+	 * in it, kept for the next thread (heap.c "Kept pages"), and since when */
+	uint32_t kept;
+	uint64_t kept_stamp;
 	struct arr__heap *next_all;   /* every heap ever made (never unmapped) */
 	struct arr__heap *next_state; /* abandoned or free list */
 };
@@ -549,6 +553,7 @@ extern _Atomic unsigned arr__active_heaps;
  * holds a heap but has stopped calling malloc and free (a main thread
  * waiting for its workers) is not one. Written under arr__lock. */
 extern _Atomic unsigned arr__busy_heaps;
+extern _Atomic unsigned arr__kept_heaps; /* free heaps with kept pages */
 /* Threads busy allocating (at least 1): the purge delay, the multi-thread
  * modes and the sparse classes' thread bound go by it. */
 static inline unsigned arr__purge_scale(void)
@@ -815,6 +820,22 @@ void arr__pool_give(struct arr__heap *h, struct arr__page *page);
 void arr__page_init(struct arr__page *page, struct arr__heap *h, unsigned cls, size_t zero_from);
 /* Advance the op clock by the heap's unsynced ops and purge what has expired. */
 void arr__pool_tick(struct arr__heap *h);
+/* Under arr__lock (heap.c "Kept pages"): a free heap keeps `slices` of
+ * empty class pages since op clock `stamp`, or hands them to its next
+ * thread (-slices); and one such page back to the free slices, freed at
+ * `stamp`. */
+void arr__pool_kept_locked(int64_t slices, uint64_t stamp);
+void arr__pool_give_locked(struct arr__page *page, uint64_t stamp);
+/* Under arr__lock: the kept pages of free heaps kept since `older_than` or
+ * before back to the pool; returns the slices given, and the oldest stamp
+ * of those still kept (UINT64_MAX if none) in *oldest. */
+uint64_t arr__heap_release_kept_locked(uint64_t older_than, uint64_t *oldest);
+/* Under arr__lock, the invariant walk: the free heaps' kept slices (each
+ * kept page checked). */
+uint64_t arr__heap_kept_walk_locked(void);
+/* Under arr__lock: a kept page of class cls out of its free heap (its kept
+ * stamp in *stamp), or NULL. */
+struct arr__page *arr__heap_kept_steal_locked(unsigned cls, uint64_t *stamp);
 /* The op clock (summed malloc+free counts of the heaps, folded in at ticks
  * and pool calls); read without the lock. */
 uint64_t arr__pool_clock(void);

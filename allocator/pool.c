@@ -23,7 +23,21 @@
 static struct arr__segment *segments;
 static uint64_t op_clock;
 static uint64_t dirty_slices; /* free, not yet purged */
-static uint64_t used_slices;  /* in spans of pages (taken, not given back) */
+/* in empty class pages that free heaps keep for their next thread (heap.c
+ * "Kept pages"): used to the pool, idle to the program; the oldest's stamp */
+static uint64_t kept_slices, kept_oldest = UINT64_MAX;
+static void kept_release(uint64_t older_than);
+/* Under the lock: the kept pages whose purge delay has passed (all: every
+ * one) to the free slices, where purge_collect finds them expired. */
+__attribute__((noinline)) static void kept_expire(bool all)
+{
+	uint64_t due;
+	if (all)
+		kept_release(UINT64_MAX);
+	else if (arr__purge_limit(op_clock, arr__purge_mult(), &due))
+		kept_release(due);
+}
+static uint64_t used_slices; /* in spans of pages (taken, not given back) */
 static uint64_t oldest_dirty = UINT64_MAX;
 static uint64_t purged_pages;            /* OS pages returned */
 static _Atomic uint64_t purged_in_pages; /* OS pages returned from spans in use (no lock) */
@@ -148,6 +162,8 @@ bool arr__pool_is_valid_locked(void)
 		}
 	}
 	ARR__CHECK(dirty == dirty_slices);
+	ARR__CHECK(arr__heap_kept_walk_locked() == kept_slices);
+	ARR__CHECK((kept_slices == 0) == (kept_oldest == UINT64_MAX));
 	ARR__CHECK(huge_cache_n <= HUGE_CACHE_N);
 	size_t bytes = 0;
 	for (unsigned k = 0; k < huge_cache_n; k++) {
@@ -354,6 +370,8 @@ static uint64_t idle_over_budget(void)
 ARR_HOT static unsigned purge_collect(bool all, struct purge_run *runs, bool *budget_only)
 {
 	*budget_only = false;
+	if (kept_slices != 0)
+		kept_expire(all);
 	if (dirty_slices == 0)
 		return 0;
 	/* The op clock sums every thread's operations, so with n threads at
@@ -575,6 +593,8 @@ ARR_HOT static void purge_for_growth(size_t bytes, enum growth why)
 		bytes = huge_slack_shrink(bytes, false);
 	if (bytes == 0)
 		return;
+	if (kept_slices != 0)
+		kept_release(UINT64_MAX);
 	size_t want = (bytes + ARR__SLICE_SIZE - 1) >> ARR__SLICE_SHIFT, wanted = want;
 	for (struct arr__segment *seg = segments; seg && want && dirty_slices; seg = seg->next) {
 		uint64_t dirty = seg->free_mask & ~seg->clean_mask;
@@ -644,7 +664,8 @@ static int exact_run(uint64_t m, unsigned n)
  * spans could reuse: 4-thread stress replay (9 alternating runs) peak RSS
  * −1.5 %, 3 % fewer page faults, same time.
  */
-ARR_HOT static struct arr__segment *find_span(struct arr__heap *h, unsigned n, unsigned how, int *at)
+ARR_HOT __attribute__((noinline, noclone)) static struct arr__segment *find_span(struct arr__heap *h, unsigned n,
+										 unsigned how, int *at)
 {
 	if ((how & SPAN_DIRTY) && dirty_slices < n)
 		return NULL;
@@ -672,6 +693,28 @@ ARR_HOT static struct arr__segment *find_span(struct arr__heap *h, unsigned n, u
 	}
 	*at = first_at;
 	return first;
+}
+
+/* No resident free slice for a page of class cls: the free heaps' kept
+ * pages are resident. One of this class (where the same class's blocks
+ * were, as far as they were), else one as long; else every kept page to the
+ * free slices (kept_slices 0: the caller searches them once more) and NULL.
+ * Out of line: only where threads exited. */
+__attribute__((noinline)) static struct arr__segment *kept_take(unsigned cls, int *at)
+{
+	uint64_t stamp;
+	struct arr__page *kp = arr__heap_kept_steal_locked(cls, &stamp);
+	if (kp == NULL) {
+		kept_release(UINT64_MAX);
+		return NULL;
+	}
+	kept_slices -= kp->slices;
+	if (kept_slices == 0)
+		kept_oldest = UINT64_MAX;
+	arr__pool_give_locked(kp, stamp);
+	struct arr__segment *seg = arr__segment_of(kp->start);
+	*at = (int)(kp - seg->pages);
+	return seg;
 }
 
 void arr__pool_reown(struct arr__heap *from, struct arr__heap *to)
@@ -702,14 +745,19 @@ ARR_HOT struct arr__page *arr__pool_take(struct arr__heap *h, unsigned cls)
 	 * so its accesses need fewer page-table and cache lines (mimalloc's
 	 * segments are per thread): 4-thread stress replay −7 % time, peak
 	 * RSS +1 %. */
+again:
 	if (arr__purge_scale() > 1) {
 		seg = find_span(h, n, SPAN_DIRTY | SPAN_OWN, &i);
 		if (seg == NULL)
 			seg = find_span(h, n, SPAN_DIRTY | SPAN_OTHERS, &i);
+		if (seg == NULL && kept_slices != 0 && (seg = kept_take(cls, &i)) == NULL)
+			goto again;
 		if (seg == NULL)
 			seg = find_span(h, n, SPAN_OWN, &i);
 	} else {
 		seg = find_span(h, n, SPAN_DIRTY | SPAN_OWN | SPAN_OTHERS, &i);
+		if (seg == NULL && kept_slices != 0 && (seg = kept_take(cls, &i)) == NULL)
+			goto again;
 		if (seg == NULL)
 			seg = find_span(h, n, SPAN_OWN | SPAN_OTHERS, &i);
 	}
@@ -761,42 +809,87 @@ ARR_HOT struct arr__page *arr__pool_take(struct arr__heap *h, unsigned cls)
 	return page;
 }
 
-ARR_HOT void arr__pool_give(struct arr__heap *h, struct arr__page *page)
+/* What of each slice of page's span (at slice i of its segment) may be
+ * resident: what was carved, or what was resident when the span was taken.
+ * Untouched slices stay clean (returned); the next owner knows where the
+ * resident part ends. */
+static inline __attribute__((always_inline)) uint64_t give_residency(const struct arr__page *page, unsigned i,
+								     uint8_t *res)
 {
-	struct arr__segment *seg = arr__segment_of(page->start);
-	unsigned i = (unsigned)(page - seg->pages), n = page->slices;
-	uint64_t bits = (((uint64_t)1 << n) - 1) << i;
-	/* Record how much of each slice may be resident: what was carved, or
-	 * what was resident when the span was taken. Untouched slices stay
-	 * clean; the next owner knows where the resident part ends. */
 	size_t touched = (size_t)page->capacity * page->block_size;
 	if (touched < (size_t)page->zero_from * ARR__OS_PAGE)
 		touched = (size_t)page->zero_from * ARR__OS_PAGE;
 	touched = (touched + ARR__OS_PAGE - 1) & ~(ARR__OS_PAGE - 1);
 	uint64_t clean = 0;
-	uint8_t res[ARR__SLICES];
-	for (unsigned k = 0; k < n; k++) {
+	for (unsigned k = 0; k < page->slices; k++) {
 		size_t off = (size_t)k * ARR__SLICE_SIZE;
 		size_t r = touched > off ? (touched - off) / ARR__OS_PAGE : 0;
 		res[k] = (uint8_t)(r > ARR__SLICE_SIZE / ARR__OS_PAGE ? ARR__SLICE_SIZE / ARR__OS_PAGE : r);
 		if (r == 0)
 			clean |= (uint64_t)1 << (i + k);
 	}
-	page->heap = NULL;
-	page->capacity = 0;
-	pthread_mutex_lock(&arr__lock);
-	clock_sync(h);
+	return clean;
+}
+
+/* Under the lock: the span of slices i.. of seg back to the free ones, freed at `stamp`. */
+static inline __attribute__((always_inline)) void give_span_locked(struct arr__segment *seg, unsigned i, unsigned n,
+								   const uint8_t *res, uint64_t clean, uint64_t stamp)
+{
+	uint64_t bits = (((uint64_t)1 << n) - 1) << i;
 	seg->free_mask |= bits;
 	seg->clean_mask |= clean;
 	used_slices -= n;
 	memcpy(&seg->res[i], res, n);
 	for (unsigned k = 0; k < n; k++)
-		seg->stamp[i + k] = op_clock;
+		seg->stamp[i + k] = stamp;
 	dirty_slices += (uint64_t)arr__popcount64(bits & ~clean);
-	if (oldest_dirty == UINT64_MAX || op_clock < oldest_dirty)
-		oldest_dirty = op_clock;
+	if (oldest_dirty == UINT64_MAX || stamp < oldest_dirty)
+		oldest_dirty = stamp;
+}
+
+ARR_HOT void arr__pool_give(struct arr__heap *h, struct arr__page *page)
+{
+	struct arr__segment *seg = arr__segment_of(page->start);
+	unsigned i = (unsigned)(page - seg->pages), n = page->slices;
+	uint8_t res[ARR__SLICES];
+	uint64_t clean = give_residency(page, i, res);
+	page->heap = NULL;
+	page->capacity = 0;
+	pthread_mutex_lock(&arr__lock);
+	clock_sync(h);
+	give_span_locked(seg, i, n, res, clean, op_clock);
 	ARR__ASSERT_EXPENSIVE(arr__pool_is_valid_locked());
 	unlock_and_purge();
+}
+
+void arr__pool_give_locked(struct arr__page *page, uint64_t stamp)
+{
+	struct arr__segment *seg = arr__segment_of(page->start);
+	unsigned i = (unsigned)(page - seg->pages), n = page->slices;
+	uint8_t res[ARR__SLICES];
+	uint64_t clean = give_residency(page, i, res);
+	page->heap = NULL;
+	page->capacity = 0;
+	give_span_locked(seg, i, n, res, clean, stamp);
+}
+
+void arr__pool_kept_locked(int64_t slices, uint64_t stamp)
+{
+	kept_slices += (uint64_t)slices;
+	if (slices > 0 && stamp < kept_oldest)
+		kept_oldest = stamp;
+	if (kept_slices == 0)
+		kept_oldest = UINT64_MAX;
+}
+
+/* Under the lock: free heaps' kept pages, kept since `older_than` or
+ * before, to the free slices (then taken, purged, decayed as any). */
+__attribute__((noinline)) static void kept_release(uint64_t older_than)
+{
+	if (kept_slices == 0 || kept_oldest > older_than)
+		return;
+	kept_slices -= arr__heap_release_kept_locked(older_than, &kept_oldest);
+	ARR__ASSERT((kept_slices == 0) == (kept_oldest == UINT64_MAX));
 }
 
 ARR_HOT void arr__pool_tick(struct arr__heap *h)

@@ -38,12 +38,12 @@ json strings), perlhash (perl: a hash of 100 000 five-element arrays, whose
 bucket array realloc doubles to 2 MiB), perlio (perl counting the 3-digit
 prefixes of 2 000 000 lines: per line a malloc of 1-8 KiB whose size shrinks
 by the line's length, two such blocks alive at a time), gdb (gdb --batch printing 1+1: three
-threads) and java (java -version: 18 threads, 7 000 calls); and six
+threads) and java (java -version: 18 threads, 7 000 calls); and eight
 allocation patterns of bench/workloads/patterns.c found on 2026-12-07
 (hugecalloc: 1-16 MB callocs of random sizes; hugebuf: four 1-8 MB buffers
 replaced among small blocks; rounds: a thousand small blocks made and freed,
 over and over; threads: 64 short-lived threads at a time doing the same;
-replace: 4 096 blocks of 1-3 KB replaced at random; aligned: the same with
+pairs: the same two threads at a time, 600 in all; replace: 4 096 blocks of 1-3 KB replaced at random; aligned: the same with
 posix_memalign; builders: strings grown by realloc 1-100 bytes a call). A
 program whose tool is missing is left out.
 
@@ -55,7 +55,7 @@ Environment:
   SCALE=full|tiny  input sizes (default full; tiny for bench/smoke.sh)
   PROGRAMS="..."   subset and order, separated by spaces or commas (default: true sed sort awk python3
                    sqlite3 gcc analyze bc perl git tar xz pyjson pythreads perlhash perlio gdb java
-                   hugecalloc hugebuf rounds threads replace aligned builders)
+                   hugecalloc hugebuf rounds threads pairs replace aligned builders)
   ALLOCS="..."     allocators (default: glibc builtin jemalloc mimalloc; a missing one is left
                    out); NAME=LIB preloads LIB as NAME (e.g. before=/tmp/old/liballocrr-malloc.so,
                    to compare two builds of the library in one run)
@@ -67,7 +67,7 @@ EOF
 bench_args "$@"
 bench_setup "$@"
 scale=${SCALE:-full}
-programs=${PROGRAMS:-true sed sort awk python3 sqlite3 gcc analyze bc perl git tar xz pyjson pythreads perlhash perlio gdb java hugecalloc hugebuf rounds threads replace aligned builders}
+programs=${PROGRAMS:-true sed sort awk python3 sqlite3 gcc analyze bc perl git tar xz pyjson pythreads perlhash perlio gdb java hugecalloc hugebuf rounds threads pairs replace aligned builders}
 programs=${programs//,/ } # commas too: run-all.sh passes no spaces
 allocs_want=${ALLOCS:-glibc builtin jemalloc mimalloc}
 allocs_want=${allocs_want//,/ }
@@ -221,7 +221,7 @@ program() {
 		command -v gdb >/dev/null || return 1
 		cmd=(gdb --batch -nx -ex "print 1+1")
 		;;
-	hugecalloc | hugebuf | rounds | threads | replace | aligned | builders)
+	hugecalloc | hugebuf | rounds | threads | pairs | replace | aligned | builders)
 		cmd=("$tmp/patterns" "$1" "$pat_scale")
 		;;
 	java)

@@ -14,6 +14,8 @@
  *               them all, over and over
  *   threads     64 threads at a time that each malloc 1 000 blocks of
  *               16-515 bytes, free them and exit
+ *   pairs       the same two threads at a time, 600 threads in all (a
+ *               worker started per task: what each exited one leaves)
  *   replace     4 096 live blocks of 1 000-3 000 bytes, a random one
  *               replaced 3 M times
  *   aligned     the same with 8-3 007 bytes from posix_memalign, aligned to
@@ -133,6 +135,21 @@ static void threads(void)
 	}
 }
 
+static void pairs(void)
+{
+	for (long r = 0; r < 300 / scale + 1; r++) {
+		pthread_t t[2];
+		for (int i = 0; i < 2; i++)
+			if (pthread_create(&t[i], NULL, thread_batch, (void *)(uintptr_t)(r * 2 + i + 1)) != 0)
+				abort();
+		for (int i = 0; i < 2; i++) {
+			void *out;
+			pthread_join(t[i], &out);
+			sum += (uintptr_t)out;
+		}
+	}
+}
+
 static void replace(int aligned)
 {
 	enum { N = 4096 };
@@ -192,6 +209,8 @@ int main(int argc, char **argv)
 		rounds();
 	else if (strcmp(m, "threads") == 0)
 		threads();
+	else if (strcmp(m, "pairs") == 0)
+		pairs();
 	else if (strcmp(m, "replace") == 0)
 		replace(0);
 	else if (strcmp(m, "aligned") == 0)
@@ -199,7 +218,7 @@ int main(int argc, char **argv)
 	else if (strcmp(m, "builders") == 0)
 		builders();
 	else {
-		fprintf(stderr, "usage: patterns hugecalloc|hugebuf|rounds|threads|replace|aligned|builders [SCALE]\n");
+		fprintf(stderr, "usage: patterns hugecalloc|hugebuf|rounds|threads|pairs|replace|aligned|builders [SCALE]\n");
 		return 2;
 	}
 	printf("%llu\n", (unsigned long long)sum);

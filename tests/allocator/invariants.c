@@ -446,6 +446,35 @@ struct tcase {
 	const char *expect; /* on stderr */
 };
 
+/* A thread that frees all it allocated and exits leaves its pages in its
+ * heap for the next thread (heap.c "Kept pages"): the slices it keeps,
+ * counted one too many, break the kept heaps' walk. */
+static struct arr__heap *kept;
+
+static void *keep_thread(void *arg)
+{
+	(void)arg;
+	void *a = fresh_block(48), *b = fresh_block(320);
+	kept = arr__tl_heap;
+	arr_free(a);
+	arr_free(b);
+	return NULL;
+}
+
+static void kept_used(bool corrupt)
+{
+	pthread_t t;
+	pthread_create(&t, NULL, keep_thread, NULL);
+	pthread_join(t, NULL);
+	if (atomic_load(&arr__kept_heaps) != 1 || kept->kept == 0) {
+		fprintf(stderr, "no heap kept\n");
+		_exit(2);
+	}
+	if (corrupt)
+		kept->kept += 1;
+	arr__pool_is_valid();
+}
+
 static const struct tcase cases[] = {
 	{"used count", used_count, "page->used + nfree + nlocal + holed == page->capacity"},
 	{"free list duplicate", free_list_dup, "!(seen[i / 64] >> (i % 64) & 1)"},
@@ -475,6 +504,7 @@ static const struct tcase cases[] = {
 	{"direct table on malloc", direct_fast_path, "page == h->pages[arr__class_tab[(size + 7) >> 3]]"},
 	{"shared heap busy", shared_busy, "h->state == ARR__HEAP_SHARED && !h->census_busy"},
 	{"shared heap page owner", shared_page_owner, "page->cls == c && page->heap == h"},
+	{"kept heap's slices", kept_used, "slices == h->kept"},
 };
 
 /* Run c in a child; returns its wait status and its stderr in err. */

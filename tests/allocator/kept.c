@@ -1,0 +1,205 @@
+/*
+ * tests/allocator/kept.c - kept pages (allocator/heap.c "Kept pages"): a
+ * thread that exits with every block of its class pages freed leaves the
+ * pages in its heap for the next thread.
+ *
+ *   keep      a thread mallocs blocks of six classes, frees them and exits:
+ *             its heap is kept with one page per class; one that exits with
+ *             a block still live is not (its heap is abandoned as before)
+ *   reuse     the next thread to start takes that heap at once, not the
+ *             light threads' shared heap, and its blocks lie in the same
+ *             pages as the exited thread's of the same class
+ *   steal     with no resident free slice, another heap's page of a class
+ *             is the kept page of that class (the same span)
+ *   purge     arr_alloc_purge gives every kept page back (none kept after);
+ *             so does the purge delay, counted from the thread's exit
+ *   burst     8 rounds of 24 threads that malloc and free 300 blocks each,
+ *             some freed by another thread, with the invariant walks on:
+ *             the live blocks end at 0
+ *
+ * Linked with arr_alloc_debug (ARR_DEBUG 2): the invariant walks run after
+ * every pool call, the kept heaps' among them.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "allocrr/alloc.h"
+#include "check.h"
+#include "internal.h"
+
+static const size_t sizes[6] = {16, 48, 112, 320, 640, 1000};
+#define PER 40 /* blocks of each size a worker makes */
+
+struct work {
+	struct arr__heap *heap;     /* the thread's heap after its mallocs */
+	struct arr__page *pages[6]; /* the page of its first block of each size */
+	bool keep_one;              /* leave one block live (for the main thread) */
+	void *left;                 /* that block */
+	unsigned light_calls;       /* arr__light_calls() after its first malloc */
+};
+
+static void *worker(void *arg)
+{
+	struct work *w = arg;
+	void *p[6][PER];
+	for (int k = 0; k < 6; k++)
+		for (int i = 0; i < PER; i++) {
+			p[k][i] = arr_malloc(sizes[k]);
+			CHECK(p[k][i] != NULL);
+			memset(p[k][i], k + i, sizes[k]);
+			if (k == 0 && i == 0)
+				w->light_calls = arr__light_calls();
+		}
+	w->heap = arr__tl_heap;
+	for (int k = 0; k < 6; k++)
+		w->pages[k] = arr__page_of(p[k][0]);
+	for (int k = 0; k < 6; k++)
+		for (int i = 0; i < PER; i++) {
+			if (w->keep_one && k == 0 && i == 0)
+				w->left = p[k][i];
+			else
+				arr_free(p[k][i]);
+		}
+	return NULL;
+}
+
+static void run(struct work *w)
+{
+	pthread_t t;
+	CHECK(pthread_create(&t, NULL, worker, w) == 0);
+	pthread_join(t, NULL);
+}
+
+static unsigned kept_heaps(void) { return atomic_load(&arr__kept_heaps); }
+
+static void test_keep_and_reuse(void)
+{
+	struct work a = {0}, b = {0}, c = {.keep_one = true};
+	run(&a);
+	CHECK(kept_heaps() == 1);
+	CHECK(a.heap->state == ARR__HEAP_FREE && a.heap->kept >= 6);
+	for (int k = 0; k < 6; k++)
+		CHECK(a.pages[k]->heap == a.heap && a.pages[k]->used == 0);
+	/* the next thread takes it at once: no light call, the same pages */
+	run(&b);
+	CHECK(b.light_calls == 0);
+	CHECK(b.heap == a.heap);
+	for (int k = 0; k < 6; k++)
+		CHECK(b.pages[k] == a.pages[k]);
+	CHECK(kept_heaps() == 1); /* b freed everything too */
+	/* a block left live: the heap is abandoned, nothing more kept */
+	arr_alloc_purge();
+	CHECK(kept_heaps() == 0);
+	run(&c);
+	CHECK(c.left != NULL);
+	CHECK(kept_heaps() == 0);
+	arr_free(c.left);
+	CHECK(arr__pool_is_valid());
+}
+
+static void test_steal(void)
+{
+	arr_alloc_purge(); /* no resident free slice left: the kept pages are the only ones */
+	struct work a = {0};
+	run(&a);
+	CHECK(kept_heaps() == 1);
+	uint32_t kept = a.heap->kept;
+	/* the main thread has no page of the 640-byte class: its first block's
+	 * page is the exited thread's of that class */
+	CHECK(arr__tl_heap->pages[arr__size_class(640)] == &arr__page_empty);
+	void *p = arr_malloc(640);
+	CHECK(arr__page_of(p) == a.pages[4] && arr__page_of(p)->heap == arr__tl_heap);
+	CHECK(a.heap->kept == kept - a.pages[4]->slices && kept_heaps() == 1);
+	arr_free(p);
+	CHECK(arr__pool_is_valid());
+}
+
+static void test_purge(void)
+{
+	struct work a = {0};
+	run(&a);
+	CHECK(kept_heaps() == 1);
+	arr_alloc_purge();
+	CHECK(kept_heaps() == 0);
+	CHECK(a.heap->kept == 0);
+	for (unsigned c = 0; c < ARR__NCLASSES; c++)
+		CHECK(a.heap->pages[c] == &arr__page_empty);
+	/* the delay: counted on the op clock from the thread's exit */
+	CHECK(arr_alloc_set_option("purge_delay", 1000) == 0);
+	CHECK(arr_alloc_set_option("young", 0) == 0);
+	CHECK(arr_alloc_set_option("aged", 0) == 0);
+	run(&a);
+	CHECK(kept_heaps() == 1);
+	for (int i = 0; i < 40 * ARR__TICK_OPS && kept_heaps() != 0; i++)
+		arr_free(arr_malloc(64));
+	CHECK(kept_heaps() == 0);
+	CHECK(arr_alloc_set_option("purge_delay", 100000) == 0);
+	CHECK(arr_alloc_set_option("young", 4) == 0);
+	CHECK(arr_alloc_set_option("aged", 2) == 0);
+	CHECK(arr__pool_is_valid());
+}
+
+/* ---- a burst of threads, some blocks freed by the next thread ---- */
+
+#define ROUNDS 8
+#define BURST 24
+#define BLOCKS 300
+static void *handed[BURST];
+
+static void *burst_worker(void *arg)
+{
+	unsigned t = (unsigned)(uintptr_t)arg;
+	uint64_t seed = t * 2654435761u + 1;
+	void *p[BLOCKS];
+	for (int i = 0; i < BLOCKS; i++) {
+		seed ^= seed << 13;
+		seed ^= seed >> 7;
+		seed ^= seed << 17;
+		p[i] = arr_malloc(16 + seed % 1000);
+		CHECK(p[i] != NULL);
+		((unsigned char *)p[i])[0] = (unsigned char)i;
+	}
+	for (int i = 0; i < BLOCKS; i++)
+		CHECK(((unsigned char *)p[i])[0] == (unsigned char)i);
+	/* one block to the next thread of the round (a remote free), one from the previous */
+	void *mine = p[0];
+	void *theirs = atomic_exchange((_Atomic(void *) *)&handed[(t + 1) % BURST], mine);
+	for (int i = 1; i < BLOCKS; i++)
+		arr_free(p[i]);
+	if (theirs != NULL)
+		arr_free(theirs);
+	return NULL;
+}
+
+static void test_burst(void)
+{
+	for (int r = 0; r < ROUNDS; r++) {
+		pthread_t t[BURST];
+		memset(handed, 0, sizeof handed);
+		for (unsigned i = 0; i < BURST; i++)
+			CHECK(pthread_create(&t[i], NULL, burst_worker, (void *)(uintptr_t)(r * BURST + i)) == 0);
+		for (unsigned i = 0; i < BURST; i++)
+			pthread_join(t[i], NULL);
+		for (unsigned i = 0; i < BURST; i++)
+			arr_free(handed[i]);
+	}
+	struct arr_alloc_stats st;
+	CHECK(arr_alloc_stats_get(&st) == 0);
+	CHECK(st.live_blocks == 0);
+	CHECK(arr__pool_is_valid());
+}
+
+int main(void)
+{
+	arr_free(arr_malloc(1)); /* main holds a heap: the others would be light */
+	test_keep_and_reuse();
+	test_steal();
+	test_purge();
+	test_burst();
+	if (failures)
+		fprintf(stderr, "kept: %d checks failed\n", failures);
+	return failures ? 1 : 0;
+}
