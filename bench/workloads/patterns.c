@@ -218,7 +218,8 @@ int main(int argc, char **argv)
 	else if (strcmp(m, "builders") == 0)
 		builders();
 	else {
-		fprintf(stderr, "usage: patterns hugecalloc|hugebuf|rounds|threads|pairs|replace|aligned|builders [SCALE]\n");
+		fprintf(stderr,
+			"usage: patterns hugecalloc|hugebuf|rounds|threads|pairs|replace|aligned|builders [SCALE]\n");
 		return 2;
 	}
 	printf("%llu\n", (unsigned long long)sum);
