@@ -658,7 +658,12 @@ static inline __attribute__((always_inline)) void adopt_page(struct arr__heap *h
 	tf_force_state(page, ARR__TF_NORMAL);
 	page_collect(page);
 	if (page->used == 0) {
-		arr__pool_give(h, page);
+		/* of a class h has no page of: its current page (an exited
+		 * thread's page kept for the next, "Kept pages") */
+		if (h->pages[page->cls] == &arr__page_empty)
+			class_push_front(h, page);
+		else
+			arr__pool_give(h, page);
 		return;
 	}
 	class_insert_second(h, page);
@@ -683,6 +688,8 @@ static inline __attribute__((always_inline)) void adopt_pages(struct arr__heap *
 	}
 }
 
+static void kept_clear(struct arr__heap *h);
+
 static bool reap_one(struct arr__heap *h)
 {
 	pthread_mutex_lock(&arr__lock);
@@ -690,6 +697,7 @@ static bool reap_one(struct arr__heap *h)
 	if (a) {
 		abandoned_heaps = a->next_state;
 		atomic_fetch_sub(&arr__abandoned_count, 1);
+		kept_clear(a); /* its kept pages: h's from now on (adopt_page) */
 	}
 	pthread_mutex_unlock(&arr__lock);
 	if (a == NULL)
@@ -750,37 +758,70 @@ static bool give_empty_pages(struct arr__heap *h, bool never)
  * give them to the free slices first (pool.c kept_release).
  */
 
-/* Slices of h's class pages if every one is empty (the remote frees
- * collected) and none is full; else 0. */
-static uint32_t keepable(struct arr__heap *h)
+/* h's kept page of class c (its current page, empty), or NULL. */
+static struct arr__page *kept_page(struct arr__heap *h, unsigned c)
 {
-	if (h->full != NULL)
-		return 0;
+	struct arr__page *page = h->pages[c];
+	return page != &arr__page_empty && page->used == 0 ? page : NULL;
+}
+
+/* At the exit of h's thread: its class pages' remote frees collected, each
+ * class's current page kept if it is empty, with no resident tail past what
+ * its blocks reached (the page a class's next block comes from; a tick trims
+ * it in place when idle, where an empty page behind it would stay as it is),
+ * the other empty ones to the pool, the pages with blocks marked NEVER
+ * (remote frees to thread_free from then on). Returns the slices kept;
+ * *live says whether a class page holds a block. */
+static uint32_t keep_pages(struct arr__heap *h, bool *live)
+{
 	uint32_t slices = 0;
+	*live = false;
 	for (unsigned c = 0; c < ARR__NCLASSES; c++)
-		for (struct arr__page *page = h->pages[c]; page != &arr__page_empty && page; page = page->next) {
+		for (struct arr__page *page = h->pages[c], *next; page != &arr__page_empty && page; page = next) {
+			next = page->next;
 			page_collect(page);
-			if (page->used != 0)
-				return 0;
-			slices += page->slices;
-		}
-	for (unsigned c = 0; c < ARR__NCLASSES; c++)
-		for (struct arr__page *page = h->pages[c]; page != &arr__page_empty && page; page = page->next) {
+			if (page->used != 0) {
+				tf_force_state(page, ARR__TF_NEVER);
+				*live = true;
+				continue;
+			}
+			if (page != h->pages[c]) {
+				class_remove(h, page);
+				arr__pool_give(h, page);
+				continue;
+			}
 			size_t carved = ((size_t)page->capacity * page->block_size + ARR__OS_PAGE - 1) / ARR__OS_PAGE;
 			if (page->zero_from > carved) {
 				arr__pool_purge_range(page->start + carved * ARR__OS_PAGE,
 						      (page->zero_from - carved) * ARR__OS_PAGE);
 				page->zero_from = (uint16_t)carved;
 			}
+			slices += page->slices;
 		}
 	return slices;
 }
+
+/* Under arr__lock: h (off its list, or about to be) keeps nothing more. */
+static void kept_clear(struct arr__heap *h)
+{
+	if (h->kept != 0) {
+		arr__pool_kept_locked(-(int64_t)h->kept, 0);
+		h->kept = 0;
+		atomic_fetch_sub_explicit(&arr__kept_heaps, 1, memory_order_relaxed);
+	}
+}
+
+/* The free heaps, then the abandoned ones: where kept pages wait. */
+#define FOR_KEEPING_HEAPS(h)           \
+	for (int l_ = 0; l_ < 2; l_++) \
+		for (struct arr__heap *h = l_ ? abandoned_heaps : free_heaps; h; h = h->next_state)
 
 uint64_t arr__heap_release_kept_locked(uint64_t older_than, uint64_t *oldest)
 {
 	uint64_t given = 0;
 	*oldest = UINT64_MAX;
-	for (struct arr__heap *h = free_heaps; h; h = h->next_state) {
+	FOR_KEEPING_HEAPS(h)
+	{
 		if (h->kept == 0)
 			continue;
 		if (h->kept_stamp > older_than) {
@@ -789,8 +830,7 @@ uint64_t arr__heap_release_kept_locked(uint64_t older_than, uint64_t *oldest)
 			continue;
 		}
 		for (unsigned c = 0; c < ARR__NCLASSES; c++)
-			while (h->pages[c] != &arr__page_empty) {
-				struct arr__page *page = h->pages[c];
+			for (struct arr__page *page; (page = kept_page(h, c)) != NULL;) {
 				class_remove(h, page);
 				arr__pool_give_locked(page, h->kept_stamp);
 			}
@@ -804,9 +844,11 @@ uint64_t arr__heap_release_kept_locked(uint64_t older_than, uint64_t *oldest)
 /* A kept page of h `slices` long, or NULL. */
 static struct arr__page *kept_as_long(struct arr__heap *h, unsigned slices)
 {
-	for (unsigned c = 0; c < ARR__NCLASSES; c++)
-		if (h->pages[c] != &arr__page_empty && h->pages[c]->slices == slices)
-			return h->pages[c];
+	for (unsigned c = 0; c < ARR__NCLASSES; c++) {
+		struct arr__page *page = kept_page(h, c);
+		if (page != NULL && page->slices == slices)
+			return page;
+	}
 	return NULL;
 }
 
@@ -814,11 +856,13 @@ struct arr__page *arr__heap_kept_steal_locked(unsigned cls, uint64_t *stamp)
 {
 	/* a page of the class in any kept heap first, else one as long */
 	for (int pass = 0; pass < 2; pass++)
-		for (struct arr__heap *h = free_heaps; h; h = h->next_state) {
+		FOR_KEEPING_HEAPS(h)
+		{
 			if (h->kept == 0)
 				continue;
-			struct arr__page *page = pass == 0 ? h->pages[cls] : kept_as_long(h, arr__class_slices[cls]);
-			if (page == NULL || page == &arr__page_empty)
+			struct arr__page *page =
+				pass == 0 ? kept_page(h, cls) : kept_as_long(h, arr__class_slices[cls]);
+			if (page == NULL)
 				continue;
 			class_remove(h, page);
 			h->kept -= page->slices;
@@ -834,15 +878,23 @@ uint64_t arr__heap_kept_walk_locked(void)
 {
 	uint64_t sum = 0;
 	unsigned heaps = 0;
-	for (const struct arr__heap *h = free_heaps; h; h = h->next_state) {
-		ARR__CHECK(h->state == ARR__HEAP_FREE && h->full == NULL);
+	FOR_KEEPING_HEAPS(h)
+	{
+		ARR__CHECK(h->state == (l_ ? ARR__HEAP_ABANDONED : ARR__HEAP_FREE));
+		ARR__CHECK(l_ || h->full == NULL);
 		uint32_t slices = 0;
 		for (unsigned c = 0; c < ARR__NCLASSES; c++) {
-			class_list_is_valid(h, c, true);
+			if (!l_) /* (an abandoned heap's pages with blocks are NEVER) */
+				class_list_is_valid(h, c, true);
+			/* a kept page is a class's current page; the others of an
+			 * abandoned heap hold blocks, a free heap has none */
 			for (const struct arr__page *page = h->pages[c]; page != &arr__page_empty && page;
 			     page = page->next) {
-				ARR__CHECK(page->heap == h && page->used == 0);
-				/* no resident tail past what its blocks reached (keepable) */
+				ARR__CHECK(page->heap == h);
+				ARR__CHECK(page == h->pages[c] ? l_ || page->used == 0 : l_ && page->used != 0);
+				if (page->used != 0)
+					continue;
+				/* no resident tail past what its blocks reached (keep_pages) */
 				ARR__CHECK((size_t)page->zero_from * ARR__OS_PAGE <=
 					   (((size_t)page->capacity * page->block_size + ARR__OS_PAGE - 1) &
 					    ~(size_t)(ARR__OS_PAGE - 1)));
@@ -868,8 +920,8 @@ static void heap_abandon(struct arr__heap *h)
 	for (struct arr__page *page = h->full; page; page = page->next)
 		tf_force_state(page, ARR__TF_NEVER);
 	process_delayed(h);
-	uint32_t keep = keepable(h);
-	bool any = keep == 0 && give_empty_pages(h, true);
+	bool any;
+	uint32_t keep = keep_pages(h, &any);
 	for (struct arr__page *page = h->full, *next; page; page = next) {
 		next = page->next;
 		page_collect(page);
@@ -896,12 +948,12 @@ static void heap_abandon(struct arr__heap *h)
 		h->state = ARR__HEAP_FREE;
 		h->next_state = free_heaps;
 		free_heaps = h;
-		if (keep != 0) {
-			h->kept = keep;
-			h->kept_stamp = arr__pool_clock();
-			arr__pool_kept_locked(keep, h->kept_stamp);
-			atomic_fetch_add_explicit(&arr__kept_heaps, 1, memory_order_relaxed);
-		}
+	}
+	if (keep != 0) {
+		h->kept = keep;
+		h->kept_stamp = arr__pool_clock();
+		arr__pool_kept_locked(keep, h->kept_stamp);
+		atomic_fetch_add_explicit(&arr__kept_heaps, 1, memory_order_relaxed);
 	}
 	pthread_mutex_unlock(&arr__lock);
 }
@@ -1041,17 +1093,16 @@ ARR_HOT struct arr__heap *arr__heap_thread_init(void)
 	pthread_mutex_lock(&arr__lock);
 	struct arr__heap **pp = &free_heaps;
 	if (atomic_load_explicit(&arr__kept_heaps, memory_order_relaxed) != 0)
-		while ((*pp)->kept == 0) /* one with kept pages first */
-			pp = &(*pp)->next_state;
+		for (struct arr__heap **q = &free_heaps; *q; q = &(*q)->next_state)
+			if ((*q)->kept != 0) { /* one with kept pages first */
+				pp = q;
+				break;
+			}
 	h = *pp;
 	bool reused = h != NULL;
 	if (h) {
 		*pp = h->next_state;
-		if (h->kept != 0) {
-			arr__pool_kept_locked(-(int64_t)h->kept, 0);
-			h->kept = 0;
-			atomic_fetch_sub_explicit(&arr__kept_heaps, 1, memory_order_relaxed);
-		}
+		kept_clear(h);
 	} else {
 		h = meta_alloc(sizeof *h); /* zeroed: fresh mmap */
 		if (h == NULL) {

@@ -5,7 +5,8 @@
  *
  *   keep      a thread mallocs blocks of six classes, frees them and exits:
  *             its heap is kept with one page per class; one that exits with
- *             a block still live is not (its heap is abandoned as before)
+ *             a block still live keeps the other classes' pages in its
+ *             abandoned heap, which the next thread's first malloc adopts
  *   reuse     the next thread to start takes that heap at once, not the
  *             light threads' shared heap, and its blocks lie in the same
  *             pages as the exited thread's of the same class
@@ -75,6 +76,15 @@ static void run(struct work *w)
 
 static unsigned kept_heaps(void) { return atomic_load(&arr__kept_heaps); }
 
+/* The slices of w's pages of sizes[from..5] (one page each). */
+static uint32_t kept_slices_of(const struct work *w, int from)
+{
+	uint32_t n = 0;
+	for (int k = from; k < 6; k++)
+		n += w->pages[k]->slices;
+	return n;
+}
+
 static void test_keep_and_reuse(void)
 {
 	struct work a = {0}, b = {0}, c = {.keep_one = true};
@@ -90,13 +100,24 @@ static void test_keep_and_reuse(void)
 	for (int k = 0; k < 6; k++)
 		CHECK(b.pages[k] == a.pages[k]);
 	CHECK(kept_heaps() == 1); /* b freed everything too */
-	/* a block left live: the heap is abandoned, nothing more kept */
+	/* a block left live: the heap is abandoned, its empty pages kept in
+	 * it (the live block's page is not); freed by the main thread, and
+	 * the next thread's first malloc adopts every page */
 	arr_alloc_purge();
 	CHECK(kept_heaps() == 0);
 	run(&c);
 	CHECK(c.left != NULL);
-	CHECK(kept_heaps() == 0);
+	CHECK(kept_heaps() == 1);
+	CHECK(c.heap->state == ARR__HEAP_ABANDONED);
+	CHECK(c.heap->kept == kept_slices_of(&c, 1));
 	arr_free(c.left);
+	struct work d = {0};
+	run(&d);
+	CHECK(d.heap != c.heap);
+	for (int k = 1; k < 6; k++)
+		CHECK(d.pages[k] == c.pages[k]);
+	CHECK(kept_heaps() == 1); /* d's heap now, kept as a's was */
+	CHECK(d.heap->state == ARR__HEAP_FREE && c.heap->kept == 0);
 	CHECK(arr__pool_is_valid());
 }
 
