@@ -651,6 +651,20 @@ ARR_HOT void arr__free_generic(void *p, struct arr__page *page, struct arr__heap
 /* ---- adopting the pages of exited threads ---- */
 
 /* inline: reap_one's copy stays in find_page's hot text, the graduation's is cold */
+/* A kept page its class's blocks go back to (a thread took its heap, or
+ * adopted it): the resident tail past what they reached given back (a slice
+ * that came resident from an earlier owner of another class). Not at the
+ * exit: a page another heap takes instead (kept_take, for any class) is
+ * carved anew and uses that tail. */
+__attribute__((noinline)) static void kept_trim_tail(struct arr__page *page)
+{
+	size_t carved = ((size_t)page->capacity * page->block_size + ARR__OS_PAGE - 1) / ARR__OS_PAGE;
+	if (page->zero_from > carved) {
+		arr__pool_purge_range(page->start + carved * ARR__OS_PAGE, (page->zero_from - carved) * ARR__OS_PAGE);
+		page->zero_from = (uint16_t)carved;
+	}
+}
+
 static inline __attribute__((always_inline)) void adopt_page(struct arr__heap *h, struct arr__page *page)
 {
 	page->heap = h;
@@ -660,9 +674,10 @@ static inline __attribute__((always_inline)) void adopt_page(struct arr__heap *h
 	if (page->used == 0) {
 		/* of a class h has no page of: its current page (an exited
 		 * thread's page kept for the next, "Kept pages") */
-		if (h->pages[page->cls] == &arr__page_empty)
+		if (h->pages[page->cls] == &arr__page_empty) {
+			kept_trim_tail(page);
 			class_push_front(h, page);
-		else
+		} else
 			arr__pool_give(h, page);
 		return;
 	}
@@ -766,9 +781,9 @@ static struct arr__page *kept_page(struct arr__heap *h, unsigned c)
 }
 
 /* At the exit of h's thread: its class pages' remote frees collected, each
- * class's current page kept if it is empty, with no resident tail past what
- * its blocks reached (the page a class's next block comes from; a tick trims
- * it in place when idle, where an empty page behind it would stay as it is),
+ * class's current page kept if it is empty (the page a class's next block
+ * comes from; a tick trims it in place when idle, where an empty page behind
+ * it would stay as it is),
  * the other empty ones to the pool, the pages with blocks marked NEVER
  * (remote frees to thread_free from then on). Returns the slices kept;
  * *live says whether a class page holds a block. */
@@ -789,12 +804,6 @@ static uint32_t keep_pages(struct arr__heap *h, bool *live)
 				class_remove(h, page);
 				arr__pool_give(h, page);
 				continue;
-			}
-			size_t carved = ((size_t)page->capacity * page->block_size + ARR__OS_PAGE - 1) / ARR__OS_PAGE;
-			if (page->zero_from > carved) {
-				arr__pool_purge_range(page->start + carved * ARR__OS_PAGE,
-						      (page->zero_from - carved) * ARR__OS_PAGE);
-				page->zero_from = (uint16_t)carved;
 			}
 			slices += page->slices;
 		}
@@ -894,10 +903,6 @@ uint64_t arr__heap_kept_walk_locked(void)
 				ARR__CHECK(page == h->pages[c] ? l_ || page->used == 0 : l_ && page->used != 0);
 				if (page->used != 0)
 					continue;
-				/* no resident tail past what its blocks reached (keep_pages) */
-				ARR__CHECK((size_t)page->zero_from * ARR__OS_PAGE <=
-					   (((size_t)page->capacity * page->block_size + ARR__OS_PAGE - 1) &
-					    ~(size_t)(ARR__OS_PAGE - 1)));
 				ARR__CHECK(atomic_load_explicit(&page->thread_free, memory_order_relaxed) ==
 					   ARR__TF_NORMAL);
 				slices += page->slices;
@@ -1100,8 +1105,10 @@ ARR_HOT struct arr__heap *arr__heap_thread_init(void)
 			}
 	h = *pp;
 	bool reused = h != NULL;
+	bool inherit = false;
 	if (h) {
 		*pp = h->next_state;
+		inherit = h->kept != 0;
 		kept_clear(h);
 	} else {
 		h = meta_alloc(sizeof *h); /* zeroed: fresh mmap */
@@ -1121,6 +1128,10 @@ ARR_HOT struct arr__heap *arr__heap_thread_init(void)
 	atomic_fetch_add_explicit(&arr__active_heaps, 1, memory_order_relaxed);
 	census_join(h);
 	pthread_mutex_unlock(&arr__lock);
+	if (inherit)
+		for (unsigned c = 0; c < ARR__NCLASSES; c++)
+			if (h->pages[c] != &arr__page_empty)
+				kept_trim_tail(h->pages[c]);
 	arr__tl_heap = h;
 	if (atomic_load(&key_ok))
 		pthread_setspecific(heap_key, h);

@@ -10,6 +10,9 @@
  *   reuse     the next thread to start takes that heap at once, not the
  *             light threads' shared heap, and its blocks lie in the same
  *             pages as the exited thread's of the same class
+ *   tail      a kept page whose slice was resident further than its blocks
+ *             reached (another class's before) keeps that tail until the
+ *             next thread takes the heap, which gives it back
  *   steal     with no resident free slice, another heap's page of a class
  *             is the kept page of that class (the same span)
  *   purge     arr_alloc_purge gives every kept page back (none kept after);
@@ -121,6 +124,50 @@ static void test_keep_and_reuse(void)
 	CHECK(arr__pool_is_valid());
 }
 
+/* A kept page whose slice came resident from a class that reached further
+ * (a 640-byte class's whole slice, then one 112-byte block): the tail past
+ * what its own blocks reached is given back when the next thread takes the
+ * heap, not before */
+static struct arr__page *tail_page;
+
+static void *fill_640(void *arg)
+{
+	(void)arg;
+	void *v[200];
+	for (int i = 0; i < 200; i++)
+		v[i] = arr_malloc(640);
+	for (int i = 0; i < 200; i++)
+		arr_free(v[i]);
+	return NULL;
+}
+
+static void *one_112(void *arg)
+{
+	void *p = arr_malloc(112);
+	struct arr__page *page = arr__page_of(p);
+	if (arg == NULL)
+		tail_page = page;
+	else
+		CHECK(page == tail_page && page->zero_from == 1);
+	arr_free(p);
+	return NULL;
+}
+
+static void test_tail(void)
+{
+	pthread_t t;
+	arr_alloc_purge();
+	pthread_create(&t, NULL, fill_640, NULL); /* its first page back to the pool, resident */
+	pthread_join(t, NULL);
+	pthread_create(&t, NULL, one_112, NULL); /* that slice for one 112-byte block */
+	pthread_join(t, NULL);
+	CHECK(tail_page != NULL && tail_page->heap != NULL && tail_page->heap->kept != 0);
+	CHECK(tail_page->capacity * tail_page->block_size <= ARR__OS_PAGE && tail_page->zero_from == 16);
+	pthread_create(&t, NULL, one_112, (void *)1); /* takes the heap: the tail purged */
+	pthread_join(t, NULL);
+	CHECK(arr__pool_is_valid());
+}
+
 static void test_steal(void)
 {
 	arr_alloc_purge(); /* no resident free slice left: the kept pages are the only ones */
@@ -217,6 +264,7 @@ int main(void)
 {
 	arr_free(arr_malloc(1)); /* main holds a heap: the others would be light */
 	test_keep_and_reuse();
+	test_tail();
 	test_steal();
 	test_purge();
 	test_burst();
