@@ -809,39 +809,33 @@ again:
 	return page;
 }
 
-/* What of each slice of page's span (at slice i of its segment) may be
- * resident: what was carved, or what was resident when the span was taken.
- * Untouched slices stay clean (returned); the next owner knows where the
- * resident part ends. */
-static inline __attribute__((always_inline)) uint64_t give_residency(const struct arr__page *page, unsigned i,
-								     uint8_t *res)
+/* Under the lock: page's span back to the free slices, freed at `stamp`,
+ * with what of each slice may be resident: what was carved, or what was
+ * resident when the span was taken. Untouched slices stay clean; the next
+ * owner knows where the resident part ends. */
+static inline __attribute__((always_inline)) void give_page_locked(struct arr__page *page, uint64_t stamp)
 {
+	struct arr__segment *seg = arr__segment_of(page->start);
+	unsigned i = (unsigned)(page - seg->pages), n = page->slices;
+	uint64_t bits = (((uint64_t)1 << n) - 1) << i;
 	size_t touched = (size_t)page->capacity * page->block_size;
 	if (touched < (size_t)page->zero_from * ARR__OS_PAGE)
 		touched = (size_t)page->zero_from * ARR__OS_PAGE;
 	touched = (touched + ARR__OS_PAGE - 1) & ~(ARR__OS_PAGE - 1);
 	uint64_t clean = 0;
-	for (unsigned k = 0; k < page->slices; k++) {
+	for (unsigned k = 0; k < n; k++) {
 		size_t off = (size_t)k * ARR__SLICE_SIZE;
 		size_t r = touched > off ? (touched - off) / ARR__OS_PAGE : 0;
-		res[k] = (uint8_t)(r > ARR__SLICE_SIZE / ARR__OS_PAGE ? ARR__SLICE_SIZE / ARR__OS_PAGE : r);
+		seg->res[i + k] = (uint8_t)(r > ARR__SLICE_SIZE / ARR__OS_PAGE ? ARR__SLICE_SIZE / ARR__OS_PAGE : r);
+		seg->stamp[i + k] = stamp;
 		if (r == 0)
 			clean |= (uint64_t)1 << (i + k);
 	}
-	return clean;
-}
-
-/* Under the lock: the span of slices i.. of seg back to the free ones, freed at `stamp`. */
-static inline __attribute__((always_inline)) void give_span_locked(struct arr__segment *seg, unsigned i, unsigned n,
-								   const uint8_t *res, uint64_t clean, uint64_t stamp)
-{
-	uint64_t bits = (((uint64_t)1 << n) - 1) << i;
+	page->heap = NULL;
+	page->capacity = 0;
 	seg->free_mask |= bits;
 	seg->clean_mask |= clean;
 	used_slices -= n;
-	memcpy(&seg->res[i], res, n);
-	for (unsigned k = 0; k < n; k++)
-		seg->stamp[i + k] = stamp;
 	dirty_slices += (uint64_t)arr__popcount64(bits & ~clean);
 	if (oldest_dirty == UINT64_MAX || stamp < oldest_dirty)
 		oldest_dirty = stamp;
@@ -849,29 +843,14 @@ static inline __attribute__((always_inline)) void give_span_locked(struct arr__s
 
 ARR_HOT void arr__pool_give(struct arr__heap *h, struct arr__page *page)
 {
-	struct arr__segment *seg = arr__segment_of(page->start);
-	unsigned i = (unsigned)(page - seg->pages), n = page->slices;
-	uint8_t res[ARR__SLICES];
-	uint64_t clean = give_residency(page, i, res);
-	page->heap = NULL;
-	page->capacity = 0;
 	pthread_mutex_lock(&arr__lock);
 	clock_sync(h);
-	give_span_locked(seg, i, n, res, clean, op_clock);
+	give_page_locked(page, op_clock);
 	ARR__ASSERT_EXPENSIVE(arr__pool_is_valid_locked());
 	unlock_and_purge();
 }
 
-void arr__pool_give_locked(struct arr__page *page, uint64_t stamp)
-{
-	struct arr__segment *seg = arr__segment_of(page->start);
-	unsigned i = (unsigned)(page - seg->pages), n = page->slices;
-	uint8_t res[ARR__SLICES];
-	uint64_t clean = give_residency(page, i, res);
-	page->heap = NULL;
-	page->capacity = 0;
-	give_span_locked(seg, i, n, res, clean, stamp);
-}
+void arr__pool_give_locked(struct arr__page *page, uint64_t stamp) { give_page_locked(page, stamp); }
 
 void arr__pool_kept_locked(int64_t slices, uint64_t stamp)
 {
