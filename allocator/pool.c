@@ -565,10 +565,15 @@ ARR_HOT bool arr__pool_would_grow(uint64_t pages)
  * About to map fresh memory although `bytes` of free dirty slices may be
  * resident: they did not fit, so give that much back first. The footprint
  * then grows by what the program really holds, as a coalescing heap's does
- * (glibc would have carved the request out of that freed memory). What the
+ * (glibc would have carved the request out of that freed memory). Only when
+ * the growth reaches the footprint's high-water mark: below it the growth
+ * makes no peak, and what a purge there gives back is what the program
+ * takes again. (A span heap re-carving the pages its decay purged would
+ * drop the kept huge mappings at its carves, and a program that churns huge
+ * blocks among small ones would map most of them afresh:
+ * docs/notes/2026-12-07-growth-gate.md.) What the
  * kept huge mappings and the dirty slices do not cover comes out of the span
- * heap's free resident spans, when the footprint is at its high-water mark
- * (below it the growth makes no peak): never for the span heap's own growth
+ * heap's free resident spans: never for the span heap's own growth
  * (GROW_SPAN: a free span that did not fit is a hole the next blocks fill);
  * for a pool segment or a huge block's mremap growth (GROW_POOL) only while
  * one thread is busy — with several a purge is a TLB shootdown, and what it
@@ -584,7 +589,7 @@ ARR_HOT bool arr__pool_would_grow(uint64_t pages)
 enum growth { GROW_SPAN, GROW_POOL, GROW_HUGE };
 ARR_HOT static void purge_for_growth(size_t bytes, enum growth why)
 {
-	if (arr__opt.purge_delay < 0)
+	if (arr__opt.purge_delay < 0 || resident_pages(bytes) < grow_hwm)
 		return;
 	/* freed huge mappings first: resident, and wholly unused; then the
 	 * unused rest of live blocks' mappings */

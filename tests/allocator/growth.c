@@ -10,7 +10,8 @@
  *
  * The oldest free spans first, as much as the mapping: the youngest stay
  * for the span heap's next blocks. A huge block served from the freed mappings kept for reuse is no
- * growth: the span heap's free memory stays resident then. Runs in a fresh process
+ * growth: the span heap's free memory stays resident then; and growth below
+ * the footprint's high-water mark gives nothing back (`mark`). Runs in a fresh process
  * (the op clock starts at 0, far from any purge delay); public API only:
  * residency by mincore. Exits non-zero if a check fails.
  */
@@ -102,8 +103,58 @@ static int two_threads(void)
 	return 0;
 }
 
+/*
+ * Growth below the high-water mark makes no peak, so it gives nothing back:
+ * a freed huge mapping kept for reuse stays while the span heap takes fresh
+ * pages under the mark (else a program that churns huge blocks among small
+ * ones maps most of them afresh, a page fault per page), and goes once the
+ * growth reaches the mark.
+ */
+static int below_the_mark(void)
+{
+	enum { BIG = 40 << 20, KEPT = 2 << 20 };
+	/* the mark: 40 MB at once, unmapped at its free (no mapping that long is kept) */
+	unsigned char *big = filled(BIG, 0x71);
+	if (big == NULL)
+		return 1;
+	arr_free(big);
+	unsigned char *h = filled(KEPT, 0x72);
+	if (h == NULL)
+		return 1;
+	arr_free(h);
+	CHECK(resident_pages(h, KEPT) >= KEPT / 4096 - 1); /* kept, resident */
+
+	/* 3.2 MB of fresh span pages, far below the mark: the mapping stays */
+	unsigned char *s[60];
+	for (int i = 0; i < 4; i++)
+		if ((s[i] = filled(SPAN, 0x73)) == NULL)
+			return 1;
+	CHECK(resident_pages_or(h, KEPT, 0) >= KEPT / 4096 - 1);
+	unsigned char *h2 = filled(KEPT, 0x74);
+	if (h2 == NULL)
+		return 1;
+	CHECK(h2 == h); /* served by the kept mapping */
+	arr_free(h2);
+
+	/* span blocks up to past the mark: the kept mapping goes before it */
+	for (int i = 4; i < 60; i++)
+		if ((s[i] = filled(SPAN, 0x75)) == NULL)
+			return 1;
+	CHECK(resident_pages_or(h, KEPT, 0) == 0);
+	CHECK(s[0][0] == 0x73 && s[59][SPAN - 1] == 0x75);
+	for (int i = 0; i < 60; i++)
+		arr_free(s[i]);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc > 1 && !strcmp(argv[1], "mark")) { /* a process of its own: its own high-water mark */
+		int rc = below_the_mark();
+		if (failures)
+			fprintf(stderr, "%d check(s) failed\n", failures);
+		return rc || failures != 0;
+	}
 	if (argc > 1 && !strcmp(argv[1], "threads")) { /* a process of its own: its own high-water mark */
 		int rc = two_threads();
 		if (failures)
