@@ -30,8 +30,9 @@ pymalloc on, as users run it), sqlite3 (bench/workloads/sqlite_gen.py into
 as under the preload too), analyze (BUILD_DIR/bin/allocrr analyze on the
 bundled traces/python3.atr), and programs no part of the allocator was tuned on:
 bc (a big power, modulo), perl (a hash of 200 000 joined lists), git (log
---stat of this checkout, when it is a git work tree), tar (this tree's docs
-and sources through gzip: tar, gzip and the shell preloaded), xz (-6 of 3 MB
+--stat of this checkout, when it is a git work tree), tar (a copy of this
+tree's docs and allocator sources, taken at the start, through gzip: tar, gzip
+and the shell preloaded), xz (-6 of 3 MB
 of a generated JSON file), pyjson (python3 loading and dumping that 20 MB JSON
 file), pythreads (python3, four threads building and trimming lists of
 json strings), perlhash (perl: a hash of 100 000 five-element arrays, whose
@@ -159,6 +160,9 @@ ts = [threading.Thread(target=work, args=(k, int(sys.argv[1]))) for k in range(4
 print("done")
 PY
 echo "2^$bc_e % 7" >"$tmp/bc.in"
+# tar's input: a copy, so that its output stays the same while the tree
+# changes under the bench (run-all.sh rewrites docs/ after it; an edit)
+mkdir "$tmp/tree" && cp -R "$src/docs" "$src/allocator" "$tmp/tree/"
 "$python" -c 'import random, sys
 r = random.Random(7)
 sys.stdout.write("".join("%d\n" % r.randint(1, 2000000) for _ in range(int(sys.argv[1]))))' "$lines_n" >"$tmp/lines.txt"
@@ -201,7 +205,7 @@ program() {
 		;;
 	tar)
 		command -v gzip >/dev/null || return 1
-		cmd=(sh -c 'tar cf - -C "$1" docs allocator | gzip -6 | wc -c' sh "$src")
+		cmd=(sh -c 'tar cf - -C "$1" docs allocator | gzip -6 | wc -c' sh "$tmp/tree")
 		;;
 	xz)
 		command -v xz >/dev/null || return 1
