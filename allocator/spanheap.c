@@ -1275,10 +1275,10 @@ ARR_HOT static __attribute__((noinline)) bool carve_high(const struct arr__spans
 {
 	/* only the two ends' pages decide, not the whole span's (a segment's
 	 * long free span has clean pages inside, which change nothing here);
-	 * neither end with a clean page: the default end. Out of line: carve
-	 * is inlined in both span-heap mallocs. */
-	if (!(arr__sp_tag(s, u) & T_DIRTY) ||
-	    (!range_any_clean(s, u, need) && !range_any_clean(s, u + len - need, need)))
+	 * the default end with no clean page: the default end (the other
+	 * is taken only for fewer fresh pages than the default's, below).
+	 * Out of line: carve is inlined in both span-heap mallocs. */
+	if (!(arr__sp_tag(s, u) & T_DIRTY) || !range_any_clean(s, sparse ? u + len - need : u, need))
 		return sparse;
 	unsigned lo, hi;
 	touched_pages(u, need, &lo, &hi);
