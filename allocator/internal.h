@@ -796,6 +796,30 @@ static inline void arr__calloc_prefault(void *b, size_t size)
 	}
 }
 
+/*
+ * calloc of a span-heap block on resident memory gives its whole pages back
+ * (MADV_DONTNEED: the kernel's zero pages at the next touch) instead of
+ * clearing them, by glibc's rule for when a calloc gets fresh pages: a
+ * request above its mmap threshold, 128 KiB, which every larger block
+ * freed raises to its size in whole pages (up to 32 MiB). So a program
+ * that callocs a big table and writes part of it holds what it writes, as
+ * with glibc's fresh mapping, while one that callocs and frees such blocks
+ * again and again has them cleared, as glibc's heap does once its
+ * threshold has risen (a page fault costs ~25 times the memset of a
+ * resident page here: 1.6 us against 63 ns).
+ * Not a huge block's kept mapping: its pages given back were faulted in
+ * again by the memset of the mapping's next reuse (docs/allocator.md,
+ * "Known-zero tracking").
+ */
+extern size_t arr__calloc_fresh_min;
+#define ARR__CALLOC_FRESH_MAX ((size_t)32 << 20)
+static inline void arr__calloc_fresh_note(size_t bytes)
+{
+	bytes = (bytes + ARR__OS_PAGE - 1) & ~(size_t)(ARR__OS_PAGE - 1); /* as glibc's mapped chunk */
+	if (bytes > __atomic_load_n(&arr__calloc_fresh_min, __ATOMIC_RELAXED) && bytes <= ARR__CALLOC_FRESH_MAX)
+		__atomic_store_n(&arr__calloc_fresh_min, bytes, __ATOMIC_RELAXED);
+}
+
 /* ---- os.c: the only file that talks to the kernel ---- */
 void *arr__os_map(size_t size);
 void *arr__os_map_aligned(size_t size, size_t align);

@@ -1229,6 +1229,7 @@ ARR_HOT void arr__huge_free(struct arr__page *page)
 	/* a second free of the block finds a descriptor not in use */
 	page->flags = 0;
 	page->heap = NULL;
+	arr__calloc_fresh_note(map - off);
 	bool outgrown = map < __atomic_load_n(&huge_newest, __ATOMIC_RELAXED) && arr__purge_scale() == 1 &&
 			__atomic_load_n(&huge_regret, __ATOMIC_RELAXED) < HUGE_REGRET_OFF;
 	if (ARR_UNLIKELY(__atomic_load_n(&seg->huge_slack, __ATOMIC_RELAXED) != 0)) {

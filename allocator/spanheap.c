@@ -1366,11 +1366,31 @@ ARR_HOT void *arr__span_alloc(struct arr__heap *h, size_t size, bool zero, struc
  * 512 KB hash table beside a live block and writes little of it: 620 KB
  * resident against glibc's 88 in its replay without touches).
  */
+size_t arr__calloc_fresh_min = (size_t)128 << 10;
+
+/* Zero [p, p + n), resident memory of a calloc'd block of size bytes
+ * (arr__calloc_fresh_min, internal.h); returns the bytes cleared with
+ * memset, the rest given back. */
+ARR_HOT static size_t calloc_clear(uint8_t *p, size_t n, size_t size)
+{
+	uint8_t *a = (uint8_t *)(((uintptr_t)p + ARR__OS_PAGE - 1) & ~(uintptr_t)(ARR__OS_PAGE - 1));
+	uint8_t *b = (uint8_t *)((uintptr_t)(p + n) & ~(uintptr_t)(ARR__OS_PAGE - 1));
+	if (size <= __atomic_load_n(&arr__calloc_fresh_min, __ATOMIC_RELAXED) || b <= a) {
+		memset(p, 0, n);
+		return n;
+	}
+	memset(p, 0, (size_t)(a - p));
+	memset(b, 0, (size_t)(p + n - b));
+	arr__os_purge(a, (size_t)(b - a));
+	return n - (size_t)(b - a);
+}
+
 ARR_HOT static void zero_dirty(struct arr__heap *h, uint8_t *p, size_t size, const struct arr__span_zeroed *z)
 {
 	if (z->n == 0) {
-		memset(p, 0, size);
-		h->calloc_zeroed += size;
+		size_t cleared = calloc_clear(p, size, size);
+		h->calloc_zeroed += cleared;
+		h->calloc_skipped += size - cleared;
 		return;
 	}
 	uint8_t *base = (uint8_t *)((uintptr_t)p & ~(uintptr_t)(ARR__OS_PAGE - 1)), *end = p + size;
@@ -1388,10 +1408,8 @@ ARR_HOT static void zero_dirty(struct arr__heap *h, uint8_t *p, size_t size, con
 			a = p;
 		if (b > end)
 			b = end;
-		if (b > a) {
-			memset(a, 0, (size_t)(b - a));
-			cleared += (size_t)(b - a);
-		}
+		if (b > a)
+			cleared += calloc_clear(a, (size_t)(b - a), size);
 		i = j;
 	}
 	h->calloc_zeroed += cleared;
@@ -1609,12 +1627,18 @@ static inline unsigned checked_unit(struct arr__spanseg *s, const void *p, const
 	return u;
 }
 
+/* Blocks this long may raise calloc's fresh-page threshold when freed
+ * (arr__calloc_fresh_note, internal.h: never below 128 KiB). */
+#define FRESH_UNITS (((size_t)128 << 10) >> UNIT_SHIFT)
+
 /* Under the lock: the block in use at u goes back to the free spans. */
 static inline __attribute__((always_inline)) void span_release_locked(struct arr__span_arena *a, struct arr__spanseg *s,
 								      unsigned u)
 {
 	uint32_t t = arr__sp_tag(s, u);
 	unsigned len = t & T_LEN;
+	if (ARR_UNLIKELY(len >= FRESH_UNITS))
+		arr__calloc_fresh_note((size_t)len << UNIT_SHIFT);
 	a->live_units -= len;
 	a->live_req -= ((size_t)len << UNIT_SHIFT) - (t >> T_SLACK_SHIFT & ARR__SP_T_SLACK_MASK);
 	a->nfrees++;

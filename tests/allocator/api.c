@@ -1441,6 +1441,63 @@ static void test_purge_under_seccomp(void)
 		fprintf(stderr, "purge_under_seccomp: child status %#x\n", status);
 }
 
+/*
+ * calloc of resident memory gives the whole pages back instead of clearing
+ * them when the request is above glibc's mmap threshold (128 KiB, raised
+ * by every larger block freed to its size in pages): glibc would map it
+ * fresh. A process of its own: the threshold is the process's.
+ */
+static size_t all_zero(const unsigned char *p, size_t n)
+{
+	size_t bad = 0;
+	for (size_t k = 0; k < n; k++)
+		bad += p[k] != 0;
+	return bad;
+}
+
+static void test_calloc_fresh(void)
+{
+	const size_t KB = 1024;
+	long long delay0 = 0;
+	arr_alloc_get_option("purge_delay", &delay0);
+	arr_alloc_set_option("purge_delay", 1LL << 40); /* freed memory stays resident */
+	arr_alloc_purge();
+
+	/* a span block of 400 KiB written and freed: resident; the next,
+	 * longer calloc takes its pages (best fit, from the low end) and
+	 * gives them back: the threshold is 400 KiB, the request above it */
+	unsigned char *a = arr_malloc(400 * KB);
+	CHECK(a != NULL);
+	memset(a, 0x5a, 400 * KB);
+	arr_free(a);
+	CHECK(resident_pages(a, 400 * KB) >= 99);
+	arr_alloc_stats_get(&st);
+	uint64_t zeroed = st.calloc_zeroed, skipped = st.calloc_skipped;
+	unsigned char *b = arr_calloc(1, 500 * KB);
+	CHECK(b == a);
+	CHECK(resident_pages(b, 500 * KB) <= 2); /* at most the pages it shares */
+	arr_alloc_stats_get(&st);
+	CHECK(st.calloc_zeroed - zeroed <= 8 * KB && st.calloc_skipped - skipped >= 492 * KB);
+	CHECK(b != NULL && all_zero(b, 500 * KB) == 0);
+	if (b != NULL)
+		memset(b, 0x77, 500 * KB);
+	arr_free(b); /* the threshold: 500 KiB */
+
+	/* the same size again: at the threshold, cleared (resident, as
+	 * glibc's heap would serve it once its threshold rose) */
+	arr_alloc_stats_get(&st);
+	zeroed = st.calloc_zeroed;
+	unsigned char *c = arr_calloc(1, 500 * KB);
+	CHECK(c == a);
+	CHECK(resident_pages(c, 500 * KB) >= 124);
+	arr_alloc_stats_get(&st);
+	CHECK(st.calloc_zeroed - zeroed == 500 * KB);
+	CHECK(c != NULL && all_zero(c, 500 * KB) == 0);
+	arr_free(c);
+
+	arr_alloc_set_option("purge_delay", delay0);
+}
+
 int main(int argc, char **argv)
 {
 	/* these tests are of a thread's own heap from its first malloc: no
@@ -1449,6 +1506,13 @@ int main(int argc, char **argv)
 	 * delay that grows with its age (tests/allocator/aged.c has that) */
 	arr_alloc_set_option("light", 0);
 	arr_alloc_set_option("aged", 0);
+	if (argc > 1 && !strcmp(argv[1], "fresh")) {
+		arr_free(arr_malloc(64));
+		test_calloc_fresh();
+		if (failures)
+			fprintf(stderr, "%d check(s) failed\n", failures);
+		return failures != 0;
+	}
 	if (argc > 1 && !strcmp(argv[1], "huge")) {
 		/* a process of its own: its growths reach the footprint's
 		 * high-water mark, which the others' would have set far above;
