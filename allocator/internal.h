@@ -828,6 +828,8 @@ void arr__os_purge(void *p, size_t size);
 /* Purge n ranges, in one system call where the kernel allows. */
 struct iovec;
 void arr__os_purge_many(const struct iovec *iov, unsigned n);
+/* The process's resident size in OS pages (/proc/self/statm), or -1. */
+long arr__os_rss_pages(void);
 /* Move/resize a mapping to a fresh `align`-aligned place; NULL on failure. */
 void *arr__os_remap_aligned(void *p, size_t old_size, size_t new_size, size_t align);
 bool arr__os_resize_in_place(void *p, size_t old_size, size_t new_size);

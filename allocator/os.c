@@ -90,6 +90,30 @@ ARR_HOT static int no_seccomp(void)
 	return *p == '0';
 }
 
+/* The process's resident size, OS pages (/proc/self/statm's second
+ * field), or -1. */
+ARR_HOT long arr__os_rss_pages(void)
+{
+	static ARR_HOT_DATA char path[] = "/proc/self/statm";
+	char buf[128];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	const char *p = buf;
+	while (*p >= '0' && *p <= '9')
+		p++;
+	long r = -1;
+	if (*p == ' ' && p[1] >= '0' && p[1] <= '9')
+		for (r = 0, p++; *p >= '0' && *p <= '9'; p++)
+			r = r * 10 + (*p - '0');
+	return r;
+}
+
 ARR_HOT void arr__os_purge_many(const struct iovec *iov, unsigned n)
 {
 	/* a filter can be installed at any time: looked up again for each

@@ -586,11 +586,113 @@ ARR_HOT bool arr__pool_would_grow(uint64_t pages)
  * them at their free (`allocrr analyze` drop-in, two threads: 800 KB
  * buffers freed just before 1.2 MB ones are mapped, +4 MB over glibc).
  */
-enum growth { GROW_SPAN, GROW_POOL, GROW_HUGE };
+enum growth { GROW_SPAN, GROW_POOL, GROW_HUGE, GROW_EXTERNAL };
+
+/*
+ * Growth the allocator does not see: memory a program maps itself (python's
+ * object arenas), file pages it touches through a mapping, the pages of its
+ * blocks it writes long after their malloc. When that raises the process's
+ * peak while freed memory waits here for the purge delay (counted in the
+ * allocator's operations, which such a phase may hardly make), the peak is
+ * the sum of both, where glibc, which gave its freed memory back at the
+ * frees (its heap's top trimmed, its mapped chunks unmapped), peaks at the
+ * larger. So at the allocator's slow calls under the lock (growth, pages
+ * taken, ticks), at most once per EXT_OPS operations or EXT_BYTES of its
+ * own growth (a sixteenth of that for EXT_WATCH reads after one that found
+ * such growth), the process's resident size is read (/proc/self/statm: the
+ * open, read and close the seccomp test uses already, no other system
+ * call): its part beyond the allocator's footprint estimate is `ext`. When
+ * ext has grown EXT_MIN past its highest value while the process is at its
+ * peak (its resident size above the highest read, less what these purges
+ * gave back), as much, and the allocator's own growth since the last read,
+ * is purged from the idle memory, as the allocator's own growth at its mark
+ * is. Below the peak the growth fills room. Under the lock.
+ */
+#define EXT_OPS 65536
+#define EXT_BYTES ((size_t)1 << 20)
+#define EXT_MIN ((size_t)1 << 20)
+#define EXT_WATCH 16
+static uint64_t ext_ops, ext_max, rss_max, ext_rss;
+static size_t ext_bytes;
+static unsigned ext_watch;
+static bool ext_set, ext_off;
+ARR_HOT static size_t ext_growth(size_t bytes)
+{
+	ext_bytes += bytes;
+	unsigned shift = ext_watch != 0 ? 4 : 0;
+	if (ext_off || (op_clock - ext_ops < (uint64_t)EXT_OPS >> shift && ext_bytes < EXT_BYTES >> shift && ext_set))
+		return 0;
+	size_t own = ext_bytes;
+	ext_ops = op_clock;
+	ext_bytes = 0;
+	long r = arr__os_rss_pages();
+	if (r < 0) {
+		ext_off = true; /* no /proc: never again */
+		return 0;
+	}
+	uint64_t ours = resident_pages(0), ext = (uint64_t)r > ours ? (uint64_t)r - ours : 0;
+	bool peak = (uint64_t)r > rss_max;
+	/* less than EXT_MIN (in a watch, a quarter): the program's stack, a
+	 * table it touched, or the footprint estimate's error (pages counted
+	 * resident at a carve, before the program writes them) */
+	if (!ext_set || ext < ext_max + (uint64_t)arr__purge_mult() * (EXT_MIN >> (shift / 2)) / ARR__OS_PAGE) {
+		if (!ext_set)
+			ext_max = ext;
+		ext_set = true;
+		if (peak)
+			rss_max = (uint64_t)r;
+		if (ext_watch != 0)
+			ext_watch--;
+		return 0;
+	}
+	uint64_t d = ext - ext_max;
+	ext_max = ext;
+	ext_watch = EXT_WATCH;
+	if (!peak)
+		return 0;      /* room below the process's peak */
+	ext_rss = (uint64_t)r; /* purge_external() sets rss_max */
+	return (size_t)d * ARR__OS_PAGE + own;
+}
+
+static void purge_idle(size_t bytes, enum growth why);
+static void purge_external(size_t bytes, enum growth why);
 ARR_HOT static void purge_for_growth(size_t bytes, enum growth why)
 {
-	if (arr__opt.purge_delay < 0 || resident_pages(bytes) < grow_hwm)
+	if (arr__opt.purge_delay < 0)
 		return;
+	size_t ext = ext_growth(bytes);
+	if (ext != 0) {
+		purge_external(ext, resident_pages(bytes) < grow_hwm ? GROW_EXTERNAL : why);
+		return;
+	}
+	if (resident_pages(bytes) < grow_hwm)
+		return;
+	purge_idle(bytes, why);
+}
+
+/* The purge of an external growth at the process's peak; the peak after
+ * it is what was read less what it gave back. */
+static void purge_external(size_t bytes, enum growth why)
+{
+	uint64_t before = resident_pages(0);
+	purge_idle(bytes, why);
+	uint64_t after = resident_pages(0), gone = before > after ? before - after : 0;
+	if (ext_rss - gone > rss_max)
+		rss_max = ext_rss - gone;
+}
+
+/* A slow call with no growth of its own: the external growth's check. */
+ARR_HOT static void purge_for_external(void)
+{
+	if (arr__opt.purge_delay < 0)
+		return;
+	size_t ext = ext_growth(0);
+	if (ext != 0)
+		purge_external(ext, GROW_EXTERNAL);
+}
+
+ARR_HOT static void purge_idle(size_t bytes, enum growth why)
+{
 	/* freed huge mappings first: resident, and wholly unused; then the
 	 * unused rest of live blocks' mappings */
 	bytes = huge_cache_shrink(bytes);
@@ -618,7 +720,7 @@ ARR_HOT static void purge_for_growth(size_t bytes, enum growth why)
 	}
 	size_t got = (wanted - want) << ARR__SLICE_SHIFT;
 	if (why != GROW_SPAN && got < bytes && (why == GROW_HUGE || arr__purge_scale() == 1) &&
-	    resident_pages(bytes) >= grow_hwm)
+	    (why == GROW_EXTERNAL || resident_pages(bytes) >= grow_hwm))
 		arr__span_purge_for_growth((bytes - got + ARR__OS_PAGE - 1) / ARR__OS_PAGE);
 }
 
@@ -736,6 +838,7 @@ ARR_HOT struct arr__page *arr__pool_take(struct arr__heap *h, unsigned cls)
 	unsigned n = arr__class_slices[cls];
 	pthread_mutex_lock(&arr__lock);
 	clock_sync(h);
+	purge_for_external();
 	struct arr__segment *seg;
 	int i = -1;
 	/* Resident (dirty) free slices first, in any segment: taking a clean
@@ -880,6 +983,7 @@ ARR_HOT void arr__pool_tick(struct arr__heap *h)
 {
 	pthread_mutex_lock(&arr__lock);
 	clock_sync(h);
+	purge_for_external();
 	unlock_and_purge();
 	arr__span_tick();
 }

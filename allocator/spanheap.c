@@ -1368,14 +1368,13 @@ ARR_HOT void *arr__span_alloc(struct arr__heap *h, size_t size, bool zero, struc
  */
 size_t arr__calloc_fresh_min = (size_t)128 << 10;
 
-/* Zero [p, p + n), resident memory of a calloc'd block of size bytes
- * (arr__calloc_fresh_min, internal.h); returns the bytes cleared with
- * memset, the rest given back. */
-ARR_HOT static size_t calloc_clear(uint8_t *p, size_t n, size_t size)
+/* calloc_clear() above the threshold: the whole pages given back, the
+ * edges cleared. Out of the hot text: a small program never runs it. */
+static __attribute__((noinline)) size_t calloc_give_back(uint8_t *p, size_t n)
 {
 	uint8_t *a = (uint8_t *)(((uintptr_t)p + ARR__OS_PAGE - 1) & ~(uintptr_t)(ARR__OS_PAGE - 1));
 	uint8_t *b = (uint8_t *)((uintptr_t)(p + n) & ~(uintptr_t)(ARR__OS_PAGE - 1));
-	if (size <= __atomic_load_n(&arr__calloc_fresh_min, __ATOMIC_RELAXED) || b <= a) {
+	if (b <= a) {
 		memset(p, 0, n);
 		return n;
 	}
@@ -1383,6 +1382,18 @@ ARR_HOT static size_t calloc_clear(uint8_t *p, size_t n, size_t size)
 	memset(b, 0, (size_t)(p + n - b));
 	arr__os_purge(a, (size_t)(b - a));
 	return n - (size_t)(b - a);
+}
+
+/* Zero [p, p + n), resident memory of a calloc'd block of size bytes
+ * (arr__calloc_fresh_min, internal.h); returns the bytes cleared with
+ * memset, the rest given back. */
+static inline size_t calloc_clear(uint8_t *p, size_t n, size_t size)
+{
+	if (size <= __atomic_load_n(&arr__calloc_fresh_min, __ATOMIC_RELAXED)) {
+		memset(p, 0, n);
+		return n;
+	}
+	return calloc_give_back(p, n);
 }
 
 ARR_HOT static void zero_dirty(struct arr__heap *h, uint8_t *p, size_t size, const struct arr__span_zeroed *z)

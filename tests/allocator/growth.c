@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <sys/mman.h>
 #include "allocrr/alloc.h"
 #include "internal.h" /* arr__busy_heaps: the census of threads that allocate */
 
@@ -151,10 +152,107 @@ static int below_the_mark(void)
 	return 0;
 }
 
+/*
+ * Growth outside the allocator (memory the program maps itself) while
+ * freed memory waits for its purge delay: the process's peak would be the
+ * sum of both, where glibc gave its freed memory back at the frees. The
+ * process's resident size is read at the allocator's slow calls (at most
+ * once per 65 536 operations or 1 MiB of its own growth); as much as grows
+ * outside its footprint at the process's peak is purged from the waiting
+ * memory. With no such growth, the same calls leave the freed memory
+ * resident.
+ */
+static long statm_rss_pages(void)
+{
+	char buf[128];
+	FILE *f = fopen("/proc/self/statm", "r");
+	long a = 0, r = -1;
+	if (f != NULL) {
+		if (fgets(buf, sizeof buf, f) != NULL && sscanf(buf, "%ld %ld", &a, &r) != 2)
+			r = -1;
+		fclose(f);
+	}
+	return r;
+}
+
+static int outside_growth(void)
+{
+	enum { N = 24 * 1024, SZ = 1000, STEP = 1 << 20, STEPS = 24, BIG = 64 << 20 };
+	static unsigned char *b[N];
+	/* the footprint's mark far above what follows: the growths below are
+	 * not the allocator's own peak (so its purge before growth stays out) */
+	unsigned char *big = filled(BIG, 0x30);
+	if (big == NULL)
+		return 1;
+	arr_free(big);
+	for (int i = 0; i < N; i++)
+		if ((b[i] = filled(SZ, 0x31)) == NULL)
+			return 1;
+	for (int i = 0; i < N; i++)
+		arr_free(b[i]);
+	/* a buffer grown by realloc, a quarter megabyte a step (the reads'
+	 * occasions): nothing grows outside, the freed memory stays (the
+	 * delay is far off) */
+	size_t len = 2 << 20;
+	unsigned char *buf = filled(len, 0x32);
+	for (int s = 0; s < STEPS && buf != NULL; s++) {
+		buf = arr_realloc(buf, len + STEP / 4);
+		CHECK(buf != NULL);
+		if (buf != NULL)
+			memset(buf + len, 0x33, STEP / 4);
+		len += STEP / 4;
+	}
+	if (buf == NULL)
+		return 1;
+	unsigned in = 0;
+	for (int i = 0; i < N; i += 16)
+		in += resident_pages(b[i] - (uintptr_t)b[i] % 4096, 4096) != 0;
+	CHECK(in >= N / 16 * 9 / 10);
+	long before = statm_rss_pages();
+	CHECK(before > 0);
+
+	/* 24 MB mapped and written by the program, a step at a time, the
+	 * buffer grown by a megabyte a step: as much of the freed memory goes */
+	unsigned char *m = mmap(NULL, (size_t)STEPS * STEP, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(m != MAP_FAILED);
+	if (m == MAP_FAILED)
+		return 1;
+	long peak = 0;
+	for (int s = 0; s < STEPS && buf != NULL; s++) {
+		memset(m + (size_t)s * STEP, 0x34, STEP);
+		buf = arr_realloc(buf, len + STEP);
+		CHECK(buf != NULL);
+		if (buf != NULL)
+			memset(buf + len, 0x35, STEP);
+		len += STEP;
+		long r = statm_rss_pages();
+		if (r > peak)
+			peak = r;
+	}
+	in = 0;
+	for (int i = 0; i < N; i += 16)
+		in += resident_pages(b[i] - (uintptr_t)b[i] % 4096, 4096) != 0;
+	CHECK(in <= N / 16 / 4);
+	/* the process grew by much less than what it mapped and grew (without:
+	 * by all of it) */
+	CHECK(peak - before < (long)STEPS * 2 * STEP / 4096 * 3 / 4);
+	printf("outside growth: %u of %d sampled pages of the freed blocks resident; rss +%ld pages for %d mapped and grown\n",
+	       in, N / 16, peak - before, STEPS * 2 * STEP / 4096);
+	munmap(m, (size_t)STEPS * STEP);
+	arr_free(buf);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "mark")) { /* a process of its own: its own high-water mark */
 		int rc = below_the_mark();
+		if (failures)
+			fprintf(stderr, "%d check(s) failed\n", failures);
+		return rc || failures != 0;
+	}
+	if (argc > 1 && !strcmp(argv[1], "outside")) { /* a process of its own: the op clock far from the delay */
+		int rc = outside_growth();
 		if (failures)
 			fprintf(stderr, "%d check(s) failed\n", failures);
 		return rc || failures != 0;
