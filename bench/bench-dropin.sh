@@ -35,7 +35,9 @@ tree's docs and allocator sources, taken at the start, through gzip: tar, gzip
 and the shell preloaded), xz (-6 of 3 MB
 of a generated JSON file), pyjson (python3 loading and dumping that 20 MB JSON
 file), pythreads (python3, four threads building and trimming lists of
-json strings), perlhash (perl: a hash of 100 000 five-element arrays, whose
+json strings), pyphases (python3: 200 000 strings of 1 KB made and dropped,
+then 1.5 M tuples, which live in arenas python maps itself: found
+2026-12-07), perlhash (perl: a hash of 100 000 five-element arrays, whose
 bucket array realloc doubles to 2 MiB), perlio (perl counting the 3-digit
 prefixes of 2 000 000 lines: per line a malloc of 1-8 KiB whose size shrinks
 by the line's length, two such blocks alive at a time), gdb (gdb --batch printing 1+1: three
@@ -55,7 +57,7 @@ Environment:
   RUNS=N           rounds (default 3)
   SCALE=full|tiny  input sizes (default full; tiny for bench/smoke.sh)
   PROGRAMS="..."   subset and order, separated by spaces or commas (default: true sed sort awk python3
-                   sqlite3 gcc analyze bc perl git tar xz pyjson pythreads perlhash perlio gdb java
+                   sqlite3 gcc analyze bc perl git tar xz pyjson pythreads pyphases perlhash perlio gdb java
                    hugecalloc hugebuf rounds threads pairs replace aligned builders)
   ALLOCS="..."     allocators (default: glibc builtin jemalloc mimalloc; a missing one is left
                    out); NAME=LIB preloads LIB as NAME (e.g. before=/tmp/old/liballocrr-malloc.so,
@@ -68,7 +70,7 @@ EOF
 bench_args "$@"
 bench_setup "$@"
 scale=${SCALE:-full}
-programs=${PROGRAMS:-true sed sort awk python3 sqlite3 gcc analyze bc perl git tar xz pyjson pythreads perlhash perlio gdb java hugecalloc hugebuf rounds threads pairs replace aligned builders}
+programs=${PROGRAMS:-true sed sort awk python3 sqlite3 gcc analyze bc perl git tar xz pyjson pythreads pyphases perlhash perlio gdb java hugecalloc hugebuf rounds threads pairs replace aligned builders}
 programs=${programs//,/ } # commas too: run-all.sh passes no spaces
 allocs_want=${ALLOCS:-glibc builtin jemalloc mimalloc}
 allocs_want=${allocs_want//,/ }
@@ -80,8 +82,8 @@ die() {
 note() { echo "bench-dropin: $*" >&2; }
 
 case "$scale" in
-full) words=200000 py_n=100000 sql_n=20000 c_lines=3000 json_n=150000 thr_n=40000 bc_e=200000 git_n=400 perlhash_n=100000 lines_n=2000000 pat_scale=1 ;;
-tiny) words=2000 py_n=2000 sql_n=500 c_lines=200 json_n=2000 thr_n=500 bc_e=2000 git_n=5 perlhash_n=1000 lines_n=20000 pat_scale=100 ;;
+full) words=200000 py_n=100000 sql_n=20000 c_lines=3000 json_n=150000 thr_n=40000 bc_e=200000 git_n=400 perlhash_n=100000 lines_n=2000000 pat_scale=1 phase_n=200000 ;;
+tiny) words=2000 py_n=2000 sql_n=500 c_lines=200 json_n=2000 thr_n=500 bc_e=2000 git_n=5 perlhash_n=1000 lines_n=20000 pat_scale=100 phase_n=2000 ;;
 *) die "SCALE must be 'full' or 'tiny', not '$scale'" ;;
 esac
 builtin_lib=$build/lib/liballocrr-malloc.so
@@ -213,6 +215,7 @@ program() {
 		;;
 	pyjson) cmd=("$python" -c 'import json, sys; d = json.load(open(sys.argv[1])); print(len(json.dumps(d)))' "$tmp/big.json") ;;
 	pythreads) cmd=("$python" "$tmp/threads.py" "$thr_n") ;;
+	pyphases) cmd=("$python" -c 'import sys; n = int(sys.argv[1]); a = [("x" * 1000) + str(i) for i in range(n)]; del a; b = [(i, i + 1) for i in range(n * 15 // 2)]; print(len(b))' "$phase_n") ;;
 	perlio)
 		command -v perl >/dev/null || return 1
 		cmd=(perl -ne '$h{$1}++ if /^(\d\d\d)/; END { print scalar(keys %h), "\n" }' "$tmp/lines.txt")
