@@ -1506,20 +1506,17 @@ int main(int argc, char **argv)
 	 * delay that grows with its age (tests/allocator/aged.c has that) */
 	arr_alloc_set_option("light", 0);
 	arr_alloc_set_option("aged", 0);
-	if (argc > 1 && !strcmp(argv[1], "fresh")) {
+	/* in a process of their own: "huge"'s growths reach the footprint's
+	 * high-water mark, which the others' would have set far above;
+	 * "fresh" needs calloc's fresh-page threshold at its start. The small
+	 * classes' segment mapped first, as it is in any program (its mapping
+	 * is not what the checks count) */
+	if (argc > 1 && (!strcmp(argv[1], "huge") || !strcmp(argv[1], "fresh"))) {
 		arr_free(arr_malloc(64));
-		test_calloc_fresh();
-		if (failures)
-			fprintf(stderr, "%d check(s) failed\n", failures);
-		return failures != 0;
-	}
-	if (argc > 1 && !strcmp(argv[1], "huge")) {
-		/* a process of its own: its growths reach the footprint's
-		 * high-water mark, which the others' would have set far above;
-		 * the small classes' segment mapped first, as it is in any
-		 * program (its mapping is not what the checks count) */
-		arr_free(arr_malloc(64));
-		test_huge_reuse();
+		if (!strcmp(argv[1], "huge"))
+			test_huge_reuse();
+		else
+			test_calloc_fresh();
 		if (failures)
 			fprintf(stderr, "%d check(s) failed\n", failures);
 		return failures != 0;
