@@ -602,7 +602,9 @@ enum growth { GROW_SPAN, GROW_POOL, GROW_HUGE, GROW_EXTERNAL };
  * such growth), the process's resident size is read (/proc/self/statm: the
  * open, read and close the seccomp test uses already, no other system
  * call): its part beyond the allocator's footprint estimate is `ext`. When
- * ext has grown EXT_MIN past its highest value while the process is at its
+ * ext has grown EXT_MIN past its highest value (arr__purge_mult() times
+ * that with threads busy, whose pages the estimate counts less exactly; a
+ * quarter of it in a watch) while the process is at its
  * peak (its resident size above the highest read, less what these purges
  * gave back), as much, and the allocator's own growth since the last read,
  * is purged from the idle memory, as the allocator's own growth at its mark
@@ -632,9 +634,9 @@ ARR_HOT static size_t ext_growth(size_t bytes)
 	}
 	uint64_t ours = resident_pages(0), ext = (uint64_t)r > ours ? (uint64_t)r - ours : 0;
 	bool peak = (uint64_t)r > rss_max;
-	/* less than EXT_MIN (in a watch, a quarter): the program's stack, a
-	 * table it touched, or the footprint estimate's error (pages counted
-	 * resident at a carve, before the program writes them) */
+	/* less: the program's stack, a table it touched, or the footprint
+	 * estimate's error (pages counted resident at a carve, before the
+	 * program writes them) */
 	if (!ext_set || ext < ext_max + (uint64_t)arr__purge_mult() * (EXT_MIN >> (shift / 2)) / ARR__OS_PAGE) {
 		if (!ext_set)
 			ext_max = ext;
@@ -677,8 +679,9 @@ static void purge_external(size_t bytes, enum growth why)
 	uint64_t before = resident_pages(0);
 	purge_idle(bytes, why);
 	uint64_t after = resident_pages(0), gone = before > after ? before - after : 0;
-	if (ext_rss - gone > rss_max)
-		rss_max = ext_rss - gone;
+	uint64_t r = ext_rss > gone ? ext_rss - gone : 0;
+	if (r > rss_max)
+		rss_max = r;
 }
 
 /* A slow call with no growth of its own: the external growth's check. */
