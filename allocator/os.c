@@ -64,19 +64,28 @@ ARR_HOT void arr__os_purge(void *p, size_t size) { madvise(p, size, MADV_DONTNEE
 #define ARR__PIDFD_SELF_THREAD (-10000)
 static _Atomic int vector_purge_ok = 1; /* 0: the kernel refused it */
 
+/* The start of a /proc file into buf (size bytes), NUL-terminated; false
+ * if it cannot be read. open, read and close: no other system call. */
+ARR_HOT static bool proc_read(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ssize_t n = read(fd, buf, size - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = 0;
+	return true;
+}
+
 /* 1 unless /proc/self/status says a seccomp filter is on (or cannot be read). */
 ARR_HOT static int no_seccomp(void)
 {
 	static ARR_HOT_DATA char path[] = "/proc/self/status", key[] = "\nSeccomp:";
 	char buf[2048]; /* Seccomp: is ~1.3 KB in; not found, not used */
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (!proc_read(path, buf, sizeof buf))
 		return 0;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
 	/* by hand, not strstr: an import less keeps the library's dynamic
 	 * tables in the two pages ld.so reads (allocator.fixedcost_text) */
 	const char *p = buf;
@@ -96,14 +105,8 @@ ARR_HOT long arr__os_rss_pages(void)
 {
 	static ARR_HOT_DATA char path[] = "/proc/self/statm";
 	char buf[128];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (!proc_read(path, buf, sizeof buf))
 		return -1;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
 	const char *p = buf;
 	while (*p >= '0' && *p <= '9')
 		p++;

@@ -132,6 +132,15 @@ static unsigned huge_slack_n;
  * thread is purging them outside the lock): their descriptors are stale. */
 static uint64_t slices_in_flight;
 
+/* The reads of growth outside the allocator (see ext_growth). */
+#define EXT_OPS 65536
+#define EXT_BYTES ((size_t)1 << 20)
+#define EXT_MIN ((size_t)1 << 20)
+#define EXT_WATCH 16
+static uint64_t ext_ops, ext_max, rss_max, ext_rss;
+static size_t ext_bytes;
+static unsigned ext_watch;
+static bool ext_set, ext_off;
 /* ---- invariants (internal.h, beside struct arr__segment) ---- */
 
 bool arr__pool_is_valid_locked(void)
@@ -183,6 +192,12 @@ bool arr__pool_is_valid_locked(void)
 		ARR__CHECK(huge_slack[k].own + (size_t)seg->huge_slack * ARR__OS_PAGE <= HUGE_CACHE_BLOCK);
 		ARR__CHECK(k == 0 || (huge_slack[k - 1].stamp <= huge_slack[k].stamp && huge_slack[k - 1].seg != seg));
 	}
+	/* the reads of outside growth: a watch of at most EXT_WATCH reads, none
+	 * before the first; calloc's fresh-page threshold whole pages, from
+	 * glibc's 128 KiB to its 32 MiB */
+	ARR__CHECK(ext_watch <= EXT_WATCH && (ext_set || (ext_watch == 0 && ext_max == 0)));
+	size_t fresh = __atomic_load_n(&arr__calloc_fresh_min, __ATOMIC_RELAXED);
+	ARR__CHECK(fresh >= ((size_t)128 << 10) && fresh <= ARR__CALLOC_FRESH_MAX && fresh % ARR__OS_PAGE == 0);
 	return true;
 }
 
@@ -610,14 +625,6 @@ enum growth { GROW_SPAN, GROW_POOL, GROW_HUGE, GROW_EXTERNAL };
  * is purged from the idle memory, as the allocator's own growth at its mark
  * is. Below the peak the growth fills room. Under the lock.
  */
-#define EXT_OPS 65536
-#define EXT_BYTES ((size_t)1 << 20)
-#define EXT_MIN ((size_t)1 << 20)
-#define EXT_WATCH 16
-static uint64_t ext_ops, ext_max, rss_max, ext_rss;
-static size_t ext_bytes;
-static unsigned ext_watch;
-static bool ext_set, ext_off;
 ARR_HOT static size_t ext_growth(size_t bytes)
 {
 	ext_bytes += bytes;

@@ -1358,14 +1358,6 @@ ARR_HOT void *arr__span_alloc(struct arr__heap *h, size_t size, bool zero, struc
 	return span_alloc(h, size, zero, zeroed);
 }
 
-/*
- * calloc of a span block not all known zero: only its bytes on the OS pages
- * that were not known zero before the carve are cleared. Its first and last
- * pages are mostly its neighbours' too, and resident: cleared whole, the
- * rest of a fresh block became resident with them (`git status` callocs a
- * 512 KB hash table beside a live block and writes little of it: 620 KB
- * resident against glibc's 88 in its replay without touches).
- */
 size_t arr__calloc_fresh_min = (size_t)128 << 10;
 
 /* calloc_clear() above the threshold: the whole pages given back, the
@@ -1396,6 +1388,14 @@ static inline size_t calloc_clear(uint8_t *p, size_t n, size_t size)
 	return calloc_give_back(p, n);
 }
 
+/*
+ * calloc of a span block not all known zero: only its bytes on the OS pages
+ * that were not known zero before the carve are cleared. Its first and last
+ * pages are mostly its neighbours' too, and resident: cleared whole, the
+ * rest of a fresh block became resident with them (`git status` callocs a
+ * 512 KB hash table beside a live block and writes little of it: 620 KB
+ * resident against glibc's 88 in its replay without touches).
+ */
 ARR_HOT static void zero_dirty(struct arr__heap *h, uint8_t *p, size_t size, const struct arr__span_zeroed *z)
 {
 	if (z->n == 0) {
