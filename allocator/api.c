@@ -528,7 +528,16 @@ ARR_HOT __attribute__((noinline)) void *arr__realloc_known(void *p, size_t size,
 	} else if (page->flags & ARR__PF_HUGE) {
 		if (ARR__MISUSE(p != page->start))
 			arr__fatal("realloc(): invalid pointer (inside a huge block)", p);
-		if (size > arr__opt.mmap_threshold || size > ARR__MAX_SMALL) {
+		/* Above the threshold it stays huge; so does one shrunk to
+		 * 128 KiB or more, in place: glibc's realloc of a mapped chunk
+		 * is an mremap whatever the new size, where a move into the
+		 * span heap copied it, the old mapping still whole (20 blocks of
+		 * 32 MB written and shrunk to 1 MB: +1.2 MB at the peak, +5 200
+		 * faults, docs/notes/2026-12-07-huge-shrink.md). Below 128 KiB a
+		 * page-rounded mapping and its header page cost more than a
+		 * class or span block, and the copy is small. */
+		if (size > arr__opt.mmap_threshold || size > ARR__MAX_SMALL ||
+		    (size >= ARR__HUGE_SHRINK_MIN && size < usable)) {
 			if (size > usable)
 				arr__heap_trim_for_growth(arr__tl_heap);
 			void *q = arr__huge_realloc(page, p, size);

@@ -233,6 +233,23 @@ static void test_realloc(void)
 	h2 = arr_realloc(h2, (size_t)3 << 20);
 	CHECK(h2 != NULL && check_fill(h2, (size_t)3 << 20, 3) == 0);
 	arr_free(h2);
+	/* a huge block shrunk to a span-heap size of 128 KiB or more stays
+	 * where it is (mremap gives its tail back, as glibc's realloc of a
+	 * mapped chunk does), the bytes kept; below 128 KiB it moves */
+	size_t sizes[] = {(size_t)1 << 20, 600000, (size_t)128 << 10};
+	for (unsigned i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+		unsigned char *b = arr_malloc((size_t)8 << 20);
+		fill(b, (size_t)8 << 20, 5);
+		unsigned char *c = arr_realloc(b, sizes[i]);
+		CHECK(c == b && check_fill(c, sizes[i], 5) == 0);
+		CHECK(arr_malloc_usable_size(c) >= sizes[i] && arr_malloc_usable_size(c) < sizes[i] + 4096);
+		arr_free(c);
+	}
+	unsigned char *b = arr_malloc((size_t)8 << 20);
+	fill(b, 100000, 6);
+	unsigned char *c = arr_realloc(b, 100000);
+	CHECK(c != b && check_fill(c, 100000, 6) == 0);
+	arr_free(c);
 }
 
 /* The smallest class that holds s, from the stats' class table. */
