@@ -536,8 +536,7 @@ ARR_HOT __attribute__((noinline)) void *arr__realloc_known(void *p, size_t size,
 		 * faults, docs/notes/2026-12-07-huge-shrink.md). Below 128 KiB a
 		 * page-rounded mapping and its header page cost more than a
 		 * class or span block, and the copy is small. */
-		if (size > arr__opt.mmap_threshold || size > ARR__MAX_SMALL ||
-		    (size >= ARR__HUGE_SHRINK_MIN && size < usable)) {
+		if (size > arr__opt.span_hi) {
 			if (size > usable)
 				arr__heap_trim_for_growth(arr__tl_heap);
 			void *q = arr__huge_realloc(page, p, size);
@@ -545,6 +544,8 @@ ARR_HOT __attribute__((noinline)) void *arr__realloc_known(void *p, size_t size,
 				return nomem();
 			return q;
 		}
+		if (size >= ARR__HUGE_SHRINK_MIN && size < usable)
+			return arr__huge_realloc(page, p, size); /* a shrink: in place (NULL, errno ENOMEM: kept) */
 	} else if ((page->flags & ARR__PF_SPAN) && arr__opt.span_min != 0 &&
 		   ((size > arr__opt.span_min && size <= ARR__MAX_SMALL && size <= arr__opt.mmap_threshold) ||
 		    (size > usable && arr__sparse_in_span(arr__tl_heap, size)))) {

@@ -13,6 +13,7 @@
  * operation every run. Slices older than purge_delay ops are MADV_DONTNEED'd
  * and marked clean (known zero), which lets calloc skip the memset later.
  */
+#include <errno.h>
 #include <string.h>
 #include <sys/uio.h>
 #include <sys/single_threaded.h>
@@ -1380,7 +1381,8 @@ static inline void huge_count_add(_Atomic int64_t *c, int64_t d)
 		atomic_fetch_add_explicit(c, d, memory_order_relaxed);
 }
 
-/* Resize a huge block in place or move its pages with mremap; NULL if impossible. */
+/* Resize a huge block in place or move its pages with mremap; NULL (errno
+ * ENOMEM) if impossible, the block as it was. */
 ARR_HOT void *arr__huge_realloc(struct arr__page *page, void *p, size_t size)
 {
 	struct arr__segment *seg = arr__segment_of(p);
@@ -1413,8 +1415,10 @@ ARR_HOT void *arr__huge_realloc(struct arr__page *page, void *p, size_t size)
 		return p;
 	}
 	seg = huge_remap(seg, map, nmap);
-	if (seg == NULL)
+	if (seg == NULL) {
+		errno = ENOMEM;
 		return NULL;
+	}
 	page = &seg->pages[0];
 	page->start = (uint8_t *)seg + off;
 	page->huge_map = nmap;
