@@ -60,6 +60,35 @@ static bool span_cache_is_valid(const struct arr__heap *h) __attribute__((unused
 #define BORROW_MIN 256
 /* ---- page lists ---- */
 
+/*
+ * trim_barred. The bar on trimming a current page as it empties (`trimmed`
+ * 2, arr__page_emptied_current) was the page's, but a class of two pages
+ * swaps them: a program that mallocs 1 600 blocks of 64 bytes and frees
+ * them all, over and over (glibc's bench-malloc-simple), fills one page and
+ * part of a second, which is current when it empties, trimmed; the full one
+ * empties after it, goes to the pool and comes back as the next round's
+ * second page, unbarred, trimmed in its turn: 15 OS pages given back and
+ * faulted in again every round (77 000 faults in the benchmark where glibc
+ * makes 300). So the bar is the class's too: set where page_extend finds a
+ * trimmed or barred page carving again, given to every page the class
+ * takes from the pool or the span cache (find_page). The bars lapse
+ * together: the first one set two ticks' frees after the one before clears
+ * the others (no walk at the tick, no test of the age where the bar is
+ * read: both are hot text; a class that stopped churning keeps its bar
+ * until then, and its empty page waits for the tick's trim of idle pages
+ * instead).
+ */
+#define TRIM_BAR_FREES (2 * ARR__TICK_OPS)
+static __attribute__((noinline)) void trim_bar(struct arr__page *page)
+{
+	struct arr__heap *h = page->heap;
+	page->trimmed = 2;
+	if (arr__heap_frees(h) - h->trim_bar_frees >= TRIM_BAR_FREES)
+		memset(h->trim_barred, 0, sizeof h->trim_barred); /* the others lapsed */
+	h->trim_barred[page->cls / 64] |= (uint64_t)1 << (page->cls % 64);
+	h->trim_bar_frees = arr__heap_frees(h);
+}
+
 /* The class's current page, and for a class up to ARR__DIRECT_MAX its
  * sizes' entries of direct[] (internal.h, struct arr__heap): the only writer of either. */
 static void set_current(struct arr__heap *h, unsigned cls, struct arr__page *page)
@@ -253,8 +282,8 @@ ARR_HOT static void page_extend(struct arr__page *page)
 	/* carving again past the first OS page what was trimmed as the page
 	 * emptied, within the same tick: that trim was for nothing (see
 	 * arr__page_emptied_current) */
-	if (ARR_UNLIKELY(page->trimmed == 1) && (size_t)page->capacity * bs >= ARR__OS_PAGE)
-		page->trimmed = 2;
+	if (ARR_UNLIKELY(page->trimmed != 0) && (size_t)page->capacity * bs >= ARR__OS_PAGE)
+		trim_bar(page);
 	page->capacity += n;
 }
 
@@ -424,6 +453,9 @@ bool arr__heap_is_valid(const struct arr__heap *h)
 	ARR__CHECK(h->state == ARR__HEAP_ACTIVE || h->state == ARR__HEAP_ABANDONED || h->state == ARR__HEAP_SHARED);
 	/* 0 only in a fresh heap (its first free ticks); never wrapped */
 	ARR__CHECK(h->tick_left <= h->tick_len && h->tick_len <= ARR__TICK_OPS);
+	/* a trim bar is a class's (and none was set in the future) */
+	ARR__CHECK(h->trim_barred[ARR__NCLASSES / 64] >> (ARR__NCLASSES % 64) == 0 && !(h->trim_barred[0] & 1));
+	ARR__CHECK(h->trim_bar_frees <= arr__heap_frees(h));
 	for (unsigned c = 0; c < ARR__NCLASSES; c++)
 		class_list_is_valid(h, c, true);
 	arr__heap_direct_is_valid(h);
@@ -1528,6 +1560,7 @@ retry:;
 		page = arr__pool_take(h, cls);
 	if (page == NULL)
 		return NULL;
+	page->trimmed = (uint8_t)((h->trim_barred[cls / 64] >> (cls % 64) & 1) << 1); /* trim_barred */
 	class_push_front(h, page);
 	page_extend(page);
 	ARR__ASSERT(page->free != NULL && h->pages[cls] == page);

@@ -1515,6 +1515,38 @@ static void test_calloc_fresh(void)
 	arr_alloc_set_option("purge_delay", delay0);
 }
 
+/*
+ * A class of two pages whose blocks are all freed, round after round: 1 600
+ * blocks of 64 bytes fill one page and part of a second, which is current
+ * when it empties and is trimmed; the full page goes to the pool and comes
+ * back as the next round's second page. The bar on trimming a page carved
+ * again within the tick is the class's, so the page that comes back is not
+ * trimmed either (glibc's bench-malloc-simple: 77 000 faults before).
+ */
+static void test_trim_bar(void)
+{
+	enum { N = 1600, ROUNDS = 300 };
+	static unsigned char *v[N];
+	CHECK(arr_alloc_stats_get(&st) == 0);
+	uint64_t purged = st.pages_purged;
+	for (int r = 0; r < ROUNDS; r++) {
+		for (int i = 0; i < N; i++) {
+			v[i] = arr_malloc(64);
+			memset(v[i], r, 64);
+		}
+		for (int i = 0; i < N / 2; i++)
+			arr_free(v[i]);
+		for (int i = N - 1; i >= N / 2; i--)
+			arr_free(v[i]);
+	}
+	CHECK(arr_alloc_stats_get(&st) == 0);
+	purged = st.pages_purged - purged;
+	/* without the class's bar: ~15 pages a round */
+	if (purged > ROUNDS)
+		fprintf(stderr, "trim bar: %llu pages purged in %d rounds\n", (unsigned long long)purged, ROUNDS);
+	CHECK(purged <= ROUNDS);
+}
+
 int main(int argc, char **argv)
 {
 	/* these tests are of a thread's own heap from its first malloc: no
@@ -1525,13 +1557,16 @@ int main(int argc, char **argv)
 	arr_alloc_set_option("aged", 0);
 	/* in a process of their own: "huge"'s growths reach the footprint's
 	 * high-water mark, which the others' would have set far above;
-	 * "fresh" needs calloc's fresh-page threshold at its start. The small
+	 * "fresh" needs calloc's fresh-page threshold at its start; "trimbar"
+	 * a class's pages as the first round leaves them. The small
 	 * classes' segment mapped first, as it is in any program (its mapping
 	 * is not what the checks count) */
-	if (argc > 1 && (!strcmp(argv[1], "huge") || !strcmp(argv[1], "fresh"))) {
+	if (argc > 1 && (!strcmp(argv[1], "huge") || !strcmp(argv[1], "fresh") || !strcmp(argv[1], "trimbar"))) {
 		arr_free(arr_malloc(64));
 		if (!strcmp(argv[1], "huge"))
 			test_huge_reuse();
+		else if (!strcmp(argv[1], "trimbar"))
+			test_trim_bar();
 		else
 			test_calloc_fresh();
 		if (failures)
