@@ -47,7 +47,11 @@ allocation patterns of bench/workloads/patterns.c found on 2026-12-07
 replaced among small blocks; rounds: a thousand small blocks made and freed,
 over and over; threads: 64 short-lived threads at a time doing the same;
 pairs: the same two threads at a time, 600 in all; replace: 4 096 blocks of 1-3 KB replaced at random; aligned: the same with
-posix_memalign; builders: strings grown by realloc 1-100 bytes a call). A
+posix_memalign; builders: strings grown by realloc 1-100 bytes a call;
+batches: 25-1 600 blocks of 16-64 bytes made and freed, over and over, as
+glibc's bench-malloc-simple does; handoff: two chains of 40 threads that
+each replace random slots of 5 000 blocks of 8-1 000 bytes and hand them to
+the next, as mimalloc-bench's larson does, 2026-12-07 evening). A
 program whose tool is missing is left out.
 
 Arguments:
@@ -58,7 +62,7 @@ Environment:
   SCALE=full|tiny  input sizes (default full; tiny for bench/smoke.sh)
   PROGRAMS="..."   subset and order, separated by spaces or commas (default: true sed sort awk python3
                    sqlite3 gcc analyze bc perl git tar xz pyjson pythreads pyphases perlhash perlio gdb java
-                   hugecalloc hugebuf rounds threads pairs replace aligned builders)
+                   hugecalloc hugebuf rounds threads pairs replace aligned builders batches handoff)
   ALLOCS="..."     allocators (default: glibc builtin jemalloc mimalloc; a missing one is left
                    out); NAME=LIB preloads LIB as NAME (e.g. before=/tmp/old/liballocrr-malloc.so,
                    to compare two builds of the library in one run)
@@ -70,7 +74,7 @@ EOF
 bench_args "$@"
 bench_setup "$@"
 scale=${SCALE:-full}
-programs=${PROGRAMS:-true sed sort awk python3 sqlite3 gcc analyze bc perl git tar xz pyjson pythreads pyphases perlhash perlio gdb java hugecalloc hugebuf rounds threads pairs replace aligned builders}
+programs=${PROGRAMS:-true sed sort awk python3 sqlite3 gcc analyze bc perl git tar xz pyjson pythreads pyphases perlhash perlio gdb java hugecalloc hugebuf rounds threads pairs replace aligned builders batches handoff}
 programs=${programs//,/ } # commas too: run-all.sh passes no spaces
 allocs_want=${ALLOCS:-glibc builtin jemalloc mimalloc}
 allocs_want=${allocs_want//,/ }
@@ -228,7 +232,7 @@ program() {
 		command -v gdb >/dev/null || return 1
 		cmd=(gdb --batch -nx -ex "print 1+1")
 		;;
-	hugecalloc | hugebuf | rounds | threads | pairs | replace | aligned | builders)
+	hugecalloc | hugebuf | rounds | threads | pairs | replace | aligned | builders | batches | handoff)
 		cmd=("$tmp/patterns" "$1" "$pat_scale")
 		;;
 	java)

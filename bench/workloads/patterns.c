@@ -22,6 +22,14 @@
  *               32 or 64
  *   builders    20 000 strings built by realloc, 1-100 bytes a call, to
  *               4-100 KB each
+ *   batches     n blocks of 16, 32 or 64 bytes (n 25, 100, 400, 1 600)
+ *               made, written and freed, the first half oldest first and
+ *               the rest newest first, over and over (2 000 000 blocks each)
+ *   handoff     two chains of threads, each with 5 000 slots of 8-1 000
+ *               bytes: a thread replaces random slots 100 000 times, then
+ *               starts the next thread of its chain and exits with its
+ *               blocks live; 40 threads a chain (a server whose workers
+ *               hand their state on)
  *
  * Prints a checksum of what it read back (the same under every allocator).
  */
@@ -31,6 +39,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static uint64_t rs = 88172645463325252ull;
 static uint64_t rnd(void)
@@ -196,6 +205,84 @@ static void builders(void)
 	}
 }
 
+static void batches(void)
+{
+	static unsigned char *v[1600];
+	static const int counts[] = {25, 100, 400, 1600};
+	for (size_t size = 16; size <= 64; size *= 2)
+		for (unsigned c = 0; c < sizeof counts / sizeof counts[0]; c++) {
+			int n = counts[c];
+			for (long r = 0; r < 2000000 / n / scale + 1; r++) {
+				for (int i = 0; i < n; i++) {
+					v[i] = malloc(size);
+					if (v[i] == NULL)
+						abort();
+					memset(v[i], i & 0xff, size);
+				}
+				sum += v[n - 1][0];
+				for (int i = 0; i < n / 2; i++)
+					free(v[i]);
+				for (int i = n - 1; i >= n / 2; i--)
+					free(v[i]);
+			}
+		}
+}
+
+enum { HANDOFF_SLOTS = 5000, HANDOFF_CHAINS = 2 };
+struct chain {
+	unsigned char *slot[HANDOFF_SLOTS];
+	uint64_t rs;
+	long left; /* threads still to run */
+	uint64_t sum;
+};
+static struct chain chains[HANDOFF_CHAINS];
+
+static void *handoff_thread(void *arg)
+{
+	struct chain *ch = arg;
+	for (long i = 0; i < 100000 / scale; i++) {
+		ch->rs ^= ch->rs << 13;
+		ch->rs ^= ch->rs >> 7;
+		ch->rs ^= ch->rs << 17;
+		unsigned k = (unsigned)(ch->rs % HANDOFF_SLOTS);
+		size_t s = 8 + (ch->rs >> 32) % 993;
+		free(ch->slot[k]);
+		ch->slot[k] = malloc(s);
+		if (ch->slot[k] == NULL)
+			abort();
+		ch->slot[k][0] = (unsigned char)s;
+		ch->slot[k][s - 1] = (unsigned char)k;
+		ch->sum += ch->slot[k][0];
+	}
+	/* the next thread of the chain takes the slots over; this one exits */
+	if (--ch->left > 0) {
+		pthread_t t;
+		if (pthread_create(&t, NULL, handoff_thread, ch) != 0 || pthread_detach(t) != 0)
+			abort();
+	} else {
+		__atomic_store_n(&ch->left, -1, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+static void handoff(void)
+{
+	for (int c = 0; c < HANDOFF_CHAINS; c++) {
+		chains[c].rs = 0x9e3779b97f4a7c15ull * (uint64_t)(c + 1);
+		chains[c].left = 40;
+		pthread_t t;
+		if (pthread_create(&t, NULL, handoff_thread, &chains[c]) != 0 || pthread_detach(t) != 0)
+			abort();
+	}
+	for (int c = 0; c < HANDOFF_CHAINS; c++) {
+		while (__atomic_load_n(&chains[c].left, __ATOMIC_ACQUIRE) != -1)
+			usleep(1000);
+		sum += chains[c].sum;
+		for (int i = 0; i < HANDOFF_SLOTS; i++)
+			free(chains[c].slot[i]);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const char *m = argc > 1 ? argv[1] : "";
@@ -217,9 +304,14 @@ int main(int argc, char **argv)
 		replace(1);
 	else if (strcmp(m, "builders") == 0)
 		builders();
+	else if (strcmp(m, "batches") == 0)
+		batches();
+	else if (strcmp(m, "handoff") == 0)
+		handoff();
 	else {
 		fprintf(stderr,
-			"usage: patterns hugecalloc|hugebuf|rounds|threads|pairs|replace|aligned|builders [SCALE]\n");
+			"usage: patterns "
+			"hugecalloc|hugebuf|rounds|threads|pairs|replace|aligned|builders|batches|handoff [SCALE]\n");
 		return 2;
 	}
 	printf("%llu\n", (unsigned long long)sum);
