@@ -529,13 +529,13 @@ ARR_HOT __attribute__((noinline)) void *arr__realloc_known(void *p, size_t size,
 		if (ARR__MISUSE(p != page->start))
 			arr__fatal("realloc(): invalid pointer (inside a huge block)", p);
 		/* Above the threshold it stays huge; so does one shrunk to
-		 * 128 KiB or more, in place: glibc's realloc of a mapped chunk
-		 * is an mremap whatever the new size, where a move into the
-		 * span heap copied it, the old mapping still whole (20 blocks of
-		 * 32 MB written and shrunk to 1 MB: +1.2 MB at the peak, +5 200
-		 * faults, docs/notes/2026-12-07-huge-shrink.md). Below 128 KiB a
-		 * page-rounded mapping and its header page cost more than a
-		 * class or span block, and the copy is small. */
+		 * 128 KiB or more, in place, as glibc's realloc of a mapped
+		 * chunk is an mremap whatever the new size: a move into the
+		 * span heap would copy it while the old mapping is still whole
+		 * and fault the copy in (docs/allocator.md, "Huge blocks and
+		 * realloc"). Below 128 KiB a page-rounded mapping and its
+		 * header page cost more than a class or span block, and the
+		 * copy is small. */
 		if (size > arr__opt.span_hi) {
 			if (size > usable)
 				arr__heap_trim_for_growth(arr__tl_heap);
@@ -544,7 +544,7 @@ ARR_HOT __attribute__((noinline)) void *arr__realloc_known(void *p, size_t size,
 				return nomem();
 			return q;
 		}
-		if (size >= ARR__HUGE_SHRINK_MIN && size < usable)
+		if (size >= ARR__GLIBC_MMAP_MIN && size < usable)
 			return arr__huge_realloc(page, p, size); /* a shrink: in place (NULL, errno ENOMEM: kept) */
 	} else if ((page->flags & ARR__PF_SPAN) && arr__opt.span_min != 0 &&
 		   ((size > arr__opt.span_min && size <= ARR__MAX_SMALL && size <= arr__opt.mmap_threshold) ||

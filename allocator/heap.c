@@ -62,14 +62,14 @@ static bool span_cache_is_valid(const struct arr__heap *h) __attribute__((unused
 
 /*
  * trim_barred. The bar on trimming a current page as it empties (`trimmed`
- * 2, arr__page_emptied_current) was the page's, but a class of two pages
- * swaps them: a program that mallocs 1 600 blocks of 64 bytes and frees
+ * 2, arr__page_emptied_current) cannot be the page's alone, since a class
+ * of two pages swaps them: a program that mallocs 1 600 blocks of 64 bytes and frees
  * them all, over and over (glibc's bench-malloc-simple), fills one page and
  * part of a second, which is current when it empties, trimmed; the full one
  * empties after it, goes to the pool and comes back as the next round's
  * second page, unbarred, trimmed in its turn: 15 OS pages given back and
- * faulted in again every round (77 000 faults in the benchmark where glibc
- * makes 300). So the bar is the class's too: set where page_extend finds a
+ * faulted in again every round with a page's bar alone
+ * (docs/allocator.md, "Fast and slow paths"). So the bar is the class's too: set where page_extend finds a
  * trimmed or barred page carving again, given to every page the class
  * takes from the pool or the span cache (find_page). The bars lapse
  * together: the first one set two ticks' frees after the one before clears

@@ -111,9 +111,11 @@ ARR_COLD __attribute__((noreturn)) void arr__fatal(const char *what, const void 
 #define ARR__FINE_FIRST 37 /* first class above 1 KiB */
 #define ARR__FINE_END 81   /* first class above 16 KiB */
 #define ARR__MAX_SMALL ((size_t)1 << 20)
-/* realloc shrinking a huge block to this or more keeps it huge, its tail
- * unmapped by mremap (api.c arr__realloc_known): glibc's 128 KiB. */
-#define ARR__HUGE_SHRINK_MIN ((size_t)128 << 10)
+/* glibc's default mmap threshold, the least its dynamic one can be: a
+ * huge block realloc shrinks to this or more keeps its mapping (api.c
+ * arr__realloc_known), and calloc's fresh-page threshold starts here
+ * (arr__calloc_fresh_min). */
+#define ARR__GLIBC_MMAP_MIN ((size_t)128 << 10)
 #define ARR__SMALL_TAB 1024                    /* sizes <= this are classed by table lookup */
 #define ARR__DIRECT_N (ARR__SMALL_TAB / 8 + 1) /* entries of arr__class_tab */
 /* Sizes up to this go through a heap's direct[] (struct arr__heap): most

@@ -198,7 +198,7 @@ bool arr__pool_is_valid_locked(void)
 	 * glibc's 128 KiB to its 32 MiB */
 	ARR__CHECK(ext_watch <= EXT_WATCH && (ext_set || (ext_watch == 0 && ext_max == 0)));
 	size_t fresh = __atomic_load_n(&arr__calloc_fresh_min, __ATOMIC_RELAXED);
-	ARR__CHECK(fresh >= ((size_t)128 << 10) && fresh <= ARR__CALLOC_FRESH_MAX && fresh % ARR__OS_PAGE == 0);
+	ARR__CHECK(fresh >= ARR__GLIBC_MMAP_MIN && fresh <= ARR__CALLOC_FRESH_MAX && fresh % ARR__OS_PAGE == 0);
 	return true;
 }
 

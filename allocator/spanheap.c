@@ -1358,7 +1358,7 @@ ARR_HOT void *arr__span_alloc(struct arr__heap *h, size_t size, bool zero, struc
 	return span_alloc(h, size, zero, zeroed);
 }
 
-size_t arr__calloc_fresh_min = (size_t)128 << 10;
+size_t arr__calloc_fresh_min = ARR__GLIBC_MMAP_MIN;
 
 /* calloc_clear() above the threshold: the whole pages given back, the
  * edges cleared. Out of the hot text: a small program never runs it. */
@@ -1639,8 +1639,8 @@ static inline unsigned checked_unit(struct arr__spanseg *s, const void *p, const
 }
 
 /* Blocks this long may raise calloc's fresh-page threshold when freed
- * (arr__calloc_fresh_note, internal.h: never below 128 KiB). */
-#define FRESH_UNITS (((size_t)128 << 10) >> UNIT_SHIFT)
+ * (arr__calloc_fresh_note, internal.h: never below ARR__GLIBC_MMAP_MIN). */
+#define FRESH_UNITS (ARR__GLIBC_MMAP_MIN >> UNIT_SHIFT)
 
 /* Under the lock: the block in use at u goes back to the free spans. */
 static inline __attribute__((always_inline)) void span_release_locked(struct arr__span_arena *a, struct arr__spanseg *s,
