@@ -41,7 +41,7 @@ then 1.5 M tuples, which live in arenas python maps itself: found
 bucket array realloc doubles to 2 MiB), perlio (perl counting the 3-digit
 prefixes of 2 000 000 lines: per line a malloc of 1-8 KiB whose size shrinks
 by the line's length, two such blocks alive at a time), gdb (gdb --batch printing 1+1: three
-threads) and java (java -version: 18 threads, 7 000 calls); and eight
+threads) and java (java -version: 18 threads, 7 000 calls); and eleven
 allocation patterns of bench/workloads/patterns.c found on 2026-12-07
 (hugecalloc: 1-16 MB callocs of random sizes; hugebuf: four 1-8 MB buffers
 replaced among small blocks; rounds: a thousand small blocks made and freed,
@@ -51,8 +51,10 @@ posix_memalign; builders: strings grown by realloc 1-100 bytes a call;
 batches: 25-1 600 blocks of 16-64 bytes made and freed, over and over, as
 glibc's bench-malloc-simple does; handoff: two chains of 40 threads that
 each replace random slots of 5 000 blocks of 8-1 000 bytes and hand them to
-the next, as mimalloc-bench's larson does, 2026-12-07 evening). A
-program whose tool is missing is left out.
+the next, as mimalloc-bench's larson does, 2026-12-07 evening; refill: two
+threads that each make 200 blocks of 8-64 KB, write them and free them all,
+a new thread each round, as mimalloc-bench's mstress does, 2026-12-07
+night). A program whose tool is missing is left out.
 
 Arguments:
   BUILD_DIR        CMake build tree holding lib/liballocrr-malloc.so (default: build)
@@ -62,7 +64,7 @@ Environment:
   SCALE=full|tiny  input sizes (default full; tiny for bench/smoke.sh)
   PROGRAMS="..."   subset and order, separated by spaces or commas (default: true sed sort awk python3
                    sqlite3 gcc analyze bc perl git tar xz pyjson pythreads pyphases perlhash perlio gdb java
-                   hugecalloc hugebuf rounds threads pairs replace aligned builders batches handoff)
+                   hugecalloc hugebuf rounds threads pairs replace aligned builders batches handoff refill)
   ALLOCS="..."     allocators (default: glibc builtin jemalloc mimalloc; a missing one is left
                    out); NAME=LIB preloads LIB as NAME (e.g. before=/tmp/old/liballocrr-malloc.so,
                    to compare two builds of the library in one run)
@@ -74,7 +76,7 @@ EOF
 bench_args "$@"
 bench_setup "$@"
 scale=${SCALE:-full}
-programs=${PROGRAMS:-true sed sort awk python3 sqlite3 gcc analyze bc perl git tar xz pyjson pythreads pyphases perlhash perlio gdb java hugecalloc hugebuf rounds threads pairs replace aligned builders batches handoff}
+programs=${PROGRAMS:-true sed sort awk python3 sqlite3 gcc analyze bc perl git tar xz pyjson pythreads pyphases perlhash perlio gdb java hugecalloc hugebuf rounds threads pairs replace aligned builders batches handoff refill}
 programs=${programs//,/ } # commas too: run-all.sh passes no spaces
 allocs_want=${ALLOCS:-glibc builtin jemalloc mimalloc}
 allocs_want=${allocs_want//,/ }
@@ -232,7 +234,7 @@ program() {
 		command -v gdb >/dev/null || return 1
 		cmd=(gdb --batch -nx -ex "print 1+1")
 		;;
-	hugecalloc | hugebuf | rounds | threads | pairs | replace | aligned | builders | batches | handoff)
+	hugecalloc | hugebuf | rounds | threads | pairs | replace | aligned | builders | batches | handoff | refill)
 		cmd=("$tmp/patterns" "$1" "$pat_scale")
 		;;
 	java)

@@ -30,6 +30,10 @@
  *               starts the next thread of its chain and exits with its
  *               blocks live; 40 threads a chain (a server whose workers
  *               hand their state on)
+ *   refill      two threads that each malloc 200 blocks of 8-64 KB, write
+ *               them and free them all, 100 times, a new thread each time
+ *               (a working set built and dropped in rounds, as
+ *               mimalloc-bench's mstress does)
  *
  * Prints a checksum of what it read back (the same under every allocator).
  */
@@ -283,6 +287,41 @@ static void handoff(void)
 	}
 }
 
+static void *refill_thread(void *arg)
+{
+	uint64_t x = (uint64_t)(uintptr_t)arg * 0x9e3779b97f4a7c15ull + 1, out = 0;
+	unsigned char *v[200];
+	for (int i = 0; i < 200; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		size_t s = 8192 + x % (56u << 10);
+		v[i] = malloc(s);
+		if (v[i] == NULL)
+			abort();
+		memset(v[i], i, s);
+	}
+	for (int i = 0; i < 200; i++) {
+		out += v[i][i];
+		free(v[i]);
+	}
+	return (void *)(uintptr_t)out;
+}
+
+static void refill(void)
+{
+	for (long r = 0; r < 100 / scale + 1; r++) {
+		pthread_t t;
+		void *out;
+		if (pthread_create(&t, NULL, refill_thread, (void *)(uintptr_t)(2 * r + 1)) != 0)
+			abort();
+		sum += (uint64_t)(uintptr_t)refill_thread((void *)(uintptr_t)(2 * r + 2));
+		if (pthread_join(t, &out) != 0)
+			abort();
+		sum += (uint64_t)(uintptr_t)out;
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const char *m = argc > 1 ? argv[1] : "";
@@ -308,10 +347,12 @@ int main(int argc, char **argv)
 		batches();
 	else if (strcmp(m, "handoff") == 0)
 		handoff();
+	else if (strcmp(m, "refill") == 0)
+		refill();
 	else {
 		fprintf(stderr,
 			"usage: patterns "
-			"hugecalloc|hugebuf|rounds|threads|pairs|replace|aligned|builders|batches|handoff [SCALE]\n");
+			"hugecalloc|hugebuf|rounds|threads|pairs|replace|aligned|builders|batches|handoff|refill [SCALE]\n");
 		return 2;
 	}
 	printf("%llu\n", (unsigned long long)sum);
