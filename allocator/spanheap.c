@@ -207,6 +207,15 @@ struct arr__span_arena {
 	/* last: the fields above, the longer spans' bin (0) and the short
 	 * lengths' share the arena's first page */
 	struct arr__span_node *bins[NBINS];
+	/* the trim's bet (trim_bet_settle), after the bins: read in trims
+	 * and fit_resident() only (ahead of them, the hot fields' offsets
+	 * would no longer fit a byte in the instructions that read them) —
+	 * pages the last trim of everything gave back and resident after it
+	 * (gave 0: no bet open); the op clock from which a free span counts as
+	 * not reused (set by the trims of everything and the idle ones) and
+	 * the span mallocs at the last idle trim; the score of bets lost */
+	uint64_t trim_gave, trim_after, trim_clock, trim_mallocs;
+	unsigned trim_regret;
 } __attribute__((aligned(64)));
 
 _Static_assert((ARR__SPAN_ARENAS & (ARR__SPAN_ARENAS - 1)) == 0, "arenas: a power of two");
@@ -640,7 +649,7 @@ struct busy {
  * trim): of those free for TRIM_AGE_DIV-th of the decay (PURGE_TRIM) or
  * any (PURGE_TRIM_ALL; see trim_goal()); or the oldest until `goal` pages
  * while more than grow_keep() units wait (PURGE_GROW, arr__span_purge_for_growth). */
-enum purge_why { PURGE_EXPIRED, PURGE_ALL, PURGE_TRIM, PURGE_TRIM_ALL, PURGE_GROW };
+enum purge_why { PURGE_EXPIRED, PURGE_ALL, PURGE_TRIM, PURGE_TRIM_ALL, PURGE_TRIM_IDLE, PURGE_GROW };
 #define TRIM_AGE_DIV 8
 
 /* The free resident units a growth purge leaves on the lru (its youngest):
@@ -669,9 +678,11 @@ ARR_HOT static unsigned purge_collect(struct arr__span_arena *a, enum purge_why 
 		if (why == PURGE_EXPIRED &&
 		    (a->lru_units <= (decay == 0 ? 0 : CACHE_UNITS) || !due || nd->stamp > due_at))
 			break;
-		if ((why == PURGE_TRIM || why == PURGE_TRIM_ALL) && pages >= goal)
+		if ((why == PURGE_TRIM || why == PURGE_TRIM_ALL || why == PURGE_TRIM_IDLE) && pages >= goal)
 			break;
 		if (why == PURGE_TRIM && decay > 0 && now - nd->stamp < (uint64_t)decay / TRIM_AGE_DIV)
+			break;
+		if (why == PURGE_TRIM_IDLE && nd->stamp >= a->trim_clock)
 			break;
 		if (why == PURGE_GROW && (pages >= goal || a->lru_units <= grow_keep(a)))
 			break;
@@ -979,26 +990,92 @@ static inline bool trim_due(const struct arr__span_arena *a)
 	return due;
 }
 
+/*
+ * The trim's bet. A trim of everything (PURGE_TRIM_ALL) gives back what a
+ * program let go of, on the bet that it will not want it again soon. A
+ * program that frees nearly all it holds and builds it up again, round
+ * after round (mimalloc-bench's mstress: two threads fill a working set
+ * and free it, 25 rounds; the bench's `refill`), loses every time, and
+ * faults every round's span pages in again (glibc trims only the top of a
+ * heap, so what a round frees below a live chunk stays for the next). The
+ * next trim settles the bet: lost if the arena regrew by half of what the
+ * trim gave back (trim_regret += 2, at most TRIM_REGRET_MAX), won
+ * otherwise (-= 1). While the score is TRIM_REGRET_OFF or more, the trim
+ * that would have taken everything takes, once a round (the first after
+ * TRIM_ROUND_MALLOCS span mallocs), only the free spans no round has
+ * reused since the last such trim (PURGE_TRIM_IDLE: on the lru since
+ * before trim_clock): what this round freed waits for the next, what the
+ * rounds leave unused goes, and a program that stops coming back wins
+ * those bets and is trimmed whole again. Keeping every round's pages
+ * instead kept their union, and the peak rose with it. The age-bounded
+ * trims of a working set that shrinks without letting go (mtwork's waves,
+ * whose rises take back what the troughs' trims gave) are no bets: they
+ * take only what the decay's eighth says is idle already. The pages kept
+ * serve the next round only if it carves them: fit_kept(), below.
+ * docs/notes/2026-12-07-trim-bet.md has the measurements.
+ */
+#define TRIM_REGRET_OFF 4
+#define TRIM_REGRET_MAX 8
+#define TRIM_ROUND_MALLOCS 64
+
+/* Under the lock: settle the last trim's bet (above). */
+static void trim_bet_settle(struct arr__span_arena *a)
+{
+	if (a->trim_gave == 0)
+		return;
+	uint64_t regrew = a->resident > a->trim_after ? a->resident - a->trim_after : 0;
+	unsigned r = a->trim_regret;
+	if (regrew >= a->trim_gave / 2)
+		r = r + 2 < TRIM_REGRET_MAX ? r + 2 : TRIM_REGRET_MAX;
+	else if (r > 0)
+		r--;
+	a->trim_regret = r;
+	a->trim_gave = a->trim_after = 0;
+}
+
 /* Called with the lock held; releases it. A purged span that merges with a
  * dirty neighbour, or takes in a resident page it shared with a clean one,
  * stays on the lru (resident drops, lru_units does not), so the rounds are
  * bounded: TRIM_ROUNDS batches at most per call. */
 static void unlock_and_trim(struct arr__span_arena *a)
 {
+	trim_bet_settle(a);
+	uint64_t gave = 0, idle_at = 0;
 	for (unsigned round = 0; round < TRIM_ROUNDS; round++) {
 		uint64_t goal = trim_goal(a);
 		struct busy b[PURGE_BATCH];
 		struct iovec iov[PURGE_BATCH];
 		uint64_t live = (a->live_units + UNITS_PER_OSPAGE - 1) / UNITS_PER_OSPAGE;
-		enum purge_why why =
-			a->resident > TRIM_ALL_RATIO * live + TRIM_FLOOR_PAGES ? PURGE_TRIM_ALL : PURGE_TRIM;
+		bool all = a->resident > TRIM_ALL_RATIO * live + TRIM_FLOOR_PAGES;
+		enum purge_why why = !all                               ? PURGE_TRIM
+				     : a->trim_regret < TRIM_REGRET_OFF ? PURGE_TRIM_ALL
+									: PURGE_TRIM_IDLE;
+		if (why == PURGE_TRIM_IDLE) {
+			/* once a round: at the first trim after TRIM_ROUND_MALLOCS
+			 * mallocs, what stayed free since the last such trim */
+			if (a->nmallocs - a->trim_mallocs < TRIM_ROUND_MALLOCS)
+				break;
+			idle_at = arr__pool_clock();
+			a->trim_mallocs = a->nmallocs;
+		}
 		unsigned niov, n = goal ? purge_collect(a, why, goal, b, iov, &niov) : 0;
-		lock_give(&a->lock);
 		if (n == 0)
-			return;
+			break;
+		uint64_t before = a->resident;
+		lock_give(&a->lock);
 		purge_finish(a, b, n, iov, niov);
 		lock_take(&a->lock);
+		if (all && a->resident < before)
+			gave += before - a->resident;
 	}
+	if (gave != 0) { /* the bet: will the arena grow back? */
+		a->trim_gave = gave;
+		a->trim_after = a->resident;
+	}
+	if (idle_at != 0)
+		a->trim_clock = idle_at; /* what is free from now on was not reused since */
+	else if (gave != 0 || a->trim_clock == 0)
+		a->trim_clock = arr__pool_clock();
 	lock_give(&a->lock);
 }
 
@@ -1081,20 +1158,58 @@ static inline __attribute__((always_inline)) unsigned bin_next(const struct arr_
  * one as long. */
 #define BIN_SCAN 8
 
-/* n, the first of the shortest free spans that fit, is not resident (a
- * purged span put back at a bin's head would be faulted in while a dirty
- * one waits): the first resident one as long among the next BIN_SCAN of its
- * list, or n. */
-ARR_HOT static __attribute__((noinline)) struct arr__span_node *fit_resident(struct arr__span_node *n)
+/* Free spans at the lru's head that fit_kept() looks at. */
+#define KEPT_SCAN 64
+
+/*
+ * Best fit would make fresh pages resident while the arena keeps what its
+ * trims would have given back (trim_regret, the trim's bet): the shortest of
+ * the KEPT_SCAN oldest free spans on the lru whose first need units are
+ * resident, or n. Keeping the pages is only worth it if the next round
+ * carves them, and best fit goes by length alone: it takes a shorter clean
+ * span, or the low end of a span whose pages there were purged, while the
+ * kept pages wait beside the fresh ones, and the arena's resident pages
+ * grow round after round to the union of the rounds' layouts. Only then:
+ * for a working set replaced at random best fit's own choice keeps the
+ * peak lower (the matrix's t1 private large steady +6 % with this fit
+ * always on).
+ */
+static __attribute__((noinline)) struct arr__span_node *fit_kept(struct arr__span_arena *a, struct arr__span_node *n,
+								 unsigned need)
+{
+	if (a->lru_units < need || !range_any_clean(seg_of_node(n), n->unit, need))
+		return n;
+	struct arr__span_node *best = n;
+	unsigned best_len = ~0u, k = 0;
+	for (struct arr__span_node *q = a->lru_head; q != NULL && k < KEPT_SCAN; q = q->lnext, k++) {
+		unsigned len = node_len(q);
+		if (len >= need && len < best_len && !range_any_clean(seg_of_node(q), q->unit, need)) {
+			best = q;
+			best_len = len;
+		}
+	}
+	return best;
+}
+
+/* n, the first of the shortest free spans that fit: if it is not resident
+ * (a purged span put back at a bin's head would be faulted in while a dirty
+ * one waits), the first resident one as long among the next BIN_SCAN of its
+ * list; else, or if there is none, n, or fit_kept()'s choice while the
+ * arena keeps what it would have trimmed. */
+ARR_HOT static __attribute__((noinline)) struct arr__span_node *fit_resident(struct arr__span_arena *a,
+									     struct arr__span_node *n, unsigned need)
 {
 	unsigned len = node_len(n), k = 0;
-	for (struct arr__span_node *q = n->next; q != NULL && k < BIN_SCAN; q = q->next, k++) {
-		uint32_t t = arr__sp_tag(seg_of_node(q), q->unit);
-		if ((t & T_LEN) != len)
-			break;
-		if (t & T_DIRTY)
-			return q;
-	}
+	if (!(arr__sp_tag(seg_of_node(n), n->unit) & T_DIRTY))
+		for (struct arr__span_node *q = n->next; q != NULL && k < BIN_SCAN; q = q->next, k++) {
+			uint32_t t = arr__sp_tag(seg_of_node(q), q->unit);
+			if ((t & T_LEN) != len)
+				break;
+			if (t & T_DIRTY)
+				return q;
+		}
+	if (ARR_UNLIKELY(a->trim_regret >= TRIM_REGRET_OFF))
+		return fit_kept(a, n, need);
 	return n;
 }
 
@@ -1134,8 +1249,7 @@ static inline __attribute__((always_inline)) bool best_fit(struct arr__span_aren
 		if (n == NULL)
 			return false;
 	}
-	if (!(arr__sp_tag(seg_of_node(n), n->unit) & T_DIRTY))
-		n = fit_resident(n);
+	n = fit_resident(a, n, need);
 	*sp = seg_of_node(n);
 	*up = n->unit;
 	return true;
@@ -2476,6 +2590,8 @@ static bool arena_is_valid_locked(struct arr__span_arena *a)
 	ARR__CHECK(busy == a->busy_spans);
 	ARR__CHECK(resident == a->resident);
 	ARR__CHECK(a->trim_lim == trim_lim_of(a->resident));
+	ARR__CHECK(a->trim_regret <= TRIM_REGRET_MAX && (a->trim_gave != 0 || a->trim_after == 0));
+	ARR__CHECK(a->trim_mallocs <= a->nmallocs && a->trim_clock <= arr__pool_clock());
 	return true;
 }
 

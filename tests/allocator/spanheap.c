@@ -369,6 +369,61 @@ static void test_trim(void)
 	arr_alloc_purge();
 }
 
+/*
+ * The trim's bet (spanheap.c trim_bet_settle): rounds that build ~8 MB of
+ * 8-64 KB blocks and free them all are trimmed whole while the trims win
+ * their bets; once two have been lost (the arena grew back every time),
+ * the rounds keep their pages: the next eight give back less than a
+ * round's worth where each gave back all of it before, and the arena's
+ * resident pages stay within a sixteenth of a round's pages of the first
+ * round's.
+ */
+static void test_trim_bet(void)
+{
+	enum { N = 240, ROUNDS = 12 };
+	static unsigned char *b[N];
+	uint64_t x = 88172645463325252ull, early = purged(), p4 = 0, need = 0;
+	uint64_t level[ROUNDS];
+	for (unsigned r = 0; r < ROUNDS; r++) {
+		if (r == 4)
+			p4 = purged();
+		uint64_t bytes = 0;
+		for (unsigned i = 0; i < N; i++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			size_t sz = 8192 + x % (56u << 10);
+			b[i] = arr_malloc(sz);
+			CHECK(b[i] != NULL);
+			memset(b[i], (int)r, sz);
+			bytes += sz;
+		}
+		need = bytes / 4096 > need ? bytes / 4096 : need;
+		CHECK(arr_alloc_stats_get(&st) == 0);
+		level[r] = st.resident / 4096;
+		for (unsigned i = 0; i < N; i++)
+			arr_free(b[i]);
+	}
+	uint64_t p_end = purged();
+	/* the first rounds were trimmed (else nothing here is tested) */
+	CHECK(p4 - early >= need);
+	/* the rounds after the bets were lost keep their pages (each of the
+	 * eight gave back all of them without the bet) */
+	CHECK(p_end - p4 < need);
+	/* and carve the same ones again (fit_kept: without it the level rose
+	 * by a fifth of a round's pages, to stay) */
+	uint64_t top = 0;
+	for (unsigned r = 4; r < ROUNDS; r++)
+		top = level[r] > top ? level[r] : top;
+	CHECK(top <= level[0] + need / 16);
+	if (p4 - early < need || p_end - p4 >= need || top > level[0] + need / 16)
+		fprintf(stderr,
+			"trim bet: %llu pages purged in rounds 0-3, %llu in 4-11 (a round: %llu); resident %llu in "
+			"the first, %llu at most from the fifth\n",
+			(unsigned long long)(p4 - early), (unsigned long long)(p_end - p4), (unsigned long long)need,
+			(unsigned long long)level[0], (unsigned long long)top);
+}
+
 /* Blocks freed by another thread (there is no owner: one heap for all). */
 static void *alloc_many(void *arg)
 {
@@ -1028,7 +1083,7 @@ static void test_arena_fork(void)
 	arr_free(atomic_load(&fork_block));
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	/* these tests are of a thread's own heap from its first malloc: no
 	 * light threads (tests/allocator/light.c has those); the purges after
@@ -1036,6 +1091,14 @@ int main(void)
 	 * delay that grows with its age (tests/allocator/aged.c has that) */
 	arr_alloc_set_option("light", 0);
 	arr_alloc_set_option("aged", 0);
+	if (argc > 1 && strcmp(argv[1], "trimbet") == 0) {
+		/* a process of its own: the bets it loses change later trims */
+		test_trim_bet();
+		if (failures)
+			return 1;
+		printf("allocator spanheap trimbet: all checks passed\n");
+		return 0;
+	}
 	test_realloc_headroom(); /* first: no block cached or resized before */
 	test_stats();
 	test_usable();
