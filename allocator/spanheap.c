@@ -195,27 +195,25 @@ struct arr__span_arena {
 	 * or &lru_head (set with the arena's first segment: arenas are all
 	 * zero, in .bss) */
 	struct arr__span_node *lru_head, **lru_tailp;
-	uint64_t lru_units;  /* units of spans on the lru */
-	uint64_t resident;   /* data OS pages not known clean (Σ of the segments') */
-	int64_t trim_lim;    /* a trim is due while live_units < this (trim_lim_of(resident)) */
-	int64_t tick_left;   /* operations to the next tick (a countdown: at 0 the next ticks) */
-	uint64_t ticks;      /* ticks so far (the debug build's walk, every 16th) */
-	unsigned busy_spans; /* purges in flight */
+	uint64_t lru_units;   /* units of spans on the lru */
+	uint64_t resident;    /* data OS pages not known clean (Σ of the segments') */
+	int64_t trim_lim;     /* a trim is due while live_units < this (trim_lim_of(resident)) */
+	int64_t tick_left;    /* operations to the next tick (a countdown: at 0 the next ticks) */
+	uint64_t ticks;       /* ticks so far (the debug build's walk, every 16th) */
+	unsigned busy_spans;  /* purges in flight */
+	unsigned trim_regret; /* the trim's bet (trim_bet_settle): the score of bets lost (read by fit_resident()) */
 	/* statistics */
 	/* live blocks: nmallocs - nfrees (one counter fewer on every operation) */
 	uint64_t live_units, live_req, nmallocs, nfrees, purged_pages;
 	/* last: the fields above, the longer spans' bin (0) and the short
 	 * lengths' share the arena's first page */
 	struct arr__span_node *bins[NBINS];
-	/* the trim's bet (trim_bet_settle), after the bins: read in trims
-	 * and fit_resident() only (ahead of them, the hot fields' offsets
-	 * would no longer fit a byte in the instructions that read them) —
-	 * pages the last trim of everything gave back and resident after it
-	 * (gave 0: no bet open); the op clock from which a free span counts as
-	 * not reused (set by the trims of everything and the idle ones) and
-	 * the span mallocs at the last idle trim; the score of bets lost */
+	/* the trim's bet (trim_bet_settle), after the bins: read and written
+	 * in trims only — pages the last trim of everything gave back and
+	 * resident after it (gave 0: no bet open); the op clock from which a
+	 * free span counts as not reused (set by the trims of everything and
+	 * the idle ones) and the span mallocs at the last idle trim */
 	uint64_t trim_gave, trim_after, trim_clock, trim_mallocs;
-	unsigned trim_regret;
 } __attribute__((aligned(64)));
 
 _Static_assert((ARR__SPAN_ARENAS & (ARR__SPAN_ARENAS - 1)) == 0, "arenas: a power of two");
@@ -224,6 +222,19 @@ _Static_assert((ARR__SPAN_ARENAS & (ARR__SPAN_ARENAS - 1)) == 0, "arenas: a powe
  * time (240 KB resident in every program, `sed` included). tick_left starts
  * at 0: the first operation ticks, with nothing to purge. */
 ARR__BIG_TABLE(static struct arr__span_arena arenas[ARR__SPAN_ARENAS])
+/*
+ * The highest arena index split() has dealt (0: only arena 0 has been
+ * used). Loops over the arenas stop there: an arena no heap was dealt is
+ * all zero and stays so, and where the kernel backs a read of untouched
+ * .bss with a page of its own instead of the shared zero page (seen on a
+ * 6.18 kernel here), the reads of the seven unused arenas' first fields at
+ * every heap tick held seven pages of every program (allocator.fixedcost:
+ * 11 writable pages resident against its bound of 4). Raised before the
+ * arena is first locked, so a loop that reads it after sees every arena
+ * in use.
+ */
+static _Atomic unsigned arenas_hi;
+static inline unsigned arenas_used(void) { return atomic_load_explicit(&arenas_hi, memory_order_acquire) + 1; }
 
 static inline unsigned arena_index(const struct arr__span_arena *a) { return (unsigned)(a - arenas); }
 
@@ -1109,25 +1120,45 @@ static inline __attribute__((always_inline)) void unlock_and_tick_if(struct arr_
 
 static void unlock_and_tick(struct arr__span_arena *a) { unlock_and_tick_if(a, true); }
 
-ARR_HOT uint64_t arr__span_resident_pages(void)
+/* arr__span_resident_pages() of the arenas after the first. Out of line:
+ * with span_arenas > 1 only. */
+static __attribute__((noinline)) uint64_t resident_rest(void)
 {
 	uint64_t n = 0;
-	for (unsigned k = 0; k < ARR__SPAN_ARENAS; k++)
+	for (unsigned k = 1, used = arenas_used(); k < used; k++)
 		n += __atomic_load_n(&arenas[k].resident, __ATOMIC_RELAXED);
 	return n;
 }
 
+ARR_HOT uint64_t arr__span_resident_pages(void)
+{
+	uint64_t n = __atomic_load_n(&arenas[0].resident, __ATOMIC_RELAXED);
+	return ARR_UNLIKELY(atomic_load_explicit(&arenas_hi, memory_order_acquire) != 0) ? n + resident_rest() : n;
+}
+
 /* Every arena, the idle ones too: a thread's tick decays the memory an
  * exited thread's arena holds (a heap's ticks are its own operations). */
+static void tick_arena(struct arr__span_arena *a)
+{
+	if (a->lru_head == NULL) /* racy: a miss waits for the next tick */
+		return;
+	lock_take(&a->lock);
+	unlock_and_purge(a);
+}
+
+/* arr__span_tick() of the arenas after the first. Out of line: with
+ * span_arenas > 1 only. */
+static __attribute__((noinline)) void tick_rest(void)
+{
+	for (unsigned k = 1, used = arenas_used(); k < used; k++)
+		tick_arena(&arenas[k]);
+}
+
 ARR_HOT void arr__span_tick(void)
 {
-	for (unsigned k = 0; k < ARR__SPAN_ARENAS; k++) {
-		struct arr__span_arena *a = &arenas[k];
-		if (a->lru_head == NULL) /* racy: a miss waits for the next tick */
-			continue;
-		lock_take(&a->lock);
-		unlock_and_purge(a);
-	}
+	tick_arena(&arenas[0]);
+	if (ARR_UNLIKELY(atomic_load_explicit(&arenas_hi, memory_order_acquire) != 0))
+		tick_rest();
 }
 
 /* ---- the entry points ---- */
@@ -1274,11 +1305,13 @@ static bool carve_faults(const struct arr__spanseg *s, unsigned u, unsigned need
  * Only a malloc that would fault looks, so the steady state stays in its
  * arena.
  */
-static struct arr__span_arena *steal(struct arr__span_arena *a, unsigned need, size_t size, struct arr__spanseg **sp,
-				     unsigned *up)
+static __attribute__((noinline)) struct arr__span_arena *steal(struct arr__span_arena *a, unsigned need, size_t size,
+							       struct arr__spanseg **sp, unsigned *up)
 {
-	unsigned n = arr__opt.span_arenas, self = arena_index(a);
+	unsigned n = arr__opt.span_arenas, self = arena_index(a), used = arenas_used();
 	for (unsigned k = 1; k < n; k++) {
+		if ((self + k) % n >= used)
+			continue;
 		struct arr__span_arena *o = &arenas[(self + k) % n];
 		if (__atomic_load_n(&o->lru_units, __ATOMIC_RELAXED) == 0 || !lock_try(&o->lock))
 			continue;
@@ -1318,6 +1351,18 @@ static __attribute__((noinline)) void *carve_stolen(struct arr__span_arena *a, s
  */
 static _Atomic unsigned arenas_dealt;
 
+/* The next arena dealt round-robin from 1 to n - 1, arenas_hi raised to it
+ * first. Out of line: once a thread, with span_arenas > 1 only. */
+static __attribute__((noinline)) unsigned arena_deal(unsigned n)
+{
+	unsigned k = 1 + atomic_fetch_add_explicit(&arenas_dealt, 1, memory_order_relaxed) % (n - 1);
+	unsigned hi = atomic_load_explicit(&arenas_hi, memory_order_relaxed);
+	while (hi < k &&
+	       !atomic_compare_exchange_weak_explicit(&arenas_hi, &hi, k, memory_order_release, memory_order_relaxed))
+		;
+	return k;
+}
+
 static void split(struct arr__heap *h, unsigned contended)
 {
 	unsigned n = arr__opt.span_arenas;
@@ -1326,7 +1371,7 @@ static void split(struct arr__heap *h, unsigned contended)
 	h->span_contended += contended;
 	if (h->span_contended < arr__opt.span_split)
 		return;
-	h->span_arena = 1 + atomic_fetch_add_explicit(&arenas_dealt, 1, memory_order_relaxed) % (n - 1);
+	h->span_arena = arena_deal(n);
 }
 
 static inline __attribute__((always_inline)) void *span_alloc(struct arr__heap *h, size_t size, bool zero,
@@ -2085,7 +2130,7 @@ ARR_HOT uint64_t arr__span_purge_for_growth(uint64_t pages)
 	uint64_t done = 0;
 	if (arr__opt.purge_delay <= 0) /* 0: nothing waits; < 0: never purged */
 		return 0;
-	for (unsigned k = 0; k < ARR__SPAN_ARENAS && done < pages; k++) {
+	for (unsigned k = 0, used = arenas_used(); k < used && done < pages; k++) {
 		struct arr__span_arena *a = &arenas[k];
 		if (__atomic_load_n(&a->lru_units, __ATOMIC_RELAXED) == 0) /* racy: a miss waits for its decay */
 			continue;
@@ -2111,7 +2156,7 @@ ARR_HOT uint64_t arr__span_purge_for_growth(uint64_t pages)
 size_t arr__span_purge_all(void)
 {
 	size_t bytes = 0;
-	for (unsigned k = 0; k < ARR__SPAN_ARENAS; k++) {
+	for (unsigned k = 0, used = arenas_used(); k < used; k++) {
 		struct arr__span_arena *a = &arenas[k];
 		for (;;) {
 			struct busy b[PURGE_BATCH];
@@ -2133,7 +2178,7 @@ size_t arr__span_purge_all(void)
 void arr__span_stats(struct arr__span_stats *out)
 {
 	memset(out, 0, sizeof *out);
-	for (unsigned k = 0; k < ARR__SPAN_ARENAS; k++) {
+	for (unsigned k = 0, used = arenas_used(); k < used; k++) {
 		struct arr__span_arena *a = &arenas[k];
 		lock_take(&a->lock);
 		for (struct arr__spanseg *s = a->segs; s; s = s->next) {
@@ -2431,22 +2476,34 @@ bool arr__span_cache_is_valid(const struct arr__heap *h)
 
 /* ---- fork ---- */
 
+/* The arenas in use when the fork began (arenas_used()): the parent gives
+ * back the locks it took. One dealt after that is locked by its thread
+ * only, which the child does not have: the child resets every arena's
+ * lock up to arenas_used() as it reads it (raised before any lock of a new
+ * arena). */
+static unsigned fork_used;
+
 void arr__span_fork_prepare(void)
 {
-	for (unsigned k = 0; k < ARR__SPAN_ARENAS; k++)
+	/* arena 0's lock first: a second fork's prepare waits there until the
+	 * first one's parent handler has read fork_used and given it back */
+	lock_take(&arenas[0].lock);
+	unsigned used = arenas_used();
+	for (unsigned k = 1; k < used; k++)
 		lock_take(&arenas[k].lock);
+	fork_used = used;
 }
 
 void arr__span_fork_parent(void)
 {
-	for (unsigned k = ARR__SPAN_ARENAS; k-- > 0;)
+	for (unsigned k = fork_used; k-- > 0;)
 		lock_give(&arenas[k].lock);
 }
 
 /* Spans a vanished thread was purging stay BUSY: address space, not memory. */
 void arr__span_fork_child(void)
 {
-	for (unsigned k = 0; k < ARR__SPAN_ARENAS; k++)
+	for (unsigned k = 0, used = arenas_used(); k < used; k++)
 		atomic_store_explicit(&arenas[k].lock.w, 0, memory_order_relaxed);
 }
 
