@@ -2090,6 +2090,7 @@ static void fork_child(void)
 	if (arr__shared_heap != NULL)
 		heap_fork_reset(arr__shared_heap);
 	shared_releasing = false;
+	arr__pool_fork_repair(self, arr__shared_heap);
 	for (struct arr__heap *h = all_heaps; h; h = h->next_all)
 		if (h != self && h->state == ARR__HEAP_ACTIVE) {
 			arr__fork_tore = true;

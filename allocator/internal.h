@@ -857,6 +857,10 @@ void arr__pool_give(struct arr__heap *h, struct arr__page *page);
 void arr__page_init(struct arr__page *page, struct arr__heap *h, unsigned cls, size_t zero_from);
 /* Advance the op clock by the heap's unsynced ops and purge what has expired. */
 void arr__pool_tick(struct arr__heap *h);
+/* In a fork's child, before the vanished threads' heaps are abandoned: make
+ * the block lists of every class page neither heap a nor b owns consistent
+ * again (pool.c, "A fork's torn pages"). */
+void arr__pool_fork_repair(const struct arr__heap *a, const struct arr__heap *b);
 /* Under arr__lock (heap.c "Kept pages"): a free heap keeps `slices` of
  * empty class pages since op clock `stamp`, or hands them to its next
  * thread (-slices); and one such page back to the free slices, freed at
