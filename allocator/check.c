@@ -141,12 +141,7 @@ bool arr__page_is_valid(const struct arr__page *page)
 	uint32_t nlocal = list_mark(page, page->local_free, seen);
 	uintptr_t tf = atomic_load_explicit(&page->thread_free, memory_order_acquire);
 	uint32_t nthread = list_mark(page, (const struct arr__block *)(tf & ~ARR__TF_MASK), seen);
-	uint32_t holed = 0;
-	if (page->holes) {
-		size_t bs = page->block_size;
-		for (uint32_t i = 0; i < page->capacity; i++)
-			holed += page->holes >> ((size_t)i * bs / ARR__OS_PAGE) & 1;
-	}
+	uint32_t holed = arr__page_holed(page);
 	ARR__CHECK(nthread <= page->used);
 	ARR__CHECK(page->used + nfree + nlocal + holed == page->capacity);
 	/* thread_free state */

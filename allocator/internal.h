@@ -349,6 +349,17 @@ struct arr__page {
 	};
 };
 
+/* A page's holed blocks: those that start in an OS page its `holes` marks
+ * purged (the invariants above; heap.c page_punch). */
+static inline uint32_t arr__page_holed(const struct arr__page *page)
+{
+	uint32_t holed = 0;
+	if (page->holes)
+		for (uint32_t i = 0; i < page->capacity; i++)
+			holed += page->holes >> ((size_t)i * page->block_size / ARR__OS_PAGE) & 1;
+	return holed;
+}
+
 /*
  * Invariants (arr__pool_is_valid, under arr__lock):
  *   bit 0 (the header slice) is never in free_mask; clean_mask ⊆ free_mask

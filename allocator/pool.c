@@ -150,10 +150,8 @@ static bool ext_set, ext_off;
  * the shared heap whole, but a thread's own heap is its own, without a
  * lock, and the child gets a vanished thread's page descriptor from one
  * moment and its blocks from a later one: `free` naming a block that thread
- * has since handed out, its link cleared or overwritten by the program
- * (`allocator.fork`, forks while three threads allocate: "corrupted free
- * list" in 2 of 9 runs on a loaded machine, at every commit since the fork
- * test's). Before those heaps are abandoned, the child walks every class
+ * has since handed out, its link cleared or overwritten by the program (the
+ * child's next pop aborts: "corrupted free list"). Before those heaps are abandoned, the child walks every class
  * page of theirs: a list is cut before the first block that is not a
  * carved block of the page, sits in a purged hole, is already on a list, or
  * whose link the walk cannot follow (that block too: it may be in use), and
@@ -202,10 +200,7 @@ static void fork_repair_page(struct arr__page *page)
 	struct arr__block *tl = (struct arr__block *)(tf & ~ARR__TF_MASK);
 	uint32_t nthread = fork_repair_list(page, &tl, seen);
 	atomic_store_explicit(&page->thread_free, (uintptr_t)tl | (tf & ARR__TF_MASK), memory_order_relaxed);
-	uint32_t holed = 0;
-	if (page->holes)
-		for (uint32_t i = 0; i < page->capacity; i++)
-			holed += page->holes >> ((size_t)i * page->block_size / ARR__OS_PAGE) & 1;
+	uint32_t holed = arr__page_holed(page);
 	/* what the lists and holes leave is in use (thread_free's blocks too,
 	 * until they are collected) */
 	uint32_t used = page->capacity - holed - nfree - nlocal;

@@ -1085,7 +1085,7 @@ static void unlock_and_trim(struct arr__span_arena *a)
 	}
 	if (idle_at != 0)
 		a->trim_clock = idle_at; /* what is free from now on was not reused since */
-	else if (gave != 0 || a->trim_clock == 0)
+	else if (gave != 0)              /* (the idle trims follow lost bets: the clock is set by then) */
 		a->trim_clock = arr__pool_clock();
 	lock_give(&a->lock);
 }
