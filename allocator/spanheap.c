@@ -2654,9 +2654,14 @@ static bool arena_is_valid_locked(struct arr__span_arena *a)
 
 bool arr__spanheap_is_valid(void)
 {
+	unsigned used = arenas_used();
+	ARR__CHECK(used <= ARR__SPAN_ARENAS);
 	for (unsigned k = 0; k < ARR__SPAN_ARENAS; k++) {
 		lock_take(&arenas[k].lock);
 		arena_is_valid_locked(&arenas[k]);
+		/* past the highest dealt (arenas_hi): never used, what the loops
+		 * that stop there skip */
+		ARR__CHECK(k < used || (arenas[k].nsegs == 0 && arenas[k].nmallocs == 0 && arenas[k].lru_head == NULL));
 		lock_give(&arenas[k].lock);
 	}
 	return true;
