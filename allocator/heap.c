@@ -48,6 +48,9 @@ static struct arr__heap *all_heaps, *free_heaps, *abandoned_heaps;
 struct arr__heap *arr__shared_heap;
 pthread_mutex_t arr__shared_lock;
 static __thread unsigned light_calls __attribute__((tls_model("initial-exec")));
+/* fresh OS pages this thread's class pages carved while free dirty slices
+ * waited, not yet paid (page_extend; ARR__CARVE_DEBT_PAGES at a time) */
+static __thread unsigned carve_debt __attribute__((tls_model("initial-exec")));
 static uint8_t *meta_cur, *meta_end;
 static pthread_key_t heap_key;
 static _Atomic bool key_ok;
@@ -279,6 +282,15 @@ ARR_HOT static void page_extend(struct arr__page *page)
 	arr__block_set_next((struct arr__block *)p, NULL);
 	page->free = first;
 	page->free_is_zero = (size_t)page->capacity * bs >= (size_t)page->zero_from * ARR__OS_PAGE;
+	/* fresh pages while free slices wait: as much given back (pool.c
+	 * arr__pool_carved_fresh), counted by the thread and paid
+	 * ARR__CARVE_DEBT_PAGES at a time */
+	if (ARR_UNLIKELY(page->free_is_zero) &&
+	    __atomic_load_n(&arr__dirty_slices, __ATOMIC_RELAXED) > ARR__IDLE_FLOOR_SLICES &&
+	    (carve_debt += (unsigned)(((size_t)n * bs + ARR__OS_PAGE - 1) / ARR__OS_PAGE)) >= ARR__CARVE_DEBT_PAGES) {
+		arr__pool_carved_fresh(carve_debt);
+		carve_debt = 0;
+	}
 	/* carving again past the first OS page what was trimmed as the page
 	 * emptied, within the same tick: that trim was for nothing (see
 	 * arr__page_emptied_current) */
@@ -682,7 +694,6 @@ ARR_HOT void arr__free_generic(void *p, struct arr__page *page, struct arr__heap
 
 /* ---- adopting the pages of exited threads ---- */
 
-/* inline: reap_one's copy stays in find_page's hot text, the graduation's is cold */
 /* A kept page its class's blocks go back to (a thread took its heap, or
  * adopted it): the resident tail past what they reached given back (a slice
  * that came resident from an earlier owner of another class). Not at the
@@ -697,7 +708,49 @@ __attribute__((noinline)) static void kept_trim_tail(struct arr__page *page)
 	}
 }
 
-static inline __attribute__((always_inline)) void adopt_page(struct arr__heap *h, struct arr__page *page)
+/*
+ * An abandoned heap's pages, adopted: the resident tails past what their
+ * blocks reached (slices that came resident from an earlier owner, of
+ * another class, that carved further) given back, as a kept page's are,
+ * where the page is at most half used: its free blocks come before a carve
+ * (find_page), so the tail would wait resident for nothing, where a fuller
+ * page's next carve would fault it in again. Threads that hand their blocks
+ * to the next and exit (`patterns handoff`, mimalloc-bench's larson) pass
+ * pages from heap to heap, and such tails were 2-4 MB of a 19 MB peak. In
+ * batches of 16 ranges (one process_madvise where the kernel allows: with
+ * threads, one TLB shootdown).
+ */
+struct tails {
+	struct iovec iov[16];
+	unsigned n;
+	size_t bytes;
+};
+
+static __attribute__((noinline)) void tails_flush(struct tails *t)
+{
+	arr__os_purge_many(t->iov, t->n);
+	arr__pool_count_purged(t->bytes);
+	t->n = 0;
+	t->bytes = 0;
+}
+
+static __attribute__((noinline)) void tail_add(struct tails *t, struct arr__page *page)
+{
+	size_t carved = ((size_t)page->capacity * page->block_size + ARR__OS_PAGE - 1) / ARR__OS_PAGE;
+	if (page->zero_from <= carved || (uint64_t)page->used * 2 > page->capacity)
+		return;
+	size_t len = (page->zero_from - carved) * ARR__OS_PAGE;
+	t->iov[t->n++] = (struct iovec){page->start + carved * ARR__OS_PAGE, len};
+	t->bytes += len;
+	page->zero_from = (uint16_t)carved;
+	if (t->n == sizeof t->iov / sizeof *t->iov)
+		tails_flush(t);
+}
+
+/* tails: an abandoned heap's (above); NULL: the shared heap's, whose empty
+ * pages only are trimmed so (a light thread's own pages, carved by it) */
+static inline __attribute__((always_inline)) void adopt_page(struct arr__heap *h, struct arr__page *page,
+							     struct tails *tails)
 {
 	page->heap = h;
 	page->flags &= (uint8_t)~ARR__PF_FULL;
@@ -707,37 +760,54 @@ static inline __attribute__((always_inline)) void adopt_page(struct arr__heap *h
 		/* of a class h has no page of: its current page (an exited
 		 * thread's page kept for the next, "Kept pages") */
 		if (h->pages[page->cls] == &arr__page_empty) {
-			kept_trim_tail(page);
+			if (tails != NULL)
+				tail_add(tails, page);
+			else
+				kept_trim_tail(page);
 			class_push_front(h, page);
 		} else
 			arr__pool_give(h, page);
 		return;
 	}
+	if (tails != NULL)
+		tail_add(tails, page);
 	class_insert_second(h, page);
 	if (!page->free && page->capacity == page->reserved && h->pages[page->cls] != page)
 		page_to_full(h, page);
 }
 
-/* Every page of heap `from` (its classes' lists and its full pages) to h. */
-static inline __attribute__((always_inline)) void adopt_pages(struct arr__heap *h, struct arr__heap *from)
+/* Every page of heap `from` (its classes' lists and its full pages) to h;
+ * their tails given back if `abandoned`. */
+static inline __attribute__((always_inline)) void adopt_pages(struct arr__heap *h, struct arr__heap *from,
+							      bool abandoned)
 {
+	struct tails t, *tails = NULL;
+	if (abandoned) {
+		t.n = 0;
+		t.bytes = 0;
+		tails = &t;
+	}
 	for (unsigned c = 0; c < ARR__NCLASSES; c++) {
 		struct arr__page *page;
 		while ((page = from->pages[c]) != &arr__page_empty) {
 			class_remove(from, page);
-			adopt_page(h, page);
+			adopt_page(h, page, tails);
 		}
 	}
 	struct arr__page *page;
 	while ((page = from->full) != NULL) {
 		full_remove(from, page);
-		adopt_page(h, page);
+		adopt_page(h, page, tails);
 	}
+	if (tails != NULL && t.n != 0)
+		tails_flush(&t);
 }
 
 static void kept_clear(struct arr__heap *h);
 
-static bool reap_one(struct arr__heap *h)
+/* Out of line and out of the hot text: only where threads exited with
+ * blocks live (the tails' batch took it past the window inlined). */
+static __attribute__((noinline)) bool reap_one(struct arr__heap *h)
 {
 	pthread_mutex_lock(&arr__lock);
 	struct arr__heap *a = abandoned_heaps;
@@ -749,7 +819,7 @@ static bool reap_one(struct arr__heap *h)
 	pthread_mutex_unlock(&arr__lock);
 	if (a == NULL)
 		return false;
-	adopt_pages(h, a);
+	adopt_pages(h, a, true);
 	/* A heap torn by a fork (its thread vanished mid-operation) may keep a
 	 * stale last[c]: see arr__fork_tore. */
 	for (unsigned c = 0; c < ARR__NCLASSES; c++)
@@ -1959,7 +2029,7 @@ __attribute__((noinline)) void arr__light_graduate(struct arr__heap *h)
 	for (struct arr__page *page = s->full; page; page = page->next)
 		tf_set_state(page, ARR__TF_NORMAL);
 	process_delayed(s);
-	adopt_pages(h, s);
+	adopt_pages(h, s, false);
 	/* and the segments mapped for it: kept, the thread's next span would
 	 * come from a segment of its own (several threads: pool.c find_span),
 	 * one more header and its spans apart from those it just took */

@@ -894,6 +894,16 @@ uint64_t arr__pool_clock(void);
 /* Another part (the span heap) is about to make `bytes` of fresh memory
  * resident: give back as much of the pool's idle memory first. */
 void arr__pool_grow(size_t bytes);
+/* A class page carved `pages` fresh OS pages while free dirty slices wait:
+ * give back as much of the oldest beyond a floor (pool.c). */
+void arr__pool_carved_fresh(unsigned pages);
+/* A thread pays its fresh carves this many OS pages at a time: one take of
+ * the pool's lock and one purge (with threads, one TLB shootdown) for
+ * 256 KiB of carves. */
+#define ARR__CARVE_DEBT_PAGES (4 * ARR__SLICE_SIZE / ARR__OS_PAGE)
+/* The pool's free dirty slices (under its lock; a hint without it). */
+extern uint64_t arr__dirty_slices;
+#define ARR__IDLE_FLOOR_SLICES 4 /* per busy thread: free dirty slices the idle purges leave (pool.c) */
 /* Purge every free dirty slice now; returns bytes purged. */
 size_t arr__pool_purge_all(void);
 /* A huge block; with `zeroed`, a zero one, and *zeroed = the bytes cleared

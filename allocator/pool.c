@@ -23,7 +23,8 @@
 
 static struct arr__segment *segments;
 static uint64_t op_clock;
-static uint64_t dirty_slices; /* free, not yet purged */
+/* free, not yet purged (read without the lock by heap.c page_extend, as a hint) */
+uint64_t arr__dirty_slices;
 /* in empty class pages that free heaps keep for their next thread (heap.c
  * "Kept pages"): used to the pool, idle to the program; the oldest's stamp */
 static uint64_t kept_slices, kept_oldest = UINT64_MAX;
@@ -258,7 +259,7 @@ bool arr__pool_is_valid_locked(void)
 			used &= ~bits;
 		}
 	}
-	ARR__CHECK(dirty == dirty_slices);
+	ARR__CHECK(dirty == arr__dirty_slices);
 	ARR__CHECK(arr__heap_kept_walk_locked() == kept_slices);
 	ARR__CHECK((kept_slices == 0) == (kept_oldest == UINT64_MAX));
 	ARR__CHECK(huge_cache_n <= HUGE_CACHE_N);
@@ -452,7 +453,7 @@ struct purge_run {
  * a while (a fraction of the delay) should keep the gain without the churn;
  * not measured yet.
  */
-#define IDLE_FLOOR_SLICES 4
+#define IDLE_FLOOR_SLICES ARR__IDLE_FLOOR_SLICES
 static uint64_t idle_budget(void)
 {
 	uint64_t floor = (uint64_t)IDLE_FLOOR_SLICES * arr__purge_scale(), b = used_slices / arr__opt.idle_ratio;
@@ -464,18 +465,19 @@ static uint64_t idle_over_budget(void)
 	if (arr__opt.purge_delay < 0 || arr__opt.idle_ratio == 0)
 		return 0;
 	uint64_t b = idle_budget();
-	return dirty_slices > b ? dirty_slices - b : 0;
+	return arr__dirty_slices > b ? arr__dirty_slices - b : 0;
 }
 
 /* Under the lock: up to PURGE_BATCH runs, taken out of the free mask: the
  * expired ones (all: every dirty one), or, over the idle budget, enough of
- * the oldest to get under it. */
-ARR_HOT static unsigned purge_collect(bool all, struct purge_run *runs, bool *budget_only)
+ * the oldest to get under it, or `force` slices of the oldest (fresh
+ * carves, arr__pool_carved_fresh). */
+ARR_HOT static unsigned purge_collect_over(bool all, uint64_t force, struct purge_run *runs, bool *budget_only)
 {
 	*budget_only = false;
 	if (kept_slices != 0)
 		kept_expire(all);
-	if (dirty_slices == 0)
+	if (arr__dirty_slices == 0)
 		return 0;
 	/* The op clock sums every thread's operations, so with n threads at
 	 * work it runs n times faster than any one of them: the delay is
@@ -485,7 +487,7 @@ ARR_HOT static unsigned purge_collect(bool all, struct purge_run *runs, bool *bu
 	 * OS pages that were faulted in again, 48 k faults against glibc's 29 k. */
 	uint64_t due_at;
 	bool due = arr__purge_limit(op_clock, arr__purge_mult(), &due_at);
-	uint64_t over = idle_over_budget();
+	uint64_t over = force != 0 ? force : idle_over_budget();
 	bool expired = due && (oldest_dirty == UINT64_MAX || oldest_dirty <= due_at);
 	if (!all && !expired && over == 0)
 		return 0;
@@ -493,10 +495,12 @@ ARR_HOT static unsigned purge_collect(bool all, struct purge_run *runs, bool *bu
 	if (!all && !expired) {
 		/* Over the idle budget: the older half of what waits first, and
 		 * down to 3/4 of the budget, so the next give does not purge
-		 * again (a purge is a TLB shootdown with several threads). */
-		over += idle_budget() / 4;
-		if (over > dirty_slices)
-			over = dirty_slices;
+		 * again (a purge is a TLB shootdown with several threads). A
+		 * forced number: that many. */
+		if (force == 0)
+			over += idle_budget() / 4;
+		if (over > arr__dirty_slices)
+			over = arr__dirty_slices;
 		limit = oldest_dirty + (op_clock - oldest_dirty) / 2;
 		*budget_only = true;
 	} else {
@@ -528,7 +532,7 @@ again:;
 			uint64_t bits = (j - i == 64 ? ~(uint64_t)0 : (((uint64_t)1 << (j - i)) - 1)) << i;
 			seg->free_mask &= ~bits;
 			dirty &= ~bits;
-			dirty_slices -= j - i;
+			arr__dirty_slices -= j - i;
 			slices_in_flight += j - i;
 			purged_pages += (uint64_t)(j - i) * (ARR__SLICE_SIZE / ARR__OS_PAGE);
 			runs[nr++] = (struct purge_run){seg, i, j - i};
@@ -539,7 +543,7 @@ again:;
 			}
 		}
 	}
-	if (want > 0 && over != UINT64_MAX && limit != UINT64_MAX && dirty_slices > 0) {
+	if (want > 0 && over != UINT64_MAX && limit != UINT64_MAX && arr__dirty_slices > 0) {
 		/* the older half was not enough: anything idle */
 		limit = UINT64_MAX;
 		oldest = UINT64_MAX;
@@ -548,6 +552,11 @@ again:;
 done:
 	oldest_dirty = oldest;
 	return nr;
+}
+
+ARR_HOT static unsigned purge_collect(bool all, struct purge_run *runs, bool *budget_only)
+{
+	return purge_collect_over(all, 0, runs, budget_only);
 }
 
 /* Without the lock: purge the runs, then put them back free and clean, and
@@ -615,6 +624,50 @@ ARR_HOT static void unlock_and_purge(void)
 		purge_finish(runs, nr, budget_only);
 }
 
+/*
+ * Fresh pages carved while free slices wait. A class page carves its span
+ * an OS page at a time, and a carve past the part that came resident with
+ * the span (zero_from) faults fresh memory in. The footprint's growth check
+ * (purge_for_growth) sees slices taken, not carves, and a slice is taken
+ * dirty first, so such a carve meets free dirty slices no take wanted: the
+ * class pages of a program whose threads exit with blocks live, whose next
+ * owners carve on while the pages the exits gave back wait for their delay
+ * (`patterns handoff`, mimalloc-bench's larson). So the fresh pages are a
+ * debt (a thread pays ARR__CARVE_DEBT_PAGES at a time, heap.c
+ * page_extend), and each slice of it gives back a slice of the oldest free
+ * dirty ones (the older half of the waiting first, as the idle budget's
+ * purge), as far as more than the floor waits: IDLE_FLOOR_SLICES per busy
+ * thread, or a 64th of the slices in use. The footprint then grows by what
+ * the class pages hold, as for a slice taken at the high-water mark. Out
+ * of the hot text: only where free slices wait beside a carve.
+ */
+static uint64_t fresh_debt; /* fresh OS pages carved, not yet paid */
+__attribute__((noinline)) void arr__pool_carved_fresh(unsigned pages)
+{
+	pthread_mutex_lock(&arr__lock);
+	uint64_t floor = (uint64_t)IDLE_FLOOR_SLICES * arr__purge_scale(), share = used_slices / 64;
+	if (share > floor)
+		floor = share;
+	if (arr__opt.purge_delay < 0 || arr__dirty_slices <= floor) {
+		fresh_debt = 0;
+		pthread_mutex_unlock(&arr__lock);
+		return;
+	}
+	fresh_debt += pages;
+	uint64_t slices = fresh_debt / (ARR__SLICE_SIZE / ARR__OS_PAGE), nr = 0;
+	struct purge_run runs[PURGE_BATCH];
+	bool budget_only = false;
+	if (slices != 0) {
+		fresh_debt -= slices * (ARR__SLICE_SIZE / ARR__OS_PAGE);
+		if (slices > arr__dirty_slices - floor)
+			slices = arr__dirty_slices - floor;
+		nr = purge_collect_over(false, slices, runs, &budget_only);
+	}
+	pthread_mutex_unlock(&arr__lock);
+	if (nr != 0)
+		purge_finish(runs, (unsigned)nr, budget_only);
+}
+
 /* Under the lock: unmap kept huge mappings, oldest first, until `bytes`
  * are gone; returns what is left of `bytes`. */
 ARR_HOT static size_t huge_cache_shrink(size_t bytes)
@@ -642,7 +695,7 @@ ARR_HOT static size_t huge_cache_shrink(size_t bytes)
 static uint64_t grow_clock, grow_hwm;
 static uint64_t resident_pages(size_t bytes)
 {
-	return (used_slices + dirty_slices) * (ARR__SLICE_SIZE / ARR__OS_PAGE) +
+	return (used_slices + arr__dirty_slices) * (ARR__SLICE_SIZE / ARR__OS_PAGE) +
 	       (uint64_t)atomic_load_explicit(&huge_mapped, memory_order_relaxed) / ARR__OS_PAGE +
 	       arr__span_resident_pages() + bytes / ARR__OS_PAGE;
 }
@@ -801,7 +854,7 @@ ARR_HOT static void purge_idle(size_t bytes, enum growth why)
 	if (kept_slices != 0)
 		kept_release(UINT64_MAX);
 	size_t want = (bytes + ARR__SLICE_SIZE - 1) >> ARR__SLICE_SHIFT, wanted = want;
-	for (struct arr__segment *seg = segments; seg && want && dirty_slices; seg = seg->next) {
+	for (struct arr__segment *seg = segments; seg && want && arr__dirty_slices; seg = seg->next) {
 		uint64_t dirty = seg->free_mask & ~seg->clean_mask;
 		while (dirty && want) {
 			unsigned i = (unsigned)__builtin_ctzll(dirty), j = i;
@@ -811,7 +864,7 @@ ARR_HOT static void purge_idle(size_t bytes, enum growth why)
 			uint64_t bits = (j - i == 64 ? ~(uint64_t)0 : (((uint64_t)1 << (j - i)) - 1)) << i;
 			seg->clean_mask |= bits;
 			dirty &= ~bits;
-			dirty_slices -= j - i;
+			arr__dirty_slices -= j - i;
 			want -= j - i;
 			purged_pages += (uint64_t)(j - i) * (ARR__SLICE_SIZE / ARR__OS_PAGE);
 		}
@@ -872,7 +925,7 @@ static int exact_run(uint64_t m, unsigned n)
 ARR_HOT __attribute__((noinline, noclone)) static struct arr__segment *find_span(struct arr__heap *h, unsigned n,
 										 unsigned how, int *at)
 {
-	if ((how & SPAN_DIRTY) && dirty_slices < n)
+	if ((how & SPAN_DIRTY) && arr__dirty_slices < n)
 		return NULL;
 	struct arr__segment *first = NULL;
 	int first_at = -1;
@@ -978,7 +1031,7 @@ again:
 	}
 	uint64_t bits = (((uint64_t)1 << n) - 1) << i;
 	uint64_t dirty = bits & ~seg->clean_mask;
-	dirty_slices -= (uint64_t)arr__popcount64(dirty);
+	arr__dirty_slices -= (uint64_t)arr__popcount64(dirty);
 	/* Clean slices become resident as they are carved: growth, which
 	 * kept huge mappings give way to (cc1 replay: +1.1 MB at its peak
 	 * otherwise, a freed 4.6 MB block kept while its small blocks grew).
@@ -1042,7 +1095,7 @@ static inline __attribute__((always_inline)) void give_page_locked(struct arr__p
 	seg->free_mask |= bits;
 	seg->clean_mask |= clean;
 	used_slices -= n;
-	dirty_slices += (uint64_t)arr__popcount64(bits & ~clean);
+	arr__dirty_slices += (uint64_t)arr__popcount64(bits & ~clean);
 	if (oldest_dirty == UINT64_MAX || stamp < oldest_dirty)
 		oldest_dirty = stamp;
 }

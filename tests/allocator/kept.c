@@ -13,6 +13,8 @@
  *   tail      a kept page whose slice was resident further than its blocks
  *             reached (another class's before) keeps that tail until the
  *             next thread takes the heap, which gives it back
+ *   adopted   the same tail in a page whose thread exited with a block in
+ *             it: given back when the next thread adopts the page
  *   steal     with no resident free slice, another heap's page of a class
  *             is the kept page of that class (the same span)
  *   purge     arr_alloc_purge gives every kept page back (none kept after);
@@ -168,6 +170,56 @@ static void test_tail(void)
 	CHECK(arr__pool_is_valid());
 }
 
+/* The same tail in a page that still holds a block when its thread exits
+ * (its heap abandoned): given back when the next thread adopts the page,
+ * whose blocks stay as they were */
+static void *live_112;
+
+static void *one_112_live(void *arg)
+{
+	(void)arg;
+	live_112 = arr_malloc(112);
+	memset(live_112, 0x5a, 112);
+	tail_page = arr__page_of(live_112);
+	return NULL;
+}
+
+static struct arr__heap *adopter;
+
+static void *adopt_all(void *arg)
+{
+	(void)arg;
+	void *p = arr_malloc(48); /* a class it has no page of: adopts */
+	adopter = arr__tl_heap;
+	arr_free(p);
+	return NULL;
+}
+
+static void test_adopted_tail(void)
+{
+	pthread_t t;
+	arr_alloc_purge();
+	pthread_create(&t, NULL, fill_640, NULL);
+	pthread_join(t, NULL);
+	pthread_create(&t, NULL, one_112_live, NULL);
+	pthread_join(t, NULL);
+	CHECK(tail_page->heap->state == ARR__HEAP_ABANDONED && tail_page->used == 1);
+	CHECK(tail_page->capacity * tail_page->block_size <= ARR__OS_PAGE && tail_page->zero_from == 16);
+	struct arr_alloc_stats st;
+	CHECK(arr_alloc_stats_get(&st) == 0);
+	uint64_t purged = st.pages_purged;
+	pthread_create(&t, NULL, adopt_all, NULL);
+	pthread_join(t, NULL);
+	CHECK(tail_page->heap == adopter && tail_page->zero_from == 1);
+	CHECK(arr_alloc_stats_get(&st) == 0);
+	CHECK(st.pages_purged >= purged + 15);
+	unsigned char want[112];
+	memset(want, 0x5a, sizeof want);
+	CHECK(memcmp(live_112, want, sizeof want) == 0);
+	arr_free(live_112);
+	CHECK(arr__pool_is_valid());
+}
+
 static void test_steal(void)
 {
 	arr_alloc_purge(); /* no resident free slice left: the kept pages are the only ones */
@@ -265,6 +317,7 @@ int main(void)
 	arr_free(arr_malloc(1)); /* main holds a heap: the others would be light */
 	test_keep_and_reuse();
 	test_tail();
+	test_adopted_tail();
 	test_steal();
 	test_purge();
 	test_burst();
