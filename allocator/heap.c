@@ -699,9 +699,15 @@ ARR_HOT void arr__free_generic(void *p, struct arr__page *page, struct arr__heap
  * that came resident from an earlier owner of another class). Not at the
  * exit: a page another heap takes instead (kept_take, for any class) is
  * carved anew and uses that tail. */
+/* The OS pages of page's span its carved blocks reach. */
+static inline size_t carved_os_pages(const struct arr__page *page)
+{
+	return ((size_t)page->capacity * page->block_size + ARR__OS_PAGE - 1) / ARR__OS_PAGE;
+}
+
 __attribute__((noinline)) static void kept_trim_tail(struct arr__page *page)
 {
-	size_t carved = ((size_t)page->capacity * page->block_size + ARR__OS_PAGE - 1) / ARR__OS_PAGE;
+	size_t carved = carved_os_pages(page);
 	if (page->zero_from > carved) {
 		arr__pool_purge_range(page->start + carved * ARR__OS_PAGE, (page->zero_from - carved) * ARR__OS_PAGE);
 		page->zero_from = (uint16_t)carved;
@@ -716,8 +722,8 @@ __attribute__((noinline)) static void kept_trim_tail(struct arr__page *page)
  * (find_page), so the tail would wait resident for nothing, where a fuller
  * page's next carve would fault it in again. Threads that hand their blocks
  * to the next and exit (`patterns handoff`, mimalloc-bench's larson) pass
- * pages from heap to heap, and such tails were 2-4 MB of a 19 MB peak. In
- * batches of 16 ranges (one process_madvise where the kernel allows: with
+ * pages and their tails from heap to heap (docs/allocator.md, "Adopted
+ * pages' tails"). In batches of 16 ranges (one process_madvise where the kernel allows: with
  * threads, one TLB shootdown).
  */
 struct tails {
@@ -736,7 +742,7 @@ static __attribute__((noinline)) void tails_flush(struct tails *t)
 
 static __attribute__((noinline)) void tail_add(struct tails *t, struct arr__page *page)
 {
-	size_t carved = ((size_t)page->capacity * page->block_size + ARR__OS_PAGE - 1) / ARR__OS_PAGE;
+	size_t carved = carved_os_pages(page);
 	if (page->zero_from <= carved || (uint64_t)page->used * 2 > page->capacity)
 		return;
 	size_t len = (page->zero_from - carved) * ARR__OS_PAGE;
@@ -805,8 +811,9 @@ static inline __attribute__((always_inline)) void adopt_pages(struct arr__heap *
 
 static void kept_clear(struct arr__heap *h);
 
-/* Out of line and out of the hot text: only where threads exited with
- * blocks live (the tails' batch took it past the window inlined). */
+/* Out of line and out of the hot text: only programs whose threads exit
+ * with blocks live run it, and inlined in find_page it would not fit the
+ * hot text's window (docs/allocator.md). */
 static __attribute__((noinline)) bool reap_one(struct arr__heap *h)
 {
 	pthread_mutex_lock(&arr__lock);

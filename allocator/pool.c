@@ -25,6 +25,9 @@ static struct arr__segment *segments;
 static uint64_t op_clock;
 /* free, not yet purged (read without the lock by heap.c page_extend, as a hint) */
 uint64_t arr__dirty_slices;
+/* fresh OS pages class pages carved while free slices waited, paid less than
+ * a slice (arr__pool_carved_fresh) */
+static uint64_t fresh_debt;
 /* in empty class pages that free heaps keep for their next thread (heap.c
  * "Kept pages"): used to the pool, idle to the program; the oldest's stamp */
 static uint64_t kept_slices, kept_oldest = UINT64_MAX;
@@ -260,6 +263,7 @@ bool arr__pool_is_valid_locked(void)
 		}
 	}
 	ARR__CHECK(dirty == arr__dirty_slices);
+	ARR__CHECK(fresh_debt < ARR__SLICE_SIZE / ARR__OS_PAGE); /* whole slices paid at once */
 	ARR__CHECK(arr__heap_kept_walk_locked() == kept_slices);
 	ARR__CHECK((kept_slices == 0) == (kept_oldest == UINT64_MAX));
 	ARR__CHECK(huge_cache_n <= HUGE_CACHE_N);
@@ -641,7 +645,6 @@ ARR_HOT static void unlock_and_purge(void)
  * the class pages hold, as for a slice taken at the high-water mark. Out
  * of the hot text: only where free slices wait beside a carve.
  */
-static uint64_t fresh_debt; /* fresh OS pages carved, not yet paid */
 __attribute__((noinline)) void arr__pool_carved_fresh(unsigned pages)
 {
 	pthread_mutex_lock(&arr__lock);
