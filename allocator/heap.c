@@ -65,31 +65,42 @@ static bool span_cache_is_valid(const struct arr__heap *h) __attribute__((unused
 
 /*
  * trim_barred. The bar on trimming a current page as it empties (`trimmed`
- * 2, arr__page_emptied_current) cannot be the page's alone, since a class
- * of two pages swaps them: a program that mallocs 1 600 blocks of 64 bytes and frees
- * them all, over and over (glibc's bench-malloc-simple), fills one page and
- * part of a second, which is current when it empties, trimmed; the full one
- * empties after it, goes to the pool and comes back as the next round's
- * second page, unbarred, trimmed in its turn: 15 OS pages given back and
- * faulted in again every round with a page's bar alone
- * (docs/allocator.md, "Fast and slow paths"). So the bar is the class's too: set where page_extend finds a
- * trimmed or barred page carving again, given to every page the class
- * takes from the pool or the span cache (find_page). The bars lapse
- * together: the first one set two ticks' frees after the one before clears
- * the others (no walk at the tick, no test of the age where the bar is
- * read: both are hot text; a class that stopped churning keeps its bar
- * until then, and its empty page waits for the tick's trim of idle pages
- * instead).
+ * 2: arr__page_emptied_current, and the tick's trim of a page emptied
+ * since the last one) cannot be the page's alone, since a class of two
+ * pages swaps them: a program that mallocs 1 600 blocks of 64 bytes and
+ * frees them all, over and over (glibc's bench-malloc-simple), fills one
+ * page and part of a second, which is current when it empties, trimmed;
+ * the full one empties after it, goes to the pool and comes back as the
+ * next round's second page, unbarred, trimmed in its turn: 15 OS pages
+ * given back and faulted in again every round with a page's bar alone
+ * (docs/allocator.md, "Fast and slow paths"). So the bar is the class's
+ * too: set where page_extend finds a trimmed or barred page carving again
+ * past what the trim kept, given to every page the class takes from the
+ * pool or the span cache (find_page). A class's bar lapses at a tick that
+ * finds it with no current page or with one not emptied since the tick
+ * before (the class stopped churning: its empty page waits for the tick's
+ * trim of idle pages). It lapsed for all classes at once, at the first bar
+ * set two ticks' frees after the one before: a program that makes a
+ * thousand blocks of 16-515 bytes and frees them all, over and over
+ * (the drop-in bench's `rounds`), re-trimmed every class at each lapse,
+ * 1 290 page faults against glibc's 161.
  */
-#define TRIM_BAR_FREES (2 * ARR__TICK_OPS)
 static __attribute__((noinline)) void trim_bar(struct arr__page *page)
 {
-	struct arr__heap *h = page->heap;
 	page->trimmed = 2;
-	if (arr__heap_frees(h) - h->trim_bar_frees >= TRIM_BAR_FREES)
-		memset(h->trim_barred, 0, sizeof h->trim_barred); /* the others lapsed */
-	h->trim_barred[page->cls / 64] |= (uint64_t)1 << (page->cls % 64);
-	h->trim_bar_frees = arr__heap_frees(h);
+	page->heap->trim_barred[page->cls / 64] |= (uint64_t)1 << (page->cls % 64);
+}
+
+/* What page_trim keeps of a page it trims as it empties: its first OS page,
+ * or its first block's pages */
+static inline size_t trim_keep(size_t bs)
+{
+	return bs >= ARR__OS_PAGE ? (bs + ARR__OS_PAGE - 1) & ~(size_t)(ARR__OS_PAGE - 1) : ARR__OS_PAGE;
+}
+
+static inline bool trim_is_barred(const struct arr__heap *h, const struct arr__page *page)
+{
+	return page->trimmed == 2 || (h->trim_barred[page->cls / 64] >> (page->cls % 64) & 1);
 }
 
 /* The class's current page, and for a class up to ARR__DIRECT_MAX its
@@ -291,10 +302,12 @@ ARR_HOT static void page_extend(struct arr__page *page)
 		arr__pool_carved_fresh(carve_debt);
 		carve_debt = 0;
 	}
-	/* carving again past the first OS page what was trimmed as the page
-	 * emptied, within the same tick: that trim was for nothing (see
-	 * arr__page_emptied_current) */
-	if (ARR_UNLIKELY(page->trimmed != 0) && (size_t)page->capacity * bs >= ARR__OS_PAGE)
+	/* carving again past what page_trim kept (the first OS page, or the
+	 * first block) what was trimmed as the page emptied: that trim was for
+	 * nothing (see arr__page_emptied_current). The end of the carve, not
+	 * its start: carves go an OS page's worth of blocks at a time, and the
+	 * second one, from just below the first OS page's end, goes past it */
+	if (ARR_UNLIKELY(page->trimmed != 0) && (size_t)(page->capacity + n) * bs > trim_keep(bs))
 		trim_bar(page);
 	page->capacity += n;
 }
@@ -342,10 +355,10 @@ static void page_unfull(struct arr__heap *h, struct arr__page *page)
  * block of up to 53 KB or one OS page each, 0.39 MB at its peak.
  */
 #define FULL_TRIM_TICKS 6
-static void page_trim(struct arr__page *page, bool all)
+static bool page_trim(struct arr__page *page, bool all)
 {
 	size_t bs = page->block_size;
-	size_t keep = bs >= ARR__OS_PAGE ? (bs + ARR__OS_PAGE - 1) & ~(ARR__OS_PAGE - 1) : ARR__OS_PAGE;
+	size_t keep = trim_keep(bs);
 	if (all)
 		keep = 0;
 	size_t touched = (size_t)page->capacity * bs;
@@ -353,13 +366,14 @@ static void page_trim(struct arr__page *page, bool all)
 		touched = (size_t)page->zero_from * ARR__OS_PAGE;
 	touched = (touched + ARR__OS_PAGE - 1) & ~(ARR__OS_PAGE - 1);
 	if (touched <= keep || arr__opt.purge_delay < 0)
-		return;
+		return false;
 	arr__pool_purge_range(page->start + keep, touched - keep);
 	page->free = page->local_free = NULL;
 	page->free_is_zero = 0;
 	page->capacity = 0;
 	page->holes = 0;
 	page->zero_from = (uint16_t)(keep / ARR__OS_PAGE);
+	return true;
 }
 
 /*
@@ -467,7 +481,6 @@ bool arr__heap_is_valid(const struct arr__heap *h)
 	ARR__CHECK(h->tick_left <= h->tick_len && h->tick_len <= ARR__TICK_OPS);
 	/* a trim bar is a class's (and none was set in the future) */
 	ARR__CHECK(h->trim_barred[ARR__NCLASSES / 64] >> (ARR__NCLASSES % 64) == 0 && !(h->trim_barred[0] & 1));
-	ARR__CHECK(h->trim_bar_frees <= arr__heap_frees(h));
 	for (unsigned c = 0; c < ARR__NCLASSES; c++)
 		class_list_is_valid(h, c, true);
 	arr__heap_direct_is_valid(h);
@@ -1410,7 +1423,9 @@ ARR_HOT void arr__heap_tick(struct arr__heap *h)
 	 * ~3000 ops each) were mostly carved again. Single-threaded a page in
 	 * use is trimmed too: pairs rarely need more than the first
 	 * carve back, and a page fault costs no IPI there (cc1: 140 KB less at
-	 * its peak for 6 % more page faults; py and sqlite unchanged). */
+	 * its peak for 6 % more page faults; py and sqlite unchanged) — unless
+	 * its class is barred (trim_barred): a page carved again past what such
+	 * a trim kept before the next tick was trimmed for nothing. */
 	unsigned trim_after = arr__purge_mult();
 	if (h->span_cache)
 		span_cache_flush(h, false);
@@ -1424,9 +1439,11 @@ ARR_HOT void arr__heap_tick(struct arr__heap *h)
 	}
 	for (unsigned c = 0; c < ARR__NCLASSES; c++) {
 		struct arr__page *page = h->pages[c];
+		if (page == &arr__page_empty || page->idle != 0) /* the class's bar lapses (trim_barred) */
+			h->trim_barred[c / 64] &= ~((uint64_t)1 << (c % 64));
 		if (page == &arr__page_empty)
 			continue;
-		/* a trim-now for nothing (2) stays barred while the page churns */
+		/* a trim for nothing (2) stays barred while the page churns */
 		if (page->trimmed == 1 || page->idle != 0)
 			page->trimmed = 0;
 		if (page->used != 0)
@@ -1441,6 +1458,7 @@ ARR_HOT void arr__heap_tick(struct arr__heap *h)
 			page->free_is_zero = 0;
 			page->idle = 0;
 		}
+		bool in_use = page->idle == 0; /* emptied since the last tick */
 		if (page->idle == 0) {
 			page->idle = 1;
 			if (trim_after > 1)
@@ -1458,8 +1476,10 @@ ARR_HOT void arr__heap_tick(struct arr__heap *h)
 			span_cache_put(h, page);
 			continue;
 		}
-		if (page->idle >= trim_after)
-			page_trim(page, page->idle >= trim_after + FULL_TRIM_TICKS);
+		if (page->idle >= trim_after && !(in_use && trim_is_barred(h, page))) {
+			if (page_trim(page, page->idle >= trim_after + FULL_TRIM_TICKS) && in_use)
+				page->trimmed = 1; /* carved again before the next tick: barred */
+		}
 		if (page->idle < UINT8_MAX)
 			page->idle++;
 	}

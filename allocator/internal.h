@@ -481,11 +481,10 @@ struct arr__heap {
 	 * borrow: past that the class takes a page of its own). */
 	uint8_t borrows[ARR__NCLASSES];
 	/* Classes whose current page was carved again after a trim as it
-	 * emptied, within the tick (heap.c "trim_barred"): a page they take
-	 * from the pool is not trimmed so; the bars lapse together
-	 * (trim_bar_frees). */
+	 * emptied (heap.c "trim_barred"): a page they take from the pool is
+	 * not trimmed so; a class's bar lapses at a tick that finds it not
+	 * churning. */
 	uint64_t trim_barred[(ARR__NCLASSES + 63) / 64];
-	uint64_t trim_bar_frees; /* arr__heap_frees at the last bar set */
 	unsigned span_arena;     /* its span-heap mallocs' arena, modulo span_arenas (spanheap.c) */
 	unsigned span_contended; /* its span-heap mallocs that found the arena's lock taken */
 	_Atomic(struct arr__block *) delayed;
