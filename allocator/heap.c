@@ -479,6 +479,9 @@ bool arr__heap_is_valid(const struct arr__heap *h)
 	ARR__CHECK(h->state == ARR__HEAP_ACTIVE || h->state == ARR__HEAP_ABANDONED || h->state == ARR__HEAP_SHARED);
 	/* 0 only in a fresh heap (its first free ticks); never wrapped */
 	ARR__CHECK(h->tick_left <= h->tick_len && h->tick_len <= ARR__TICK_OPS);
+	/* the adoption clocks (reap_one) lie in the past */
+	ARR__CHECK(h->born_clock <= arr__pool_clock() &&
+		   (h->state != ARR__HEAP_ABANDONED || h->abandon_clock <= arr__pool_clock()));
 	/* a trim bar is a class's (and none was set in the future) */
 	ARR__CHECK(h->trim_barred[ARR__NCLASSES / 64] >> (ARR__NCLASSES % 64) == 0 && !(h->trim_barred[0] & 1));
 	for (unsigned c = 0; c < ARR__NCLASSES; c++)
@@ -824,15 +827,51 @@ static inline __attribute__((always_inline)) void adopt_pages(struct arr__heap *
 
 static void kept_clear(struct arr__heap *h);
 
+/*
+ * Who adopts an abandoned heap. Its live blocks are freed by whoever holds
+ * them now, most often a thread that took over its exited owner's work (a
+ * worker started for the next task, a chain's next thread), and the
+ * adopter collects those frees only when it allocates. So the malloc that
+ * finds no page of its class adopts the last heap abandoned only if its
+ * thread is young (took its heap within REAP_YOUNG_OPS of the op clock);
+ * an older thread adopts only a heap that has waited REAP_WAIT_OPS. Any
+ * thread adopted any heap: a main thread that made one malloc while it
+ * waited for a worker took the worker's whole working set, whose blocks the
+ * next worker then freed into pages of an idle heap, where they stayed (a
+ * working set of 5 000 blocks of 8-1 000 bytes handed from thread to thread
+ * 40 times: 9.4 MB max RSS against glibc's 4.2;
+ * docs/notes/2026-12-07-adoption.md). A thread that starts while an
+ * abandoned heap waits takes a heap of its own at once, not the light
+ * threads' shared heap (malloc_slow_inner), and adopts it at its first
+ * malloc: light, it made a page per class in the shared heap first, and
+ * took those pages along, one more per class beside the adopted ones,
+ * generation after generation. Adopting at the free instead (the freeing
+ * thread takes the heap) was tried: more memory and page faults than the
+ * young thread's malloc (`patterns handoff`).
+ */
+#define REAP_YOUNG_OPS ((uint64_t)16 * ARR__TICK_OPS)
+#define REAP_WAIT_OPS ((uint64_t)64 * ARR__TICK_OPS)
+static inline bool reap_is_young(const struct arr__heap *h)
+{
+	return arr__pool_clock() - h->born_clock < REAP_YOUNG_OPS;
+}
+
 /* Out of line and out of the hot text: only programs whose threads exit
  * with blocks live run it, and inlined in find_page it would not fit the
  * hot text's window (docs/allocator.md). */
 static __attribute__((noinline)) bool reap_one(struct arr__heap *h)
 {
 	pthread_mutex_lock(&arr__lock);
-	struct arr__heap *a = abandoned_heaps;
+	struct arr__heap **pp = &abandoned_heaps, *a;
+	if (!reap_is_young(h)) {
+		/* an older thread: only a heap abandoned long ago */
+		uint64_t now = arr__pool_clock();
+		while (*pp != NULL && now - (*pp)->abandon_clock < REAP_WAIT_OPS)
+			pp = &(*pp)->next_state;
+	}
+	a = *pp;
 	if (a) {
-		abandoned_heaps = a->next_state;
+		*pp = a->next_state;
 		atomic_fetch_sub(&arr__abandoned_count, 1);
 		kept_clear(a); /* its kept pages: h's from now on (adopt_page) */
 	}
@@ -1067,6 +1106,7 @@ static void heap_abandon(struct arr__heap *h)
 		atomic_fetch_sub_explicit(&arr__busy_heaps, 1, memory_order_relaxed);
 	}
 	if (any) {
+		h->abandon_clock = arr__pool_clock();
 		h->state = ARR__HEAP_ABANDONED;
 		h->next_state = abandoned_heaps;
 		abandoned_heaps = h;
@@ -1246,6 +1286,7 @@ ARR_HOT struct arr__heap *arr__heap_thread_init(void)
 	h->state = ARR__HEAP_ACTIVE;
 	h->full = NULL;
 	h->born_frees = arr__heap_frees(h) - (reused ? 0 : ARR__TRIM_NOW_AGE);
+	h->born_clock = arr__pool_clock();
 	memset(h->borrows, 0, sizeof h->borrows); /* a reused heap's: a new thread borrows anew */
 	atomic_fetch_add_explicit(&arr__active_heaps, 1, memory_order_relaxed);
 	census_join(h);
@@ -1852,7 +1893,8 @@ static inline __attribute__((always_inline)) void *malloc_slow_inner(struct arr_
 		 * heap, and for blocks below the sparse classes */
 		if (ARR_UNLIKELY(light_calls < arr__opt.light) && size < arr__opt.sparse_min &&
 		    atomic_load_explicit(&arr__active_heaps, memory_order_relaxed) != 0 &&
-		    atomic_load_explicit(&arr__kept_heaps, memory_order_relaxed) == 0)
+		    atomic_load_explicit(&arr__kept_heaps, memory_order_relaxed) == 0 &&
+		    atomic_load_explicit(&arr__abandoned_count, memory_order_relaxed) == 0)
 			return arr__light_malloc(size, flags);
 		h = arr__heap_thread_init();
 		if (h == NULL)

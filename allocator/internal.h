@@ -495,6 +495,8 @@ struct arr__heap {
 	uint64_t census_active;               /* op clock when it last made calls at a census */
 	uint64_t born_frees;                  /* its frees when its thread took it over from an
 					       * exited one (one of its own: ARR__TRIM_NOW_AGE fewer) */
+	uint64_t born_clock;                  /* op clock when its thread took it (heap.c reap_one) */
+	uint64_t abandon_clock;               /* ARR__HEAP_ABANDONED: op clock at its thread's exit */
 	bool census_busy;
 	int state; /* ARR__HEAP_* */
 	/* ARR__HEAP_FREE: slices of the empty class pages its exited thread left

@@ -22,6 +22,9 @@
  *   burst     8 rounds of 24 threads that malloc and free 300 blocks each,
  *             some freed by another thread, with the invariant walks on:
  *             the live blocks end at 0
+ *   handed    a thread exits with its blocks live: the main thread's malloc
+ *             does not adopt its heap, the next thread does, at once, and
+ *             reuses its pages
  *
  * Linked with arr_alloc_debug (ARR_DEBUG 2): the invariant walks run after
  * every pool call, the kept heaps' among them.
@@ -312,6 +315,73 @@ static void test_burst(void)
 	CHECK(arr__pool_is_valid());
 }
 
+/*
+ * A working set handed from thread to thread (a worker per task, each
+ * taking over the last one's blocks): a worker exits with its blocks live,
+ * and the main thread, which holds an old heap, mallocs a class it has no
+ * page of before the next worker starts. It must not adopt the abandoned
+ * heap: the next worker frees those blocks, into the pages of a heap whose
+ * thread waits and never collects them (9.4 MB against glibc's 4.2 over 40
+ * such handovers). The next worker, young, adopts it at its first malloc,
+ * not light, and its blocks go into the adopted pages.
+ */
+#define HAND_N 400
+#define HAND_SIZE 200
+static void *hand[HAND_N];
+static struct arr__page *hand_pages[HAND_N];
+
+static void *hand_make(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < HAND_N; i++) {
+		hand[i] = arr_malloc(HAND_SIZE);
+		memset(hand[i], i, HAND_SIZE);
+		hand_pages[i] = arr__page_of(hand[i]);
+	}
+	return NULL;
+}
+
+static void *hand_next(void *arg)
+{
+	struct arr__heap *from = arg;
+	for (int i = 0; i < HAND_N; i++) {
+		unsigned char *q = arr_malloc(HAND_SIZE);
+		if (i == 0) {
+			CHECK(arr__light_calls() == 0);
+			CHECK(hand_pages[0]->heap == arr__tl_heap && from->state == ARR__HEAP_FREE);
+		}
+		CHECK(((unsigned char *)hand[i])[HAND_SIZE - 1] == (unsigned char)i);
+		arr_free(hand[i]);
+		hand[i] = q;
+		bool old_page = false;
+		for (int k = 0; k < HAND_N && !old_page; k++)
+			old_page = arr__page_of(q) == hand_pages[k];
+		CHECK(old_page); /* freed blocks of the adopted pages reused: no fresh page */
+	}
+	for (int i = 0; i < HAND_N; i++)
+		arr_free(hand[i]);
+	return NULL;
+}
+
+static void test_handed_on(void)
+{
+	for (int i = 0; i < 32 * ARR__TICK_OPS; i++) /* the main thread's heap: old */
+		arr_free(arr_malloc(24));
+	pthread_t t;
+	pthread_create(&t, NULL, hand_make, NULL);
+	pthread_join(t, NULL);
+	struct arr__heap *a = hand_pages[0]->heap;
+	CHECK(a->state == ARR__HEAP_ABANDONED && atomic_load(&arr__abandoned_count) == 1);
+	CHECK(arr__tl_heap->pages[arr__size_class(HAND_SIZE)] == &arr__page_empty);
+	void *m = arr_malloc(HAND_SIZE); /* main: a class it has no page of */
+	CHECK(a->state == ARR__HEAP_ABANDONED && hand_pages[0]->heap == a);
+	arr_free(m);
+	pthread_create(&t, NULL, hand_next, a);
+	pthread_join(t, NULL);
+	CHECK(atomic_load(&arr__abandoned_count) == 0);
+	CHECK(arr__pool_is_valid());
+}
+
 int main(void)
 {
 	arr_free(arr_malloc(1)); /* main holds a heap: the others would be light */
@@ -321,6 +391,7 @@ int main(void)
 	test_steal();
 	test_purge();
 	test_burst();
+	test_handed_on();
 	if (failures)
 		fprintf(stderr, "kept: %d checks failed\n", failures);
 	return failures ? 1 : 0;

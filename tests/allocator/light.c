@@ -320,6 +320,29 @@ static bool locks_adaptive(void)
 	       arr__shared_lock.__data.__kind == PTHREAD_MUTEX_ADAPTIVE_NP;
 }
 
+/* light_then_big's thread exited with its blocks live (freed by main since):
+ * its heap waits abandoned, and the next thread takes a heap of its own at
+ * once and adopts it, not light (heap.c reap_one) */
+static void *adopts(void *arg)
+{
+	(void)arg;
+	void *p = arr_malloc(40);
+	CHECK(arr__tl_heap != &arr__heap_empty && arr__light_calls() == 0);
+	arr_free(p);
+	return NULL;
+}
+
+static void test_adopt_not_light(void)
+{
+	pthread_t th;
+	CHECK(atomic_load(&arr__abandoned_count) == 1);
+	pthread_create(&th, NULL, adopts, NULL);
+	pthread_join(th, NULL);
+	CHECK(atomic_load(&arr__abandoned_count) == 0);
+	arr_alloc_purge(); /* its heap kept in turn: the pages back, the next threads light */
+	CHECK(atomic_load(&arr__kept_heaps) == 0);
+}
+
 static void test_fork(void)
 {
 	CHECK(arr_alloc_set_option("light", 1000000) == 0); /* the churners stay light */
@@ -371,6 +394,7 @@ int main(void)
 	test_contents();
 	test_graduate();
 	test_release();
+	test_adopt_not_light();
 	test_fork();
 	CHECK(arr__pool_is_valid());
 	if (failures)
