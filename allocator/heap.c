@@ -834,7 +834,12 @@ static void kept_clear(struct arr__heap *h);
  * adopter collects those frees only when it allocates. So the malloc that
  * finds no page of its class adopts the last heap abandoned only if its
  * thread is young (took its heap within REAP_YOUNG_OPS of the op clock);
- * an older thread adopts only a heap that has waited REAP_WAIT_OPS. Any
+ * an older thread adopts only a heap that has waited REAP_WAIT_OPS, long
+ * enough for a thread started for the work to come first, short enough for
+ * an older thread that frees the blocks itself while it allocates (a main
+ * thread consuming its workers' results) to reuse their pages before it
+ * carves many of its own (64 ticks: that program +45 % max RSS; 1 tick:
+ * mstress's new threads came too late, +40 %). Any
  * thread adopted any heap: a main thread that made one malloc while it
  * waited for a worker took the worker's whole working set, whose blocks the
  * next worker then freed into pages of an idle heap, where they stayed (a
@@ -850,7 +855,7 @@ static void kept_clear(struct arr__heap *h);
  * young thread's malloc (`patterns handoff`).
  */
 #define REAP_YOUNG_OPS ((uint64_t)16 * ARR__TICK_OPS)
-#define REAP_WAIT_OPS ((uint64_t)64 * ARR__TICK_OPS)
+#define REAP_WAIT_OPS ((uint64_t)4 * ARR__TICK_OPS)
 static inline bool reap_is_young(const struct arr__heap *h)
 {
 	return arr__pool_clock() - h->born_clock < REAP_YOUNG_OPS;

@@ -24,7 +24,8 @@
  *             the live blocks end at 0
  *   handed    a thread exits with its blocks live: the main thread's malloc
  *             does not adopt its heap, the next thread does, at once, and
- *             reuses its pages
+ *             reuses its pages; the main thread freeing them itself and
+ *             allocating on adopts it once it has waited
  *
  * Linked with arr_alloc_debug (ARR_DEBUG 2): the invariant walks run after
  * every pool call, the kept heaps' among them.
@@ -318,8 +319,8 @@ static void test_burst(void)
 /*
  * A working set handed from thread to thread (a worker per task, each
  * taking over the last one's blocks): a worker exits with its blocks live,
- * and the main thread, which holds an old heap, mallocs a class it has no
- * page of before the next worker starts. It must not adopt the abandoned
+ * and the main thread, which holds an old heap, mallocs a page's worth of
+ * its class before the next worker starts. It must not adopt the abandoned
  * heap: the next worker frees those blocks, into the pages of a heap whose
  * thread waits and never collects them (9.4 MB against glibc's 4.2 over 40
  * such handovers). The next worker, young, adopts it at its first malloc,
@@ -365,20 +366,46 @@ static void *hand_next(void *arg)
 
 static void test_handed_on(void)
 {
+	pthread_t t;
 	for (int i = 0; i < 32 * ARR__TICK_OPS; i++) /* the main thread's heap: old */
 		arr_free(arr_malloc(24));
-	pthread_t t;
 	pthread_create(&t, NULL, hand_make, NULL);
 	pthread_join(t, NULL);
 	struct arr__heap *a = hand_pages[0]->heap;
-	CHECK(a->state == ARR__HEAP_ABANDONED && atomic_load(&arr__abandoned_count) == 1);
-	CHECK(arr__tl_heap->pages[arr__size_class(HAND_SIZE)] == &arr__page_empty);
-	void *m = arr_malloc(HAND_SIZE); /* main: a class it has no page of */
+	CHECK(a->state == ARR__HEAP_ABANDONED);
+	/* main: a page's worth and more of the class, so that its mallocs
+	 * find no page (no frees: the op clock stays) */
+	static void *mine[HAND_N];
+	for (int i = 0; i < HAND_N; i++)
+		mine[i] = arr_malloc(HAND_SIZE);
 	CHECK(a->state == ARR__HEAP_ABANDONED && hand_pages[0]->heap == a);
-	arr_free(m);
+	for (int i = 0; i < HAND_N; i++)
+		arr_free(mine[i]);
 	pthread_create(&t, NULL, hand_next, a);
 	pthread_join(t, NULL);
-	CHECK(atomic_load(&arr__abandoned_count) == 0);
+	CHECK(a->state == ARR__HEAP_FREE);
+	/* again, and this time the main thread frees the blocks itself and
+	 * allocates on: once the heap has waited (4 ticks' operations of the
+	 * op clock), its malloc that finds no page adopts it */
+	pthread_create(&t, NULL, hand_make, NULL);
+	pthread_join(t, NULL);
+	a = hand_pages[0]->heap;
+	CHECK(a->state == ARR__HEAP_ABANDONED);
+	for (int i = 0; i < HAND_N; i++)
+		arr_free(hand[i]);
+	for (int i = 0; i < 8 * ARR__TICK_OPS; i++)
+		arr_free(arr_malloc(24));
+	CHECK(a->state == ARR__HEAP_ABANDONED); /* the frees alone adopt nothing */
+	/* each malloc that finds no page adopts one heap that has waited (other
+	 * tests' threads may have left some too): a few pages' worth */
+	static void *more[8 * HAND_N];
+	int n = 0;
+	while (n < 8 * HAND_N && a->state == ARR__HEAP_ABANDONED)
+		more[n++] = arr_malloc(HAND_SIZE);
+	/* adopted: its pages, empty now, the main thread's or the pool's */
+	CHECK(a->state == ARR__HEAP_FREE && hand_pages[0]->heap != a);
+	while (n > 0)
+		arr_free(more[--n]);
 	CHECK(arr__pool_is_valid());
 }
 
