@@ -79,11 +79,8 @@ static bool span_cache_is_valid(const struct arr__heap *h) __attribute__((unused
  * pool or the span cache (find_page). A class's bar lapses at a tick that
  * finds it with no current page or with one not emptied since the tick
  * before (the class stopped churning: its empty page waits for the tick's
- * trim of idle pages). It lapsed for all classes at once, at the first bar
- * set two ticks' frees after the one before: a program that makes a
- * thousand blocks of 16-515 bytes and frees them all, over and over
- * (the drop-in bench's `rounds`), re-trimmed every class at each lapse,
- * 1 290 page faults against glibc's 161.
+ * trim of idle pages), each class for itself: bars that lapse together
+ * re-trim every class at once (docs/notes/2026-12-07-tick-bar.md).
  */
 static __attribute__((noinline)) void trim_bar(struct arr__page *page)
 {
@@ -838,21 +835,14 @@ static void kept_clear(struct arr__heap *h);
  * enough for a thread started for the work to come first, short enough for
  * an older thread that frees the blocks itself while it allocates (a main
  * thread consuming its workers' results) to reuse their pages before it
- * carves many of its own (64 ticks: that program +45 % max RSS; 1 tick:
- * mstress's new threads came too late, +40 %). Any
- * thread adopted any heap: a main thread that made one malloc while it
- * waited for a worker took the worker's whole working set, whose blocks the
- * next worker then freed into pages of an idle heap, where they stayed (a
- * working set of 5 000 blocks of 8-1 000 bytes handed from thread to thread
- * 40 times: 9.4 MB max RSS against glibc's 4.2;
- * docs/notes/2026-12-07-adoption.md). A thread that starts while an
- * abandoned heap waits takes a heap of its own at once, not the light
- * threads' shared heap (malloc_slow_inner), and adopts it at its first
- * malloc: light, it made a page per class in the shared heap first, and
- * took those pages along, one more per class beside the adopted ones,
- * generation after generation. Adopting at the free instead (the freeing
- * thread takes the heap) was tried: more memory and page faults than the
- * young thread's malloc (`patterns handoff`).
+ * carves many of its own. An idle thread that adopted a heap whose blocks
+ * another thread frees would hold those frees, uncollected, for good. A
+ * thread that starts while an abandoned heap waits takes a heap of its own
+ * at once, not the light threads' shared heap (malloc_slow_inner), and
+ * adopts it at its first malloc: light, it would make a page per class in
+ * the shared heap first and take those pages along, one more per class
+ * beside the adopted ones, generation after generation. Measurements:
+ * docs/notes/2026-12-07-adoption.md.
  */
 #define REAP_YOUNG_OPS ((uint64_t)16 * ARR__TICK_OPS)
 #define REAP_WAIT_OPS ((uint64_t)4 * ARR__TICK_OPS)
